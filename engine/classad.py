@@ -1,0 +1,460 @@
+"""The ClassAd layer: the only module that imports ``classad2`` (HTCondor's ClassAd library).
+
+Design decisions and invariants:
+
+- Parsing and evaluation are always done by classad2; nothing here interprets ClassAd syntax,
+  except one lexical rewrite: calls to ``time()`` become a reference to ``CurrentTime`` in the
+  *evaluation* copy of an expression, and ``CurrentTime`` is bound to the engine's ``now`` in the
+  scope ad while evaluating. classad2's ``time()`` reads the wall clock and, once ``htcondor2`` is
+  imported, so does an unbound ``CurrentTime``; replay and simulation must be deterministic, so
+  neither may leak through (product.md §3).
+- Importing ``htcondor2`` registers HTCondor's extra functions (``mergeEnvironment``,
+  ``userHome``, ``stringListMember``, …); without it they evaluate to ``error`` (product.md §3).
+- Values are kept as *text* (old-ClassAd unparse syntax, exactly as job_queue.log stores them,
+  htcondor.md §3.1 "Values") until something needs them evaluated. :func:`format_value` produces
+  that text; :func:`make_ad` builds an evaluation ad from texts.
+- ``classad2.Value.Error`` and ``.Undefined`` are int-like (1 and 2): results are normalised to
+  the sentinels :data:`UNDEFINED` / :data:`ERROR` and tested with :func:`is_true` so that an error
+  is never mistaken for the number 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import classad2
+import htcondor2  # noqa: F401  (registers HTCondor's ClassAd functions into classad2)
+
+ClassAd = classad2.ClassAd
+ExprTree = classad2.ExprTree
+Value = classad2.Value
+UNDEFINED = classad2.Value.Undefined
+ERROR = classad2.Value.Error
+
+_OLD = classad2.ParserType.Old
+_NEW = classad2.ParserType.New
+
+
+class ClassAdError(ValueError):
+    """A ClassAd or expression that does not parse. ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, text: str = "", line: int | None = None) -> None:
+        super().__init__(message)
+        self.text = text
+        self.line = line
+
+
+# --------------------------------------------------------------------------------------------
+# lexical helpers (strings are skipped; nothing else about the grammar is assumed)
+
+_TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
+
+
+def _split_strings(text: str) -> list[tuple[bool, str]]:
+    """Split ``text`` into (is_string_literal, chunk) pieces. Handles ``\\"`` inside strings."""
+    out: list[tuple[bool, str]] = []
+    i, n, start = 0, len(text), 0
+    while i < n:
+        if text[i] == '"':
+            if i > start:
+                out.append((False, text[start:i]))
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append((True, text[i : j + 1]))
+            i = start = j + 1
+        else:
+            i += 1
+    if start < n:
+        out.append((False, text[start:]))
+    return out
+
+
+def rewrite_time_calls(text: str) -> str:
+    """Replace ``time()`` calls outside string literals with ``CurrentTime``."""
+    if "(" not in text or "time" not in text.lower():
+        return text
+    return "".join(
+        chunk if is_str else _TIME_CALL.sub("CurrentTime", chunk) for is_str, chunk in _split_strings(text)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# expressions
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """A parsed expression. ``text`` is what the user wrote; ``tree`` is the evaluation copy."""
+
+    text: str
+    tree: Any  # classad2.ExprTree
+    uses_time: bool
+    refs: frozenset[str] = field(default_factory=frozenset)  # attribute names, lower-cased
+
+    def __str__(self) -> str:
+        return self.text
+
+    def eval(self, my: Any = None, target: Any = None, now: float | None = None) -> Any:
+        return evaluate(self, my, target, now)
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_expr(text: str) -> Expr:
+    """Parse one expression (new or old syntax operators both accepted by classad2)."""
+    src = text.strip()
+    if not src:
+        raise ClassAdError("empty expression", text)
+    rewritten = rewrite_time_calls(src)
+    try:
+        tree = classad2.ExprTree(rewritten)
+    except Exception as exc:  # classad2 raises its own exception type
+        raise ClassAdError(f"cannot parse expression: {src!r}", text) from exc
+    refs = _refs_of(tree)
+    return Expr(src, tree, rewritten != src or "currenttime" in refs, refs)
+
+
+_EMPTY_AD = None
+
+
+def _refs_of(tree: Any) -> frozenset[str]:
+    global _EMPTY_AD
+    if _EMPTY_AD is None:
+        _EMPTY_AD = classad2.ClassAd()
+    try:
+        names = set(_EMPTY_AD.externalRefs(tree)) | set(_EMPTY_AD.internalRefs(tree))
+    except Exception:
+        return frozenset()
+    out = set()
+    for name in names:
+        if not name:
+            continue
+        base = name.split(".")[-1] if "." in name else name
+        out.add(base.lower())
+    return frozenset(out)
+
+
+def is_valid_expr(text: str) -> bool:
+    try:
+        parse_expr(text)
+        return True
+    except ClassAdError:
+        return False
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, classad2.Value):
+        return ERROR if value == classad2.Value.Error else UNDEFINED
+    return value
+
+
+def evaluate(expr: Expr | str, my: Any = None, target: Any = None, now: float | None = None) -> Any:
+    """Evaluate ``expr`` with ``my`` as MY and ``target`` as TARGET.
+
+    When the expression (or any attribute it reaches) uses ``time()``/``CurrentTime`` and ``now``
+    is given, ``CurrentTime`` is bound to ``now`` in MY for the duration of the call.
+    Returns a Python value (bool, int, float, str, list, ClassAd) or :data:`UNDEFINED`/:data:`ERROR`.
+    """
+    if isinstance(expr, str):
+        expr = parse_expr(expr)
+    if my is None:
+        my = classad2.ClassAd()
+    if now is not None:
+        saved = my.get("CurrentTime") if "CurrentTime" in my else None
+        my["CurrentTime"] = int(now)
+        try:
+            return _normalise(expr.tree.eval(my, target))
+        except Exception:
+            return ERROR
+        finally:
+            if saved is None:
+                del my["CurrentTime"]
+            else:
+                my["CurrentTime"] = saved
+    try:
+        return _normalise(expr.tree.eval(my, target))
+    except Exception:
+        return ERROR
+
+
+def is_true(value: Any) -> bool:
+    """HTCondor's "true" test: boolean true or a non-zero number; undefined/error are false."""
+    if isinstance(value, classad2.Value) or value is UNDEFINED or value is ERROR:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value != 0
+    return False
+
+
+def is_undefined(value: Any) -> bool:
+    return isinstance(value, classad2.Value) and value == classad2.Value.Undefined
+
+
+def is_error(value: Any) -> bool:
+    return isinstance(value, classad2.Value) and value == classad2.Value.Error
+
+
+def as_int(value: Any) -> int | None:
+    """Integer value as HTCondor's ``EvaluateAttrInt`` sees it (reals truncate, bools 0/1)."""
+    if isinstance(value, classad2.Value):
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# old-syntax text (job_queue.log values, condor_q -l, hook stdin/stdout)
+
+
+def quote(s: str) -> str:
+    """A string literal in old-ClassAd unparse form: ``"`` escaped, backslashes left alone."""
+    return '"' + s.replace('"', '\\"') + '"'
+
+
+def format_value(value: Any) -> str:
+    """Old-syntax text of a Python value or expression, exactly as job_queue.log writes it.
+
+    Reals use ``%.16G`` with ``.0`` added when the result looks like an integer
+    (htcondor.md §3.1 "Values").
+    """
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, classad2.Value):
+        return "error" if value == classad2.Value.Error else "undefined"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_real(value)
+    if isinstance(value, str):
+        return quote(value)
+    # lists, nested ads, ExprTrees: let classad2 unparse them in old syntax
+    tmp = classad2.ClassAd()
+    tmp["x"] = value
+    return tmp.printOld().split("=", 1)[1].strip()
+
+
+def format_real(x: float) -> str:
+    if x != x:
+        return "real(\"NaN\")"
+    if x in (float("inf"), float("-inf")):
+        return 'real("INF")' if x > 0 else 'real("-INF")'
+    s = "%.16G" % x
+    if all(c.isdigit() or c == "-" for c in s):
+        s += ".0"
+    return s
+
+
+def value_text_of(ad: Any, name: str) -> str | None:
+    """Old-syntax text of one attribute of a classad2 ad (None when absent)."""
+    if name not in ad:
+        return None
+    expr = ad.lookup(name)
+    tmp = classad2.ClassAd()
+    tmp[name] = expr
+    return tmp.printOld().split("=", 1)[1].strip()
+
+
+def ad_to_texts(ad: Any) -> dict[str, str]:
+    """All attributes of a classad2 ad as {name: old-syntax text}, in the ad's order."""
+    out: dict[str, str] = {}
+    for line in ad.printOld().splitlines():
+        if not line.strip():
+            continue
+        name, _, text = line.partition("=")
+        out[name.strip()] = text.strip()
+    return out
+
+
+def format_ad(attrs: Mapping[str, str], sort: bool = True) -> str:
+    """``Name = value`` lines (sPrintAd style), values given as old-syntax text."""
+    items = sorted(attrs.items(), key=lambda kv: kv[0].lower()) if sort else attrs.items()
+    return "".join(f"{k} = {v}\n" for k, v in items)
+
+
+# --------------------------------------------------------------------------------------------
+# building evaluation ads from text
+
+
+def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
+    """A classad2 ad built from {name: old-syntax value text}.
+
+    ``time()`` in values is rewritten for the engine's clock. An unparsable value becomes
+    ``error`` (or raises :class:`ClassAdError` with ``strict``).
+    """
+    ad = classad2.ClassAd()
+    for name, text in attrs.items():
+        try:
+            ad[name] = parse_expr(text).tree
+        except ClassAdError:
+            if strict:
+                raise
+            ad[name] = classad2.Value.Error
+    return ad
+
+
+def parse_old_ad(text: str, source: str = "<text>") -> dict[str, str]:
+    """Parse ``Attr = expr`` lines (condor_q -l, hook output) into {name: text}.
+
+    Every non-empty line must parse on its own (HTCondor rejects the whole output otherwise,
+    htcondor.md §1.8); the error names the line. ``#`` comment lines are skipped.
+    """
+    out: dict[str, str] = {}
+    for n, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, eq, value = line.partition("=")
+        name = name.strip()
+        if not eq or not name or not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            raise ClassAdError(f"{source}:{n}: not an 'Attr = expr' line: {raw!r}", raw, n)
+        value = value.strip()
+        if not is_valid_expr(value):
+            raise ClassAdError(f"{source}:{n}: cannot parse the value of {name}: {value!r}", raw, n)
+        out[name] = value
+    return out
+
+
+def parse_old_ads(text: str, source: str = "<text>") -> list[dict[str, str]]:
+    """Several old-syntax ads separated by blank lines (or ``***`` / ``---`` separator lines)."""
+    ads: list[dict[str, str]] = []
+    block: list[str] = []
+    start = 1
+
+    def flush(end_line: int) -> None:
+        nonlocal block, start
+        if any(b.strip() for b in block):
+            try:
+                ads.append(parse_old_ad("\n".join(block), source))
+            except ClassAdError as exc:
+                line = (exc.line or 1) + start - 1
+                raise ClassAdError(
+                    f"{source}:{line}: {str(exc).split(': ', 1)[-1]}", exc.text, line
+                ) from None
+        block = []
+        start = end_line + 1
+
+    for n, raw in enumerate(text.split("\n"), 1):
+        s = raw.strip()
+        if not s or s.startswith("***") or s.startswith("---"):
+            flush(n)
+        else:
+            if not block:
+                start = n
+            block.append(raw)
+    flush(len(text.split("\n")))
+    return ads
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def parse_new_ads(text: str, source: str = "<text>") -> list[Any]:
+    """One or more new-syntax ads ``[ … ] [ … ]``, whitespace/commas and ``/* */`` or ``//``
+    comments between them. Returns classad2 ads; errors name the line."""
+    ads: list[Any] = []
+    pos = 0
+    n = len(text)
+    while True:
+        pos = _skip_separators(text, pos)
+        if pos >= n:
+            break
+        if text[pos] != "[":
+            raise ClassAdError(f"{source}:{_line_of(text, pos)}: expected '[' to start a ClassAd", text, _line_of(text, pos))
+        end = _matching_bracket(text, pos)
+        if end < 0:
+            raise ClassAdError(f"{source}:{_line_of(text, pos)}: unterminated ClassAd", text, _line_of(text, pos))
+        chunk = text[pos : end + 1]
+        try:
+            ad = classad2.ClassAd(chunk)
+        except Exception:
+            raise ClassAdError(f"{source}:{_line_of(text, pos)}: ClassAd does not parse", chunk, _line_of(text, pos)) from None
+        ads.append(ad)
+        pos = end + 1
+    return ads
+
+
+def parse_new_ad(text: str, source: str = "<text>") -> Any:
+    ads = parse_new_ads(text, source)
+    if len(ads) != 1:
+        raise ClassAdError(f"{source}: expected one ClassAd, found {len(ads)}", text)
+    return ads[0]
+
+
+def _skip_separators(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c.isspace() or c == ",":
+            pos += 1
+        elif text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            pos = n if end < 0 else end + 2
+        elif text.startswith("//", pos) or c == "#":
+            end = text.find("\n", pos)
+            pos = n if end < 0 else end + 1
+        else:
+            break
+    return pos
+
+
+def _matching_bracket(text: str, pos: int) -> int:
+    """Index of the ``]`` closing the ``[`` at ``pos`` (strings and comments skipped), or -1."""
+    depth = 0
+    i, n = pos, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def flatten(ad: Any, expr: Expr | str) -> str:
+    """Partially evaluate ``expr`` against ``ad`` (classad2 ``flatten``), as text."""
+    if isinstance(expr, str):
+        expr = parse_expr(expr)
+    try:
+        return str(ad.flatten(expr.tree))
+    except Exception:
+        return expr.text
+
+
+def unparse_old(expr: Expr | str) -> str:
+    """Old-syntax unparse of an expression (``is`` → ``=?=``, ``True`` → ``true``)."""
+    text = expr.text if isinstance(expr, Expr) else expr
+    tmp = classad2.ClassAd()
+    tmp["x"] = classad2.ExprTree(text)
+    return tmp.printOld().split("=", 1)[1].strip()
+
+
+def iter_attr_names(ad: Any) -> Iterable[str]:
+    return list(ad.keys())

@@ -1,0 +1,134 @@
+"""Clocks: the only place in the engine that reads real time.
+
+Everything else takes ``now`` (float epoch seconds) or a :class:`Clock`. Three clocks:
+
+- :class:`SystemClock` — the wall clock, for ``watch`` mode.
+- :class:`ManualClock` — moved only by ``set``/``advance``, never backwards; tests and replay.
+- :class:`VirtualClock` — runs from a chosen start at ``speed`` × real time and can be paused;
+  the demo uses it so a 600 s throttle window passes in seconds.
+
+Invariant: ``now()`` of any clock never decreases.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Current time, epoch seconds."""
+        ...
+
+
+class ClockError(ValueError):
+    """Raised when a clock is asked to go backwards or to run at an invalid speed."""
+
+
+class SystemClock:
+    """The wall clock (monotonic-guarded so it never steps backwards)."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        t = time.time()
+        with self._lock:
+            if t < self._last:
+                t = self._last
+            self._last = t
+        return t
+
+
+class ManualClock:
+    """A clock that only moves when told to; refuses to go backwards."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+
+    def now(self) -> float:
+        return self._now
+
+    def set(self, t: float) -> None:
+        if t < self._now:
+            raise ClockError(f"ManualClock cannot go backwards: {t} < {self._now}")
+        self._now = float(t)
+
+    def advance(self, seconds: float) -> float:
+        if seconds < 0:
+            raise ClockError(f"ManualClock cannot advance by a negative amount: {seconds}")
+        self._now += seconds
+        return self._now
+
+
+class VirtualClock:
+    """Virtual time = start + speed × elapsed real (monotonic) time, pausable.
+
+    ``speed`` and pause changes re-anchor the clock, so virtual time is continuous across them.
+    ``jump_to`` moves virtual time forward (used by "step" and by maximum-speed runs).
+    """
+
+    def __init__(self, start: float, speed: float = 1.0, paused: bool = False) -> None:
+        if speed <= 0:
+            raise ClockError(f"speed must be positive, not {speed}")
+        self._lock = threading.Lock()
+        self._anchor_virtual = float(start)
+        self._anchor_real = time.monotonic()
+        self._speed = float(speed)
+        self._paused = paused
+
+    def _current(self, real: float) -> float:
+        if self._paused:
+            return self._anchor_virtual
+        return self._anchor_virtual + (real - self._anchor_real) * self._speed
+
+    def _reanchor(self) -> None:
+        real = time.monotonic()
+        self._anchor_virtual = self._current(real)
+        self._anchor_real = real
+
+    def now(self) -> float:
+        with self._lock:
+            return self._current(time.monotonic())
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def set_speed(self, speed: float) -> None:
+        if speed <= 0:
+            raise ClockError(f"speed must be positive, not {speed}")
+        with self._lock:
+            self._reanchor()
+            self._speed = float(speed)
+
+    def pause(self) -> None:
+        with self._lock:
+            self._reanchor()
+            self._paused = True
+
+    def resume(self) -> None:
+        with self._lock:
+            self._reanchor()
+            self._paused = False
+
+    def jump_to(self, t: float) -> None:
+        with self._lock:
+            self._reanchor()
+            if t < self._anchor_virtual:
+                raise ClockError(f"VirtualClock cannot go backwards: {t} < {self._anchor_virtual}")
+            self._anchor_virtual = float(t)
+
+    def real_seconds_until(self, t: float) -> float:
+        """Real seconds to wait until virtual time reaches ``t`` (inf while paused)."""
+        with self._lock:
+            if self._paused:
+                return float("inf")
+            return max(0.0, (t - self._current(time.monotonic())) / self._speed)

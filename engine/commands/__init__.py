@@ -1,0 +1,21 @@
+"""Headless subcommands of ``routedeck``.
+
+Each module here defines ``register(subparsers)``, which adds its subcommand(s) with
+``set_defaults(func=run)``; ``run(args)`` returns the process exit status. The entry point
+(``tui.cli``) adds the screen commands and imports Textual only for those.
+
+To add a command: write a module and list it in ``MODULES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES: list[str] = [
+    # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
+]
+
+
+def register_all(subparsers) -> None:
+    for name in MODULES:
+        importlib.import_module(name).register(subparsers)

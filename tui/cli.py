@@ -1,0 +1,55 @@
+"""The ``routedeck`` command line: headless subcommands from ``engine.commands`` plus the
+screen commands (``demo``, ``watch``, ``replay``), which import Textual lazily."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.commands import register_all
+
+DESCRIPTION = """\
+RouteDeck: a terminal dashboard for HTCondor's Job Router and crondor.
+
+An embedded engine re-implements the Job Router (routing table, route matching, MaxJobs /
+MaxIdleJobs / failure-rate throttling, routed copies, hooks) and crondor (cron_* schedules ->
+DeferralTime). It runs on an embedded demo, follows a live schedd's job_queue.log, or replays a
+recorded one."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="routedeck", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    register_screen_commands(sub)
+    register_all(sub)
+    return parser
+
+
+def register_screen_commands(sub) -> None:
+    """Commands that open the dashboard. Filled in as the demo/watch/replay features land."""
+    try:
+        from tui import commands as screen_commands  # noqa: PLC0415
+    except ImportError:
+        return
+    screen_commands.register(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0 if not argv and args.command is None else 2
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
