@@ -1,0 +1,273 @@
+"""What the engine shows the UI: immutable snapshots, numbered events, and the commands back.
+
+This module is the contract between the engine thread and any consumer (the Textual app, the
+headless ``--json`` printers, tests). Invariants:
+
+- Everything here is frozen and built only from immutable values (tuples, str, numbers,
+  ``types.MappingProxyType`` over a dict nobody else holds), so a snapshot can cross threads
+  without locks and be kept for as long as the consumer likes.
+- Snapshots are published at a bounded rate and a newer one replaces an older one still queued;
+  nothing is lost silently because every event carries a sequence number and the snapshot holds
+  the ring of the most recent ones (a consumer that sees a gap in ``Event.seq`` knows it missed
+  some and can say so).
+- The jobs table is large (100,000 rows): it is rebuilt only when the queue changed
+  (``jobs_version``) and shared between consecutive snapshots otherwise.
+- Times are epoch seconds of the engine's clock (virtual in demo and replay).
+- Commands are imperative dataclasses (``ApplyRoutes``); events are facts in the past tense
+  (``kind`` such as ``"route-throttled"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+# JobStatus codes (src/condor_includes/proc.h; htcondor.md conventions)
+STATUS_NAMES: Mapping[int, str] = MappingProxyType(
+    {0: "Unexpanded", 1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
+     6: "TransferringOutput", 7: "Suspended", 9: "Blocked"}
+)
+STATUS_LETTERS = "UIRXCHE"  # condor_router_q / condor_router_history letters for 0..6
+
+ROUTE_STATES = ("accepting", "full", "idle-limit", "throttled", "disabled", "unlisted")
+
+
+@dataclass(frozen=True)
+class RouteView:
+    """One row of the routes board (figures of the JobRouterLog table, htcondor.md §1.5)."""
+
+    index: int  # 1-based match order; 0 for routes that are not enabled
+    name: str
+    source_label: str  # "JOB_ROUTER_ROUTE_X", "entries:1", …
+    syntax: str  # "transform" | "classad"
+    state: str  # one of ROUTE_STATES
+    reason: str | None  # why it is not accepting, with the numbers
+    routed: int  # num_jobs: tracked jobs on this route (not RETIRED)
+    idle: int  # num_jobs - num_running (includes held copies and not-yet-submitted)
+    running: int
+    held: int
+    max_jobs: int
+    max_idle: int  # negative = no limit
+    recent_started: int
+    recent_succeeded: int
+    recent_failed: int
+    failure_rate: float  # failures per second in the current window
+    failure_threshold: float
+    throttle: float | None  # jobs per 600 s window; None = no throttle
+    window_start: float  # stats_begin_time
+    next_reevaluation: float  # window_start + 600
+    rate_history: tuple[float, ...] = ()  # failure rate of past windows, oldest first (sparklines)
+    routed_history: tuple[int, ...] = ()
+    grid_resource: str | None = None
+    requirements: str | None = None
+    location: str | None = None  # "file:line" of the definition
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One job of the jobs screen: enough to sort, filter and draw a row."""
+
+    job: str  # "c.p"
+    status: int
+    owner: str
+    route: str | None  # RouteName of a routed copy, or the route its copy runs on (source)
+    kind: str  # "source" | "routed" | "plain"
+    routed_to: str | None  # source: RoutedToJobId
+    routed_from: str | None  # routed copy: RoutedFromJobId
+    qdate: int | None
+    entered_status: int | None
+    cmd: str = ""
+    hold_reason: str | None = None
+    deferral_time: int | None = None
+
+
+@dataclass(frozen=True)
+class CronView:
+    """One crondor job (htcondor.md §2): its schedule, next DeferralTime and window."""
+
+    job: str
+    fields: tuple[str | None, str | None, str | None, str | None, str | None]  # m h dom mon dow
+    status: int
+    deferral_time: int | None
+    window: int  # DeferralWindow
+    prep_time: int  # DeferralPrepTime
+    next_runs: tuple[int, ...]  # RouteDeck's correct next runs
+    schedd_runs: tuple[int, ...]  # what an HTCondor >= 10.3 schedd would pick
+    state: str  # "idle" | "waiting" (deferred, Running but not started) | "running" | "held" | "invalid"
+    tz: str
+    lints: tuple[str, ...] = ()
+    hold_reason: str | None = None
+    hold_code: int | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    time: float
+    kind: str  # "route-throttled", "route-unthrottled", "job-routed", "config-reloaded", "hook-failed", …
+    message: str
+    level: str = "info"  # "info" | "warning" | "error"
+    route: str | None = None
+    job: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    level: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}: " if self.file else ""
+        return f"{where}{self.level}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ReplayPosition:
+    transaction: int  # index of the last applied transaction
+    transactions: int  # total
+    time: float
+    start: float
+    end: float
+    times_inferred: bool  # True when the log has no `106 #` timestamps
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    seq: int
+    time: float
+    mode: str  # "demo" | "watch" | "replay"
+    clock: str  # "virtual" | "real"
+    speed: float
+    paused: bool
+    engine_state: str  # "starting" | "running" | "paused" | "stopped" | "crashed"
+    routes: tuple[RouteView, ...]
+    inactive_routes: tuple[RouteView, ...] = ()  # disabled / unlisted, flagged on the board
+    queue_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    total_jobs: int = 0
+    jobs: tuple[JobRow, ...] = ()
+    jobs_version: int = 0
+    cron_jobs: tuple[CronView, ...] = ()
+    events: tuple[Event, ...] = ()  # the most recent events, oldest first
+    table_version: int = 0
+    config_files: tuple[str, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    routing_enabled: bool = True
+    readonly: bool = False
+    replay: ReplayPosition | None = None
+    error: str | None = None  # the engine's crash text when engine_state == "crashed"
+    tz: str = "UTC"
+
+    def to_json(self) -> dict[str, Any]:
+        """The headless ``--json`` form (issue 5's documented keys)."""
+        return {
+            "time": self.time,
+            "mode": self.mode,
+            "routes": [
+                {
+                    "name": r.name,
+                    "routed": r.routed,
+                    "idle": r.idle,
+                    "running": r.running,
+                    "held": r.held,
+                    "max_jobs": r.max_jobs,
+                    "max_idle": r.max_idle,
+                    "recent_started": r.recent_started,
+                    "recent_succeeded": r.recent_succeeded,
+                    "recent_failed": r.recent_failed,
+                    "failure_rate": round(r.failure_rate, 6),
+                    "throttle": r.throttle,
+                    "accepting": r.state == "accepting",
+                    "not_accepting_reason": r.reason,
+                    "state": r.state,
+                }
+                for r in self.routes
+            ],
+            "queue": dict(self.queue_counts),
+            "cron_jobs": [
+                {
+                    "job": c.job,
+                    "deferral_time": c.deferral_time,
+                    "next_runs": list(c.next_runs),
+                    "schedd_runs": list(c.schedd_runs),
+                    "state": c.state,
+                    "window": c.window,
+                    "prep_time": c.prep_time,
+                }
+                for c in self.cron_jobs
+            ],
+            "events": [
+                {"seq": e.seq, "time": e.time, "kind": e.kind, "level": e.level, "message": e.message}
+                for e in self.events
+            ],
+        }
+
+
+def frozen_map(d: Mapping[str, int]) -> Mapping[str, int]:
+    return MappingProxyType(dict(d))
+
+
+# ------------------------------------------------------------------------------------------
+# commands: UI -> engine (put on the runtime's thread-safe queue)
+
+
+@dataclass(frozen=True)
+class Pause:
+    pass
+
+
+@dataclass(frozen=True)
+class Resume:
+    pass
+
+
+@dataclass(frozen=True)
+class Step:
+    """Advance one engine cycle (demo) or one transaction (replay) while paused."""
+
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class SetSpeed:
+    speed: float
+
+
+@dataclass(frozen=True)
+class HoldJob:
+    job: str
+    reason: str = "via RouteDeck"
+
+
+@dataclass(frozen=True)
+class ReleaseJob:
+    job: str
+
+
+@dataclass(frozen=True)
+class RemoveJob:
+    job: str
+    reason: str = "via RouteDeck"
+
+
+@dataclass(frozen=True)
+class ApplyRoutes:
+    """Switch the routing table to the config text/files given (validated first; atomic)."""
+
+    config_files: tuple[str, ...]
+    reason: str = "applied"
+
+
+@dataclass(frozen=True)
+class Seek:
+    """Replay only: go to a time (epoch) or a transaction index."""
+
+    time: float | None = None
+    transaction: int | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    pass
