@@ -82,6 +82,21 @@ def rewrite_time_calls(text: str) -> str:
     )
 
 
+_LONE_BACKSLASH = re.compile(r'\\(?!")')
+
+
+def old_to_new_syntax(text: str) -> str:
+    """Old-ClassAd string literals keep backslashes literally (only ``\\"`` escapes a quote);
+    new syntax treats ``\\`` as an escape. Double the lone backslashes inside strings so the strict
+    new-syntax parser reads the same value (htcondor.md §3.1 "Values")."""
+    if "\\" not in text:
+        return text
+    return "".join(
+        '"' + _LONE_BACKSLASH.sub(r"\\\\", chunk[1:-1]) + '"' if is_str and len(chunk) >= 2 else chunk
+        for is_str, chunk in _split_strings(text)
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # expressions
 
@@ -104,17 +119,20 @@ class Expr:
 
 @functools.lru_cache(maxsize=65536)
 def parse_expr(text: str) -> Expr:
-    """Parse one expression (new or old syntax operators both accepted by classad2)."""
+    """Parse one expression written in old-ClassAd syntax (job_queue.log values, config and route
+    text, hook output). The whole text must be one expression: trailing garbage is an error (the
+    old parser of classad2 would silently ignore it, so the strict new parser is used after
+    :func:`old_to_new_syntax`)."""
     src = text.strip()
     if not src:
         raise ClassAdError("empty expression", text)
-    rewritten = rewrite_time_calls(src)
+    rewritten = rewrite_time_calls(old_to_new_syntax(src))
     try:
         tree = classad2.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
         raise ClassAdError(f"cannot parse expression: {src!r}", text) from exc
     refs = _refs_of(tree)
-    return Expr(src, tree, rewritten != src or "currenttime" in refs, refs)
+    return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs)
 
 
 _EMPTY_AD = None

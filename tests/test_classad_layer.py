@@ -1,0 +1,115 @@
+"""The ClassAd layer over classad2 (product.md §3; htcondor.md §3.1 "Values", §1.8 hook output)."""
+
+import pytest
+
+from engine import classad as C
+
+REAL = "tests/data/classad"
+
+
+def test_time_sees_the_engine_clock_not_the_wall_clock():
+    # product.md §3: classad2's time() reads the wall clock; a virtual clock must win.
+    ad = C.make_ad({"DeferralTime": "1000", "DeferralPrepTime": "300", "ScheddInterval": "300"})
+    runnable = "(time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)"  # htcondor.md §2.1
+    assert C.evaluate(runnable, ad, now=399) is False
+    assert C.evaluate(runnable, ad, now=400) is True
+    assert C.evaluate("time()", ad, now=1234) == 1234
+    assert C.evaluate("CurrentTime", ad, now=1234) == 1234
+    assert "CurrentTime" not in ad  # the binding does not leak into the job ad
+
+
+def test_time_inside_a_string_is_not_rewritten():
+    e = C.parse_expr('strcat("time()", "x")')
+    assert not e.uses_time
+    assert C.evaluate(e, now=5) == "time()x"
+
+
+def test_time_used_through_an_attribute_is_bound_too():
+    ad = C.make_ad({"Age": "time() - QDate", "QDate": "100"})
+    assert C.evaluate("Age", ad, now=160) == 60
+
+
+def test_htcondor_functions_are_registered():
+    # product.md §3: without htcondor2 these evaluate to error; HTCondor-CE's defaults use mergeEnvironment.
+    assert C.evaluate('mergeEnvironment("A=1", "B=2")') == "A=1 B=2"
+    assert C.evaluate('stringListMember("b", "a,b,c")') is True
+    assert C.evaluate('splitUserName("alice@example.org")') == ["alice", "example.org"]
+
+
+def test_error_and_undefined_are_not_numbers():
+    # classad2.Value.Error == 1 as an int: is_true must not take it for true.
+    err = C.evaluate("1/0")
+    assert C.is_error(err) and not C.is_true(err)
+    undef = C.evaluate("NoSuchAttr")
+    assert C.is_undefined(undef) and not C.is_true(undef)
+    assert C.is_true(C.evaluate("2")) and not C.is_true(C.evaluate("0"))
+    assert C.as_int(C.evaluate("2.9")) == 2 and C.as_int(err) is None
+
+
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        # htcondor.md §3.1 "Values": strings quoted, `"` escaped, backslashes NOT escaped;
+        # reals %.16G with .0 when integral; booleans lower case.
+        ('say "hi"', '"say \\"hi\\""'),
+        ("C:\\temp", '"C:\\temp"'),
+        (1.0, "1.0"),
+        (62.0, "62.0"),
+        (0.1, "0.1"),
+        (1.5e20, "1.5E+20"),
+        (True, "true"),
+        (5, "5"),
+        ([1, "a"], '{ 1,"a" }'),
+    ],
+)
+def test_format_value_is_job_queue_log_text(value, text):
+    assert C.format_value(value) == text
+
+
+def test_old_syntax_text_round_trips_through_the_library():
+    texts = {"S": '"a\\b\\"c"', "E": "a =?= undefined && b =!= 3", "R": "1.5E+20"}
+    ad = C.make_ad(texts, strict=True)
+    assert C.ad_to_texts(ad) == texts
+    assert C.evaluate("S", ad) == 'a\\b"c'
+
+
+def test_unparse_old_uses_old_operators():
+    # htcondor.md §6 converter facts: is/isnt printed as =?=/=!=, True -> true
+    assert C.unparse_old("a is b && c isnt True") == "a =?= b && c =!= true"
+
+
+def test_parse_old_ad_rejects_the_whole_output_on_one_bad_line():
+    # htcondor.md §1.8: "Any line that fails to parse rejects the whole output."
+    assert C.parse_old_ad("A = 1\n\nB = \"x\"\n") == {"A": "1", "B": '"x"'}
+    with pytest.raises(C.ClassAdError) as info:
+        C.parse_old_ad("A = 1\nB = (\nC = 3\n", source="hook")
+    assert info.value.line == 2 and "hook:2" in str(info.value)
+    with pytest.raises(C.ClassAdError):
+        C.parse_old_ad("garbage without equals\n")
+
+
+def test_real_old_syntax_ad_from_htcondor_python_bindings():
+    # tests/data/classad/test.old.ad: htcondor/htcondor src/condor_tests/python_bindings/test.old.ad
+    ads = C.parse_old_ads(open(f"{REAL}/test.old.ad").read(), source="test.old.ad")
+    assert len(ads) == 1
+    job = C.make_ad(ads[0], strict=True)
+    assert C.evaluate("ClusterId", job) == 15 and C.evaluate("Owner", job) == "bbockelm"
+    assert C.evaluate("Requirements", job, C.make_ad({"Arch": '"X86_64"', "OpSys": '"LINUX"', "Disk": "1000000",
+                                                       "Memory": "100000", "HasFileTransfer": "true"})) is True
+
+
+def test_new_syntax_ads_with_comments_between():
+    # tests/data/classad/test_multiple.ad (htcondor python_bindings), and HTCONDOR-864 (htcondor.md §6):
+    # /* comments */ between and before ads must parse.
+    ads = C.parse_new_ads(open(f"{REAL}/test_multiple.ad").read(), source="test_multiple.ad")
+    assert [C.evaluate("foo", ads[0]), C.evaluate("bar", ads[1])] == ["bar", 1]
+    ads = C.parse_new_ads("/* lead */ [ a = 1 ] /* mid */ [ b = \"]\" ]")
+    assert C.evaluate("b", ads[1]) == "]"
+    with pytest.raises(C.ClassAdError) as info:
+        C.parse_new_ads("[ a = 1 ]\n\n[ b = ( ]", source="routes.conf")
+    assert info.value.line == 3
+
+
+def test_flatten_against_a_route_ad():
+    route = C.parse_new_ad("[ MaxJobs = 5; Requirements = TARGET.x > MaxJobs && y ]")
+    assert C.flatten(route, route.lookup("Requirements").__str__()) == "TARGET.x > 5 && y"

@@ -1,0 +1,64 @@
+"""Clocks: injected time (product.md §3 "Time is injected"; style.md trio's mock clock)."""
+
+import pytest
+
+from engine.clock import ClockError, ManualClock, SystemClock, VirtualClock
+
+
+def test_manual_clock_moves_only_when_told():
+    c = ManualClock(1000.0)
+    assert c.now() == 1000.0
+    assert c.advance(10) == 1010.0
+    c.set(2000)
+    assert c.now() == 2000.0
+
+
+def test_manual_clock_refuses_to_go_backwards():
+    c = ManualClock(1000.0)
+    with pytest.raises(ClockError):
+        c.set(999)
+    with pytest.raises(ClockError):
+        c.advance(-1)
+    assert c.now() == 1000.0
+
+
+def test_virtual_clock_paused_does_not_move_and_jump_is_forward_only():
+    c = VirtualClock(5000.0, speed=600, paused=True)
+    assert c.now() == 5000.0
+    assert c.real_seconds_until(6000) == float("inf")
+    c.jump_to(5600)
+    assert c.now() == 5600.0
+    with pytest.raises(ClockError):
+        c.jump_to(5000)
+    with pytest.raises(ClockError):
+        c.set_speed(0)
+
+
+def test_virtual_clock_runs_at_speed(monkeypatch):
+    import engine.clock as clock_mod
+
+    real = [100.0]
+    monkeypatch.setattr(clock_mod.time, "monotonic", lambda: real[0])
+    c = VirtualClock(0.0, speed=60)
+    real[0] += 2
+    assert c.now() == pytest.approx(120.0)
+    c.set_speed(1)  # re-anchors: continuous across a speed change
+    assert c.now() == pytest.approx(120.0)
+    real[0] += 1
+    assert c.now() == pytest.approx(121.0)
+    c.pause()
+    real[0] += 50
+    assert c.now() == pytest.approx(121.0)
+    c.resume()
+    real[0] += 1
+    assert c.now() == pytest.approx(122.0)
+    assert c.real_seconds_until(132.0) == pytest.approx(10.0)
+
+
+def test_system_clock_never_decreases(monkeypatch):
+    import engine.clock as clock_mod
+
+    seq = iter([10.0, 9.0, 11.0])
+    monkeypatch.setattr(clock_mod.time, "time", lambda: next(seq))
+    c = SystemClock()
+    assert [c.now(), c.now(), c.now()] == [10.0, 10.0, 11.0]
