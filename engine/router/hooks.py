@@ -1,0 +1,359 @@
+"""Job Router hooks: keyword, path checks, stdin/stdout contracts, runner (htcondor.md §1.8).
+
+HTCondor facts followed (``JobRouterHookMgr.cpp``, ``hook_utils.cpp``):
+
+- Keyword: the source job's ``HookKeyword``, if it *evaluates to a string* (even ``""``), wins;
+  otherwise ``JOB_ROUTER_HOOK_KEYWORD``. No keyword, no hooks. The path knob is
+  ``<KEYWORD>_HOOK_<TYPE>``; ``JOB_FINALIZE`` falls back to the old name ``JOB_EXIT``.
+- :func:`validate_hook_path` is ``validateHookPath``: the path must ``stat()``, must not be
+  world-writable, must have the owner execute bit (``S_IEXEC``), and its directory must not be
+  world-writable. A rejected path counts as "not defined" (the rejection is kept in
+  :attr:`HookManager.rejections` so the UI can say why a hook never runs).
+- stdin: sPrintAd blocks (``Name = value`` lines, old syntax, sorted by name, private
+  attributes such as ``ClaimId`` left out), joined with ``"\\n------\\n"``; the translate hook
+  first gets the one-line new-syntax route description ``[ Name = "x"; TargetUniverse = 9;
+  GridResource = "…" ]``. Hooks get no arguments.
+- stdout: split on ``\\n``, empty lines skipped, every other line parsed alone as ``Attr = expr``;
+  one bad line rejects the whole output (:func:`parse_hook_output`).
+- Exit status: for translate, update and finalize HTCondor looks at ``WEXITSTATUS`` only, which
+  is 0 for a process killed by a signal; the cleanup hook explicitly treats "killed by a signal"
+  as success. :attr:`HookResult.exit_status` reproduces ``WEXITSTATUS``.
+
+RouteDeck departures (product.md §4 "Hooks"), each visible as an event in the router:
+
+- A **timeout** (``timeout`` seconds, default 60; HTCondor has none). A hook that times out is
+  killed and treated as a failure of that hook (translate: routing abandoned; update: status
+  check skipped this poll; finalize: reroute; cleanup: a failed attempt).
+- **Bounded retries** (``max_attempts``, default 3): a cleanup hook that keeps failing, and a
+  translate hook that keeps returning no data, are tried at most that many polls; HTCondor
+  retries both forever. After the last attempt cleanup goes on without the hook (with a
+  ``hook-failed`` event) and the translate is abandoned (a routing failure).
+- Hooks run as the **current user**: HTCondor switches to the job owner (``PRIV_USER_FINAL``),
+  which needs root; RouteDeck never does.
+- The runner is synchronous by default (the result is used in the same poll, as if the hook had
+  exited at once). With ``background=True`` hooks run in worker threads and the result is
+  picked up on a later poll; while one runs it is not started again (HTCondor's known-hook
+  list, without its "1.1 matches 1.10" prefix bug).
+
+Nothing here reads the clock: the subprocess timeout is the only real-time element.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from engine.classad import ClassAdError, evaluate, format_ad, make_ad, parse_old_ad
+
+TRANSLATE = "TRANSLATE_JOB"
+UPDATE = "UPDATE_JOB_INFO"
+FINALIZE = "JOB_FINALIZE"
+EXIT = "JOB_EXIT"  # old name of JOB_FINALIZE
+CLEANUP = "JOB_CLEANUP"
+HOOK_TYPES = (TRANSLATE, UPDATE, FINALIZE, EXIT, CLEANUP)
+
+SEPARATOR = "\n------\n"
+
+# ClassAdAttributeIsPrivateV1 (compat_classad.cpp); sPrintAd leaves these out.
+PRIVATE_ATTRS = frozenset(
+    a.lower() for a in ("Capability", "ChildClaimIds", "ClaimId", "ClaimIdList", "ClaimIds", "PairedClaimId", "TransferKey")
+)
+
+
+class HookOutputError(ValueError):
+    """Hook stdout that HTCondor would reject (names the bad line)."""
+
+
+# ------------------------------------------------------------------------------------------
+# keyword and path
+
+
+def hook_keyword(job: Mapping[str, str] | Any, default: str | None) -> str | None:
+    """``getHookKeyword``: the job's ``HookKeyword`` if it evaluates to a string, else the knob."""
+    ad = make_ad(job) if isinstance(job, Mapping) else job
+    if "HookKeyword" in ad:
+        value = evaluate("HookKeyword", ad)
+        if isinstance(value, str):
+            return value or None
+    return default or None
+
+
+def validate_hook_path(knob: str, path: str) -> str | None:
+    """``validateHookPath``: None when usable, else HTCondor's error text."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return (
+            f"ERROR: invalid path specified for {knob} ({path}): stat() failed with errno "
+            f"{exc.errno} ({exc.strerror})"
+        )
+    if st.st_mode & stat.S_IWOTH:
+        return f"ERROR: path specified for {knob} ({path}) is world-writable! Refusing to use."
+    if not st.st_mode & stat.S_IEXEC:
+        return f"ERROR: path specified for {knob} ({path}) is not executable."
+    directory = os.path.dirname(path) or "."
+    try:
+        dst = os.stat(directory)
+    except OSError:
+        dst = None
+    if dst is not None and dst.st_mode & stat.S_IWOTH:
+        return (
+            f"ERROR: path specified for {knob} ({path}) is a world-writable directory "
+            f"({directory})! Refusing to use."
+        )
+    return None
+
+
+# ------------------------------------------------------------------------------------------
+# stdin builders and stdout parser
+
+
+def _new_quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def route_description(name: str, target_universe: int, grid_resource: str | None) -> str:
+    """``JobRoute::RouteDescription``: the one-line new-syntax route ad (HTCONDOR-646)."""
+    parts = [f"Name = {_new_quote(name)}", f"TargetUniverse = {int(target_universe)}"]
+    if grid_resource:
+        parts.append(f"GridResource = {_new_quote(grid_resource)}")
+    return "[ " + "; ".join(parts) + " ]"
+
+
+def sprint_ad(attrs: Mapping[str, str]) -> str:
+    """sPrintAd: sorted ``Name = value`` lines, private attributes excluded."""
+    return format_ad({k: v for k, v in attrs.items() if k.lower() not in PRIVATE_ATTRS})
+
+
+def translate_stdin(route_info: str, src: Mapping[str, str]) -> str:
+    return route_info + SEPARATOR + sprint_ad(src)
+
+
+def update_stdin(dest: Mapping[str, str]) -> str:
+    return sprint_ad(dest)
+
+
+def finalize_stdin(src: Mapping[str, str], dest: Mapping[str, str]) -> str:
+    # sPrintAd ends with a newline, so an empty line precedes the dashes (htcondor.md §1.8)
+    return sprint_ad(src) + SEPARATOR + sprint_ad(dest)
+
+
+def cleanup_stdin(dest: Mapping[str, str]) -> str:
+    return sprint_ad(dest)
+
+
+def parse_hook_output(text: str, source: str = "hook output") -> dict[str, str]:
+    """Each non-empty line alone as ``Attr = expr`` (ClassAd::Insert); any bad line rejects all."""
+    out: dict[str, str] = {}
+    for n, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("#"):  # Insert() does not accept comments
+            raise HookOutputError(f"{source}:{n}: not an 'Attr = expr' line: {raw!r}")
+        try:
+            out.update(parse_old_ad(raw, source))
+        except ClassAdError as exc:
+            raise HookOutputError(f"{source}:{n}: {str(exc).split(': ', 1)[-1]}") from None
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# results and what each hook's result means
+
+
+@dataclass(frozen=True)
+class HookResult:
+    hook_type: str
+    path: str
+    returncode: int | None  # subprocess returncode (negative = killed by that signal); None on timeout
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None  # could not start (OSError text)
+
+    @property
+    def signaled(self) -> bool:
+        return self.timed_out or (self.returncode is not None and self.returncode < 0)
+
+    @property
+    def exit_status(self) -> int:
+        """``WEXITSTATUS``: 0 for a signal death, 127-like 1 when the hook could not start."""
+        if self.error is not None:
+            return 1
+        if self.signaled:
+            return 0
+        return int(self.returncode or 0)
+
+    def describe(self) -> str:
+        if self.error:
+            return f"could not run {self.path}: {self.error}"
+        if self.timed_out:
+            return f"{self.path} timed out and was killed"
+        if self.returncode is not None and self.returncode < 0:
+            return f"{self.path} was killed by signal {-self.returncode}"
+        return f"{self.path} exited with status {self.returncode}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the router does with a finished hook: ``action`` plus attributes or a message."""
+
+    action: str
+    attrs: Mapping[str, str] = field(default_factory=dict)
+    message: str = ""
+
+
+def translate_outcome(r: HookResult) -> Outcome:
+    """TranslateClient::hookExited: output replaces the dest ad; no output: run again; else abandon."""
+    if r.timed_out or r.error:
+        return Outcome("failed", message=r.describe())
+    if r.stdout and r.exit_status == 0:
+        try:
+            return Outcome("replace", parse_hook_output(r.stdout, f"{r.path} stdout"))
+        except HookOutputError as exc:
+            return Outcome("failed", message=f"invalid hook output: {exc}")
+    if r.exit_status == 0:
+        return Outcome("no-data", message=f"{r.path} returned no data")
+    return Outcome("failed", message=f"{r.describe()}; output ignored")
+
+
+def update_outcome(r: HookResult) -> Outcome:
+    """StatusClient::hookExited: merge (minus MyType/TargetType), plain check, skip, or remove."""
+    if r.timed_out or r.error:
+        return Outcome("skip", message=r.describe())
+    if r.stdout and r.exit_status == 0:
+        try:
+            attrs = parse_hook_output(r.stdout, f"{r.path} stdout")
+        except HookOutputError as exc:
+            return Outcome("remove", message=f"invalid hook output, job status NOT updated: {exc}")
+        attrs = {k: v for k, v in attrs.items() if k.lower() not in ("mytype", "targettype")}
+        return Outcome("merge", attrs)
+    if r.exit_status == 0:
+        return Outcome("no-data")
+    return Outcome("skip", message=f"{r.describe()}; output ignored, status check skipped")
+
+
+def finalize_outcome(r: HookResult) -> Outcome:
+    """ExitClient::hookExited: output updates the source; non-zero exit or bad output: reroute."""
+    if r.timed_out or r.error:
+        return Outcome("reroute", message=r.describe())
+    attrs: dict[str, str] = {}
+    if r.stdout and r.exit_status == 0:
+        try:
+            attrs = parse_hook_output(r.stdout, f"{r.path} stdout")
+        except HookOutputError as exc:
+            return Outcome("reroute", message=f"invalid hook output: {exc}")
+    if r.exit_status != 0:
+        return Outcome("reroute", message=f"{r.describe()}; output ignored")
+    return Outcome("finalize", attrs)
+
+
+def cleanup_outcome(r: HookResult) -> Outcome:
+    """CleanupClient::hookExited: exit 0 or killed by a signal finishes cleanup; else retry."""
+    if r.timed_out or r.error:
+        return Outcome("retry", message=r.describe())
+    if r.signaled or r.returncode == 0:
+        return Outcome("done")
+    return Outcome("retry", message=r.describe())
+
+
+# ------------------------------------------------------------------------------------------
+# the manager: knobs, paths, running
+
+
+class HookManager:
+    """Finds and runs the hooks of one keyword set. ``config`` needs ``get(name) -> str|None``."""
+
+    def __init__(
+        self,
+        config: Any,
+        default_keyword: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_attempts: int = 3,
+        background: bool = False,
+    ) -> None:
+        self.config = config
+        self.default_keyword = default_keyword or None
+        self.timeout = timeout
+        self.max_attempts = max(1, int(max_attempts))
+        self.background = background
+        self.rejections: dict[str, str] = {}  # knob -> why the path was refused
+        self._paths: dict[tuple[str, str], str | None] = {}
+        self._running: dict[tuple[str, str], Future] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def keyword(self, src: Mapping[str, str] | Any) -> str | None:
+        return hook_keyword(src, self.default_keyword)
+
+    def _knob_value(self, knob: str) -> str | None:
+        try:
+            value = self.config.get(knob)
+        except Exception:
+            value = None
+        if value is None:
+            return None
+        value = str(value).strip()
+        return value or None
+
+    def path(self, hook_type: str, keyword: str | None) -> str | None:
+        """The validated path of ``<KEYWORD>_HOOK_<TYPE>`` (FINALIZE falls back to JOB_EXIT)."""
+        if not keyword:
+            return None
+        if hook_type == FINALIZE:
+            return self._path(FINALIZE, keyword) or self._path(EXIT, keyword)
+        return self._path(hook_type, keyword)
+
+    def _path(self, hook_type: str, keyword: str) -> str | None:
+        key = (keyword.upper(), hook_type)
+        if key not in self._paths:
+            knob = f"{keyword}_HOOK_{hook_type}"
+            value = self._knob_value(knob)
+            if value is not None:
+                problem = validate_hook_path(knob, value)
+                if problem:
+                    self.rejections[knob] = problem
+                    value = None
+            self._paths[key] = value
+        return self._paths[key]
+
+    def run(self, job_key: str, hook_type: str, path: str, stdin: str) -> HookResult | None:
+        """Run (or collect) a hook for one job. None = still running (background mode)."""
+        key = (job_key, hook_type)
+        fut = self._running.get(key)
+        if fut is not None:
+            if not fut.done():
+                return None
+            del self._running[key]
+            return fut.result()
+        if not self.background:
+            return self._execute(hook_type, path, stdin)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="routedeck-hook")
+        self._running[key] = self._pool.submit(self._execute, hook_type, path, stdin)
+        return None
+
+    def running(self, job_key: str, hook_type: str) -> bool:
+        return (job_key, hook_type) in self._running
+
+    def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
+        try:
+            proc = subprocess.run(
+                [path], input=stdin, capture_output=True, text=True, timeout=self.timeout
+            )
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            return HookResult(hook_type, path, None, out, err, timed_out=True)
+        except OSError as exc:
+            return HookResult(hook_type, path, None, error=str(exc))
+        return HookResult(hook_type, path, proc.returncode, proc.stdout, proc.stderr)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
