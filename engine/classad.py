@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import classad2
 import htcondor2  # noqa: F401  (registers HTCondor's ClassAd functions into classad2)
@@ -476,3 +476,87 @@ def unparse_old(expr: Expr | str) -> str:
 
 def iter_attr_names(ad: Any) -> Iterable[str]:
     return list(ad.keys())
+
+
+# --------------------------------------------------------------------------------------------
+# helpers for the ClassAd route syntax (engine/router/classic.py); appended by the routing-table
+# helper. They work on raw classad2 trees, so ``time()`` is never rewritten in converted text.
+
+
+def iter_new_ads(text: str) -> Iterator[tuple[int, int, Any, str | None]]:
+    """Walk ``[ … ] [ … ]`` new-syntax ads separated by whitespace, commas or comments.
+
+    Yields ``(start, end, ad, error)`` with character offsets into ``text``: ``ad`` is a classad2
+    ad, or None with ``error`` set when that one ad does not parse (the walk goes on after its
+    closing bracket, so one malformed route does not hide the others). Text that is not an ad,
+    or an unterminated ad, ends the walk with an error.
+    """
+    pos, n = 0, len(text)
+    while True:
+        pos = _skip_separators(text, pos)
+        if pos >= n:
+            return
+        if text[pos] != "[":
+            yield pos, n, None, "expected '[' to start a ClassAd"
+            return
+        end = _matching_bracket(text, pos)
+        if end < 0:
+            yield pos, n, None, "unterminated ClassAd (no matching ']')"
+            return
+        try:
+            yield pos, end + 1, classad2.ClassAd(text[pos : end + 1]), None
+        except Exception:
+            yield pos, end + 1, None, "ClassAd does not parse"
+        pos = end + 1
+
+
+def line_of_offset(text: str, offset: int) -> int:
+    """1-based line number of ``offset`` in ``text``."""
+    return _line_of(text, offset)
+
+
+def copy_ad(ad: Any) -> Any:
+    """An independent copy of a classad2 ad (same attribute names and expressions)."""
+    return classad2.ClassAd({k: ad.lookup(k) for k in ad.keys()})
+
+
+def unparse_tree_old(tree: Any) -> str:
+    """Old-syntax text of a classad2 tree or Python value (``is`` → ``=?=``, ``True`` → ``true``)."""
+    if not isinstance(tree, classad2.ExprTree):
+        return format_value(_normalise(tree))
+    tmp = classad2.ClassAd()
+    tmp["x"] = tree
+    return tmp.printOld().split("=", 1)[1].strip()
+
+
+def flatten_tree(ad: Any, tree: Any) -> Any:
+    """classad2 ``flatten`` of a raw tree in ``ad``: a tree, or a Python value when it folds."""
+    try:
+        return ad.flatten(tree)
+    except Exception:
+        return tree
+
+
+def internal_refs(ad: Any, tree: Any) -> list[str]:
+    """Names in ``tree`` that resolve to attributes of ``ad`` (HTCondor's GetExprReferences)."""
+    try:
+        return [str(x) for x in ad.internalRefs(tree)]
+    except Exception:
+        return []
+
+
+_SCOPE_PREFIX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def rewrite_scope_prefix(text: str, scope: str, replacement: str) -> str:
+    """Rewrite ``scope.`` attribute prefixes (case-insensitive) outside string literals: e.g.
+    ``TARGET.`` → ``""`` or ``TARGET.`` → ``MY.``, as HTCondor's RewriteAttrRefs does when it
+    converts ClassAd routes (htcondor.md §1.2 "Converter rewrites")."""
+    pat = _SCOPE_PREFIX_CACHE.get(scope.lower())
+    if pat is None:
+        pat = re.compile(r"(?<![\w.])" + re.escape(scope) + r"\s*\.\s*(?=[A-Za-z_])", re.IGNORECASE)
+        _SCOPE_PREFIX_CACHE[scope.lower()] = pat
+    if scope.lower() not in text.lower():
+        return text
+    prefix = f"{replacement}." if replacement else ""
+    return "".join(chunk if is_str else pat.sub(prefix, chunk) for is_str, chunk in _split_strings(text))
