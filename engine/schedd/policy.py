@@ -1,0 +1,191 @@
+"""Job policy expressions: ``PeriodicHold`` / ``PeriodicRelease`` / ``PeriodicRemove``,
+``OnExitHold`` / ``OnExitRemove`` and the ``SYSTEM_PERIODIC_*`` knobs.
+
+Follows HTCondor's ``UserPolicy::AnalyzePolicy`` (``src/condor_utils/user_job_policy.cpp``,
+non-mutating version):
+
+- Order: periodic hold (only if the job is not Held), periodic release (only if Held), periodic
+  remove; then, on exit only, ``OnExitHold`` and ``OnExitRemove``. The first that fires wins.
+- A job attribute fires when it evaluates to a non-zero number (booleans count). If it evaluates
+  to anything else (undefined, error, a string) it *also* fires, as "undefined" (hold code 5,
+  ``JobPolicyUndefined``), except when the expression is the literal ``undefined``.
+- For each periodic check the job attribute is tried first; if it does not fire, the system knob
+  (``SYSTEM_PERIODIC_HOLD`` …) is tried. A system expression fires only when it evaluates to a
+  non-zero number (undefined never fires); a knob that is the literal ``0``/``false`` is ignored.
+- A missing ``OnExitRemove`` means remove on exit. ``OnExitRemove`` false means the job stays
+  in the queue (it is requeued).
+- Reasons: ``<Attr>Reason`` / ``<Attr>SubCode`` of the job (or ``<KNOB>_REASON`` /
+  ``<KNOB>_SUBCODE``) when they evaluate; otherwise
+  ``The job attribute <Attr> expression '<text>' evaluated to TRUE`` (or ``UNDEFINED``; ``system
+  macro`` for knobs). Hold codes: 3 job policy, 5 job policy undefined, 26 system policy,
+  27 system policy undefined (``condor_holdcodes.h``).
+
+Everything is evaluated with the engine's ``now`` bound to ``time()``/``CurrentTime``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from engine.classad import ClassAdError, evaluate, is_undefined, parse_expr
+
+HOLD_CODE_JOB_POLICY = 3
+HOLD_CODE_JOB_POLICY_UNDEFINED = 5
+HOLD_CODE_SYSTEM_POLICY = 26
+HOLD_CODE_SYSTEM_POLICY_UNDEFINED = 27
+
+HELD = 5
+
+
+@dataclass(frozen=True)
+class SystemPolicy:
+    """The ``SYSTEM_PERIODIC_*`` knobs (expression text or None) and their _REASON/_SUBCODE."""
+
+    hold: str | None = None
+    release: str | None = None
+    remove: str | None = None
+    hold_reason: str | None = None
+    hold_subcode: str | None = None
+    release_reason: str | None = None
+    remove_reason: str | None = None
+
+    @classmethod
+    def from_knobs(cls, get) -> "SystemPolicy":
+        """``get(name) -> str | None`` reads a config knob."""
+
+        def expr(name: str) -> str | None:
+            text = get(name)
+            if text is None or not str(text).strip():
+                return None
+            text = str(text).strip()
+            if text.lower() in ("0", "false", "0.0"):
+                return None  # a literal zero disables the knob (UserPolicy::Config)
+            return text
+
+        return cls(expr("SYSTEM_PERIODIC_HOLD"), expr("SYSTEM_PERIODIC_RELEASE"), expr("SYSTEM_PERIODIC_REMOVE"),
+                   get("SYSTEM_PERIODIC_HOLD_REASON"), get("SYSTEM_PERIODIC_HOLD_SUBCODE"),
+                   get("SYSTEM_PERIODIC_RELEASE_REASON"), get("SYSTEM_PERIODIC_REMOVE_REASON"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # "hold" | "release" | "remove" | "stay" (exit: requeue) | "none"
+    expr: str | None = None  # the attribute or knob that fired
+    source: str | None = None  # "job attribute" | "system macro"
+    value: int = 0  # 1 true, -1 undefined
+    text: str = ""
+    reason: str = ""
+    code: int = 0
+    subcode: int = 0
+
+
+NONE = Decision("none")
+
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and not is_undefined(value):
+        return 1 if value != 0 else 0
+    return None
+
+
+def _is_literal_undefined(text: str) -> bool:
+    return text.strip().lower() == "undefined"
+
+
+def _reason_text(source: str, name: str, text: str, value: int) -> str:
+    what = {1: "TRUE", -1: "UNDEFINED", 0: "FALSE"}[value]
+    return f"The {source} {name} expression '{text}' evaluated to {what}"
+
+
+def _eval_str(ad: Any, text: str | None, now: float | None) -> str | None:
+    if not text:
+        return None
+    try:
+        v = evaluate(text, my=ad, now=now)
+    except ClassAdError:
+        return None
+    return v if isinstance(v, str) else None
+
+
+def _eval_int(ad: Any, text: str | None, now: float | None) -> int:
+    if not text:
+        return 0
+    try:
+        v = evaluate(text, my=ad, now=now)
+    except ClassAdError:
+        return 0
+    n = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return int(n) if n is not None else 0
+
+
+def _job_attr(ad: Any, texts: Mapping[str, str], name: str, action: str, now: float | None) -> Decision | None:
+    text = texts.get(name)
+    if text is None:
+        return None
+    try:
+        value = evaluate(parse_expr(text), my=ad, now=now)
+    except ClassAdError:
+        value = None
+    n = _number(value)
+    if n == 0 or (n is None and _is_literal_undefined(text)):
+        return None
+    if n is None:  # undefined/error/non-number: fires as "undefined" -> hold
+        return Decision("hold", name, "job attribute", -1, text,
+                        _reason_text("job attribute", name, text, -1), HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
+    reason = _eval_str(ad, texts.get(name + "Reason"), now) or _reason_text("job attribute", name, text, 1)
+    subcode = _eval_int(ad, texts.get(name + "SubCode"), now)
+    return Decision(action, name, "job attribute", 1, text, reason, HOLD_CODE_JOB_POLICY, subcode)
+
+
+def _system(ad: Any, knob: str, text: str | None, reason_expr: str | None, subcode_expr: str | None,
+            action: str, now: float | None) -> Decision | None:
+    if not text:
+        return None
+    try:
+        value = evaluate(text, my=ad, now=now)
+    except ClassAdError:
+        return None
+    if _number(value) != 1:  # undefined system expressions never fire
+        return None
+    reason = _eval_str(ad, reason_expr, now) or _reason_text("system macro", knob, text, 1)
+    return Decision(action, knob, "system macro", 1, text, reason, HOLD_CODE_SYSTEM_POLICY,
+                    _eval_int(ad, subcode_expr, now))
+
+
+def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,
+                     now: float | None) -> Decision:
+    """The periodic part of ``AnalyzePolicy``. ``ad`` is the evaluation ad built from ``texts``."""
+    if status != HELD:
+        d = _job_attr(ad, texts, "PeriodicHold", "hold", now) or _system(
+            ad, "SYSTEM_PERIODIC_HOLD", system.hold, system.hold_reason, system.hold_subcode, "hold", now)
+        if d:
+            return d
+    if status == HELD:
+        d = _job_attr(ad, texts, "PeriodicRelease", "release", now) or _system(
+            ad, "SYSTEM_PERIODIC_RELEASE", system.release, system.release_reason, None, "release", now)
+        if d:
+            return d
+    d = _job_attr(ad, texts, "PeriodicRemove", "remove", now) or _system(
+        ad, "SYSTEM_PERIODIC_REMOVE", system.remove, system.remove_reason, None, "remove", now)
+    return d or NONE
+
+
+def analyze_exit(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,
+                 now: float | None) -> Decision:
+    """``AnalyzePolicy(PERIODIC_THEN_EXIT)`` for a job that just exited (exit attributes set)."""
+    d = analyze_periodic(ad, texts, status, system, now)
+    if d.action != "none":
+        return d
+    d = _job_attr(ad, texts, "OnExitHold", "hold", now)
+    if d:
+        return d
+    if "OnExitRemove" not in texts:
+        return Decision("remove", "OnExitRemove", "job attribute", 1, "true", "", 0, 0)
+    d = _job_attr(ad, texts, "OnExitRemove", "remove", now)
+    if d:
+        return d
+    return Decision("stay", "OnExitRemove", "job attribute", 0, texts["OnExitRemove"],
+                    _reason_text("job attribute", "OnExitRemove", texts["OnExitRemove"], 0))

@@ -1,0 +1,264 @@
+"""Simulated execution sites for the demo: where routed copies (and local cron jobs) "run".
+
+Design decisions and invariants:
+
+- One :class:`Site` per route or GridResource (and one or more executors for local-universe
+  jobs), described in the demo config (:class:`SiteSpec`): slots, start latency, run-time
+  distribution, failure probability, and a *black hole* mode in which every job fails fast, so
+  the router's failure-rate throttle (htcondor.md §1.5) can be seen.
+- Deterministic for a given seed: every site owns a ``random.Random`` seeded from
+  ``"<seed>:<site name>"`` (string seeds are hashed with SHA-512 by ``random``, independent of
+  ``PYTHONHASHSEED``); the global ``random`` module is never used. Draws happen in event order,
+  and events are ordered by ``(time, sequence number)``, so a run is a pure function of the
+  seed and the submissions.
+- Time only moves through :meth:`SiteSet.advance` with the engine's ``now``; nothing here reads
+  a clock. :meth:`SiteSet.next_time` tells the engine when the next thing happens, so a
+  maximum-speed run can jump from event to event.
+- Status flows back with HTCondor's update delays (htcondor.md §7): a start is reported only
+  ``STARTER_INITIAL_UPDATE_INTERVAL`` (8 s) after it happened; the exit status arrives with the
+  final update at exit. A job removed at the site produces no report.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Iterable
+
+STARTER_INITIAL_UPDATE_INTERVAL = 8  # htcondor.md §7
+
+
+class SiteConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """A run-time distribution: ``fixed``, ``uniform``, ``exponential`` or ``lognormal``."""
+
+    kind: str = "exponential"
+    a: float = 600.0  # fixed: value; uniform: low; exponential: mean; lognormal: median
+    b: float = 0.0  # uniform: high; lognormal: sigma
+
+    KINDS = ("fixed", "uniform", "exponential", "lognormal")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise SiteConfigError(f"unknown run-time distribution {self.kind!r} (one of {', '.join(self.KINDS)})")
+        if self.a < 0 or self.b < 0:
+            raise SiteConfigError("run-time parameters must not be negative")
+        if self.kind == "uniform" and self.b < self.a:
+            raise SiteConfigError(f"uniform run time: high {self.b} < low {self.a}")
+
+    def draw(self, rng: random.Random) -> float:
+        if self.kind == "fixed":
+            return self.a
+        if self.kind == "uniform":
+            return rng.uniform(self.a, self.b)
+        if self.kind == "exponential":
+            return rng.expovariate(1.0 / self.a) if self.a > 0 else 0.0
+        return self.a * math.exp(rng.gauss(0.0, self.b))
+
+    @classmethod
+    def parse(cls, text: str) -> "RunTime":
+        """``"exponential 600"``, ``"uniform 60 300"``, ``"fixed 120"``, ``"lognormal 600 0.5"``."""
+        parts = str(text).split()
+        if not parts:
+            raise SiteConfigError("empty run-time distribution")
+        try:
+            nums = [float(p) for p in parts[1:]]
+        except ValueError:
+            raise SiteConfigError(f"run-time distribution {text!r}: parameters must be numbers") from None
+        need = {"fixed": 1, "uniform": 2, "exponential": 1, "lognormal": 2}.get(parts[0])
+        if need is None:
+            raise SiteConfigError(f"unknown run-time distribution {parts[0]!r} in {text!r}")
+        if len(nums) != need:
+            raise SiteConfigError(f"run-time distribution {text!r}: {parts[0]} takes {need} number(s)")
+        return cls(parts[0], nums[0], nums[1] if need == 2 else 0.0)
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    name: str
+    slots: int = 10
+    start_latency: tuple[float, float] = (5.0, 30.0)  # uniform, seconds
+    runtime: RunTime = field(default_factory=RunTime)
+    failure_probability: float = 0.0
+    black_hole: bool = False
+    black_hole_after: tuple[float, float] = (2.0, 10.0)  # how fast a black hole fails its jobs
+    routes: tuple[str, ...] = ()  # route names whose copies run here
+    grid_resources: tuple[str, ...] = ()  # GridResource values whose copies run here
+    local: bool = False  # runs local-universe (12) jobs of the schedd
+
+    def __post_init__(self) -> None:
+        if self.slots < 0:
+            raise SiteConfigError(f"site {self.name}: slots must be >= 0, not {self.slots}")
+        if not 0.0 <= self.failure_probability <= 1.0:
+            raise SiteConfigError(f"site {self.name}: failure_probability must be within 0..1")
+        lo, hi = self.start_latency
+        if lo < 0 or hi < lo:
+            raise SiteConfigError(f"site {self.name}: start_latency must be 0 <= low <= high")
+
+
+@dataclass(frozen=True)
+class SiteReport:
+    """What the site tells the schedd about a job, visible at ``time``."""
+
+    time: float
+    job: str
+    kind: str  # "running" | "exited"
+    site: str
+    started: float  # when the job really started (JobCurrentStartDate)
+    exit_code: int = 0
+    ended: float | None = None
+
+
+@dataclass
+class _Job:
+    job: str
+    submitted: float
+    started: float | None = None
+    end: float | None = None
+    exit_code: int = 0
+    cancelled: bool = False
+    runtime: RunTime | None = None  # the job's own distribution (cron jobs), else the site's
+
+
+class Site:
+    def __init__(self, spec: SiteSpec, seed: int | str) -> None:
+        self.spec = spec
+        self.rng = random.Random(f"{seed}:{spec.name}")
+        self.jobs: dict[str, _Job] = {}
+        self.waiting: list[str] = []  # FIFO of jobs waiting for a slot
+        self.busy = 0
+        self.started = 0
+        self.failed = 0
+        self.succeeded = 0
+
+    def stats(self) -> dict[str, int]:
+        return {"slots": self.spec.slots, "busy": self.busy, "waiting": len(self.waiting),
+                "started": self.started, "succeeded": self.succeeded, "failed": self.failed}
+
+
+class SiteSet:
+    """All sites plus one time-ordered heap of pending site events."""
+
+    def __init__(self, specs: Iterable[SiteSpec], seed: int | str = 0) -> None:
+        self.sites: dict[str, Site] = {}
+        for spec in specs:
+            if spec.name in self.sites:
+                raise SiteConfigError(f"site {spec.name!r} defined twice")
+            self.sites[spec.name] = Site(spec, seed)
+        self._heap: list[tuple[float, int, str, str, str]] = []  # (time, seq, kind, site, job)
+        self._seq = 0
+        self._where: dict[str, str] = {}  # job -> site
+
+    # -- lookup ---------------------------------------------------------------------------
+
+    def site_for(self, route: str | None, grid_resource: str | None, universe: int | None) -> Site | None:
+        """GridResource first (a route's GridResource names the site), then the route name."""
+        if universe == 12:
+            return next((s for s in self.sites.values() if s.spec.local), None)
+        for s in self.sites.values():
+            if grid_resource and grid_resource in s.spec.grid_resources:
+                return s
+        for s in self.sites.values():
+            if route and route.lower() in (r.lower() for r in s.spec.routes):
+                return s
+        return None
+
+    def site_named(self, name: str) -> Site | None:
+        return self.sites.get(name)
+
+    def location(self, job: str) -> str | None:
+        return self._where.get(job)
+
+    # -- input from the schedd ------------------------------------------------------------
+
+    def submit(self, site: Site, job: str, now: float, runtime: RunTime | None = None) -> None:
+        """Hand a job to a site; it starts when a slot is free plus the start latency."""
+        if job in self._where:
+            return
+        self._where[job] = site.spec.name
+        site.jobs[job] = _Job(job, now, runtime=runtime)
+        site.waiting.append(job)
+        self._dispatch(site, now)
+
+    def cancel(self, job: str, now: float) -> None:
+        """The job was removed or held at the schedd: forget it, free its slot (no report)."""
+        name = self._where.pop(job, None)
+        if name is None:
+            return
+        site = self.sites[name]
+        j = site.jobs.pop(job, None)
+        if j is None:
+            return
+        j.cancelled = True
+        if job in site.waiting:
+            site.waiting.remove(job)
+        else:  # running, or its slot is reserved with the start pending
+            site.busy -= 1
+            self._dispatch(site, now)
+
+    # -- time -----------------------------------------------------------------------------
+
+    def next_time(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    def advance(self, now: float) -> list[SiteReport]:
+        """Process every site event due at or before ``now``; return the reports now visible."""
+        out: list[SiteReport] = []
+        while self._heap and self._heap[0][0] <= now:
+            t, _, kind, name, job = heapq.heappop(self._heap)
+            site = self.sites[name]
+            j = site.jobs.get(job)
+            if j is None or j.cancelled:
+                continue
+            if kind == "start":
+                j.started = t
+                site.started += 1
+                self._start_run(site, j, t)
+            elif kind == "report-start":
+                if j.end is None or j.end > t:
+                    out.append(SiteReport(t, job, "running", name, t if j.started is None else j.started))
+            elif kind == "end":
+                site.busy -= 1
+                del site.jobs[job]
+                self._where.pop(job, None)
+                if j.exit_code == 0:
+                    site.succeeded += 1
+                else:
+                    site.failed += 1
+                out.append(SiteReport(t, job, "exited", name, t if j.started is None else j.started, j.exit_code, t))
+                self._dispatch(site, t)
+        return out
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _push(self, t: float, kind: str, site: str, job: str) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, site, job))
+
+    def _dispatch(self, site: Site, now: float) -> None:
+        while site.waiting and site.busy < site.spec.slots:
+            job = site.waiting.pop(0)
+            site.busy += 1
+            lo, hi = site.spec.start_latency
+            self._push(now + site.rng.uniform(lo, hi), "start", site.spec.name, job)
+
+    def _start_run(self, site: Site, j: _Job, t: float) -> None:
+        spec = site.spec
+        if spec.black_hole:
+            lo, hi = spec.black_hole_after
+            run, code = site.rng.uniform(lo, hi), 1
+        else:
+            run = (j.runtime or spec.runtime).draw(site.rng)
+            code = 0
+            if spec.failure_probability > 0 and site.rng.random() < spec.failure_probability:
+                run, code = run * site.rng.random(), 1
+        j.end = t + max(1.0, round(run))
+        j.exit_code = code
+        self._push(t + STARTER_INITIAL_UPDATE_INTERVAL, "report-start", spec.name, j.job)
+        self._push(j.end, "end", spec.name, j.job)
