@@ -1,0 +1,114 @@
+"""The time of each replay step.
+
+Source: product.md §2 "Record times"; htcondor.md §3.2 (``106 # <ISO-8601 local time with
+microseconds>[ NONDURABLE]`` when ``SCHEDD_JOB_QUEUE_TIMESTAMPS`` is on) and §3.1 (the 107's
+``CreationTimestamp``). Design decisions and invariants:
+
+- A step's time comes, in this order of preference, from its ``106 #`` comment (``COMMENT``);
+  else from the largest epoch value among the time attributes the step sets (``SET``:
+  ``EnteredCurrentStatus``, ``QDate``, ``JobCurrentStartDate``, … — a transaction happens no
+  earlier than the latest time it writes); else it is carried from the step before
+  (``CARRIED``). Leading steps with no time take the log's ``CreationTimestamp`` when there is
+  one, else the first time found later.
+- Times are made non-decreasing (a step is never earlier than the one before) so that "seek to
+  a time" is a bisection; a clamped step keeps its source flag.
+- The comment's time is local time without an offset (HTCondor writes the schedd's local
+  time). It is read in ``tz`` (an IANA name; default: this machine's zone, which is what an
+  admin replaying a log on the schedd host expects). An explicit offset in the text wins.
+- Only plain numeric values count as times (an expression such as ``time()`` does not), and
+  only values after 1990 (epoch 631152000), so a stray 0 never pulls a time to 1970.
+"""
+
+from __future__ import annotations
+
+from array import array
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+COMMENT, SET, CARRIED = 0, 1, 2
+SOURCE_NAMES = {COMMENT: "comment", SET: "inferred", CARRIED: "carried"}
+
+# Attributes the schedd, shadow and router set to "now" when something happens (lower-case).
+TIME_ATTRS = frozenset(
+    name.lower()
+    for name in (
+        "EnteredCurrentStatus", "QDate", "JobCurrentStartDate", "JobStartDate", "CompletionDate",
+        "JobCurrentStartExecutingDate", "LastMatchTime", "ShadowBday", "LastHoldTime",
+        "LastReleaseTime", "LastSuspensionTime", "LastVacateTime", "JobLastStartDate",
+        "LastJobLeaseRenewal", "JobFinishedHookDone", "LastRemoteStatusUpdate", "LastRejMatchTime",
+        "StageInStart", "StageInFinish", "StageOutStart", "StageOutFinish", "JobLeaseExpiration",
+    )
+)
+MIN_EPOCH = 631152000.0  # 1990-01-01
+
+
+def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
+    """Epoch seconds of a ``106`` line's ``# <time>[ NONDURABLE]`` comment, or None."""
+    text = comment.strip()
+    if text.startswith("106"):
+        text = text[3:].strip()
+    if not text.startswith("#"):
+        return None
+    text = text[1:].strip()
+    if text.endswith("NONDURABLE"):
+        text = text[: -len("NONDURABLE")].strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        if tz:
+            moment = moment.replace(tzinfo=ZoneInfo(tz))
+        else:
+            moment = moment.astimezone()  # naive = this machine's local time
+    return moment.timestamp()
+
+
+def _time_value(value: str) -> float | None:
+    try:
+        t = float(value)
+    except ValueError:
+        return None
+    return t if t >= MIN_EPOCH else None
+
+
+class TimeInference:
+    """Collects one time per step during the index pass; ``finish`` returns the arrays."""
+
+    def __init__(self, creation_timestamp: float | None = None, tz: str | None = None) -> None:
+        self._creation = creation_timestamp
+        self._tz = tz
+        self._times: list[float | None] = []
+        self._sources = bytearray()
+        self.comments = 0
+
+    def add_step(self, records: list, end_line: str | None) -> None:
+        t = parse_comment_time(end_line, self._tz) if end_line and "#" in end_line else None
+        if t is not None:
+            self.comments += 1
+            self._times.append(t)
+            self._sources.append(COMMENT)
+            return
+        best = None
+        for op, _key, name, value in records:
+            if op == 103 and name.lower() in TIME_ATTRS:
+                v = _time_value(value)
+                if v is not None and (best is None or v > best):
+                    best = v
+        self._times.append(best)
+        self._sources.append(CARRIED if best is None else SET)
+
+    def finish(self) -> tuple[array, bytearray]:
+        times = array("d")
+        first = self._creation
+        if first is None:
+            first = next((t for t in self._times if t is not None), 0.0)
+        last = first
+        for t in self._times:
+            if t is None or t < last:
+                t = last
+            times.append(t)
+            last = t
+        return times, self._sources

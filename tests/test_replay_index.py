@@ -1,0 +1,133 @@
+"""Replay index and seeking (engine.replay.index / timeline).
+
+Sources: htcondor.md §3.1 (record format), §3.2 (transactions, ``106 #`` comments), §3.3 (the
+owner's reading rules: apply at 106, drop a trailing open transaction and a torn last line);
+product.md §2 "Record times"; the real log bbockelm/golang-htcondor real_job_submission.log
+(tests/data/replay/, see tests/data/PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from engine.replay.index import build_index
+from engine.replay.timeline import CARRIED, COMMENT, SET, parse_comment_time
+from tests.replay_logs import T0, Recording, as_expected
+
+DATA = Path(__file__).parent / "data" / "replay"
+
+
+def _index(tmp_path, rec: Recording, every: int = 50, torn: bool = False):
+    p = tmp_path / "job_queue.log"
+    p.write_text(rec.text(torn=torn))
+    return build_index(p, every=every, tz="UTC")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_seek_equals_straight_replay_at_random_points(tmp_path, seed):
+    """Seeking to step i gives the state of applying steps 0..i from the start (§3.3: a
+    transaction is applied at its 106; records outside transactions apply as they come)."""
+    rec = Recording(seed, steps=400)
+    ix = _index(tmp_path, rec, every=37)
+    assert ix.steps == len(rec.states)
+    assert len(ix.checkpoints) > 5
+    rng = random.Random(seed)
+    for i in [0, ix.steps - 1] + [rng.randrange(ix.steps) for _ in range(60)]:
+        assert as_expected(ix.state_at(i)) == rec.states[i], f"step {i}"
+    assert ix.state_at(-1).ads == {}
+
+
+def test_checkpoints_are_not_changed_by_later_writes(tmp_path):
+    """Copy-on-write: the state handed out by a seek can be changed without touching the index."""
+    rec = Recording(7, steps=200)
+    ix = _index(tmp_path, rec, every=20)
+    s = ix.state_at(100)
+    for key in list(s.ads):
+        s.set(key, "JobStatus", "3")
+        s.destroy(key)
+    assert as_expected(ix.state_at(100)) == rec.states[100]
+    assert as_expected(ix.state_at(120)) == rec.states[120]
+
+
+def test_trailing_open_transaction_and_torn_line_are_not_steps(tmp_path):
+    """§3.3: at EOF an open transaction is discarded, and an unterminated last line too."""
+    rec = Recording(4, steps=50)
+    ix = _index(tmp_path, rec, torn=True)
+    assert ix.steps == 50
+    assert as_expected(ix.state_at(49)) == rec.states[49]
+    messages = " ".join(p.message for p in ix.problems)
+    assert "unterminated last line" in messages and "no EndTransaction" in messages
+
+
+def test_corrupt_record_is_reported_with_its_line_and_skipped(tmp_path):
+    """§3.1: an unknown op code is an error; replay names the line and goes on (documented
+    departure from the schedd, which would EXCEPT inside a closed transaction)."""
+    p = tmp_path / "job_queue.log"
+    p.write_text("107 1 CreationTimestamp 1795300000\n105 \n101 1.0 Job Machine\nZMG nonsense\n"
+                 "103 1.0 JobStatus 2\n103 1.0 Bad \n106 \n")
+    ix = build_index(p)
+    assert ix.steps == 1
+    assert ix.state_at(0).ads == {"1.0": {"JobStatus": "2"}}
+    assert [(pr.line, "error" in pr.message) for pr in ix.problems] == [(4, True), (6, True)]
+    assert ix.problems[0].where(str(p)).startswith(f"{p}:4: ")
+
+
+def test_nul_byte_ends_the_log(tmp_path):
+    """§3.1: a NUL byte counts as EOF for the reader."""
+    p = tmp_path / "job_queue.log"
+    p.write_bytes(b"107 1 CreationTimestamp 1795300000\n105 \n101 1.0 Job Machine\n106 \n"
+                  b"105 \n103 1.0 X 1\n106 \n\0\0\0")
+    ix = build_index(p)
+    assert ix.steps == 2 and "NUL" in ix.problems[0].message
+
+
+def test_times_from_commit_comments(tmp_path):
+    """§3.2: ``106 # <ISO-8601 local time with microseconds>[ NONDURABLE]``."""
+    rec = Recording(5, steps=100)
+    ix = _index(tmp_path, rec)
+    assert ix.has_comments
+    for i in range(ix.steps):
+        if ix.sources[i] == COMMENT:
+            assert ix.times[i] == pytest.approx(rec.times[i], abs=1e-6)
+    assert parse_comment_time("106 # 2026-11-21T14:32:05.123456 NONDURABLE", "UTC") == \
+        pytest.approx(datetime(2026, 11, 21, 14, 32, 5, 123456, timezone.utc).timestamp())
+    assert parse_comment_time("106 # 2026-11-21T08:32:05.000000", "America/Chicago") == \
+        pytest.approx(datetime(2026, 11, 21, 14, 32, 5, tzinfo=timezone.utc).timestamp())  # CST = UTC-6
+    assert parse_comment_time("106 # not a time", "UTC") is None
+
+
+def test_times_inferred_from_time_attributes(tmp_path):
+    """product.md §2: without comments, a step's time is the latest time attribute it sets
+    (EnteredCurrentStatus, QDate, …), else the previous step's; times never go back."""
+    rec = Recording(6, steps=150, comments=False)
+    ix = _index(tmp_path, rec)
+    assert not ix.has_comments
+    assert set(ix.sources) <= {SET, CARRIED} and SET in ix.sources and CARRIED in ix.sources
+    for i in range(ix.steps):
+        assert ix.times[i] <= rec.times[i] + 1e-9  # attributes hold whole seconds of the step time
+        if i:
+            assert ix.times[i] >= ix.times[i - 1]
+        if ix.sources[i] == SET:
+            assert ix.times[i] == int(rec.times[i]) or ix.times[i] == ix.times[i - 1]
+    assert ix.step_at_time(T0 - 1) == -1
+    assert ix.step_at_time(ix.times[-1]) == ix.steps - 1
+
+
+def test_real_log_replays():
+    """bbockelm/golang-htcondor real_job_submission.log: job 1.0 ends Held (JobStatus 5) with
+    Cmd "sleep" (htcondor.md §6 "job_queue.log: facts"); the NextClusterNum record written
+    outside a transaction is a step of its own; the log has no commit comments, so every time
+    is carried from its CreationTimestamp."""
+    ix = build_index(DATA / "real_job_submission.log")
+    assert ix.problems == []
+    assert ix.creation_timestamp == 1763853165 and ix.sequence == 1
+    last = ix.state_at(ix.steps - 1)
+    assert last.ads["1.0"]["JobStatus"] == "5" and last.ads["1.0"]["Cmd"] == '"sleep"'
+    assert last.types["0.2"] == "Owner" and last.types["1.-2"] == "ClusterPvt"
+    assert [ix.lines[i] for i in range(ix.steps)] == [2, 3, 6, 13, 14]
+    assert not ix.has_comments and set(ix.sources) == {CARRIED}
+    assert set(ix.times) == {1763853165.0}
