@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 
 from engine.replay.timeline import TimeInference
 
-DEFAULT_EVERY = 20_000  # records between checkpoints; a seek re-applies at most this many
+DEFAULT_EVERY = 50_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,216 @@
+"""Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
+
+Used by replay (a :class:`~engine.replay.index.QueueState`) and by watch (the same shape:
+``ads`` key → {attribute: value text}). Sources: htcondor.md §3.1 (keys, cluster chaining),
+§1.5 (what a route's counts mean), §1.6 (routed copy attributes), §1.9 (router_q's view of a
+routed copy). Design decisions and invariants:
+
+- A job's effective ad is its cluster ad ``0<c>.-1`` overlaid with its proc ad ``<c>.<p>``
+  (proc wins), as the schedd chains them. Attribute names are looked up as HTCondor writes
+  them (``RouteName``, ``JobStatus``, …); a log written with other capitalisation is not
+  recognised (documented limitation; real schedds and RouteDeck's writer use these).
+- A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,
+  htcondor.md §1.9); per-route counts come only from routed copies present in the recorded
+  queue: ``routed`` = copies on the route (the router tracks a copy until it is removed from
+  the queue), ``running`` = ``JobStatus`` 2 or 6, ``idle`` = routed − running (held copies
+  count as idle, as in HTCondor §1.5), ``held`` = status 5. A *source* job is one with
+  ``RoutedToJobId`` or ``Managed == "External"``.
+- Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
+  100,000 jobs with a handful of distinct status texts cost dictionary look-ups.
+- Route limits come from an optional routing table (``limits``: name → (max_jobs, max_idle));
+  without one they read -1 ("unknown") and the route's state is "accepting" with a reason that
+  says the figures are recorded ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+from engine import classad
+from engine.snapshot import STATUS_NAMES, CronView, JobRow, ReplayPosition, RouteView, Snapshot
+
+CRON_ATTRS = ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
+
+
+@functools.lru_cache(maxsize=65536)
+def literal(text: str | None) -> Any:
+    """The value of a literal (or constant) value text; None when absent, undefined or bad."""
+    if text is None:
+        return None
+    try:
+        v = classad.evaluate(text)
+    except classad.ClassAdError:
+        return None
+    if classad.is_undefined(v) or classad.is_error(v):
+        return None
+    return v
+
+
+def literal_int(text: str | None) -> int | None:
+    v = literal(text)
+    return classad.as_int(v) if v is not None and not isinstance(v, str) else None
+
+
+def literal_str(text: str | None) -> str | None:
+    v = literal(text)
+    return v if isinstance(v, str) else None
+
+
+def iter_jobs(ads: Mapping[str, dict]) -> Iterator[tuple[str, dict]]:
+    """(job id "c.p", effective attribute texts) of every proc ad, in key order of the queue."""
+    for key, ad in ads.items():
+        if key[0] == "0":
+            continue  # header, user records and cluster ads all start with "0"
+        c, dot, p = key.partition(".")
+        if not dot or not p or p[0] == "-":
+            continue
+        cluster = ads.get("0" + c + ".-1")
+        if cluster:
+            merged = dict(cluster)
+            merged.update(ad)
+            yield key, merged
+        else:
+            yield key, ad
+
+
+@dataclass
+class RouteCounts:
+    routed: int = 0
+    running: int = 0
+    held: int = 0
+    completed: int = 0
+    removed: int = 0
+    first_seen: int = 0  # order of first appearance in the queue (stable board order)
+
+    @property
+    def idle(self) -> int:
+        return self.routed - self.running
+
+
+def route_counts(ads: Mapping[str, dict]) -> dict[str, RouteCounts]:
+    """Per-route counts from the routed copies in the queue (module docstring)."""
+    out: dict[str, RouteCounts] = {}
+    for _job, attrs in iter_jobs(ads):
+        name = literal_str(attrs.get("RouteName"))
+        if name is None:
+            continue
+        rc = out.get(name)
+        if rc is None:
+            rc = out[name] = RouteCounts(first_seen=len(out))
+        rc.routed += 1
+        status = literal_int(attrs.get("JobStatus"))
+        if status in (2, 6):
+            rc.running += 1
+        elif status == 5:
+            rc.held += 1
+        elif status == 4:
+            rc.completed += 1
+        elif status == 3:
+            rc.removed += 1
+    return out
+
+
+def job_row(job: str, attrs: Mapping[str, str], route_of: Mapping[str, str]) -> JobRow:
+    route = literal_str(attrs.get("RouteName"))
+    routed_to = literal_str(attrs.get("RoutedToJobId"))
+    routed_from = literal_str(attrs.get("RoutedFromJobId"))
+    if route is not None or routed_from is not None:
+        kind = "routed"
+    elif routed_to is not None or literal_str(attrs.get("Managed")) == "External":
+        kind = "source"
+        route = route_of.get(routed_to) if routed_to else None
+    else:
+        kind = "plain"
+    status = literal_int(attrs.get("JobStatus"))
+    return JobRow(
+        job=job, status=status if status is not None else 0,
+        owner=literal_str(attrs.get("Owner")) or "", route=route, kind=kind,
+        routed_to=routed_to, routed_from=routed_from,
+        qdate=literal_int(attrs.get("QDate")), entered_status=literal_int(attrs.get("EnteredCurrentStatus")),
+        cmd=literal_str(attrs.get("Cmd")) or "", hold_reason=literal_str(attrs.get("HoldReason")),
+        deferral_time=literal_int(attrs.get("DeferralTime")),
+    )
+
+
+def cron_view(job: str, attrs: Mapping[str, str], now: float, tz: str) -> CronView:
+    fields = tuple(literal_str(attrs.get(a)) if literal_str(attrs.get(a)) is not None
+                   else (None if attrs.get(a) is None else attrs.get(a)) for a in CRON_ATTRS)
+    status = literal_int(attrs.get("JobStatus")) or 0
+    deferral = literal_int(attrs.get("DeferralTime"))
+    if status == 5:
+        state = "held"
+    elif status == 2:
+        state = "waiting" if deferral is not None and deferral > now else "running"
+    else:
+        state = "idle"
+    return CronView(
+        job=job, fields=fields, status=status, deferral_time=deferral,
+        window=literal_int(attrs.get("DeferralWindow")) or 0,
+        prep_time=literal_int(attrs.get("DeferralPrepTime")) or 0,
+        next_runs=(deferral,) if deferral is not None else (), schedd_runs=(), state=state, tz=tz,
+        hold_reason=literal_str(attrs.get("HoldReason")) if status == 5 else None,
+        hold_code=literal_int(attrs.get("HoldReasonCode")) if status == 5 else None,
+    )
+
+
+def route_views(counts: Mapping[str, RouteCounts],
+                limits: Mapping[str, tuple[int, int]] | None = None) -> tuple[RouteView, ...]:
+    """Board rows: the table's routes in order (when given), then recorded routes not in it."""
+    names = list(limits or {})
+    names += sorted((n for n in counts if n not in (limits or {})), key=lambda n: counts[n].first_seen)
+    rows = []
+    for i, name in enumerate(names, 1):
+        rc = counts.get(name) or RouteCounts()
+        max_jobs, max_idle = (limits or {}).get(name, (-1, -1))
+        if limits is not None and name not in limits:
+            state, reason = "unlisted", "recorded copies of a route not in the routing table"
+        elif limits is None:
+            state, reason = "accepting", "recorded figures (no routing table given)"
+        elif max_jobs >= 0 and rc.routed >= max_jobs:
+            state, reason = "full", f"{rc.routed} routed >= MaxJobs {max_jobs}"
+        elif max_idle >= 0 and rc.idle >= max_idle:
+            state, reason = "idle-limit", f"{rc.idle} idle >= MaxIdleJobs {max_idle}"
+        else:
+            state, reason = "accepting", None
+        rows.append(RouteView(
+            index=i, name=name, source_label="recorded", syntax="transform", state=state, reason=reason,
+            routed=rc.routed, idle=rc.idle, running=rc.running, held=rc.held, max_jobs=max_jobs,
+            max_idle=max_idle, recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
+            failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0,
+        ))
+    return tuple(rows)
+
+
+def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "replay",
+                speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
+                limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
+                with_jobs: bool = True, tz: str = "UTC", **extra: Any) -> Snapshot:
+    """One snapshot of the recorded queue (module docstring for the rules)."""
+    jobs = list(iter_jobs(ads))
+    counts = route_counts(ads)
+    route_of = {}
+    for job, attrs in jobs:
+        name = literal_str(attrs.get("RouteName"))
+        if name is not None:
+            route_of[job] = name
+    queue: dict[str, int] = {}
+    rows = []
+    crons = []
+    for job, attrs in jobs:
+        row = job_row(job, attrs, route_of)
+        key = STATUS_NAMES.get(row.status, str(row.status)).lower()
+        queue[key] = queue.get(key, 0) + 1
+        if with_jobs:
+            rows.append(row)
+        if any(a in attrs for a in CRON_ATTRS):
+            crons.append(cron_view(job, attrs, time, tz))
+    return Snapshot(
+        seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
+        paused=paused, engine_state="paused" if paused else "running",
+        routes=route_views(counts, limits), queue_counts=MappingProxyType(queue), total_jobs=len(jobs),
+        jobs=tuple(rows), jobs_version=jobs_version, cron_jobs=tuple(crons), replay=position, tz=tz,
+        **extra,
+    )
