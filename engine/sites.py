@@ -25,7 +25,7 @@ import heapq
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 STARTER_INITIAL_UPDATE_INTERVAL = 8  # htcondor.md §7
 
@@ -108,7 +108,7 @@ class SiteReport:
 
     time: float
     job: str
-    kind: str  # "running" | "exited"
+    kind: str  # "running" | "exited" | "missed" (the starter refused: deferral window missed)
     site: str
     started: float  # when the job really started (JobCurrentStartDate)
     exit_code: int = 0
@@ -124,6 +124,7 @@ class _Job:
     exit_code: int = 0
     cancelled: bool = False
     runtime: RunTime | None = None  # the job's own distribution (cron jobs), else the site's
+    gate: Callable[[float], tuple[str, float]] | None = None  # the starter's deferral check
 
 
 class Site:
@@ -177,12 +178,13 @@ class SiteSet:
 
     # -- input from the schedd ------------------------------------------------------------
 
-    def submit(self, site: Site, job: str, now: float, runtime: RunTime | None = None) -> None:
+    def submit(self, site: Site, job: str, now: float, runtime: RunTime | None = None,
+               gate: Callable[[float], tuple[str, float]] | None = None) -> None:
         """Hand a job to a site; it starts when a slot is free plus the start latency."""
         if job in self._where:
             return
         self._where[job] = site.spec.name
-        site.jobs[job] = _Job(job, now, runtime=runtime)
+        site.jobs[job] = _Job(job, now, runtime=runtime, gate=gate)
         site.waiting.append(job)
         self._dispatch(site, now)
 
@@ -217,9 +219,17 @@ class SiteSet:
             if j is None or j.cancelled:
                 continue
             if kind == "start":
+                decision, at = j.gate(t) if j.gate is not None else ("start", t)
+                if decision == "missed":  # the starter refuses: no run, slot freed at once
+                    site.busy -= 1
+                    del site.jobs[job]
+                    self._where.pop(job, None)
+                    out.append(SiteReport(t, job, "missed", name, t))
+                    self._dispatch(site, t)
+                    continue
                 j.started = t
                 site.started += 1
-                self._start_run(site, j, t)
+                self._start_run(site, j, max(t, at))
             elif kind == "report-start":
                 if j.end is None or j.end > t:
                     out.append(SiteReport(t, job, "running", name, t if j.started is None else j.started))
@@ -249,6 +259,7 @@ class SiteSet:
             self._push(now + site.rng.uniform(lo, hi), "start", site.spec.name, job)
 
     def _start_run(self, site: Site, j: _Job, t: float) -> None:
+        """The payload runs from ``t`` (a deferred job's starter waits until then)."""
         spec = site.spec
         if spec.black_hole:
             lo, hi = spec.black_hole_after
@@ -260,5 +271,5 @@ class SiteSet:
                 run, code = run * site.rng.random(), 1
         j.end = t + max(1.0, round(run))
         j.exit_code = code
-        self._push(t + STARTER_INITIAL_UPDATE_INTERVAL, "report-start", spec.name, j.job)
+        self._push((t if j.started is None else j.started) + STARTER_INITIAL_UPDATE_INTERVAL, "report-start", spec.name, j.job)
         self._push(j.end, "end", spec.name, j.job)

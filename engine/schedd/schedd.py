@@ -1,0 +1,409 @@
+"""The embedded schedd: job states, submission, hold / release / remove / qedit, periodic and
+exit policy, running jobs on the simulated sites, and the history file.
+
+Design decisions and invariants:
+
+- The queue is the foundation's ``JobQueue``; every change goes through one of its transactions
+  and is therefore a durable commit in ``job_queue.log`` (htcondor.md §3.2). All changes made
+  while handling one engine step at one ``now`` are grouped in as few transactions as possible
+  (one per phase), which keeps the log replayable and the demo fast.
+- States (``proc.h``): 1 Idle, 2 Running, 3 Removed, 4 Completed, 5 Held. Each change sets
+  ``EnteredCurrentStatus``; a start sets ``JobCurrentStartDate`` (``JobStartDate`` the first
+  time), ``NumJobStarts``, ``JobRunCount``; an exit sets ``ExitCode``, ``ExitBySignal``,
+  ``CompletionDate`` (only when the job completes), ``RemoteWallClockTime`` (accumulated).
+- Who runs what: grid-universe (9) jobs — the router's routed copies — go to the site of their
+  ``GridResource`` or ``RouteName`` (the gridmanager's role); local-universe (12) jobs go to the
+  local executor when their Requirements' deferral clause allows (htcondor.md §2.1 "runnable
+  check"). Other jobs have no pool in the demo and stay idle; the router's ``why_not`` says why.
+- Externally managed jobs (``Managed == "External"``, claimed by the router) are left alone:
+  the router mirrors their status and evaluates their periodic policy (htcondor.md §1.6).
+- A job leaves the queue (history file, then ``DestroyClassAd``) when it is Removed or
+  Completed, ``LeaveJobInQueue`` is not true and it is not externally managed. A routed copy
+  completes with ``JobFinishedHookDone`` set, so the router can finalize it (htcondor.md §1.6).
+- DeferralTime of cron jobs is kept in memory only (``jobAd->Assign``, not logged; htcondor.md
+  §2.4); :mod:`engine.schedd.cron` owns it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from engine.classad import evaluate, format_value, is_true, make_ad, quote
+from engine.schedd.cron import needs_cron
+from engine.schedd.history import HistoryWriter
+from engine.schedd.policy import Decision, SystemPolicy, analyze_exit, analyze_periodic
+from engine.schedd.store import Store
+from engine.sites import SiteReport, SiteSet
+from engine.workload import JobTemplate
+
+IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
+PERIODIC_EXPR_INTERVAL = 60  # htcondor.md §1.3 timing knobs
+HOLD_USER_REQUEST = 1
+HOLD_MISSED_DEFERRAL = 20  # htcondor.md §2.5
+HOLD_INVALID_CRON = 25  # htcondor.md §2.4
+
+
+def _str(attrs: Mapping[str, str], name: str) -> str | None:
+    t = attrs.get(name)
+    if t is None or len(t) < 2 or t[0] != '"':
+        return None
+    return t[1:-1].replace('\\"', '"')
+
+
+def _int(attrs: Mapping[str, str], name: str, default: int | None = None) -> int | None:
+    t = attrs.get(name)
+    if t is None:
+        return default
+    try:
+        return int(float(t))
+    except ValueError:
+        return default
+
+
+def job_order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    return int(c), int(p)
+
+
+@dataclass
+class ScheddEvent:
+    time: float
+    kind: str
+    message: str
+    job: str | None = None
+    level: str = "info"
+
+
+@dataclass
+class Schedd:
+    store: Store
+    sites: SiteSet
+    history: HistoryWriter | None = None
+    system_policy: SystemPolicy = field(default_factory=SystemPolicy)
+    schedd_interval: int = 300
+    cron: Any = None  # engine.schedd.cron.CronKeeper
+    on_event: Callable[[ScheddEvent], None] | None = None
+    last_periodic: float = float("-inf")
+    last_cron: float = float("-inf")
+    cron_interval: int = 60  # calculateCronTabSchedules runs at every negotiation cycle
+    runtimes: dict[str, Any] = field(default_factory=dict)  # job -> RunTime for local jobs
+
+    # ---------------------------------------------------------------------------- events
+
+    def _emit(self, now: float, kind: str, message: str, job: str | None = None, level: str = "info") -> None:
+        if self.on_event is not None:
+            self.on_event(ScheddEvent(now, kind, message, job, level))
+
+    # ---------------------------------------------------------------------------- submit
+
+    def submit(self, template: JobTemplate, procs: int, now: float) -> list[str]:
+        """condor_submit of one cluster: the template's attributes on the cluster ad."""
+        t = int(now)
+        attrs = dict(template.attrs)
+        attrs.setdefault("JobUniverse", "5")
+        attrs.setdefault("Owner", quote("demo"))
+        attrs.setdefault("Cmd", quote("/bin/true"))
+        if any(a in attrs for a in ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth",
+                                   "CronDayOfWeek", "DeferralTime")):
+            # NeedsJobDeferral: submit adds the window, prep time and ScheddInterval (htcondor.md §2.1)
+            attrs.setdefault("DeferralWindow", "0")
+            attrs.setdefault("DeferralPrepTime", "300")
+            attrs.setdefault("ScheddInterval", str(self.schedd_interval))
+        attrs["QDate"] = str(t)
+        attrs["WorkloadTemplate"] = quote(template.name)
+        with self.store.transaction(now) as tx:
+            cluster = tx.new_cluster()
+            tx.set(f"0{cluster}.-1", "ClusterId", str(cluster))
+            for name, text in attrs.items():
+                tx.set(f"0{cluster}.-1", name, text)
+            ids = []
+            for p in range(procs):
+                key = f"{cluster}.{p}"
+                tx.new_proc(cluster, p)
+                tx.set(key, "ProcId", str(p))
+                tx.set(key, "JobStatus", str(IDLE))
+                tx.set(key, "EnteredCurrentStatus", str(t))
+                ids.append(key)
+        for key in ids:
+            if template.runtime is not None:
+                self.runtimes[key] = template.runtime
+            if self.cron is not None:
+                self.cron.job_entered(key, now)
+        return ids
+
+    # ---------------------------------------------------------------------------- commands
+
+    def hold(self, job: str, now: float, reason: str = "via RouteDeck", code: int = HOLD_USER_REQUEST,
+             subcode: int = 0) -> bool:
+        attrs = self.store.attrs(job)
+        if attrs is None or _int(attrs, "JobStatus") in (HELD, REMOVED, COMPLETED):
+            return False
+        with self.store.transaction(now) as tx:
+            self._hold(tx, job, attrs, now, reason, code, subcode)
+        return True
+
+    def _hold(self, tx, job: str, attrs: Mapping[str, str], now: float, reason: str, code: int, subcode: int) -> None:
+        t = int(now)
+        if _int(attrs, "JobStatus") == RUNNING:
+            self._vacate(tx, job, attrs, now)
+        tx.set(job, "JobStatus", str(HELD))
+        tx.set(job, "EnteredCurrentStatus", str(t))
+        tx.set(job, "HoldReason", quote(reason))
+        tx.set(job, "HoldReasonCode", str(code))
+        tx.set(job, "HoldReasonSubCode", str(subcode))
+        tx.set(job, "NumHolds", str((_int(attrs, "NumHolds", 0) or 0) + 1))
+        if "ReleaseReason" in attrs:
+            tx.set(job, "LastReleaseReason", attrs["ReleaseReason"])
+            tx.delete(job, "ReleaseReason")
+        self.sites.cancel(job, now)
+        if self.cron is not None:
+            self.cron.job_held(job, code)
+        self._emit(now, "job-held", f"{job} held: {reason} (code {code})", job, "warning" if code != 1 else "info")
+
+    def release(self, job: str, now: float, reason: str = "via RouteDeck") -> bool:
+        attrs = self.store.attrs(job)
+        if attrs is None or _int(attrs, "JobStatus") != HELD:
+            return False
+        with self.store.transaction(now) as tx:
+            self._release(tx, job, attrs, now, reason)
+        if self.cron is not None:
+            self.cron.job_released(job, now)
+        return True
+
+    def _release(self, tx, job: str, attrs: Mapping[str, str], now: float, reason: str) -> None:
+        tx.set(job, "JobStatus", str(IDLE))
+        tx.set(job, "EnteredCurrentStatus", str(int(now)))
+        tx.set(job, "ReleaseReason", quote(reason))
+        if "HoldReason" in attrs:
+            tx.set(job, "LastHoldReason", attrs["HoldReason"])
+        if "HoldReasonCode" in attrs:
+            tx.set(job, "LastHoldReasonCode", attrs["HoldReasonCode"])
+        for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
+            if name in attrs:
+                tx.delete(job, name)
+        self._emit(now, "job-released", f"{job} released: {reason}", job)
+
+    def remove(self, job: str, now: float, reason: str = "via RouteDeck") -> bool:
+        attrs = self.store.attrs(job)
+        if attrs is None or _int(attrs, "JobStatus") in (REMOVED, COMPLETED):
+            return False
+        with self.store.transaction(now) as tx:
+            self._remove(tx, job, attrs, now, reason)
+        return True
+
+    def _remove(self, tx, job: str, attrs: Mapping[str, str], now: float, reason: str) -> None:
+        if _int(attrs, "JobStatus") == RUNNING:
+            self._vacate(tx, job, attrs, now)
+        tx.set(job, "JobStatus", str(REMOVED))
+        tx.set(job, "EnteredCurrentStatus", str(int(now)))
+        tx.set(job, "RemoveReason", quote(reason))
+        self.sites.cancel(job, now)
+        if self.cron is not None:
+            self.cron.forget(job)
+        self._emit(now, "job-removed", f"{job} removed: {reason}", job)
+
+    def qedit(self, job: str, name: str, text: str, now: float) -> bool:
+        if self.store.attrs(job) is None:
+            return False
+        with self.store.transaction(now) as tx:
+            tx.set(job, name, text)
+        if self.cron is not None and name.lower().startswith("cron"):
+            self.cron.job_edited(job, now)
+        return True
+
+    # ---------------------------------------------------------------------------- running
+
+    def _vacate(self, tx, job: str, attrs: Mapping[str, str], now: float) -> None:
+        start = _int(attrs, "JobCurrentStartDate")
+        if start is not None:
+            wall = float(attrs.get("RemoteWallClockTime", "0.0") or 0.0) + max(0.0, now - start)
+            tx.set(job, "RemoteWallClockTime", format_value(float(wall)))
+
+    def dispatch(self, now: float) -> None:
+        """Hand idle grid and local jobs to their sites (the gridmanager's / local starter's role)."""
+        starts: list[tuple[str, Mapping[str, str]]] = []
+        for job, attrs in sorted(self.store.idle_jobs(), key=lambda ja: job_order(ja[0])):
+            if self.sites.location(job) is not None:
+                continue
+            if _str(attrs, "Managed") == "External":
+                continue
+            universe = _int(attrs, "JobUniverse")
+            if universe == 9:
+                site = self.sites.site_for(_str(attrs, "RouteName"), _str(attrs, "GridResource"), 9)
+                if site is not None:
+                    self.sites.submit(site, job, now)
+            elif universe == 12:
+                site = self.sites.site_for(None, None, 12)
+                if site is None:
+                    continue
+                gate = self.cron.gate(job, attrs, now) if self.cron is not None else None
+                if gate is False:  # not runnable yet (deferral clause false)
+                    continue
+                self.sites.submit(site, job, now, self.runtimes.get(job), gate=gate or None)
+                starts.append((job, attrs))
+        if starts:  # a local job shows Running as soon as its starter is spawned (htcondor.md §2.5)
+            with self.store.transaction(now) as tx:
+                for job, attrs in starts:
+                    self._running(tx, job, attrs, now, now)
+
+    def _running(self, tx, job: str, attrs: Mapping[str, str], started: float, now: float) -> None:
+        t = int(now)
+        s = int(started)
+        tx.set(job, "JobStatus", str(RUNNING))
+        tx.set(job, "EnteredCurrentStatus", str(t))
+        tx.set(job, "JobCurrentStartDate", str(s))
+        if "JobStartDate" not in attrs:
+            tx.set(job, "JobStartDate", str(s))
+        tx.set(job, "NumJobStarts", str((_int(attrs, "NumJobStarts", 0) or 0) + 1))
+        tx.set(job, "JobRunCount", str((_int(attrs, "JobRunCount", 0) or 0) + 1))
+
+    def apply_reports(self, reports: Iterable[SiteReport], now: float) -> None:
+        reports = list(reports)
+        if not reports:
+            return
+        exited = {r.job for r in reports if r.kind != "running"}
+        with self.store.transaction(now) as tx:
+            for r in reports:
+                attrs = self.store.attrs(r.job)
+                if attrs is None:
+                    continue
+                status = _int(attrs, "JobStatus")
+                if r.kind == "running":
+                    if status == IDLE and r.job not in exited:
+                        self._running(tx, r.job, attrs, r.started, r.time)
+                elif r.kind == "missed":
+                    self._hold(tx, r.job, attrs, r.time, "Job missed deferred execution time",
+                               HOLD_MISSED_DEFERRAL, 0)
+                elif r.kind == "exited" and status in (IDLE, RUNNING):
+                    self._exited(tx, r, attrs)
+
+    def _exited(self, tx, r: SiteReport, attrs: Mapping[str, str]) -> None:
+        job, now = r.job, r.time
+        t = int(now)
+        if _int(attrs, "JobStatus") == IDLE:  # ran and ended before the first update reached us
+            self._running(tx, job, attrs, r.started, r.started)
+        wall = float(attrs.get("RemoteWallClockTime", "0.0") or 0.0) + max(0.0, (r.ended or now) - r.started)
+        exit_attrs = {
+            "ExitCode": str(r.exit_code),
+            "ExitBySignal": "false",
+            "RemoteWallClockTime": format_value(float(wall)),
+            "LastRemoteWallClockTime": format_value(float(max(0.0, (r.ended or now) - r.started))),
+        }
+        for k, v in exit_attrs.items():
+            tx.set(job, k, v)
+        merged = dict(attrs)
+        merged.update(exit_attrs)
+        merged["JobStatus"] = str(RUNNING)
+        d = analyze_exit(make_ad(merged), merged, RUNNING, self.system_policy, now)
+        after = dict(merged, JobStatus=str(IDLE))  # the run is accounted for: no second vacate
+        if d.action == "hold" or (d.action == "none" and d.value == -1):
+            self._hold(tx, job, after, now, d.reason, d.code, d.subcode)
+        elif d.action == "stay" or d.action == "release":
+            # requeue (check_zombie): back to Idle; a cron job gets a new DeferralTime
+            tx.set(job, "JobStatus", str(IDLE))
+            tx.set(job, "EnteredCurrentStatus", str(t))
+            if self.cron is not None:
+                self.cron.job_requeued(job, now)
+            self._emit(now, "job-requeued", f"{job} exited with code {r.exit_code} and was requeued (OnExitRemove false)", job)
+        elif d.action == "remove" and d.source == "system macro":
+            self._remove(tx, job, after, now, d.reason)
+        else:
+            tx.set(job, "JobStatus", str(COMPLETED))
+            tx.set(job, "EnteredCurrentStatus", str(t))
+            tx.set(job, "CompletionDate", str(t))
+            if _int(attrs, "JobUniverse") == 9:
+                tx.set(job, "JobFinishedHookDone", str(t))
+            if self.cron is not None:
+                self.cron.forget(job)
+
+    # ---------------------------------------------------------------------------- policy
+
+    def periodic(self, now: float, force: bool = False) -> int:
+        """Evaluate periodic policy every PERIODIC_EXPR_INTERVAL; returns how many jobs acted."""
+        if not force and now - self.last_periodic < PERIODIC_EXPR_INTERVAL:
+            return 0
+        self.last_periodic = now
+        acts: list[tuple[str, Mapping[str, str], Decision]] = []
+        for job, attrs in sorted(self.store.policy_jobs(), key=lambda ja: job_order(ja[0])):
+            if _str(attrs, "Managed") == "External":
+                continue  # the router evaluates it (htcondor.md §1.6)
+            status = _int(attrs, "JobStatus")
+            if status not in (IDLE, RUNNING, HELD):
+                continue
+            if not any(k in attrs for k in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")) and not (
+                    self.system_policy.hold or self.system_policy.release or self.system_policy.remove):
+                continue
+            d = analyze_periodic(make_ad(attrs), attrs, status or 0, self.system_policy, now)
+            if d.action != "none" and not (d.action == "hold" and status == HELD):
+                acts.append((job, attrs, d))
+        if not acts:
+            return 0
+        released = []
+        with self.store.transaction(now) as tx:
+            for job, attrs, d in acts:
+                if d.action == "hold":
+                    self._hold(tx, job, attrs, now, d.reason, d.code, d.subcode)
+                elif d.action == "release":
+                    self._release(tx, job, attrs, now, d.reason)
+                    released.append(job)
+                elif d.action == "remove":
+                    self._remove(tx, job, attrs, now, d.reason)
+        if self.cron is not None:
+            for job in released:
+                self.cron.job_released(job, now)
+        return len(acts)
+
+    # ---------------------------------------------------------------------------- crondor
+
+    def cron_cycle(self, now: float) -> None:
+        """DeferralTimes for jobs that entered, were requeued, released or edited; and, every
+        ``cron_interval``, for every idle cron job (``calculateCronTabSchedules``)."""
+        if self.cron is None:
+            return
+        pending = self.cron.pending()
+        todo: dict[str, tuple[Mapping[str, str], bool]] = {}
+        if now - self.last_cron >= self.cron_interval:
+            self.last_cron = now
+            for job, attrs in self.store.idle_jobs():
+                if needs_cron(attrs):
+                    todo[job] = (attrs, pending.get(job, False))
+        for job, forced in pending.items():
+            if job not in todo:
+                attrs = self.store.attrs(job)
+                if attrs is not None:
+                    todo[job] = (attrs, forced)
+        holds = []
+        for job in sorted(todo, key=job_order):
+            attrs, forced = todo[job]
+            h = self.cron.calculate(job, attrs, now, forced)
+            if h is not None:
+                holds.append((h, attrs))
+        if holds:
+            with self.store.transaction(now) as tx:
+                for h, attrs in holds:
+                    self._hold(tx, h.job, attrs, now, h.reason, h.code, 0)
+
+    # ---------------------------------------------------------------------------- leaving
+
+    def reap(self, now: float) -> list[str]:
+        """Jobs that leave the queue: history record, then destroy (cluster ad with the last proc)."""
+        gone = []
+        for job, attrs in sorted(self.store.finished_jobs(), key=lambda ja: job_order(ja[0])):
+            if _str(attrs, "Managed") == "External":
+                continue
+            leave = attrs.get("LeaveJobInQueue")
+            if leave is not None and is_true(evaluate(leave, my=make_ad(attrs), now=now)):
+                continue
+            gone.append((job, attrs))
+        if not gone:
+            return []
+        with self.store.transaction(now) as tx:
+            for job, attrs in gone:
+                if self.history is not None:
+                    rec = dict(attrs)
+                    rec["EnteredHistoryTime"] = str(int(now))
+                    self.history.append(rec)
+                tx.destroy(job)
+                self.runtimes.pop(job, None)
+        return [j for j, _ in gone]
