@@ -3,7 +3,11 @@ periodic and exit policy, history when a job leaves the queue (issue 5 part 1).
 Sources: htcondor.md §1.6 (LeaveJobInQueue, JobFinishedHookDone), §3.1 (keys, cluster ad),
 src/condor_utils/user_job_policy.cpp (policy order and reasons)."""
 
+import pytest
+
+from engine.jobqueue import JobQueue
 from engine.schedd.history import HistoryWriter, read_history
+from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd
 from engine.schedd.store import MemoryStore
 from engine.sites import RunTime, SiteSet, SiteSpec
@@ -12,12 +16,34 @@ from engine.workload import JobTemplate
 T0 = 1_700_000_000.0
 
 
-def _mk(tmp_path=None, **site):
+@pytest.fixture(params=["memory", "jobqueue"])
+def kind(request):
+    return request.param
+
+
+def _store(kind):
+    return MemoryStore() if kind == "memory" else QueueStore(JobQueue())
+
+
+def _cluster_ad(store, c):
+    if isinstance(store, MemoryStore):
+        return store.ads.get(f"0{c}.-1")
+    ad = store.queue.ad(f"0{c}.-1")
+    return None if ad is None else dict(ad)
+
+
+def _proc_ad(store, key):
+    if isinstance(store, MemoryStore):
+        return store.ads.get(key)
+    return dict(store.queue.ad(key))
+
+
+def _mk(kind, tmp_path=None, **site):
     spec = dict(slots=2, start_latency=(0, 0), runtime=RunTime("fixed", 100))
     spec.update(site)
     sites = SiteSet([SiteSpec("S", routes=("R",), **spec)], seed=1)
     hist = HistoryWriter(tmp_path / "history") if tmp_path else None
-    return Schedd(MemoryStore(), sites, hist)
+    return Schedd(_store(kind), sites, hist)
 
 
 def _run(s, until):
@@ -26,13 +52,14 @@ def _run(s, until):
         s.apply_reports(s.sites.advance(t), t)
 
 
-def test_submit_puts_template_on_cluster_ad_and_state_on_procs():
-    s = _mk()
+def test_submit_puts_template_on_cluster_ad_and_state_on_procs(kind):
+    s = _mk(kind)
     ids = s.submit(JobTemplate("t", {"Owner": '"bob"'}), 2, T0)
     assert ids == ["1.0", "1.1"]
     st = s.store
-    assert st.ads["01.-1"]["Owner"] == '"bob"' and st.ads["01.-1"]["QDate"] == str(int(T0))
-    assert st.ads["1.1"] == {"ProcId": "1", "JobStatus": "1", "EnteredCurrentStatus": str(int(T0))}
+    c = _cluster_ad(st, 1)
+    assert c["Owner"] == '"bob"' and c["QDate"] == str(int(T0))
+    assert _proc_ad(st, "1.1") == {"ProcId": "1", "JobStatus": "1", "EnteredCurrentStatus": str(int(T0))}
     assert st.attrs("1.1")["Owner"] == '"bob"'
 
 
@@ -42,8 +69,8 @@ def _grid_job(s, extra=None, now=T0):
     return s.submit(JobTemplate("g", attrs), 1, now)[0]
 
 
-def test_run_to_completion_sets_time_and_exit_attributes(tmp_path):
-    s = _mk(tmp_path)
+def test_run_to_completion_sets_time_and_exit_attributes(kind, tmp_path):
+    s = _mk(kind, tmp_path)
     j = _grid_job(s)
     s.dispatch(T0)
     _run(s, T0 + 500)
@@ -56,13 +83,13 @@ def test_run_to_completion_sets_time_and_exit_attributes(tmp_path):
     assert s.reap(T0 + 500) == []
     s.qedit(j, "LeaveJobInQueue", "false", T0 + 510)
     assert s.reap(T0 + 520) == [j]
-    assert s.store.attrs(j) is None and "01.-1" not in s.store.ads
+    assert s.store.attrs(j) is None and _cluster_ad(s.store, 1) is None
     (rec,) = read_history(tmp_path / "history")
     assert rec.attrs["ClusterId"] == "1" and rec.attrs["ProcId"] == "0" and rec.attrs["JobStatus"] == "4"
 
 
-def test_hold_release_remove():
-    s = _mk()
+def test_hold_release_remove(kind):
+    s = _mk(kind)
     j = _grid_job(s)
     s.dispatch(T0)
     _run(s, T0 + 20)  # running (first update after 8 s)
@@ -81,16 +108,16 @@ def test_hold_release_remove():
     assert s.reap(T0 + 60) == [j]
 
 
-def test_externally_managed_jobs_are_left_to_the_router():
-    s = _mk()
+def test_externally_managed_jobs_are_left_to_the_router(kind):
+    s = _mk(kind)
     j = s.submit(JobTemplate("x", {"PeriodicRemove": "true", "Managed": '"External"'}), 1, T0)[0]
     assert s.periodic(T0) == 0
     s.remove(j, T0 + 1)
     assert s.reap(T0 + 2) == []  # stays until the router yields it
 
 
-def test_periodic_policy_runs_every_interval():
-    s = _mk()
+def test_periodic_policy_runs_every_interval(kind):
+    s = _mk(kind)
     j = s.submit(JobTemplate("x", {"PeriodicHold": "time() - QDate > 100"}), 1, T0)[0]
     assert s.periodic(T0 + 90) == 0  # evaluated, not yet true
     assert s.periodic(T0 + 120) == 0  # true now, but only every PERIODIC_EXPR_INTERVAL (60 s)
@@ -99,8 +126,8 @@ def test_periodic_policy_runs_every_interval():
     assert a["HoldReasonCode"] == "3" and "PeriodicHold" in a["HoldReason"]
 
 
-def test_on_exit_hold_and_requeue(tmp_path):
-    s = _mk(failure_probability=1.0)
+def test_on_exit_hold_and_requeue(kind, tmp_path):
+    s = _mk(kind, failure_probability=1.0)
     held = _grid_job(s, {"OnExitHold": "ExitCode != 0"})
     again = _grid_job(s, {"OnExitRemove": "ExitCode == 0"})
     s.dispatch(T0)

@@ -1,0 +1,107 @@
+"""The schedd's :class:`~engine.schedd.store.Store` over the foundation's ``JobQueue``.
+
+Every schedd transaction is a ``JobQueue.transaction`` (written through the attached log writer
+at commit, one durable ``105 … 106 # <time>`` block; htcondor.md §3.2). A status index is kept
+from the queue's change events, so the router's own writes (claims, routed copies, status
+mirroring) are seen too, and the schedd's scans touch only jobs in the states they need.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from engine.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
+
+
+def _key(jid: tuple[int, int]) -> str:
+    return f"{jid[0]}.{jid[1]}"
+
+
+def _status_of(job: Any) -> int | None:
+    return job.status
+
+
+class _QueueTx:
+    def __init__(self, tx: Any) -> None:
+        self.tx = tx
+
+    def new_cluster(self) -> int:
+        return self.tx.new_cluster()
+
+    def new_proc(self, cluster: int, proc: int) -> None:
+        got = self.tx.new_proc(cluster)
+        if got != (cluster, proc):
+            raise RuntimeError(f"new_proc gave {got}, expected {(cluster, proc)}")
+
+    def set(self, key: str, name: str, text: str) -> None:
+        self.tx.set_attribute(key, name, text)
+
+    def delete(self, key: str, name: str) -> None:
+        self.tx.delete_attribute(key, name)
+
+    def destroy(self, job: str) -> None:
+        self.tx.destroy(job)
+
+
+class QueueStore:
+    def __init__(self, queue: JobQueue) -> None:
+        self.queue = queue
+        self.status: dict[str, int] = {}
+        self._rebuild()
+        self._unsubscribe = queue.subscribe(self._on_event)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    def _rebuild(self) -> None:
+        self.status = {}
+        for job in self.queue:
+            st = _status_of(job)
+            if st is not None:
+                self.status[job.key] = st
+
+    def _on_event(self, ev: Any) -> None:
+        if isinstance(ev, QueueReloaded):
+            self._rebuild()
+        elif isinstance(ev, JobRemoved):
+            self.status.pop(_key(ev.id), None)
+        elif isinstance(ev, (JobAdded, JobChanged)):
+            job = self.queue.get(ev.id)
+            if job is not None:
+                st = _status_of(job)
+                if st is None:
+                    self.status.pop(job.key, None)
+                else:
+                    self.status[job.key] = st
+
+    @contextmanager
+    def transaction(self, now: float):
+        with self.queue.transaction(now=now) as tx:
+            yield _QueueTx(tx)
+
+    def attrs(self, job: str) -> dict[str, str] | None:
+        j = self.queue.get(job)
+        return None if j is None else j.attrs
+
+    def _with(self, states: tuple[int, ...]) -> Iterator[tuple[str, dict[str, str]]]:
+        for key, st in list(self.status.items()):
+            if st in states:
+                j = self.queue.get(key)
+                if j is not None:
+                    yield key, j.attrs
+
+    def idle_jobs(self):
+        return self._with((1,))
+
+    def policy_jobs(self):
+        return self._with((1, 2, 5))
+
+    def finished_jobs(self):
+        return self._with((3, 4))
+
+    def counts(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for st in self.status.values():
+            out[st] = out.get(st, 0) + 1
+        return out
