@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 
 MODULES: list[str] = [
+    "engine.commands.replay",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]
 

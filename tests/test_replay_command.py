@@ -1,0 +1,73 @@
+"""``routedeck replay LOG --at TIME --json`` (product.md §5; issue 7 item 4).
+
+Sources: the real log bbockelm/golang-htcondor real_job_submission.log (job 1.0 ends held,
+htcondor.md §6 "job_queue.log: facts"); htcondor.md §1.9 (routed copy = RouteName defined) and
+§1.5 (idle = routed − running) for the per-route figures, computed here from the generator's
+own expected states.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.replay_logs import Recording
+from tui.cli import main
+
+REAL = "tests/data/replay/real_job_submission.log"
+
+
+def _run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_real_log_at_end_and_at_a_transaction(capsys):
+    rc, out, _ = _run(capsys, "replay", REAL, "--at", "end", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["mode"] == "replay" and doc["queue"] == {"held": 1} and doc["total_jobs"] == 1
+    assert doc["replay"]["times_inferred"] and doc["replay"]["transactions"] == 5
+    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "2", "--json")
+    assert json.loads(out)["total_jobs"] == 0 and json.loads(out)["replay"]["line"] == 6
+
+
+def _expected_routes(state):
+    out = {}
+    for key, (_t, attrs) in state.items():
+        c, _, p = key.partition(".")
+        if key.startswith("0") or p.startswith("-"):
+            continue
+        merged = dict(state.get("0%s.-1" % c, ("", {}))[1])
+        merged.update(attrs)
+        if "RouteName" in merged:
+            name = merged["RouteName"].strip('"')
+            r = out.setdefault(name, [0, 0])
+            r[0] += 1
+            r[1] += merged.get("JobStatus") == "2"
+    return {n: (r[0], r[0] - r[1], r[1]) for n, r in out.items()}
+
+
+def test_per_route_counts_at_times(tmp_path, capsys):
+    rec = Recording(21, steps=200)
+    log = tmp_path / "job_queue.log"
+    log.write_text(rec.text())
+    for i in (10, 77, 150, 199):
+        t = rec.times[i]
+        while i + 1 < len(rec.times) and rec.times[i + 1] == t:
+            i += 1  # --at lands on the last transaction at that time
+        rc, out, _ = _run(capsys, "replay", str(log), "--at", repr(t), "--json", "--tz", "UTC")
+        doc = json.loads(out)
+        got = {r["name"]: (r["routed"], r["idle"], r["running"]) for r in doc["routes"]}
+        assert rc == 0 and doc["replay"]["transaction"] == i
+        assert got == _expected_routes(rec.states[i])
+
+
+def test_bad_input_exit_codes(tmp_path, capsys):
+    rc, _, err = _run(capsys, "replay", str(tmp_path / "missing.log"))
+    assert rc == 1 and "cannot read" in err
+    rc, _, err = _run(capsys, "replay", REAL, "--transaction", "99")
+    assert rc == 1 and "outside" in err
+    bad = tmp_path / "bad.log"
+    bad.write_text("107 1 CreationTimestamp 1\n105 \n101 1.0 Job Machine\nXYZ\n106 \n")
+    rc, out, err = _run(capsys, "replay", str(bad), "--json")
+    assert rc == 0 and f"{bad}:4: error" in err and json.loads(out)["total_jobs"] == 1
