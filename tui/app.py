@@ -1,0 +1,347 @@
+"""The RouteDeck app: the shell around the screens, and the one bridge to the engine.
+
+Design decisions and invariants:
+
+- ``make_app(runtime, mode=..., readonly=...)`` is the only constructor; the CLI and the tests
+  both use it (posting's ``make_posting`` habit). ``runtime`` is ``engine.runtime.Runtime`` or
+  any object with ``start/send/stop/latest`` (the tests' fake).
+- The engine runs in its runtime; a *thread worker* (``_bridge``) starts it and forwards each
+  new snapshot with ``post_message`` — thread-safe and non-blocking. ``SnapshotArrived`` is
+  replaceable, so a busy UI drops stale snapshots instead of queueing them. ``publish`` can be
+  given to the runtime as its callback too; snapshots are de-duplicated by ``seq``.
+- Engine failure is handled in one place, :meth:`engine_failed`: reached from the worker's
+  ``StateChanged(ERROR)`` (start failed, bridge died) and from a snapshot whose state is
+  ``crashed``. It shows the error in a banner and keeps the last snapshot on screen.
+- Toasts come from the events ring: only events with a sequence number above the last one seen,
+  so a replaced snapshot loses none; a gap in the numbers is reported, never hidden.
+- ``readonly`` refuses every command that changes jobs or the routing table.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Iterable
+
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from engine import snapshot as S
+from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
+from tui.palette import COMMANDS, lookup
+
+TOAST_KINDS = {
+    "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
+    "config-reloaded": "information", "config-rejected": "error", "hook-failed": "error",
+}
+MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
+
+
+def _screen(name: str) -> Screen:
+    if name == "routes":
+        from tui.screens.routes import RoutesScreen  # noqa: PLC0415
+
+        return RoutesScreen()
+    if name == "jobs":
+        from tui.screens.jobs import JobsScreen  # noqa: PLC0415
+
+        return JobsScreen()
+    from tui.screens.cron import CronScreen  # noqa: PLC0415
+
+    return CronScreen()
+
+
+class RouteDeckApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "RouteDeck"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("colon", "command_line", "Command"),
+        Binding("b", "show_routes", "Board"),
+        Binding("j", "show_jobs", "Jobs"),
+        Binding("c", "show_cron", "Crondor"),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("plus", "speed(2)", "Faster", key_display="+"),
+        Binding("minus", "speed(0.5)", "Slower", key_display="-"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
+
+    def __init__(self, runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
+                 poll_interval: float = 0.05) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.mode = mode
+        self.readonly = readonly
+        self.blink = blink
+        self.poll_interval = poll_interval
+        self.snapshot: S.Snapshot | None = None
+        self.engine_error: str | None = None
+        self.last_event_seq = 0
+        self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
+
+    def on_mount(self) -> None:
+        self.switch_mode("routes")
+        self.run_worker(self._bridge, thread=True, name="engine", exclusive=True, exit_on_error=False)
+
+    # -- engine bridge (runs in a thread) -------------------------------------------------------
+    def publish(self, snap: S.Snapshot) -> None:
+        """Callback for the runtime: safe from any thread."""
+        self.post_message(SnapshotArrived(snap))
+
+    def _bridge(self) -> None:
+        from textual.worker import get_current_worker  # noqa: PLC0415
+
+        worker = get_current_worker()
+        self.runtime.start()
+        last = None
+        try:
+            while not worker.is_cancelled:
+                snap = self.runtime.latest()
+                if snap is not None and snap.seq != last:
+                    last = snap.seq
+                    self.post_message(SnapshotArrived(snap))
+                    if snap.engine_state == "crashed":
+                        return
+                error = getattr(self.runtime, "error", None)
+                if error:
+                    raise RuntimeError(str(error))
+                worker.cancelled_event.wait(self.poll_interval)
+        finally:
+            if worker.is_cancelled:
+                self.runtime.stop()
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "engine" and event.state == WorkerState.ERROR:
+            err = event.worker.error
+            self.engine_failed(f"{type(err).__name__}: {err}" if err else "unknown error")
+
+    def engine_failed(self, error: str) -> None:
+        """The one place an engine failure is handled: banner, toast, last snapshot kept."""
+        if self.engine_error == error:
+            return
+        self.engine_error = error
+        self.post_message(EngineCrashed(error))
+        self.notify(error, title="engine stopped", severity="error", timeout=10)
+        self._show(self.snapshot)
+
+    # -- snapshots ------------------------------------------------------------------------------
+    def on_snapshot_arrived(self, message: SnapshotArrived) -> None:
+        snap = message.snapshot
+        if self.snapshot is not None and snap.seq <= self.snapshot.seq and snap.engine_state != "crashed":
+            return
+        first = self.snapshot is None
+        if snap.engine_state == "crashed":
+            # keep the last good figures; the crash snapshot only carries the error
+            if self.snapshot is None:
+                self.snapshot = snap
+            self.engine_failed(snap.error or "the engine crashed")
+            return
+        self.snapshot = snap
+        self._toast_events(snap, quiet=first)
+        self._show(snap)
+
+    def _show(self, snap: S.Snapshot | None) -> None:
+        screen = self.screen
+        show = getattr(screen, "show_snapshot", None)
+        if show is not None:
+            show(snap)
+
+    def _toast_events(self, snap: S.Snapshot, quiet: bool) -> None:
+        new = [e for e in snap.events if e.seq > self.last_event_seq]
+        if not new:
+            return
+        missed = 0
+        if not quiet and self.last_event_seq and new[0].seq > self.last_event_seq + 1:
+            missed = new[0].seq - self.last_event_seq - 1
+            self.notify(f"{missed} engine events were not shown (UI fell behind)", severity="warning")
+        self.last_event_seq = new[-1].seq
+        self.post_message(EventsSeen(tuple(e.kind for e in new), missed))
+        if quiet:
+            return
+        for e in new:
+            severity = TOAST_KINDS.get(e.kind)
+            if severity is None and e.level == "error":
+                severity = "error"
+            if severity:
+                self.notify(e.message, title=e.kind.replace("-", " "), severity=severity)
+
+    # -- commands to the engine -----------------------------------------------------------------
+    def send(self, command: object) -> bool:
+        if self.readonly and isinstance(command, MUTATING):
+            self.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+            return False
+        if self.engine_error:
+            self.notify("the engine has stopped; command not sent", severity="warning")
+            return False
+        self.runtime.send(command)
+        self.post_message(CommandSent(command))
+        return True
+
+    def action_toggle_pause(self) -> None:
+        paused = self.snapshot.paused if self.snapshot else False
+        self.send(S.Resume() if paused else S.Pause())
+
+    def action_speed(self, factor: float) -> None:
+        current = self.snapshot.speed if self.snapshot else 1.0
+        self.send(S.SetSpeed(max(0.125, min(10_000.0, current * factor))))
+
+    # -- navigation -----------------------------------------------------------------------------
+    def _go(self, name: str) -> Screen:
+        """Switch to a main screen (one Textual mode each, so each keeps its state and stack)."""
+        if self.current_mode != name:
+            self.switch_mode(name)
+        return self.screen_stack[0]
+
+    def action_show_routes(self) -> None:
+        self._go("routes")
+
+    def action_show_jobs(self) -> None:
+        self.show_jobs()
+
+    def show_jobs(self, filter_text: str | None = None, where: str | None = None):
+        screen = self._go("jobs")
+        if filter_text is not None:
+            screen.set_filter(filter_text)
+        if where is not None:
+            screen.set_constraint(where)
+        return screen
+
+    def action_show_cron(self) -> None:
+        self._go("cron")
+
+    def open_route(self, name: str) -> None:
+        from tui.screens.route_detail import RouteDetailScreen  # noqa: PLC0415
+
+        self.push_screen(RouteDetailScreen(name))
+
+    def open_editor(self, route: str | None = None) -> None:
+        from tui.screens.editor import EditorScreen  # noqa: PLC0415
+
+        self.push_screen(EditorScreen(route))
+
+    def open_why_not(self, job: str) -> None:
+        from tui.screens.whynot import WhyNotScreen  # noqa: PLC0415
+
+        self.push_screen(WhyNotScreen(job))
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen  # noqa: PLC0415
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    # -- the ":" command line -------------------------------------------------------------------
+    def action_command_line(self, value: str = "") -> None:
+        from tui.widgets.command_line import CommandLine  # noqa: PLC0415
+
+        self.push_screen(CommandLine(value, blink=self.blink), self.run_command_line)
+
+    def run_command_line(self, text: str | None) -> None:
+        if not text or not text.strip():
+            return
+        text = text.strip().lstrip(":")
+        word, _, arg = text.partition(" ")
+        command = lookup(word)
+        if command is None:
+            self.notify(f"unknown command {word!r}; ? lists them", severity="error")
+            return
+        try:
+            getattr(self, f"cmd_{command.name}")(arg.strip())
+        except (ValueError, LookupError) as exc:
+            self.notify(f":{command.name}: {exc}", severity="error")
+
+    def cmd_routes(self, arg: str) -> None:
+        self._go("routes")
+
+    def cmd_jobs(self, arg: str) -> None:
+        self.show_jobs(filter_text=arg if arg else None)
+
+    def cmd_cron(self, arg: str) -> None:
+        self._go("cron")
+
+    def cmd_edit(self, arg: str) -> None:
+        self.open_editor(arg or None)
+
+    def cmd_why(self, arg: str) -> None:
+        if not arg:
+            raise ValueError("which job? e.g. :why 123.0")
+        self.open_why_not(arg)
+
+    def cmd_where(self, arg: str) -> None:
+        self.show_jobs(where=arg)
+
+    def cmd_sort(self, arg: str) -> None:
+        parts = arg.split()
+        if not parts:
+            raise ValueError("which column?")
+        screen = self.show_jobs()
+        screen.sort_by(parts[0], reverse=len(parts) > 1 and parts[1].startswith("desc"))
+
+    def cmd_pause(self, arg: str) -> None:
+        self.send(S.Pause())
+
+    def cmd_resume(self, arg: str) -> None:
+        self.send(S.Resume())
+
+    def cmd_step(self, arg: str) -> None:
+        self.send(S.Step(int(arg) if arg else 1))
+
+    def cmd_speed(self, arg: str) -> None:
+        try:
+            value = float(arg.lstrip("x×"))
+        except ValueError:
+            raise ValueError(f"speed must be a number, not {arg!r}") from None
+        if value <= 0:
+            raise ValueError("speed must be positive")
+        self.send(S.SetSpeed(value))
+
+    def cmd_hold(self, arg: str) -> None:
+        self.send(S.HoldJob(self._job_arg(arg)))
+
+    def cmd_release(self, arg: str) -> None:
+        self.send(S.ReleaseJob(self._job_arg(arg)))
+
+    def cmd_rm(self, arg: str) -> None:
+        self.send(S.RemoveJob(self._job_arg(arg)))
+
+    def _job_arg(self, arg: str) -> str:
+        job = shlex.split(arg)[0] if arg else ""
+        if not job:
+            raise ValueError("which job? e.g. 123.0")
+        return job if "." in job else f"{job}.0"
+
+    def cmd_undo(self, arg: str) -> None:
+        from tui.screens.editor import undo_last_apply  # noqa: PLC0415
+
+        undo_last_apply(self)
+
+    def cmd_help(self, arg: str) -> None:
+        self.action_help()
+
+    def cmd_quit(self, arg: str) -> None:
+        self.exit()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for c in COMMANDS:
+            if c.arg and not c.arg.startswith("["):
+                # needs an argument: open the command line pre-filled
+                yield SystemCommand(f":{c.name} {c.arg}", c.help,
+                                    lambda c=c: self.action_command_line(f"{c.name} "))
+            else:
+                yield SystemCommand(f":{c.name}", c.help, lambda c=c: self.run_command_line(c.name))
+
+    def on_unmount(self) -> None:
+        try:
+            self.runtime.stop()
+        except Exception:  # noqa: BLE001 - shutting down; nothing left to tell
+            pass
+
+
+def make_app(runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True) -> RouteDeckApp:
+    return RouteDeckApp(runtime, mode=mode, readonly=readonly, blink=blink)

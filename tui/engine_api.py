@@ -1,0 +1,185 @@
+"""What the screens ask the engine beyond snapshots, behind one small adapter.
+
+The engine's query helpers are written in parallel (router: ``why_not``; config: ``Config``;
+router: ``load_routing_table``). The screens call only the functions here, which use the
+runtime's or engine's API when it is there and otherwise say plainly what is unavailable —
+never a crash of the screen. Slow calls (ClassAd constraints over 100,000 jobs) are meant to be
+run from a thread worker by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from engine.snapshot import JobRow
+
+
+@dataclass(frozen=True)
+class Check:
+    """One step of the router's decision for a job, normalised for display."""
+
+    label: str
+    ok: bool | None  # None = informational
+    detail: str
+
+
+def _first_attr(obj: Any, names: Iterable[str], default: Any = None) -> Any:
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if hasattr(obj, n):
+            return getattr(obj, n)
+    return default
+
+
+def normalise_checks(steps: Any) -> list[Check]:
+    steps = _first_attr(steps, ("steps", "checks"), steps)
+    out = []
+    for s in steps or ():
+        if isinstance(s, str):
+            out.append(Check(s, None, ""))
+            continue
+        label = _first_attr(s, ("label", "check", "step", "name", "title"), "?")
+        ok = _first_attr(s, ("ok", "passed", "result", "success"))
+        detail = _first_attr(s, ("detail", "details", "message", "numbers", "why"), "")
+        out.append(Check(str(label), None if ok is None else bool(ok), str(detail)))
+    return out
+
+
+def why_not(runtime: Any, job: str, now: float) -> list[Check]:
+    fn = getattr(runtime, "why_not", None)
+    if fn is None:
+        engine = getattr(runtime, "engine", None)
+        fn = getattr(engine, "why_not", None)
+    if fn is None:
+        return [Check("why-not", None, "this engine offers no routing explanation")]
+    return normalise_checks(fn(job, now))
+
+
+def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
+    for owner in (runtime, getattr(runtime, "engine", None)):
+        fn = getattr(owner, "job_ad", None)
+        if fn is not None:
+            ad = fn(row.job)
+            if ad:
+                return dict(ad)
+    return row_ad(row)
+
+
+def row_ad(row: JobRow) -> dict[str, str]:
+    """The attributes a ``JobRow`` carries, as old-syntax texts (for constraints and drill-down)."""
+    from engine.classad import format_value  # noqa: PLC0415
+
+    c, _, p = row.job.partition(".")
+    ad = {"ClusterId": c, "ProcId": p or "0", "JobStatus": str(row.status), "Owner": format_value(row.owner),
+          "Cmd": format_value(row.cmd)}
+    if row.qdate is not None:
+        ad["QDate"] = str(row.qdate)
+    if row.entered_status is not None:
+        ad["EnteredCurrentStatus"] = str(row.entered_status)
+    if row.route:
+        ad["RouteName"] = format_value(row.route)
+    if row.routed_to:
+        ad["RoutedToJobId"] = format_value(row.routed_to)
+    if row.routed_from:
+        ad["RoutedFromJobId"] = format_value(row.routed_from)
+        ad["RoutedBy"] = format_value("jobrouter")
+    if row.hold_reason:
+        ad["HoldReason"] = format_value(row.hold_reason)
+    if row.deferral_time is not None:
+        ad["DeferralTime"] = str(row.deferral_time)
+    return ad
+
+
+def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lambda: False) -> frozenset[str]:
+    """Job ids whose row attributes satisfy the ClassAd ``text`` (raises ClassAdError if it does not parse)."""
+    from engine.classad import evaluate, is_true, make_ad, parse_expr  # noqa: PLC0415
+
+    expr = parse_expr(text)
+    hits = []
+    for k, r in enumerate(rows):
+        if k % 2048 == 0 and cancelled():
+            break
+        if is_true(evaluate(expr, my=make_ad(row_ad(r)), now=now)):
+            hits.append(r.job)
+    return frozenset(hits)
+
+
+# ------------------------------------------------------------------------------------------
+# routing-table lint for the editor
+
+
+@dataclass
+class LintResult:
+    diagnostics: list  # engine.snapshot.Diagnostic
+    route_names: list[str] | None  # the edited table's routes in match order, when the router could load it
+    table: Any = None
+
+
+def _diag(level: str, message: str, file: str | None = None, line: int | None = None):
+    from engine.snapshot import Diagnostic  # noqa: PLC0415
+
+    return Diagnostic(level, message, file, line)
+
+
+def _as_diag(d: Any, default_file: str):
+    from engine.snapshot import Diagnostic  # noqa: PLC0415
+
+    if isinstance(d, Diagnostic):
+        return d
+    level = str(_first_attr(d, ("level", "severity"), "warning"))
+    message = str(_first_attr(d, ("message", "text"), d))
+    return Diagnostic(level, message, _first_attr(d, ("file",), default_file), _first_attr(d, ("line",)))
+
+
+def load_table(cfg: Any):
+    """The router's ``load_routing_table(Config)``, wherever the router package exports it."""
+    import importlib  # noqa: PLC0415
+
+    for mod in ("engine.router", "engine.router.table", "engine.router.routes"):
+        try:
+            fn = getattr(importlib.import_module(mod), "load_routing_table", None)
+        except ImportError:
+            continue
+        if fn is not None:
+            return fn(cfg)
+    raise LookupError("the router's load_routing_table is not available yet")
+
+
+def table_route_names(table: Any) -> list[str] | None:
+    routes = _first_attr(table, ("routes", "enabled_routes"))
+    if routes is None:
+        return None
+    if isinstance(routes, dict):
+        routes = list(routes.values())
+    return [str(_first_attr(r, ("name",), r)) for r in routes]
+
+
+def lint_config(text: str, path: str, snap: Any = None) -> LintResult:
+    """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
+    the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
+    try:
+        from engine.config import Config  # noqa: PLC0415
+    except ImportError:
+        return LintResult([_diag("info", "the config reader is not available: no lint")], None)
+    cfg = Config.from_text(text, name=path, follow_locals=False)
+    diags = [_diag("error", e.message, e.file, e.line) for e in cfg.errors]
+    diags += [_diag("warning", e.message, e.file, e.line) for e in cfg.warnings]
+    names = table = None
+    try:
+        table = load_table(cfg)
+    except LookupError as exc:
+        diags.append(_diag("info", str(exc)))
+    except Exception as exc:  # noqa: BLE001 - a table that does not load is an error to show
+        line = getattr(exc, "line", None)
+        diags.append(_diag("error", str(getattr(exc, "message", exc)), getattr(exc, "file", path), line))
+    if table is not None:
+        diags += [_as_diag(d, path) for d in _first_attr(table, ("diagnostics",), ()) or ()]
+        names = table_route_names(table)
+    if names is not None and snap is not None:
+        for r in snap.routes:
+            if r.name not in names and r.routed > 0:
+                diags.append(_diag("warning", f"route {r.name} is removed but still has {r.routed} routed jobs; "
+                                   "they stay tracked under a route that no longer exists", path, None))
+    return LintResult(diags, names, table)

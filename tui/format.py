@@ -1,0 +1,68 @@
+"""Small text formatters shared by the screens: times in a zone, durations, counts.
+
+All of them take the time to show and the "now" of the snapshot; none reads the wall clock,
+so the same snapshot always renders the same text (snapshot tests depend on it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+
+@lru_cache(maxsize=32)
+def zone(name: str):
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def clock_time(t: float, tz: str = "UTC", *, date: bool = True, seconds: bool = True) -> str:
+    dt = datetime.fromtimestamp(t, zone(tz))
+    fmt = ("%Y-%m-%d " if date else "") + ("%H:%M:%S" if seconds else "%H:%M")
+    return dt.strftime(fmt)
+
+
+def month_day(t: float, tz: str) -> str:
+    return datetime.fromtimestamp(t, zone(tz)).strftime("%m-%d %H:%M")
+
+
+def zoned(t: float, tz: str) -> str:
+    """``2026-11-21 16:00 CST``: absolute time with the zone's abbreviation."""
+    dt = datetime.fromtimestamp(t, zone(tz))
+    return dt.strftime("%Y-%m-%d %H:%M ") + (dt.tzname() or tz)
+
+
+def duration(seconds: float) -> str:
+    """Compact duration: ``4m12s``, ``1h27m53s``, ``1d11h``; negative values get a minus sign."""
+    sign = "-" if seconds < 0 else ""
+    s = int(abs(seconds))
+    d, s = divmod(s, 86_400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{sign}{d}d{h}h"
+    if h:
+        return f"{sign}{h}h{m:02d}m{s:02d}s"
+    if m:
+        return f"{sign}{m}m{s:02d}s"
+    return f"{sign}{s}s"
+
+
+def short(seconds: float) -> str:
+    """Round durations for limits and windows: ``5m``, ``90s``, ``2h``, ``0s``."""
+    s = int(seconds)
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if s and s % size == 0:
+            return f"{s // size}{unit}"
+    return f"{s}s"
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def speed(x: float) -> str:
+    return f"×{x:g}"

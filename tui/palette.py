@@ -1,0 +1,47 @@
+"""RouteDeck's commands, in one table used by the ``:`` line, the Ctrl+P palette and ``?`` help.
+
+Each command is ``name, argument hint, help, method`` where method is the name of a
+``RouteDeckApp.cmd_<x>`` taking the argument text. Keeping one table means the three entry
+points cannot drift apart (the help test checks every command is listed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    arg: str  # "" when the command takes none
+    help: str
+    aliases: tuple[str, ...] = ()
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("routes", "", "routes board (home)", ("board", "r")),
+    Command("jobs", "[TEXT]", "jobs screen, optionally filtered by text", ("j",)),
+    Command("cron", "", "crondor screen", ("crondor", "c")),
+    Command("edit", "[NAME]", "route editor (at route NAME)", ("e",)),
+    Command("why", "JOB", "why is this idle job not routed", ("whynot", "w")),
+    Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
+    Command("sort", "COLUMN [desc]", "sort the jobs by a column", ()),
+    Command("pause", "", "pause the engine", ()),
+    Command("resume", "", "resume the engine", ("play",)),
+    Command("step", "[N]", "advance N engine cycles while paused", ()),
+    Command("speed", "X", "set the virtual clock's speed (×X)", ()),
+    Command("hold", "JOB", "hold a job", ()),
+    Command("release", "JOB", "release a held job", ()),
+    Command("rm", "JOB", "remove a job", ("remove",)),
+    Command("undo", "", "restore the routing table before the last apply", ()),
+    Command("help", "", "list every key and command", ("?",)),
+    Command("quit", "", "leave RouteDeck", ("q", "q!")),
+)
+
+
+def lookup(word: str) -> Command | None:
+    word = word.lower()
+    for c in COMMANDS:
+        if word == c.name or word in c.aliases:
+            return c
+    return None

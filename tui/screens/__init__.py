@@ -1,0 +1,1 @@
+"""One module per screen (product.md §6)."""

@@ -1,0 +1,46 @@
+"""``DeckScreen``: the frame every main screen shares (header, engine banner, body, footer).
+
+Screens do not subscribe to the engine: the app keeps the latest snapshot and hands it to the
+screen on top (``show_snapshot``); a screen coming back into view pulls it (``on_screen_resume``),
+so hidden screens cost nothing while snapshots stream in.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from engine.snapshot import Snapshot
+from tui.widgets.chrome import EngineBanner, StatusHeader
+
+
+class DeckScreen(Screen):
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="status-header")
+        yield EngineBanner(id="engine-banner")
+        yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._pull)
+
+    def on_screen_resume(self) -> None:
+        self._pull()
+
+    def _pull(self) -> None:
+        self.show_snapshot(self.app.snapshot)
+
+    def show_snapshot(self, snap: Snapshot | None) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one(StatusHeader).show(snap, self.app.readonly)
+        self.query_one(EngineBanner).show(self.app.engine_error)
+        if snap is not None:
+            self.update_body(snap)
+
+    def update_body(self, snap: Snapshot) -> None:
+        """Redraw from ``snap``; screens override."""

@@ -1,0 +1,168 @@
+"""The crondor screen: cron jobs, their next DeferralTime and start window (htcondor.md §2).
+
+Times are shown absolute in the job's zone (with its abbreviation) and as a countdown from the
+snapshot's time, which advances with every snapshot — a live countdown that stays deterministic
+for a frozen snapshot. When an HTCondor >= 10.3 schedd would pick a different next run than the
+documented rule (htcondor.md §2.3 item 4), the schedd's pick is shown next to it and the lint is
+spelled out in the panel below.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Input, Static
+
+from engine.snapshot import CronView, Snapshot
+from tui.format import duration, short, zoned
+from tui.screens.base import DeckScreen
+
+STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
+COLUMNS = (("Job", "job", 8), ("Schedule", "schedule", 16), ("Next run", "next", 20),
+           ("In", "in", 9), ("Window", "window", 13), ("State", "state", 8), ("", "lint", 1),
+           ("Schedd pick", "schedd", 21))
+N_RUNS = 5
+
+
+def schedule_text(c: CronView) -> str:
+    return " ".join(f if f is not None else "*" for f in c.fields)
+
+
+def window_text(c: CronView) -> str:
+    return f"−{short(c.prep_time)} … +{short(c.window)}"
+
+
+def schedd_pick(c: CronView) -> tuple[int, int] | None:
+    """The first next run where the schedd's pick differs from the documented rule, if any."""
+    for ours, theirs in zip(c.next_runs, c.schedd_runs):
+        if ours != theirs:
+            return ours, theirs
+    return None
+
+
+def cron_cells(c: CronView, now: float) -> tuple:
+    if c.deferral_time is not None:
+        nxt = zoned(c.deferral_time, c.tz)
+        left = c.deferral_time - now
+        countdown = Text(duration(left), style="red" if left < 0 else "")
+    else:
+        nxt, countdown = "—", Text("")
+    if c.state == "waiting" and c.deferral_time is not None:
+        nxt = f"deferred {zoned(c.deferral_time, c.tz)[11:]}"
+    diff = schedd_pick(c)
+    pick = Text(zoned(diff[1], c.tz), style="yellow") if diff else Text("same", style="dim")
+    return (c.job, schedule_text(c), nxt, countdown, window_text(c), Text(c.state, style=STATE_STYLE.get(c.state, "")),
+            Text("⚠", style="yellow") if c.lints else "", pick)
+
+
+def cron_detail(c: CronView, now: float) -> Text:
+    t = Text()
+    t.append(f"{c.job}", style="bold")
+    t.append(f"  {schedule_text(c)}  zone {c.tz}  prep {short(c.prep_time)}, window {short(c.window)}\n")
+    runs = ", ".join(zoned(r, c.tz) for r in c.next_runs[:N_RUNS]) or "none (schedule can never fire)"
+    t.append(f"next {N_RUNS} runs: ", style="bold")
+    t.append(runs + "\n")
+    if c.schedd_runs[:N_RUNS] != c.next_runs[:N_RUNS]:
+        t.append("an HTCondor ≥ 10.3 schedd picks: ", style="bold yellow")
+        t.append(", ".join(zoned(r, c.tz) for r in c.schedd_runs[:N_RUNS]) + "\n")
+    if c.hold_reason:
+        t.append(f"held (code {c.hold_code}): {c.hold_reason}\n", style="red")
+    for lint in c.lints:
+        t.append(f"⚠ {lint}\n", style="yellow")
+    return t
+
+
+class CronScreen(DeckScreen):
+    AUTO_FOCUS = "#cron"
+    BINDINGS = [Binding("slash", "filter", "Filter"), Binding("escape", "back", "Back", show=False)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        self._keys: list[str] = []
+
+    def compose_body(self) -> ComposeResult:
+        yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
+        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True)
+        table.border_title = "Crondor"
+        yield table
+        yield Static(id="cron-detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#cron", DataTable)
+        for title, key, width in COLUMNS:
+            table.add_column(title, key=key, width=width)
+        table.focus()
+        super().on_mount()
+
+    def visible(self, snap: Snapshot) -> list[CronView]:
+        f = self.filter_text.lower()
+        jobs = list(snap.cron_jobs)
+        if f:
+            jobs = [c for c in jobs if f in c.job or f in schedule_text(c) or f in c.state]
+        return jobs
+
+    def update_body(self, snap: Snapshot) -> None:
+        table = self.query_one("#cron", DataTable)
+        zones = sorted({c.tz for c in snap.cron_jobs}) or [snap.tz]
+        table.border_title = f"Crondor ── schedule: m h dom mon dow ── zone {', '.join(zones)}"
+        jobs = self.visible(snap)
+        keys = [c.job for c in jobs]
+        if keys != self._keys:
+            row = table.cursor_row
+            table.clear()
+            for c in jobs:
+                table.add_row(*cron_cells(c, snap.time), key=c.job)
+            self._keys = keys
+            if keys:
+                table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
+        else:
+            with self.app.batch_update():
+                for c in jobs:
+                    for (_, col, _w), value in zip(COLUMNS, cron_cells(c, snap.time)):
+                        table.update_cell(c.job, col, value)
+        self._detail(snap)
+
+    def selected(self, snap: Snapshot) -> CronView | None:
+        table = self.query_one("#cron", DataTable)
+        if not self._keys or not 0 <= table.cursor_row < len(self._keys):
+            return None
+        key = self._keys[table.cursor_row]
+        return next((c for c in snap.cron_jobs if c.job == key), None)
+
+    def _detail(self, snap: Snapshot) -> None:
+        c = self.selected(snap)
+        waiting = sum(1 for j in snap.cron_jobs if j.state == "waiting")
+        missed = sum(1 for j in snap.cron_jobs if j.state == "held")
+        head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting in the deferred state · "
+                    f"{missed} held (missed run)\n", style="dim")
+        self.query_one("#cron-detail", Static).update(head + (cron_detail(c, snap.time) if c else Text("")))
+
+    def on_data_table_row_highlighted(self, event) -> None:
+        if self.app.snapshot is not None:
+            self._detail(self.app.snapshot)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#cron-filter", Input)
+        box.add_class("-shown")
+        box.cursor_blink = self.app.blink
+        # the box is display:none until the class lands; focus it once it is laid out
+        self.call_after_refresh(box.focus)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if self.app.snapshot is not None:
+            self.update_body(self.app.snapshot)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#cron", DataTable).focus()
+
+    def action_back(self) -> None:
+        box = self.query_one("#cron-filter", Input)
+        if box.value or box.has_focus:
+            box.value = ""
+            box.remove_class("-shown")
+            self.query_one("#cron", DataTable).focus()
+        else:
+            self.app.action_show_routes()

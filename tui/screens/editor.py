@@ -1,0 +1,306 @@
+"""The route editor: edit the config file a route came from, with live lint and a what-if.
+
+Design decisions:
+
+- The unit of editing is the *file* the routing table came from (``RouteView.location``), with
+  the cursor on the route's definition: a route's text is only meaningful with the file's macros
+  and ``JOB_ROUTER_ROUTE_NAMES`` around it, and writing the whole file back avoids re-assembling
+  config syntax (either route syntax works, because the file is never re-serialised).
+- While typing (debounced 0.3 s) a thread worker parses the text with the engine's config reader
+  and router (``tui.engine_api.lint_config``): parse errors with ``file:line``, the router's lints,
+  and the removal of a route that still has jobs. The what-if lists per-route changes of the
+  route set against the live board.
+- Apply = lint must show no error → the diff is shown for confirmation → the file is written
+  atomically with a versioned backup (``tui.config_files``) → ``ApplyRoutes`` asks the engine to
+  switch tables live (the engine keeps counts; a table it rejects stays out of force and is
+  reported by a ``config-rejected`` event). Undo (``ctrl+r`` or ``:undo``) writes the previous
+  version back the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+from engine.snapshot import ApplyRoutes, Snapshot
+from tui.config_files import unified_diff, write_with_backup
+from tui.engine_api import LintResult, lint_config
+from tui.messages import RoutesApplied, RoutesUndone
+from tui.route_text import split_location
+from tui.screens.base import DeckScreen
+
+
+class ConfirmApply(ModalScreen[bool]):
+    BINDINGS = [Binding("y,enter", "answer(True)", "Apply"), Binding("n,escape", "answer(False)", "Cancel")]
+
+    def __init__(self, path: str, diff: str) -> None:
+        super().__init__()
+        self.path, self.diff = path, diff
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="diff-box", classes="dialog") as box:
+            box.border_title = f"Apply to {self.path}?"
+            box.border_subtitle = "y apply · n cancel"
+            yield Static(Syntax(self.diff, "diff", theme="ansi_dark"), id="diff")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+def lint_text(result: LintResult | None) -> Text:
+    if result is None:
+        return Text("checking…", style="dim")
+    t = Text()
+    errors = [d for d in result.diagnostics if d.level == "error"]
+    if not result.diagnostics:
+        t.append("no problems found\n", style="green")
+    for d in result.diagnostics:
+        style = {"error": "bold red", "warning": "yellow"}.get(d.level, "dim")
+        where = f"line {d.line}: " if d.line else ""
+        t.append(f"{d.level}: ", style=style)
+        t.append(f"{where}{d.message}\n")
+    if errors:
+        t.append(f"\n{len(errors)} error(s): apply is refused until fixed", style="bold red")
+    return t
+
+
+def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
+    t = Text()
+    if result is None or snap is None:
+        return Text("…", style="dim")
+    if result.route_names is None:
+        return Text("what-if needs the router to load the table", style="dim")
+    before = [r.name for r in snap.routes]
+    after = result.route_names
+    counts = {r.name: r for r in snap.routes}
+    for name in after:
+        if name not in before:
+            t.append(f"+ {name}: new route (position {after.index(name) + 1})\n", style="green")
+        elif before.index(name) != after.index(name):
+            t.append(f"~ {name}: match position {before.index(name) + 1} → {after.index(name) + 1}\n", style="yellow")
+    for name in before:
+        if name not in after:
+            r = counts[name]
+            t.append(f"- {name}: removed ({r.routed} routed, {r.idle} idle stay tracked)\n", style="red")
+    if not t:
+        t.append("route set and match order unchanged\n", style="dim")
+    return t
+
+
+class EditorScreen(DeckScreen):
+    AUTO_FOCUS = "#editor"
+    BINDINGS = [
+        Binding("ctrl+s", "apply", "Apply"),
+        Binding("ctrl+r", "undo_apply", "Undo apply"),
+        Binding("ctrl+o", "external", "$EDITOR"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    class Linted(Message):
+        def __init__(self, generation: int, result: LintResult) -> None:
+            super().__init__()
+            self.generation, self.result = generation, result
+
+    def __init__(self, route: str | None = None) -> None:
+        super().__init__()
+        self.route = route
+        self.path: str | None = None
+        self.line = 1
+        self.disk_text = ""
+        self.lint: LintResult | None = None
+        self._generation = 0
+        self._timer = None
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="editor-main"):
+            area = TextArea("", id="editor", show_line_numbers=True, soft_wrap=False)
+            area.cursor_blink = self.app.blink
+            area.read_only = self.app.readonly
+            yield area
+            with Vertical(id="editor-side"):
+                lint = Static(id="lint")
+                lint.border_title = "Lint"
+                yield lint
+                whatif = Static(id="whatif")
+                whatif.border_title = "What-if"
+                yield whatif
+
+    def on_mount(self) -> None:
+        self._open()
+        super().on_mount()
+
+    def _target(self) -> tuple[str | None, int]:
+        snap = self.app.snapshot
+        if snap is None:
+            return None, 1
+        if self.route:
+            for r in list(snap.routes) + list(snap.inactive_routes):
+                if r.name.lower() == self.route.lower():
+                    where = split_location(r.location)
+                    if where:
+                        return where
+        return (snap.config_files[0] if snap.config_files else None), 1
+
+    def _open(self) -> None:
+        self.path, self.line = self._target()
+        area = self.query_one(TextArea)
+        area.border_title = self.path or "no config file"
+        if self.path is None:
+            self.query_one("#lint", Static).update(Text("this engine has no routing-table file to edit", style="red"))
+            return
+        try:
+            self.disk_text = Path(self.path).read_text(encoding="utf-8")
+        except OSError as exc:
+            self.query_one("#lint", Static).update(Text(f"cannot read {self.path}: {exc.strerror}", style="red"))
+            return
+        area.load_text(self.disk_text)
+        area.cursor_location = (max(0, self.line - 1), 0)
+        area.scroll_cursor_visible(center=True, animate=False)
+        area.focus()
+        self.schedule_lint(0)
+
+    @property
+    def text(self) -> str:
+        return self.query_one(TextArea).text
+
+    # -- lint ----------------------------------------------------------------------------------
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.schedule_lint(0.3)
+
+    def schedule_lint(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._generation += 1
+        gen = self._generation
+        if delay:
+            self._timer = self.set_timer(delay, lambda: self._lint(gen, self.text))
+        else:
+            self._lint(gen, self.text)
+
+    @work(thread=True, exclusive=True, group="lint")
+    def _lint(self, generation: int, text: str) -> None:
+        try:
+            result = lint_config(text, self.path or "<text>", self.app.snapshot)
+        except Exception as exc:  # noqa: BLE001 - a lint crash is shown, never fatal
+            from engine.snapshot import Diagnostic  # noqa: PLC0415
+
+            result = LintResult([Diagnostic("error", f"lint failed: {type(exc).__name__}: {exc}")], None)
+        self.post_message(self.Linted(generation, result))
+
+    def on_editor_screen_linted(self, event: Linted) -> None:
+        if event.generation != self._generation:
+            return
+        self.lint = event.result
+        self.query_one("#lint", Static).update(lint_text(self.lint))
+        self.query_one("#whatif", Static).update(what_if_text(self.lint, self.app.snapshot))
+
+    def update_body(self, snap: Snapshot) -> None:
+        if self.lint is not None:
+            self.query_one("#whatif", Static).update(what_if_text(self.lint, snap))
+
+    # -- apply and undo ------------------------------------------------------------------------
+    def action_apply(self) -> None:
+        if self.app.readonly:
+            self.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+            return
+        if self.path is None:
+            return
+        text = self.text
+        result = lint_config(text, self.path, self.app.snapshot)
+        self.lint = result
+        self.query_one("#lint", Static).update(lint_text(result))
+        errors = [d for d in result.diagnostics if d.level == "error"]
+        if errors:
+            self.notify(f"not applied: {errors[0]}", severity="error")
+            return
+        try:
+            on_disk = Path(self.path).read_text(encoding="utf-8")
+        except OSError:
+            on_disk = ""
+        diff = unified_diff(on_disk, text, self.path)
+        if not diff:
+            self.notify("no changes to apply")
+            return
+        self.app.push_screen(ConfirmApply(self.path, diff), lambda yes: yes and self.write(text))
+
+    def write(self, text: str) -> None:
+        path = self.path
+        try:
+            backup = write_with_backup(path, text)
+        except OSError as exc:
+            self.notify(f"could not write {path}: {exc}", severity="error")
+            return
+        self.disk_text = text
+        if backup is not None:
+            self.app.apply_history.append((path, str(backup)))
+        self.app.send(ApplyRoutes(_files_for(self.app.snapshot, path), reason=f"edited in RouteDeck ({Path(path).name})"))
+        self.app.post_message(RoutesApplied(path, str(backup) if backup else None))
+        self.notify(f"applied: {path}" + (f" (previous version kept as {backup.name})" if backup else ""))
+
+    def action_undo_apply(self) -> None:
+        if undo_last_apply(self.app):
+            self._open()
+
+    def action_external(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        suffix = Path(self.path).suffix if self.path else ".conf"
+        fd, tmp = tempfile.mkstemp(prefix="routedeck-", suffix=suffix or ".conf")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(self.text)
+        try:
+            with self.app.suspend():
+                subprocess.call([*shlex.split(editor), tmp])
+            new = Path(tmp).read_text(encoding="utf-8")
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.notify(f"$EDITOR failed: {exc}", severity="error")
+            return
+        finally:
+            os.unlink(tmp)
+        area = self.query_one(TextArea)
+        if new != area.text:
+            area.load_text(new)
+            self.schedule_lint(0)
+
+    def action_close(self) -> None:
+        if self.path and self.text != self.disk_text:
+            self.notify("unapplied edits discarded", severity="warning")
+        self.app.pop_screen()
+
+
+def _files_for(snap: Snapshot | None, path: str) -> tuple[str, ...]:
+    files = tuple(snap.config_files) if snap is not None and snap.config_files else ()
+    return files if path in files else files + (path,) if files else (path,)
+
+
+def undo_last_apply(app) -> bool:
+    """Write back the version saved before the last apply and switch the engine to it."""
+    if app.readonly:
+        app.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+        return False
+    if not app.apply_history:
+        app.notify("nothing to undo: no routing-table change was applied in this session", severity="warning")
+        return False
+    path, backup = app.apply_history.pop()
+    try:
+        previous = Path(backup).read_text(encoding="utf-8")
+        write_with_backup(path, previous)
+    except OSError as exc:
+        app.notify(f"undo failed: {exc}", severity="error")
+        return False
+    app.send(ApplyRoutes(_files_for(app.snapshot, path), reason="undo in RouteDeck"))
+    app.post_message(RoutesUndone(path, backup))
+    app.notify(f"restored {path} from {Path(backup).name}")
+    return True

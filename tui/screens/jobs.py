@@ -1,0 +1,205 @@
+"""The jobs screen: source, routed and plain jobs over the Line API ``JobTable``.
+
+``/`` opens the filter: plain text matches any column; text starting with ``=`` is a ClassAd
+constraint over the row's attributes (``=Owner == "alice" && JobStatus == 1``), evaluated in a
+thread worker because 100,000 evaluations take seconds. ``s`` cycles the sort column, ``S``
+reverses it, Enter opens the job's full ad, ``w`` asks why an idle job is not routed.
+"""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input, Static
+from textual.worker import get_current_worker
+
+from engine.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
+from tui.engine_api import constraint_hits
+from tui.messages import FilterChanged
+from tui.screens.base import DeckScreen
+from tui.widgets.job_model import COLUMN_KEYS
+from tui.widgets.job_table import JobTable
+
+
+class JobsScreen(DeckScreen):
+    AUTO_FOCUS = "#jobs"
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False),
+        Binding("w", "why_not", "Why not"),
+        Binding("H", "hold", "Hold", show=False),
+        Binding("L", "release", "Release", show=False),
+        Binding("X", "remove", "Remove", show=False),
+        Binding("escape", "back", "Back", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.where: str | None = None
+        self._status_note = ""
+
+    def compose_body(self) -> ComposeResult:
+        yield Input(placeholder="filter: text, or =ClassAd constraint (Enter: done, Esc: clear)",
+                    id="job-filter", classes="filter")
+        table = JobTable(id="jobs")
+        yield table
+        yield Static(id="jobs-status")
+
+    @property
+    def table(self) -> JobTable:
+        return self.query_one(JobTable)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        super().on_mount()
+
+    def update_body(self, snap: Snapshot) -> None:
+        self.table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
+        self._status()
+
+    def _status(self) -> None:
+        m = self.table.model
+        snap = self.app.snapshot
+        total = len(m.rows)
+        parts = [f"{len(m):,} of {total:,} jobs"]
+        if snap is not None and snap.total_jobs != total:
+            parts.append(f"(queue {snap.total_jobs:,})")
+        if m.text:
+            parts.append(f"filter “{m.text}”")
+        if self.where:
+            parts.append(f"where {self.where}")
+        if m.sort_key:
+            parts.append(f"sorted by {m.sort_key}{' desc' if m.reverse else ''}")
+        if self._status_note:
+            parts.append(self._status_note)
+        self.query_one("#jobs-status", Static).update(" · ".join(parts))
+
+    # -- filter and sort ----------------------------------------------------------------------
+    def action_filter(self) -> None:
+        box = self.query_one("#job-filter", Input)
+        box.add_class("-shown")
+        box.cursor_blink = self.app.blink
+        # the box is display:none until the class lands; focus it once it is laid out
+        self.call_after_refresh(box.focus)
+
+    def set_filter(self, text: str) -> None:
+        box = self.query_one("#job-filter", Input)
+        if box.value != text:
+            box.value = text  # on_input_changed applies it
+        else:
+            self._apply_text(text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        value = event.value
+        if value.startswith("="):
+            return  # constraints run on Enter; evaluating while typing would be wasted work
+        self._apply_text(value)
+
+    def _apply_text(self, value: str) -> None:
+        self.table.apply(lambda m: m.set_filter(value))
+        self._status()
+        self.post_message(FilterChanged(value, len(self.table.model), len(self.table.model.rows)))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.startswith("="):
+            self.set_constraint(event.value[1:].strip() or None)
+        self.table.focus()
+
+    def set_constraint(self, text: str | None) -> None:
+        self.where = text
+        if text is None:
+            self.table.apply(lambda m: m.set_constraint_hits(None))
+            self._status()
+            return
+        self._status_note = "evaluating constraint…"
+        self._status()
+        self._evaluate(text, self.table.model.rows, self.app.snapshot.time if self.app.snapshot else 0.0)
+
+    @work(thread=True, exclusive=True, group="constraint")
+    def _evaluate(self, text: str, rows, now: float) -> None:
+        worker = get_current_worker()
+        try:
+            hits = constraint_hits(rows, text, now, cancelled=lambda: worker.is_cancelled)
+        except ValueError as exc:  # ClassAdError is a ValueError
+            self.post_message(self.ConstraintEvaluated(text, None, str(exc)))
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.ConstraintEvaluated(text, hits, None))
+
+    class ConstraintEvaluated(Message):
+        def __init__(self, text: str, hits: frozenset[str] | None, error: str | None) -> None:
+            super().__init__()
+            self.text, self.hits, self.error = text, hits, error
+
+    def on_jobs_screen_constraint_evaluated(self, event: "JobsScreen.ConstraintEvaluated") -> None:
+        if event.text != self.where:
+            return  # superseded by a newer constraint
+        if event.error is not None:
+            self._constraint_failed(event.text, event.error)
+        else:
+            self._constraint_done(event.text, event.hits)
+
+    def _constraint_done(self, text: str, hits: frozenset[str]) -> None:
+        self._status_note = ""
+        self.table.apply(lambda m: m.set_constraint_hits(hits))
+        self._status()
+        self.post_message(FilterChanged("=" + text, len(self.table.model), len(self.table.model.rows)))
+
+    def _constraint_failed(self, text: str, error: str) -> None:
+        self.where = None
+        self._status_note = ""
+        self._status()
+        self.notify(f"constraint does not parse: {error}", severity="error")
+
+    def action_cycle_sort(self) -> None:
+        m = self.table.model
+        keys = (None,) + COLUMN_KEYS
+        nxt = keys[(keys.index(m.sort_key) + 1) % len(keys)]
+        self.sort_by(nxt)
+
+    def action_reverse_sort(self) -> None:
+        m = self.table.model
+        self.sort_by(m.sort_key or "job", reverse=not m.reverse)
+
+    def sort_by(self, key: str | None, reverse: bool = False) -> None:
+        self.table.apply(lambda m: m.set_sort(key, reverse))
+        self._status()
+
+    def action_back(self) -> None:
+        box = self.query_one("#job-filter", Input)
+        if box.value or self.where:
+            box.value = ""
+            self.set_constraint(None)
+            box.remove_class("-shown")
+            self.table.focus()
+        elif box.has_focus:
+            box.remove_class("-shown")
+            self.table.focus()
+        else:
+            self.app.action_show_routes()
+
+    # -- drill-down and job commands ------------------------------------------------------------
+    def on_job_table_selected(self, event: JobTable.Selected) -> None:
+        from tui.screens.ad import AdScreen  # noqa: PLC0415
+
+        self.app.push_screen(AdScreen(event.job))
+
+    def action_why_not(self) -> None:
+        row = self.table.selected
+        if row is not None:
+            self.app.open_why_not(row.job)
+
+    def action_hold(self) -> None:
+        if self.table.selected:
+            self.app.send(HoldJob(self.table.selected.job))
+
+    def action_release(self) -> None:
+        if self.table.selected:
+            self.app.send(ReleaseJob(self.table.selected.job))
+
+    def action_remove(self) -> None:
+        if self.table.selected:
+            self.app.send(RemoveJob(self.table.selected.job))

@@ -1,0 +1,193 @@
+"""The routes board (home screen): one row per route in match order (product.md §6).
+
+Rows are keyed by route name and updated cell by cell, so the cursor and scroll survive the
+four snapshots a second. Disabled and unlisted routes come after the active ones, flagged and
+without an index. The panel under the table spells out the selected route's reason for not
+accepting jobs and its throttle, with when it is next re-evaluated (htcondor.md §1.5: the
+window is 600 s from ``stats_begin_time``).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from engine.snapshot import RouteView, Snapshot
+from tui.format import clock_time, duration
+from tui.screens.base import DeckScreen
+from tui.widgets.gauge import gauge, sparkline
+
+STATE_STYLE = {
+    "accepting": "green", "full": "yellow", "idle-limit": "yellow", "throttled": "bold red",
+    "disabled": "dim", "unlisted": "dim italic",
+}
+# Fixed widths: live figures must not make columns jump (and DataTable's auto width re-layout
+# left stale cached lines behind when rows arrived after the columns).
+COLUMNS = (
+    ("#", "idx", 2), ("Route", "name", 14), ("State", "state", 10), ("Routed/Max", "routed", 14),
+    ("Idle/MaxIdle", "idle", 14), ("Run", "running", 5), ("Held", "held", 4),
+    ("Start/Ok/Fail", "recent", 13), ("Fail/s", "rate", 6), ("Trend", "trend", 6),
+    ("Throttle", "throttle", 9), ("Re-eval", "reeval", 7),
+)
+
+
+def route_cells(r: RouteView, now: float) -> tuple:
+    inactive = r.state in ("disabled", "unlisted")
+    state = Text(r.state.upper() if r.state == "throttled" else r.state, style=STATE_STYLE.get(r.state, ""))
+    if inactive:
+        return (Text("─", style="dim"), Text(r.name, style="dim"), state) + ("",) * (len(COLUMNS) - 3)
+    rate = Text(f"{r.failure_rate:.3f}", style="red" if r.failure_rate > r.failure_threshold else "")
+    throttle = f"{r.throttle:g}/600s" if r.throttle is not None else "—"
+    recent = Text(f"{r.recent_started}/{r.recent_succeeded}/")
+    recent.append(str(r.recent_failed), style="red" if r.recent_failed else "")
+    return (
+        str(r.index), r.name, state, gauge(r.routed, r.max_jobs), gauge(r.idle, r.max_idle),
+        str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold),
+        throttle, duration(r.next_reevaluation - now),
+    )
+
+
+def route_detail(r: RouteView, now: float, tz: str) -> Text:
+    t = Text()
+    t.append(f"{r.name}", style="bold")
+    t.append(f"  {r.source_label} ({r.syntax})")
+    if r.location:
+        t.append(f"  {r.location}", style="dim")
+    t.append("\n")
+    if r.state == "unlisted":
+        t.append("unlisted: defined, but not in JOB_ROUTER_ROUTE_NAMES — never matched\n", style="italic")
+    elif r.state == "disabled":
+        t.append(f"disabled: {r.reason or 'not enabled'}\n", style="italic")
+    elif r.reason:
+        t.append("not accepting: ", style="bold red" if r.state == "throttled" else "bold yellow")
+        t.append(f"{r.reason}\n")
+    else:
+        t.append("accepting jobs\n", style="green")
+    t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s; window since "
+             f"{clock_time(r.window_start, tz, date=False)}, re-evaluated at "
+             f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+    if r.requirements:
+        t.append(f"\nRequirements: {r.requirements}", style="dim")
+    return t
+
+
+class RoutesScreen(DeckScreen):
+    AUTO_FOCUS = "#routes"
+    BINDINGS = [
+        Binding("enter", "open_route", "Open"),
+        Binding("e", "edit_route", "Edit"),
+        Binding("w", "why_not", "Why not"),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        self._keys: list[str] = []
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="board"):
+            yield Input(placeholder="filter routes (name, state)…", id="route-filter", classes="filter")
+            table = DataTable(id="routes", cursor_type="row", zebra_stripes=True, cell_padding=1)
+            table.border_title = "Routes (match order)"
+            yield table
+            yield Static(id="route-detail")
+            events = Static(id="events")
+            events.border_title = "Events"
+            yield events
+
+    def on_mount(self) -> None:
+        table = self.query_one("#routes", DataTable)
+        for title, key, width in COLUMNS:
+            table.add_column(title, key=key, width=width)
+        super().on_mount()
+
+    def visible_routes(self, snap: Snapshot) -> list[RouteView]:
+        routes = list(snap.routes) + list(snap.inactive_routes)
+        f = self.filter_text.lower()
+        if f:
+            routes = [r for r in routes if f in r.name.lower() or f in r.state]
+        return routes
+
+    def update_body(self, snap: Snapshot) -> None:
+        table = self.query_one("#routes", DataTable)
+        routes = self.visible_routes(snap)
+        keys = [r.name for r in routes]
+        if keys != self._keys:
+            selected = self.selected_name()
+            table.clear()
+            for r in routes:
+                table.add_row(*route_cells(r, snap.time), key=r.name)
+            self._keys = keys
+            if selected in keys:
+                table.move_cursor(row=keys.index(selected), animate=False)
+        else:
+            with self.app.batch_update():
+                for r in routes:
+                    for (_, col, _w), value in zip(COLUMNS, route_cells(r, snap.time)):
+                        table.update_cell(r.name, col, value)
+        self._show_detail(snap)
+        self._show_events(snap)
+
+    def _show_detail(self, snap: Snapshot) -> None:
+        name = self.selected_name()
+        route = next((r for r in list(snap.routes) + list(snap.inactive_routes) if r.name == name), None)
+        self.query_one("#route-detail", Static).update(
+            route_detail(route, snap.time, snap.tz) if route else Text("no route selected", style="dim"))
+
+    def _show_events(self, snap: Snapshot) -> None:
+        lines = Text()
+        style = {"warning": "yellow", "error": "red"}
+        for e in reversed(snap.events[-20:]):
+            lines.append(f"{clock_time(e.time, snap.tz, date=False)} ", style="dim")
+            lines.append(e.message + "\n", style=style.get(e.level, ""))
+        self.query_one("#events", Static).update(lines if snap.events else Text("no events yet", style="dim"))
+
+    def selected_name(self) -> str | None:
+        table = self.query_one("#routes", DataTable)
+        if not self._keys or table.cursor_row < 0 or table.cursor_row >= len(self._keys):
+            return None
+        return self._keys[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.app.snapshot is not None:
+            self._show_detail(self.app.snapshot)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open_route()
+
+    def action_open_route(self) -> None:
+        name = self.selected_name()
+        if name:
+            self.app.open_route(name)
+
+    def action_edit_route(self) -> None:
+        self.app.open_editor(self.selected_name())
+
+    def action_why_not(self) -> None:
+        self.app.show_jobs(filter_text="idle")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#route-filter", Input)
+        box.add_class("-shown")
+        box.cursor_blink = self.app.blink
+        # the box is display:none until the class lands; focus it once it is laid out
+        self.call_after_refresh(box.focus)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if self.app.snapshot is not None:
+            self.update_body(self.app.snapshot)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#routes", DataTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#route-filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.query_one("#routes", DataTable).focus()

@@ -1,0 +1,85 @@
+"""Why is this idle job not routed: the router's checks in order, with their numbers.
+
+The steps come from the router's ``why_not(job_id, now)`` (global limit, source constraint and
+the failing clause, each route's requirements in match order, then the chosen route's capacity
+and throttle checks, htcondor.md §1); this screen only lays them out. The query runs in a
+thread worker so a slow explanation never freezes the UI.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from tui.engine_api import Check, why_not
+from tui.widgets.chrome import StatusHeader
+
+MARK = {True: ("✔", "green"), False: ("✘", "bold red"), None: ("·", "dim")}
+
+
+def render_checks(job: str, checks: list[Check]) -> Text:
+    t = Text()
+    t.append(f"Why is {job} not routed? The router's checks in order:\n\n", style="bold")
+    for k, c in enumerate(checks, 1):
+        mark, style = MARK[c.ok]
+        t.append(f" {mark} ", style=style)
+        t.append(f"{k:>2}. {c.label}", style="bold" if c.ok is False else "")
+        if c.detail:
+            t.append(f"\n       {c.detail}", style="dim" if c.ok else "")
+        t.append("\n")
+    failed = next((c for c in checks if c.ok is False), None)
+    if failed:
+        t.append(f"\nFirst failing check: {failed.label}", style="bold red")
+    return t
+
+
+class WhyNotScreen(Screen):
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("r", "refresh_checks", "Re-check")]
+
+    class Explained(Message):
+        def __init__(self, job: str, checks: list[Check] | None, error: str | None) -> None:
+            super().__init__()
+            self.job, self.checks, self.error = job, checks, error
+
+    def __init__(self, job: str) -> None:
+        super().__init__()
+        self.job = job
+        self.checks: list[Check] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with VerticalScroll(id="whynot-box") as box:
+            box.border_title = f"Why not routed · {self.job}"
+            yield Static(Text("asking the router…", style="dim"), id="whynot")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(StatusHeader).show(self.app.snapshot, self.app.readonly)
+        self.action_refresh_checks()
+
+    def action_refresh_checks(self) -> None:
+        now = self.app.snapshot.time if self.app.snapshot else 0.0
+        self._explain(now)
+
+    @work(thread=True, exclusive=True)
+    def _explain(self, now: float) -> None:
+        try:
+            checks = why_not(self.app.runtime, self.job, now)
+        except Exception as exc:  # noqa: BLE001 - unknown job, engine error: shown, not raised
+            self.post_message(self.Explained(self.job, None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.Explained(self.job, checks, None))
+
+    def on_why_not_screen_explained(self, event: Explained) -> None:
+        box = self.query_one("#whynot", Static)
+        if event.error:
+            box.update(Text(f"no explanation for {event.job}: {event.error}", style="red"))
+            return
+        self.checks = event.checks
+        box.update(render_checks(event.job, event.checks or []))

@@ -1,0 +1,1 @@
+"""Reusable widgets: gauges and sparklines (text), the Line API jobs view, the command line."""

@@ -1,0 +1,57 @@
+"""The parts every screen shares: the status header and the engine error banner.
+
+The header reads only the snapshot (mode, virtual/real time in the engine's zone, speed, engine
+state, totals), never the wall clock, so a frozen snapshot renders identically every time.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from engine.snapshot import Snapshot
+from tui.format import clock_time, count, speed
+
+
+def header_text(snap: Snapshot | None, readonly: bool, width: int = 120) -> Text:
+    if snap is None:
+        return Text(" RouteDeck · waiting for the engine…", style="bold")
+    state = snap.engine_state
+    state_style = {"running": "green", "paused": "yellow", "crashed": "bold red", "stopped": "red"}.get(state, "")
+    left = Text(" RouteDeck", style="bold")
+    left.append(f" · {snap.mode} · {snap.clock} {clock_time(snap.time, snap.tz)}")
+    if width >= 100:
+        left.append(f" {snap.tz}")
+    left.append(f" ({speed(snap.speed)}) · engine ")
+    left.append(state, style=state_style)
+    if readonly:
+        left.append(" · read-only", style="yellow")
+    active = len(snap.routes)
+    right = Text(f"routes {active} · jobs {count(snap.total_jobs)} ")
+    gap = width - left.cell_len - right.cell_len
+    if gap >= 1:
+        return left + Text(" " * gap) + right
+    return left
+
+
+class StatusHeader(Static):
+    DEFAULT_CSS = """
+    StatusHeader { height: 1; background: $primary; color: $text; }
+    """
+
+    def show(self, snap: Snapshot | None, readonly: bool) -> None:
+        self.update(header_text(snap, readonly, self.size.width or 120))
+
+
+class EngineBanner(Static):
+    """Shown only when the engine has failed; the last snapshot stays on screen under it."""
+
+    DEFAULT_CSS = """
+    EngineBanner { height: auto; max-height: 4; background: $error; color: $text; padding: 0 1; display: none; }
+    EngineBanner.-shown { display: block; }
+    """
+
+    def show(self, error: str | None) -> None:
+        self.set_class(bool(error), "-shown")
+        if error:
+            self.update(f"engine stopped: {error} — showing the last snapshot (q quits)")

@@ -1,0 +1,142 @@
+"""The jobs view's data model: filter and sort over the engine's job rows, without widgets.
+
+Invariants and decisions:
+
+- Rows are the snapshot's ``JobRow`` tuple, never copied; the model holds a list of indices
+  (``order``) into it — the rows that pass the filter, in the chosen sort order. The default
+  (queue order, no filter) costs nothing, so the first paint of 100,000 jobs is cheap.
+- The lower-case search text of each row and each column's sort keys are built lazily, once per
+  ``jobs_version`` (the engine bumps it only when the queue changed), so a keypress that narrows
+  the filter scans strings and a re-sort reuses the keys.
+- A ClassAd constraint is evaluated by the caller (it needs the ClassAd layer and may be slow);
+  the model takes its result as a set of job ids (ids survive a new jobs tuple; jobs that
+  arrived since are not shown until the constraint is evaluated again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from engine.snapshot import STATUS_NAMES, JobRow
+
+
+def job_key(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    try:
+        return int(c), int(p or 0)
+    except ValueError:
+        return (1 << 62, 0)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    width: int
+    sort: Callable[[JobRow], object]
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("job", "Job", 11, lambda r: job_key(r.job)),
+    Column("status", "Status", 9, lambda r: r.status),
+    Column("owner", "Owner", 9, lambda r: r.owner),
+    Column("kind", "Kind", 7, lambda r: r.kind),
+    Column("route", "Route", 13, lambda r: r.route or ""),
+    Column("link", "To/From", 11, lambda r: job_key(r.routed_to or r.routed_from or "")),
+    Column("qdate", "Submitted", 12, lambda r: r.qdate or 0),
+    Column("since", "In status", 10, lambda r: -(r.entered_status or 0)),
+    Column("cmd", "Cmd / hold reason", 32, lambda r: r.cmd),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+
+
+def search_text(r: JobRow) -> str:
+    return " ".join(
+        (r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, r.kind, r.route or "",
+         r.routed_to or "", r.routed_from or "", r.cmd, r.hold_reason or "")
+    ).lower()
+
+
+class JobModel:
+    def __init__(self) -> None:
+        self.rows: Sequence[JobRow] = ()
+        self.version: int | None = None
+        self.text = ""
+        self.constraint_hits: frozenset[str] | None = None
+        self.sort_key: str | None = None
+        self.reverse = False
+        self.order: Sequence[int] = range(0)
+        self._hay: list[str] | None = None
+        self._sorted: dict[str, list[int]] = {}
+
+    def set_rows(self, rows: Sequence[JobRow], version: int) -> bool:
+        """Adopt a new jobs tuple; returns True when the view must be recomputed."""
+        if version == self.version and rows is self.rows:
+            return False
+        self.rows, self.version = rows, version
+        self._hay = None
+        self._sorted = {}
+        self._recompute()
+        return True
+
+    def set_filter(self, text: str) -> None:
+        text = text.strip().lower()
+        narrowing = bool(self.text) and text.startswith(self.text)
+        previous, self.text = self.order, text
+        if narrowing:
+            hay = self._haystack()
+            self.order = [i for i in previous if text in hay[i]]
+        else:
+            self._recompute()
+
+    def set_constraint_hits(self, hits: frozenset[str] | None) -> None:
+        self.constraint_hits = hits
+        self._recompute()
+
+    def set_sort(self, key: str | None, reverse: bool = False) -> None:
+        if key is not None and key not in COLUMN_KEYS:
+            raise ValueError(f"unknown column {key!r}; columns: {', '.join(COLUMN_KEYS)}")
+        self.sort_key, self.reverse = key, reverse
+        self._recompute()
+
+    def row(self, position: int) -> JobRow:
+        return self.rows[self.order[position]]
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def position_of(self, job: str) -> int | None:
+        for pos, i in enumerate(self.order):
+            if self.rows[i].job == job:
+                return pos
+        return None
+
+    def _haystack(self) -> list[str]:
+        if self._hay is None:
+            self._hay = [search_text(r) for r in self.rows]
+        return self._hay
+
+    def _base_order(self) -> Sequence[int]:
+        n = len(self.rows)
+        if self.sort_key is None:
+            return range(n)
+        idx = self._sorted.get(self.sort_key)
+        if idx is None:
+            col = COLUMNS[COLUMN_KEYS.index(self.sort_key)]
+            rows = self.rows
+            keys = [col.sort(r) for r in rows]
+            idx = sorted(range(n), key=keys.__getitem__)
+            self._sorted[self.sort_key] = idx
+        return idx[::-1] if self.reverse else idx
+
+    def _recompute(self) -> None:
+        order = self._base_order()
+        if self.constraint_hits is not None:
+            hits = self.constraint_hits
+            rows = self.rows
+            order = [i for i in order if rows[i].job in hits]
+        if self.text:
+            hay, text = self._haystack(), self.text
+            order = [i for i in order if text in hay[i]]
+        self.order = order
