@@ -62,6 +62,24 @@ class RouteView:
     grid_resource: str | None = None
     requirements: str | None = None
     location: str | None = None  # "file:line" of the definition
+    reported: "ReportedRoute | None" = None  # watch: the real router's own row (JobRouterLog)
+
+
+@dataclass(frozen=True)
+class ReportedRoute:
+    """The real router's figures for a route, from its JobRouterLog table (htcondor.md §1.5).
+
+    Shown beside RouteDeck's own counts in watch mode; ``time`` is the table's log time."""
+
+    time: float | None
+    submitted: int
+    max_jobs: int
+    idle: int
+    max_idle: int
+    throttle: float | None  # jobs per 600 s window; None = "none"
+    recent_started: int | None
+    recent_succeeded: int | None
+    recent_failed: int | None
 
 
 @dataclass(frozen=True)
@@ -182,6 +200,14 @@ class Snapshot:
                     "accepting": r.state == "accepting",
                     "not_accepting_reason": r.reason,
                     "state": r.state,
+                    **({"router_log": {
+                        "time": r.reported.time, "submitted": r.reported.submitted,
+                        "max_jobs": r.reported.max_jobs, "idle": r.reported.idle,
+                        "max_idle": r.reported.max_idle, "throttle": r.reported.throttle,
+                        "recent_started": r.reported.recent_started,
+                        "recent_succeeded": r.reported.recent_succeeded,
+                        "recent_failed": r.reported.recent_failed,
+                    }} if r.reported is not None else {}),
                 }
                 for r in self.routes
             ],
