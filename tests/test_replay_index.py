@@ -131,3 +131,21 @@ def test_real_log_replays():
     assert [ix.lines[i] for i in range(ix.steps)] == [2, 3, 6, 13, 14]
     assert not ix.has_comments and set(ix.sources) == {CARRIED}
     assert set(ix.times) == {1763853165.0}
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_seek_equals_the_foundation_reader_on_the_truncated_log(tmp_path, seed):
+    """Cross-check against an independent implementation of the owner's rules (htcondor.md
+    §3.3, engine.queuelog.reader): reading the log cut just after step i gives the state a seek
+    to step i gives."""
+    reader = pytest.importorskip("engine.queuelog.reader")
+
+    rec = Recording(seed, steps=250)
+    ix = _index(tmp_path, rec, every=29)
+    rng = random.Random(seed)
+    for i in [0, ix.steps - 1] + [rng.randrange(ix.steps) for _ in range(25)]:
+        res = reader.load_bytes(ix.data[: ix.ends[i]], source="job_queue.log", mode="owner")
+        assert as_expected(ix.state_at(i)) == res.queue.snapshot_state(), f"step {i}"
+    real = reader.load_log(DATA / "real_job_submission.log", mode="owner")
+    ix = build_index(DATA / "real_job_submission.log")
+    assert as_expected(ix.state_at(ix.steps - 1)) == real.queue.snapshot_state()

@@ -200,6 +200,15 @@ class Player:
                        for n, s in self.bookmarks.items()), key=lambda b: (b[1], b[0]))
 
     # ------------------------------------------------------------------ views
+    def job_ad(self, job: str) -> dict[str, str]:
+        """The effective ad (cluster + proc attribute texts) of ``job`` ("c.p") at this moment."""
+        proc = self.state.ads.get(job)
+        if proc is None:
+            return {}
+        merged = dict(self.state.ads.get("0" + job.partition(".")[0] + ".-1") or {})
+        merged.update(proc)
+        return merged
+
     def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
         return views.snapshot_of(
             self.state.ads, seq=seq, time=self.time(), mode="replay", speed=self.speed,
