@@ -1,0 +1,94 @@
+"""Crondor: HTCondor's ``cron_*`` schedules turned into a job's ``DeferralTime``.
+
+Pure logic (no clock reads, no sleeps). Facts come from htcondor.md §2 and §6; decisions from
+product.md §4 "Crondor": parse exactly as HTCondor does, compute the *correct* next run with
+the documented day rule, and predict separately what a real HTCondor >= 10.3 schedd computes
+(day-0 defect, ``now + 120`` fallback, glibc ``mktime``), with a lint where they differ.
+
+API (everything takes ``now``/``after`` as epoch seconds; ``zone`` is an IANA name, a
+``ZoneInfo``, or ``None`` for the local zone):
+
+- ``parse_schedule(minute, hour, dom, month, dow) -> Schedule`` (cached; ``None`` = absent).
+  ``Schedule.valid``, ``.error`` (HTCondor's text), ``.minutes`` … ``.dows``.
+- ``next_run(s, after, zone) -> int``, ``next_runs(s, after, n, zone)``: correct runs, chained.
+  Raise ``InvalidSchedule`` / ``NeverFires`` (both ``CronError``).
+- ``schedd_next_run(s, after, zone, now=None, mktime=None) -> ScheddRun(time, fallback)`` and
+  ``schedd_runs(s, after, n, zone)``: the bug-compatible prediction.
+- ``lint_schedule(s, zone, after, non_string)``, ``lint_runs(runs, schedd_runs, zone)``,
+  ``lint_deferral(window, prep_time, schedd_interval) -> [Lint(level, code, message)]``.
+- ``explain(s, zone) -> str`` and ``describe(s) -> str``.
+- Deferral (``engine.crondor.deferral``): ``is_runnable(now, deferral_time, window, prep_time,
+  schedd_interval)``, ``execute_decision(deferral_time, window, now, offset=0) -> Wait(seconds) |
+  Start(late_by) | Missed(late_by, hold) | Abort(message)``, ``deferral_params(job_attrs, now)``,
+  ``compute_deferral(job_attrs, now, tz, reason, state, mktime) -> DeferralUpdate(action,
+  deferral_time, state, hold, fallback, correct_time)`` with reasons ``enter_queue``,
+  ``requeue``, ``release``, ``user_release``, ``reconfig``, ``periodic``; ``CronJobState``
+  (per job) and ``MktimeState`` (one per schedd process) carry what the schedd remembers.
+  ``job_attrs`` is ``{attribute name: old-syntax text}``.
+"""
+
+from .deferral import (
+    Abort,
+    CronJobState,
+    DeferralParams,
+    DeferralUpdate,
+    Hold,
+    Missed,
+    Start,
+    Wait,
+    compute_deferral,
+    cron_schedule,
+    deferral_params,
+    execute_decision,
+    is_runnable,
+    is_runnable_ad,
+    needs_crontab,
+    on_hold,
+)
+from .explain import describe, explain, format_time
+from .fields import ATTRS, Schedule, parse_schedule
+from .lints import Lint, lint_deferral, lint_runs, lint_schedule
+from .nextrun import CronError, InvalidSchedule, NeverFires, never_fires, next_run, next_runs
+from .schedd import ScheddRun, schedd_next_run, schedd_runs
+from .zones import MktimeState, ZoneError, get_zone
+
+__all__ = [
+    "ATTRS",
+    "Abort",
+    "CronError",
+    "CronJobState",
+    "DeferralParams",
+    "DeferralUpdate",
+    "Hold",
+    "InvalidSchedule",
+    "Lint",
+    "Missed",
+    "MktimeState",
+    "NeverFires",
+    "Schedule",
+    "ScheddRun",
+    "Start",
+    "Wait",
+    "ZoneError",
+    "compute_deferral",
+    "cron_schedule",
+    "deferral_params",
+    "describe",
+    "execute_decision",
+    "explain",
+    "format_time",
+    "get_zone",
+    "is_runnable",
+    "is_runnable_ad",
+    "lint_deferral",
+    "lint_runs",
+    "lint_schedule",
+    "needs_crontab",
+    "never_fires",
+    "next_run",
+    "next_runs",
+    "on_hold",
+    "parse_schedule",
+    "schedd_next_run",
+    "schedd_runs",
+]
