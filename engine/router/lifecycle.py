@@ -1,0 +1,393 @@
+"""The life of one routed job: a state table and the steps of ``JobRouter::Poll`` (htcondor.md §1.6).
+
+States (``RoutedJob.h``): UNCLAIMED → CLAIMED → SUBMITTED → FINISHED → CLEANUP → RETIRED.
+:data:`STEPS` is the table: on every poll each tracked job goes through the steps in order and a
+step acts only when the job is in its state, so a job can go from UNCLAIMED to SUBMITTED (and,
+on failure, to RETIRED) in one poll, as in HTCondor. Any failure path goes to CLEANUP
+(``GracefullyRemoveJob``); the outcome counted in the route statistics is decided there:
+success (``is_success``), interrupted (``is_interrupted``, not counted) or failure (the rest).
+
+Invariants:
+
+- ``src`` (the router's copy of the source ad, {name: text}) starts as the source ad at the time
+  the job became a candidate and only changes by what the router itself pushes to the source
+  (status mirroring, hook output, policy) — like HTCondor's ``job->src_ad``.
+- Every write goes through :mod:`engine.router.schedd_ops`; a routed copy's status changes only
+  because the destination queue changed.
+- A hook that is still running (background runner) leaves the job in its state; the step is
+  retried on the next poll.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.classad import is_true, quote
+from engine.router import events as ev
+from engine.router import hooks as hk
+from engine.router import schedd_ops as ops
+from engine.router.schedd_ops import View
+
+
+class State(enum.Enum):
+    UNCLAIMED = "unclaimed"
+    CLAIMED = "claimed"
+    SUBMITTED = "submitted"
+    FINISHED = "finished"
+    CLEANUP = "cleanup"
+    RETIRED = "retired"
+
+
+@dataclass(eq=False)
+class RoutedJob:
+    src_key: str
+    route_name: str
+    src: dict[str, str]
+    state: State = State.UNCLAIMED
+    target_universe: int = 9
+    grid_resource: str | None = None
+    is_sandboxed: bool = False
+    edit_in_place: bool = False
+    dest_key: str | None = None  # "c.p" of the routed copy once submitted
+    dest_live: bool = False  # dest_proc_id.cluster != -1 (not yet removed by us)
+    dest: dict[str, str] = field(default_factory=dict)  # last seen routed ad
+    is_claimed: bool = False
+    is_done: bool = False
+    is_running: bool = False
+    is_held: bool = False
+    is_success: bool = False
+    is_interrupted: bool = False
+    saw_dest: bool = False
+    submission_time: float = 0.0
+    retirement_time: float = 0.0
+    last_route: str = ""  # route_name is cleared at retirement; this keeps it for the UI
+    reason: str = ""  # why it left the router (last failure / interruption)
+    dirty: dict[str, Any] = field(default_factory=dict)  # router-set source attrs not pushed yet
+    hook_attempts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        if self.is_success:
+            return "success"
+        return "interrupted" if self.is_interrupted else "failure"
+
+
+class Lifecycle:
+    """The per-job steps; mixed into :class:`engine.router.router.JobRouter`."""
+
+    # provided by JobRouter
+    src_q: Any
+    dst_q: Any
+    name: str
+    hooks: hk.HookManager
+
+    # -------------------------------------------------------------------------------- helpers
+
+    def _fail(self, job: RoutedJob, now: float, reason: str, *, interrupted: bool = False, event: bool = True) -> None:
+        """``GracefullyRemoveJob``: to CLEANUP, remembering why."""
+        job.state = State.CLEANUP
+        job.reason = reason
+        if interrupted:
+            job.is_interrupted = True
+        elif event:
+            self._emit(ev.JobRoutingFailed(now, f"{job.src_key} on {job.route_name or job.last_route}: {reason}",
+                                           job.route_name or job.last_route, job.src_key))
+
+    def _hook(self, job: RoutedJob, kind: str, key: str, stdin_fn) -> hk.HookResult | str | None:
+        """Run the job's hook of ``kind`` if configured: a result, ``None`` (not configured) or
+        ``"pending"`` (still running in the background)."""
+        keyword = self.hooks.keyword(job.src)
+        path = self.hooks.path(kind, keyword)
+        if path is None:
+            return None
+        result = self.hooks.run(key, kind, path, stdin_fn())
+        return "pending" if result is None else result
+
+    def _hook_failed(self, job: RoutedJob, kind: str, now: float, message: str) -> None:
+        self._emit(ev.HookFailed(now, f"{kind} hook for {job.src_key}: {message}",
+                                 job.route_name or job.last_route, job.src_key, hook=kind))
+
+    def _push_src(self, job: RoutedJob, changes: dict[str, Any], now: float) -> bool:
+        """Push changes (plus anything still dirty) to the live source; keep the local copy in step."""
+        allc = {**job.dirty, **changes}
+        if not allc:
+            return True
+        try:
+            written = ops.push(self.src_q, job.src_key, allc, now)
+        except KeyError:
+            return False
+        job.dirty = {}
+        for name, value in allc.items():
+            text = ops.text_of(value)
+            if name == "JobStatus" and name not in written:
+                continue
+            _set_local(job.src, name, text)
+        return True
+
+    def _set_job_idle(self, job: RoutedJob, now: float) -> None:
+        """``SetJobIdle``: the source back to Idle (an evict event in HTCondor if it ran)."""
+        status = View(job.src).int("JobStatus")
+        if status is not None and status != ops.IDLE:
+            self._push_src(job, {"JobStatus": ops.IDLE}, now)
+
+    def _reroute(self, job: RoutedJob, now: float, reason: str) -> None:
+        self._set_job_idle(job, now)
+        self._emit(ev.JobRerouted(now, f"{job.src_key}: {reason}; source back to idle", job.route_name, job.src_key))
+        self._fail(job, now, reason, event=False)
+
+    # -------------------------------------------------------------------------------- steps
+
+    def take_over(self, job: RoutedJob, now: float) -> None:
+        """``TakeOverJob``: claim the source (``Managed``/``ManagedManager``), unless editing in place."""
+        if job.edit_in_place:
+            job.state = State.CLAIMED
+            return
+        result, detail = ops.claim_job(self.src_q, job.src_key, self.name, now)
+        if result == "ok":
+            job.state = State.CLAIMED
+            job.is_claimed = True
+        else:
+            self._fail(job, now, f"candidate job could not be claimed ({result}): {detail}")
+
+    def submit(self, job: RoutedJob, now: float) -> None:
+        """``SubmitJob``: the translate hook (if any), then ``FinishSubmitJob``."""
+        route = self.table.route(job.route_name)
+        if route is None:
+            self._fail(job, now, "route has been removed before the job could be submitted")
+            return
+        base = job.src
+        res = self._hook(job, hk.TRANSLATE, job.src_key, lambda: hk.translate_stdin(
+            hk.route_description(route.name, job.target_universe, job.grid_resource), job.src))
+        if res == "pending":
+            return
+        if isinstance(res, hk.HookResult):
+            out = hk.translate_outcome(res)
+            if out.action == "replace":
+                base = dict(out.attrs)
+            elif out.action == "no-data":
+                n = job.hook_attempts[hk.TRANSLATE] = job.hook_attempts.get(hk.TRANSLATE, 0) + 1
+                if n < self.hooks.max_attempts:
+                    self._hook_failed(job, hk.TRANSLATE, now, f"{out.message}; will run it again ({n}/{self.hooks.max_attempts})")
+                    return
+                self._hook_failed(job, hk.TRANSLATE, now, f"{out.message} {n} times; giving up")
+                self._fail(job, now, "translate hook returned no data", event=False)
+                return
+            else:
+                self._hook_failed(job, hk.TRANSLATE, now, out.message)
+                self._fail(job, now, f"translate hook failed: {out.message}", event=False)
+                return
+        self.finish_submit(job, route, base, now)
+
+    def finish_submit(self, job: RoutedJob, route: Any, base: dict[str, str], now: float) -> None:
+        try:
+            routed = self._build(route, base, job, now)
+        except Exception as exc:  # RoutingError and anything the transform raises
+            self._fail(job, now, f"failed to apply route modifications: {exc}")
+            return
+        if job.edit_in_place:
+            diff = {k: v for k, v in routed.items() if job.src.get(k) != v}
+            lower = {k.lower() for k in routed}
+            diff.update({k: None for k in job.src if k.lower() not in lower})
+            try:
+                ops.push(self.src_q, job.src_key, diff, now)
+            except KeyError:
+                self._fail(job, now, "failed to edit job: source is gone")
+                return
+            job.src = dict(routed)
+            job.is_success = job.is_done = True
+            self._emit(ev.JobEditedInPlace(now, f"{job.src_key} edited in place by route {job.route_name}",
+                                           job.route_name, job.src_key))
+            job.state = State.CLEANUP
+            return
+        if View(job.src).get("Owner") is None:
+            self._fail(job, now, "source job has no Owner")
+            return
+        try:
+            job.dest_key = ops.submit_job(self.dst_q, routed, job.is_sandboxed, now)
+        except Exception as exc:
+            self._fail(job, now, f"failed to submit job: {exc}")
+            return
+        job.dest_live = True
+        job.dest = dict(routed)
+        # recorded in the router's copy now, pushed with the next status update (JobRouter.cpp)
+        job.dirty["RoutedToJobId"] = quote(job.dest_key)
+        job.state = State.SUBMITTED
+        job.submission_time = now
+        self._emit(ev.JobRouted(now, f"{job.src_key} routed to {job.route_name} as {job.dest_key}",
+                                job.route_name, job.src_key, dest=job.dest_key))
+
+    def check_status(self, job: RoutedJob, now: float) -> None:
+        """``CheckSubmittedJobStatus``: the update hook once the copy was seen, then the checks."""
+        if job.saw_dest:
+            res = self._hook(job, hk.UPDATE, job.dest_key or job.src_key, lambda: hk.update_stdin(job.dest))
+            if res == "pending":
+                return
+            if isinstance(res, hk.HookResult):
+                out = hk.update_outcome(res)
+                if out.action == "skip":
+                    self._hook_failed(job, hk.UPDATE, now, out.message)
+                    return
+                if out.action == "remove":
+                    self._hook_failed(job, hk.UPDATE, now, out.message)
+                    self._fail(job, now, "update hook output rejected", event=False)
+                    return
+                if out.action == "merge":
+                    live = self.dst_q.get(job.dest_key)
+                    if live is None:
+                        self._fail(job, now, "routed job disappeared before the update finished")
+                        return
+                    changed = {k: v for k, v in out.attrs.items() if View.of(live).get(k) != v}
+                    try:
+                        ops.push(self.dst_q, job.dest_key, changed, now)
+                    except KeyError:
+                        self._fail(job, now, "failed to update routed job status")
+                        return
+        self.finish_check_status(job, now)
+
+    def finish_check_status(self, job: RoutedJob, now: float) -> None:
+        src = View.of(self.src_q.get(job.src_key))
+        if src is None:
+            self._fail(job, now, "source job left the queue", interrupted=True)
+            return
+        status = src.int("JobStatus")
+        if status is None:
+            self._fail(job, now, "cannot evaluate JobStatus of the source job", interrupted=True)
+            return
+        if status == ops.REMOVED:
+            self._fail(job, now, "source job was removed", interrupted=True)
+            return
+        if status == ops.HELD and not src.true("HoldCopiedFromTargetJob"):
+            self._fail(job, now, "source job was put on hold", interrupted=True)
+            return
+        dest_job = self.dst_q.get(job.dest_key) if job.dest_key else None
+        if dest_job is None:
+            if job.saw_dest:
+                self._fail(job, now, f"routed job {job.dest_key} was removed")
+            elif now - job.submission_time > self.max_job_mirror_update_lag:
+                self._fail(job, now, f"giving up: routed job {job.dest_key} still not in the queue "
+                                     f"{now - job.submission_time:.0f} s after submission")
+            return
+        job.saw_dest = True
+        dest = View.of(dest_job)
+        job.dest = dict(dest.attrs)
+        update = ops.update_job_status(src, dest, now, self._attrs_to_copy(job), self.chirp_prefix, View(job.src))
+        if update is not None:  # an unreadable status is only logged by HTCondor
+            if not self._push_src(job, update, now):
+                self._fail(job, now, "failed to update the source job")
+                return
+        dstatus = dest.int("JobStatus")
+        if dstatus is None:
+            self._fail(job, now, "cannot evaluate JobStatus of the routed job")
+            return
+        job.is_running = dstatus in (ops.RUNNING, ops.TRANSFERRING_OUTPUT)
+        job.is_held = dstatus == ops.HELD
+        if dstatus == ops.COMPLETED and (dest.int("JobFinishedHookDone") or 0) != 0:
+            job.state = State.FINISHED
+
+    def finalize(self, job: RoutedJob, now: float) -> None:
+        """``FinalizeJob``: the finalize hook (output updates the source), then ``FinishFinalizeJob``."""
+        res = self._hook(job, hk.FINALIZE, job.dest_key or job.src_key, lambda: hk.finalize_stdin(job.src, job.dest))
+        if res == "pending":
+            return
+        if isinstance(res, hk.HookResult):
+            out = hk.finalize_outcome(res)
+            if out.action == "reroute":
+                self._hook_failed(job, hk.FINALIZE, now, out.message)
+                self._reroute(job, now, f"finalize hook failed: {out.message}")
+                return
+            if out.attrs and not self._push_src(job, dict(out.attrs), now):
+                self._reroute(job, now, "failed to update the source job with the finalize hook output")
+                return
+        self.finish_finalize(job, now)
+
+    def finish_finalize(self, job: RoutedJob, now: float) -> None:
+        if View(job.src).get("Owner") is None or not ops.finalize_job(self.dst_q, job.dest_key, now):
+            self._set_job_idle(job, now)
+            self._fail(job, now, "failed to finalize the routed job")
+            return
+        job.is_done = True
+        route = self.table.route(job.route_name)
+        failed = route is not None and _truth(route, "JobFailureTest", View(job.src).ad(), now)
+        job.is_success = not failed
+        if failed:
+            job.reason = "JobFailureTest is true"
+        self._emit(ev.JobFinished(now, f"{job.src_key} finished on {job.route_name}"
+                                       + ("" if job.is_success else " (JobFailureTest true: counts as a failure)"),
+                                  job.route_name, job.src_key, success=job.is_success))
+        job.state = State.CLEANUP
+
+    def cleanup(self, job: RoutedJob, now: float) -> None:
+        """``CleanupJob``: the cleanup hook (bounded retries), then ``FinishCleanupJob``."""
+        if job.dest:
+            res = self._hook(job, hk.CLEANUP, job.dest_key or job.src_key, lambda: hk.cleanup_stdin(job.dest))
+            if res == "pending":
+                return
+            if isinstance(res, hk.HookResult) and hk.cleanup_outcome(res).action == "retry":
+                n = job.hook_attempts[hk.CLEANUP] = job.hook_attempts.get(hk.CLEANUP, 0) + 1
+                msg = hk.cleanup_outcome(res).message
+                if n < self.hooks.max_attempts:
+                    self._hook_failed(job, hk.CLEANUP, now, f"{msg}; retrying next poll ({n}/{self.hooks.max_attempts})")
+                    return
+                self._hook_failed(job, hk.CLEANUP, now, f"{msg}; gave up after {n} attempts, cleaning up anyway")
+        self.finish_cleanup(job, now)
+
+    def finish_cleanup(self, job: RoutedJob, now: float) -> None:
+        if not job.is_done and job.dest_live and job.dest_key:
+            if ops.remove_job(self.dst_q, job.dest_key, "JobRouter aborted job", now):
+                job.dest_live = False
+        if job.is_claimed:
+            ok, keep_trying, detail = ops.yield_job(self.src_q, job.src_key, self.name, job.is_done,
+                                                    self.release_on_hold, now)
+            if not ok and keep_trying and self.src_q.get(job.src_key) is not None:
+                return  # stay in CLEANUP, try again next poll
+            job.is_claimed = False
+        stats = self.book.get(job.route_name) if self.table.route(job.route_name) is not None else None
+        if stats is not None:
+            if job.is_success:
+                stats.recent_succeeded += 1
+            elif not job.is_interrupted:
+                stats.recent_failed += 1
+        job.state = State.RETIRED
+        job.retirement_time = now
+        job.last_route = job.route_name or job.last_route
+        job.route_name = ""
+        why = f": {job.reason}" if job.reason and not job.is_success else ""
+        self._emit(ev.JobRetired(now, f"{job.src_key} left route {job.last_route} ({job.outcome}){why}",
+                                 job.last_route, job.src_key, outcome=job.outcome))
+
+    def cleanup_retired(self, job: RoutedJob, now: float) -> None:
+        """``CleanupRetiredJob``: forget the job once the queues no longer show it as ours."""
+        src = View.of(self.src_q.get(job.src_key))
+        src_sync = src is None or not (src.str("Managed") == "External" and src.str("ManagedManager") == self.name)
+        dest = View.of(self.dst_q.get(job.dest_key)) if job.dest_key else None
+        dest_sync = dest is None or dest.str("RoutedBy") != self.name
+        if (src_sync and dest_sync) or now - job.retirement_time >= self.max_job_mirror_update_lag:
+            self.jobs.pop(job.src_key, None)
+
+
+STEPS = (
+    (State.UNCLAIMED, Lifecycle.take_over),
+    (State.CLAIMED, Lifecycle.submit),
+    (State.SUBMITTED, Lifecycle.check_status),
+    (State.FINISHED, Lifecycle.finalize),
+    (State.CLEANUP, Lifecycle.cleanup),
+    (State.RETIRED, Lifecycle.cleanup_retired),
+)
+
+
+def _set_local(attrs: dict[str, str], name: str, text: str | None) -> None:
+    for k in [k for k in attrs if k.lower() == name.lower()]:
+        del attrs[k]
+    if text is not None:
+        attrs[name] = text
+
+
+def _truth(route: Any, attr: str, ad: Any, now: float) -> bool:
+    """``JobFailureTest`` / ``JobShouldBeSandboxed`` / ``EditJobInPlace``: only true counts (§1.4)."""
+    try:
+        value = route.eval_job_expr(attr, ad, now)
+    except Exception:
+        return False
+    return value is True or (not isinstance(value, bool) and is_true(value))

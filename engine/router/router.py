@@ -1,0 +1,321 @@
+"""The Job Router runtime: ``JobRouter::Poll`` over RouteDeck job queues (htcondor.md §1.4–1.8).
+
+One :class:`JobRouter` reads a source ``JobQueue`` (SCHEDD1) and submits routed copies to a
+destination ``JobQueue`` (SCHEDD2; the same object when there is no SCHEDD2), through the
+queues' transaction API only. :meth:`JobRouter.poll` does HTCondor's poll in HTCondor's order:
+
+1. ``AdoptOrphans`` on polls 1, 6, 11, … (``poll_count % 5 == 1``);
+2. ``UpdateRouteStats`` (recount from the tracked jobs) with ``AdjustFailureThrottles``;
+3. ``GetCandidateJobs``: the umbrella pre-filter and ``ChooseRoute`` (:mod:`.candidates`);
+4. every tracked job through the state table (:data:`.lifecycle.STEPS`);
+5. the source jobs' periodic policy when ``PERIODIC_EXPR_INTERVAL`` has passed (HTCondor runs it
+   on its own timer; here it ends a poll, so a hold it places is cleaned up on the next poll).
+
+Design decisions and invariants:
+
+- The router keeps no state file: everything after a restart comes from job attributes
+  (``RoutedBy``, ``RoutedFromJobId``, ``RouteName``, ``Managed``, ``ManagedManager``) through
+  ``AdoptOrphans``. The only in-memory state that matters is the tracked jobs and the per-route
+  statistics, which survive :meth:`set_table` by route name (``CopyState``).
+- No clock is read: every entry point takes ``now``.
+- Facts are reported as frozen :mod:`.events` dataclasses, collected until the runtime calls
+  :meth:`drain_events`.
+- Periodic policy is evaluated for claimed jobs that are not RETIRED (HTCondor iterates all
+  tracked jobs, including retired ones whose router copy may be stale; RouteDeck does not push
+  policy decisions for jobs it no longer manages). ``TimerRemove`` is checked first, then
+  ``engine.schedd.policy.analyze_periodic`` (the schedd's ``UserPolicy`` order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.config import split_list
+from engine.router import events as ev
+from engine.router import hooks as hk
+from engine.router import schedd_ops as ops
+from engine.router.candidates import Scanner
+from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
+from engine.router.schedd_ops import S, View
+from engine.router.stats import StatsMixin
+from engine.router.throttle import StatsBook, route_state
+
+
+class JobRouter(Lifecycle, StatsMixin):
+    """HTCondor's job router over RouteDeck queues. ``table`` is a ``RoutingTable``."""
+
+    def __init__(self, table: Any, source: Any, dest: Any = None, *, now: float,
+                 hooks: hk.HookManager | None = None, hook_timeout: float = 60.0,
+                 hook_attempts: int = 3, background_hooks: bool = False, build: Any = None) -> None:
+        self.src_q = source
+        self.dst_q = dest if dest is not None else source
+        self.jobs: dict[str, RoutedJob] = {}
+        self.book = StatsBook()
+        self.poll_count = 0
+        self._rr = 0  # ChooseRoute's function-level static round-robin counter
+        self._events: list[ev.RouterEvent] = []
+        self._hook_opts = (hook_timeout, hook_attempts, background_hooks)
+        self._given_hooks = hooks
+        self._builder = build  # default: engine.router.routed_copy.build_routed_ad
+        self.next_periodic = 0.0
+        self.last_cycle: dict[str, Any] = {}
+        self.table: Any = None
+        self._apply_table(table, now)
+        self.next_periodic = now + self.periodic_expr_interval
+
+    # ------------------------------------------------------------------------ configuration
+
+    def _apply_table(self, table: Any, now: float) -> None:
+        self.table = table
+        k = table.knobs
+        self.name = k.name or "jobrouter"
+        self.max_jobs = int(k.max_jobs)
+        self.round_robin = bool(k.round_robin)
+        self.release_on_hold = bool(k.release_on_hold)
+        self.max_job_mirror_update_lag = int(k.max_job_mirror_update_lag)
+        self.periodic_expr_interval = int(k.periodic_expr_interval)
+        self.polling_period = int(k.polling_period)
+        cfg = table.config
+        self.chirp_prefix = _knob(cfg, "CHIRP_DELAYED_UPDATE_PREFIX")
+        timeout, attempts, background = self._hook_opts
+        old = getattr(self, "hooks", None)
+        self.hooks = self._given_hooks or hk.HookManager(cfg, k.hook_keyword, timeout=timeout,
+                                                          max_attempts=attempts, background=background)
+        if old is not None and old is not self.hooks:
+            self.hooks._running = old._running  # hooks still running keep their results
+        self.book.sync([r.name for r in table.routes], now)
+        self.scanner = Scanner(table.routes, k.source_job_constraint, self.name)
+
+    def set_table(self, table: Any, now: float) -> None:
+        """Switch routing tables (``SetRoutingTable``): state kept per route name, then the
+        route statistics are recomputed at once, throttle adjustment included."""
+        old = self.table
+        self._apply_table(table, now)
+        self._emit(ev.TableSwitched(now, f"routing table v{getattr(old, 'version', '?')} -> "
+                                         f"v{getattr(table, 'version', '?')} ({len(table.routes)} routes)"))
+        self.update_route_stats(now)
+
+    def _attrs_to_copy(self, job: RoutedJob) -> list[str]:
+        keyword = self.hooks.keyword(job.src)
+        if not keyword:
+            return []
+        return split_list(_knob(self.table.config, f"{keyword}_ATTRS_TO_COPY"))
+
+    # ------------------------------------------------------------------------ events
+
+    def _emit(self, event: ev.RouterEvent) -> None:
+        self._events.append(event)
+
+    def drain_events(self) -> list[ev.RouterEvent]:
+        out, self._events = self._events, []
+        return out
+
+    # ------------------------------------------------------------------------ the poll
+
+    def poll(self, now: float) -> None:
+        self.poll_count += 1
+        if self.poll_count % 5 == 1:
+            self.adopt_orphans(now)
+        self.update_route_stats(now)
+        self.get_candidate_jobs(now)
+        for job in list(self.jobs.values()):
+            for state, step in STEPS:
+                if job.state is state:
+                    step(self, job, now)
+        if now >= self.next_periodic:
+            self.eval_periodic(now)
+            self.next_periodic = now + self.periodic_expr_interval
+        self.recount()
+
+    def num_managed(self) -> int:
+        return sum(1 for j in self.jobs.values() if j.state is not State.RETIRED)
+
+    def accepting_more_jobs(self, managed: int | None = None) -> bool:
+        """The global check: ``JOB_ROUTER_MAX_JOBS < 0 || managed < JOB_ROUTER_MAX_JOBS``."""
+        if self.max_jobs < 0:
+            return True
+        return (self.num_managed() if managed is None else managed) < self.max_jobs
+
+    def get_candidate_jobs(self, now: float) -> None:
+        """``GetCandidateJobs`` + ``ChooseRoute``; figures of the cycle go to ``last_cycle``."""
+        info: dict[str, Any] = {"time": now, "considered": 0, "new": 0, "stopped": None}
+        self.last_cycle = info
+        if not self.table.routing_enabled:
+            info["stopped"] = "routing disabled"
+            return
+        managed = self.num_managed()
+        if not self.accepting_more_jobs(managed):
+            info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {self.max_jobs})"
+            return
+        routes = self.table.routes
+        stats = [self.book.get(r.name) for r in routes]
+        accepting = [route_state(r, s)[0] for r, s in zip(routes, stats)]
+        scanner = self.scanner
+        info["umbrella"] = scanner.begin_cycle(accepting, now)
+        if info["umbrella"] is None:
+            info["stopped"] = "no route is accepting jobs"
+            return
+        n_accepting = sum(accepting)
+        tracked = self.jobs
+        for job in self.src_q:
+            if self.max_jobs >= 0 and managed >= self.max_jobs:
+                info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {self.max_jobs})"
+                break
+            if job.key in tracked:
+                continue
+            info["considered"] += 1
+            if not scanner.sanity(job):
+                continue
+            c = scanner.classify(job)
+            if not c.umbrella:
+                continue
+            if self.round_robin:
+                ok = [i for i in c.matches if accepting[i]]
+                idx = None
+                if ok:
+                    idx = ok[self._rr % len(ok)]
+                    self._rr += 1
+            else:
+                idx = next((i for i in c.matches if accepting[i]), None)
+            if idx is None:
+                if n_accepting == 0:
+                    info["stopped"] = "all routes are full"
+                    break
+                continue
+            route, st = routes[idx], stats[idx]
+            st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
+            st.recent_routed += 1
+            if not route_state(route, st)[0]:
+                accepting[idx] = False
+                n_accepting -= 1
+            self._add_candidate(job, route, now)
+            managed += 1
+            info["new"] += 1
+        info["signatures"] = scanner.signatures
+        info["evaluations"] = scanner.evaluations
+
+    def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
+        src = dict(job.attrs)
+        rj = RoutedJob(src_key=job.key, route_name=route.name, src=src,
+                       target_universe=int(route.target_universe), grid_resource=route.grid_resource)
+        # evaluated when the candidate is created, against the source ad (htcondor.md §1.4)
+        ad = job.classad()
+        rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", ad, now)
+        rj.edit_in_place = _truth(route, "EditJobInPlace", ad, now)
+        self.jobs[job.key] = rj
+        return rj
+
+    def _build(self, route: Any, base: dict[str, str], job: RoutedJob, now: float) -> dict[str, str]:
+        build_routed_ad = self._builder
+        if build_routed_ad is None:
+            from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415  (owned by the table helper)
+        return build_routed_ad(self.table, route, base, now=now, source_id=job.src_key,
+                               sandboxed=job.is_sandboxed, **({"edit_in_place": True} if job.edit_in_place else {}))
+
+    # ------------------------------------------------------------------------ crash recovery
+
+    def adopt_orphans(self, now: float) -> None:
+        """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone."""
+        for dest_job in list(self.dst_q):
+            d = View.of(dest_job)
+            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
+                    and d.str("Owner") is not None):
+                continue
+            src_key, route_name = d.str("RoutedFromJobId"), d.str("RouteName")
+            if src_key is None or route_name is None:
+                continue  # "no routing information found in routed job"
+            known = self.jobs.get(src_key)
+            if known is not None and known.dest_key == dest_job.key:
+                continue
+            src_job = self.src_q.get(src_key)
+            if src_job is None:
+                ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
+                self._emit(ev.OrphanRemoved(now, f"removed orphaned routed job {dest_job.key}: source {src_key} is gone",
+                                            route_name, src_key, dest=dest_job.key))
+                continue
+            if known is not None:  # AddJob fails: the source is tracked with another copy
+                ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
+                self._emit(ev.OrphanRemoved(now, f"removed routed job {dest_job.key}: {src_key} is already routed",
+                                            route_name, src_key, dest=dest_job.key))
+                continue
+            rj = RoutedJob(src_key=src_key, route_name=route_name, src=dict(src_job.attrs),
+                           state=State.SUBMITTED, dest_key=dest_job.key, dest_live=True,
+                           dest=dict(d.attrs), is_claimed=True, submission_time=now)
+            rj.is_sandboxed = d.str("SUBMIT_Iwd") is not None
+            self.jobs[src_key] = rj
+            self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
+                                        route_name, src_key, dest=dest_job.key))
+        for src_job in list(self.src_q):
+            if src_job.key in self.jobs:
+                continue
+            s = View.of(src_job)
+            if s.str("Managed") != "External" or s.str("ManagedManager") != self.name or s.get("Owner") is None:
+                continue
+            ok, _keep, detail = ops.yield_job(self.src_q, src_job.key, self.name, False, True, now)
+            self._emit(ev.OrphanYielded(now, f"yielded {src_job.key}: claimed by {self.name} with no routed copy"
+                                             + ("" if ok else f" (failed: {detail})"), None, src_job.key))
+
+    # ------------------------------------------------------------------------ source policy
+
+    def eval_periodic(self, now: float) -> None:
+        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages."""
+        from engine.schedd.policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
+
+        system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
+        for job in list(self.jobs.values()):
+            if not job.is_claimed or job.state is State.RETIRED:
+                continue
+            live = View.of(self.src_q.get(job.src_key))
+            if live is not None:
+                for name in ("TimerRemove", "x509UserProxyExpiration"):
+                    value = live.int(name)
+                    if value is not None:
+                        job.src[live.name(name) or name] = str(value)
+            local = View(job.src)
+            status = local.int("JobStatus")
+            if status is None:
+                continue
+            decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
+            if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
+                changes: dict[str, Any] = {
+                    "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
+                    "HoldReasonCode": decision.code, "HoldReasonSubCode": decision.subcode,
+                }
+                rr = local.str("ReleaseReason")
+                if rr is not None:
+                    changes["LastReleaseReason"] = S(rr)
+                changes["ReleaseReason"] = S("Undefined")
+                changes["NumSystemHolds"] = (local.int("NumSystemHolds") or 0) + 1
+            elif decision.action == "remove" and status != ops.REMOVED:
+                changes = {"JobStatus": ops.REMOVED, "EnteredCurrentStatus": int(now), "RemoveReason": S(decision.reason)}
+            else:
+                continue
+            self._push_src(job, changes, now)
+            self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
+                                      job.route_name, job.src_key, action=decision.action))
+
+
+def _knob(config: Any, name: str) -> str | None:
+    try:
+        return config.get(name)
+    except Exception:
+        return None
+
+
+def _timer_remove(local: View, now: float):
+    """``AnalyzePolicy`` checks ``TimerRemove`` before the periodic expressions."""
+    from engine.schedd.policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
+
+    text = local.get("TimerRemove")
+    if text is None:
+        return None
+    value = local.int("TimerRemove")
+    if value is None:
+        return Decision("hold", "TimerRemove", "job attribute", -1, text,
+                        f"The job attribute TimerRemove expression '{text}' evaluated to UNDEFINED",
+                        HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
+    if 0 <= value < now:
+        return Decision("remove", "TimerRemove", "job attribute", 1, text,
+                        f"The job attribute TimerRemove expression '{text}' evaluated to TRUE", 0, 0)
+    return None
+
