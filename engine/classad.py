@@ -540,7 +540,7 @@ def flatten_tree(ad: Any, tree: Any) -> Any:
 def internal_refs(ad: Any, tree: Any) -> list[str]:
     """Names in ``tree`` that resolve to attributes of ``ad`` (HTCondor's GetExprReferences)."""
     try:
-        return [str(x) for x in ad.internalRefs(tree)]
+        return [str(x) for x in ad.internalRefs(tree) if x]
     except Exception:
         return []
 
@@ -560,3 +560,20 @@ def rewrite_scope_prefix(text: str, scope: str, replacement: str) -> str:
         return text
     prefix = f"{replacement}." if replacement else ""
     return "".join(chunk if is_str else pat.sub(prefix, chunk) for is_str, chunk in _split_strings(text))
+
+
+def literal_string(tree: Any) -> str | None:
+    """The value of ``tree`` when it is a string literal (HTCondor's ExprTreeIsLiteralString)."""
+    text = unparse_tree_old(tree)
+    if not text.startswith('"'):
+        return None
+    try:
+        value = tree.eval() if isinstance(tree, classad2.ExprTree) else tree
+    except Exception:
+        return None
+    return value if isinstance(value, str) and quote(value) == text else None
+
+
+def string_chunks(text: str) -> list[tuple[bool, str]]:
+    """``text`` split into (is_string_literal, chunk) pieces, for lexical checks outside strings."""
+    return _split_strings(text)

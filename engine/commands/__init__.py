@@ -13,6 +13,8 @@ import importlib
 
 MODULES: list[str] = [
     "engine.commands.replay",
+    "engine.commands.check",
+    "engine.commands.convert",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]
 

@@ -1,0 +1,176 @@
+"""Lints over a loaded routing table (``routedeck check``, the route editor).
+
+Each lint says what HTCondor will do, not only what looks odd. Structural problems (undefined,
+unlisted, empty, unparsable routes, missing REQUIREMENTS, broken pre/post transforms, duplicate
+names, NAME differing from the knob suffix) are reported while loading (engine/router/loader.py);
+the checks here look at the loaded routes:
+
+- limits: ``MaxJobs <= 0`` (the route accepts nothing), ``MaxIdleJobs > MaxJobs`` (the idle limit
+  can never bite);
+- shadowing: a later route whose REQUIREMENTS text equals an earlier one's, or any route after one
+  without REQUIREMENTS, only gets jobs while the earlier route is not accepting (first match wins
+  unless ``JOB_ROUTER_ROUND_ROBIN_SELECTION``; htcondor.md §1.4);
+- ``TARGET.`` in transform REQUIREMENTS: undefined there (job is MY, no TARGET; §1.4);
+- a comparison with a bare identifier that looks like a value (``x =?= Some_Site``): it is an
+  attribute reference, usually undefined (the UNL ``99-local.conf`` quirk, htcondor.md §6);
+- ``SET``/``DEFAULT`` expressions that do not parse: HTCondor logs and skips them when the
+  transform runs (the 9.0 manual example's extra ``)``, htcondor.md §6);
+- GridResource missing on a grid-universe route (jobs fail unless a transform sets it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from engine import classad as C
+from engine.router.table import Diagnostic, Route, RoutingTable
+
+_KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
+_BARE_COMPARE = re.compile(r"(=\?=|=!=|==|!=)\s*([A-Za-z_][A-Za-z0-9_]*)(?![\w.(])")
+_MACRO_REF = re.compile(r"\$\(([A-Za-z0-9_.]+)")
+_SET_LINE = re.compile(r"^\s*(SET|DEFAULT)\s+([A-Za-z_][\w.]*)\s*[,=]?\s*(.*)$", re.IGNORECASE)
+
+
+def lint_table(table: RoutingTable) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for route in table.routes:
+        out.extend(lint_limits(route))
+        out.extend(lint_requirements(route))
+    out.extend(lint_shadowing(table))
+    cfg = table.config
+    for kind, transforms in (("pre-route", table.pre_transforms), ("post-route", table.post_transforms)):
+        for t in transforms:
+            knob = f"JOB_ROUTER_TRANSFORM_{getattr(t, 'name', '')}"
+            out.extend(lint_transform_text(getattr(t, "text", ""), knob, cfg, None))
+            req = getattr(t, "requirements", None)
+            if req and _uses_target(req):
+                out.append(Diagnostic("warning", f"{kind} transform {t.name}: REQUIREMENTS uses TARGET., which is "
+                                      "undefined when transform requirements are evaluated (the routed ad is MY, "
+                                      "there is no TARGET)", *_where(cfg.location(knob))))
+    for route in table.routes:
+        if route.syntax == "transform":
+            out.extend(lint_transform_text(getattr(route.transform, "text", ""), route.source_label, cfg, route.name))
+    return out
+
+
+def _where(src: Any) -> tuple[str | None, int | None]:
+    return (src.file, src.line) if src else (None, None)
+
+
+def _diag(level: str, msg: str, route: Route) -> Diagnostic:
+    file, line = _where(route.location)
+    return Diagnostic(level, msg, file, line, route.name)
+
+
+def lint_limits(route: Route) -> list[Diagnostic]:
+    out = []
+    if route.max_jobs <= 0:
+        out.append(_diag("warning", f"route {route.name}: MaxJobs = {route.max_jobs}, so it never accepts a job", route))
+    elif route.max_idle_jobs >= 0 and route.max_idle_jobs > route.max_jobs:
+        out.append(_diag("warning", f"route {route.name}: MaxIdleJobs ({route.max_idle_jobs}) > MaxJobs "
+                         f"({route.max_jobs}); the idle limit can never be reached", route))
+    if route.target_universe == 9 and not route.grid_resource and not route.edit_job_in_place:
+        out.append(_diag("info", f"route {route.name}: grid universe without GridResource; routed jobs fail "
+                         "unless a transform sets it", route))
+    return out
+
+
+def _uses_target(text: str) -> bool:
+    return C.rewrite_scope_prefix(text, "TARGET", "") != text
+
+
+def lint_requirements(route: Route) -> list[Diagnostic]:
+    out = []
+    req = route.requirements
+    if not req:
+        return out
+    if route.syntax == "transform" and _uses_target(req):
+        out.append(_diag("warning", f"route {route.name}: REQUIREMENTS uses TARGET., which is undefined when route "
+                         "requirements are evaluated (the job is MY, there is no TARGET): write job attributes "
+                         "unqualified or as MY.x", route))
+    text = route.classad_requirements or req
+    for name in bare_identifier_comparisons(text):
+        out.append(_diag("warning", f"route {route.name}: REQUIREMENTS compares with {name}, which is an attribute "
+                         f"reference, not a string (undefined unless the job has {name}); write \"{name}\" if a "
+                         "string was meant", route))
+    return out
+
+
+def bare_identifier_comparisons(text: str) -> list[str]:
+    """Right-hand operands of ``==``/``=?=``/… that are bare identifiers looking like values:
+    containing ``_`` or a digit, not a keyword (e.g. ``GlideinEntryName =?= HCC_US_Omaha_crane_gpu``)."""
+    found = []
+    for chunk_is_str, chunk in C.string_chunks(text):
+        if chunk_is_str:
+            continue
+        for m in _BARE_COMPARE.finditer(chunk):
+            name = m.group(2)
+            if name.lower() in _KEYWORDS:
+                continue
+            if "_" in name or any(ch.isdigit() for ch in name):
+                found.append(name)
+    return found
+
+
+def _normal(text: str | None) -> str:
+    if not text:
+        return "true"
+    try:
+        return C.unparse_old(C.parse_expr(text).text).replace(" ", "").lower()
+    except (C.ClassAdError, Exception):  # noqa: BLE001  (unparsable text compares as written)
+        return text.replace(" ", "").lower()
+
+
+def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    rule = ("round-robin selection shares jobs between them" if table.knobs.round_robin else
+            "first match wins: JOB_ROUTER_ROUND_ROBIN_SELECTION is false")
+    level = "info" if table.knobs.round_robin else "warning"
+    earlier: list[tuple[str, Route]] = []
+    for route in table.routes:
+        key = _normal(route.requirements)
+        for prev_key, prev in earlier:
+            if prev_key == "true" or prev_key == key:
+                what = "has no REQUIREMENTS (matches every job)" if prev_key == "true" else "has the same REQUIREMENTS"
+                out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
+                                 f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
+                                 f"({rule})", route))
+                break
+        earlier.append((key, route))
+    return out
+
+
+def lint_transform_text(text: str, label: str, cfg: Any, route: str | None) -> list[Diagnostic]:
+    """``SET``/``DEFAULT`` expressions that will not parse when the transform runs."""
+    out: list[Diagnostic] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i].strip()
+        i += 1
+        m = _SET_LINE.match(line)
+        if not m or not m.group(3).strip():
+            continue
+        expr = m.group(3).strip()
+        if "$" in expr:
+            # only config macros can be judged now; $(MY.x) and the transform's own macros are
+            # known only when the transform runs
+            if any(n.lower().startswith("my.") or n not in cfg for n in _MACRO_REF.findall(expr)):
+                continue
+            try:
+                expr = cfg.expand(expr)
+            except Exception:  # noqa: BLE001  (a bad macro is reported when the transform runs)
+                continue
+        if C.is_valid_expr(expr):
+            continue
+        src = cfg.source_of_value_line(label, start + 1) if label.startswith("JOB_ROUTER_") else None
+        file, ln = _where(src)
+        out.append(Diagnostic("warning", f"{label}: {m.group(1).upper()} {m.group(2)}: the expression does not "
+                              "parse; HTCondor logs an error and skips this statement when the transform runs",
+                              file, ln, route))
+    return out

@@ -1,0 +1,165 @@
+"""Building the routed copy of a job (htcondor.md §1.6 "Building the routed copy", §1.3 pipeline).
+
+Order, as ``FinishSubmitJob`` / ``JobRoute::ApplyRoutingJobEdits``:
+
+1. a copy of the source ad (attribute texts);
+2. unless the route edits in place: ``VanillaToGrid`` — delete the identity/accounting attributes,
+   reset the counters, ``JobUniverse`` = target universe and ``Remote_JobUniverse`` = the old
+   universe expression; for the grid universe delete ``CurrentHosts``, set the route's
+   ``GridResource`` and, when not sandboxed, undo ``TransferOutputRemaps`` for ``Out``/``Err``;
+3. the pre-route transforms in order, each only if its ``REQUIREMENTS`` matches the ad *as it is
+   then* (after VanillaToGrid); 4. the route's transform; 5. the post-route transforms likewise —
+   all sharing one macro set, so ``$(TargetUniverse)`` and pre-route EVALMACROs are visible later.
+   Pre/post transforms are skipped for ``JOB_ROUTER_ENTRIES*`` routes (§1.2: they had the
+   defaults ad instead);
+6. ``RoutedFromJobId``, ``RoutedBy``, ``RouteName`` added, ``RoutedToJobId`` deleted. An
+   edit-in-place route gets none of these: the edited source job must stay routable (§1.6
+   "EditJobInPlace"), which ``RoutedBy`` would prevent.
+
+Attribute names are case-insensitive (an existing key keeps its spelling when it is replaced).
+A transform failure raises :class:`~engine.router.table.RoutingError`; the router counts it as a
+routing failure. Nothing here reads the clock: ``now`` is passed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import classad as C
+from engine import xform as X
+from engine.router.table import Route, RoutingError, RoutingTable
+
+VANILLA_TO_GRID_DELETE = (
+    "ClusterId", "ProcId", "BufferBlockSize", "BufferSize", "CondorPlatform", "CondorVersion", "CoreSize",
+    "GlobalJobId", "User", "OsUser", "QDate", "RemoteWallClockTime", "LastRemoteWallClockTime", "ServerTime",
+    "AutoClusterId", "AutoClusterAttrs", "TotalSubmitProcs", "StageInFinish", "StageInStart", "UserLog",
+    "UserLogUseXML", "DAGManNodesLog", "DAGManNodesMask", "TimerRemove", "SUBMIT_Iwd",
+)
+VANILLA_TO_GRID_RESET = (
+    ("JobStatus", "1"), ("RemoteUserCpu", "0.0"), ("RemoteSysCpu", "0.0"), ("ExitStatus", "0"),
+    ("CompletionDate", "0"), ("NumCkpts", "0"), ("NumRestarts", "0"), ("NumSystemHolds", "0"),
+    ("CommittedTime", "0"), ("CommittedSlotTime", "0"), ("CumulativeSlotTime", "0"), ("TotalSuspensions", "0"),
+    ("LastSuspensionTime", "0"), ("CumulativeSuspensionTime", "0"), ("CommittedSuspensionTime", "0"),
+    ("ExitBySignal", "false"),
+)
+GRID_UNIVERSE = 9
+
+
+class CIAttrs:
+    """Case-insensitive edits on a {name: text} dict, keeping the existing spelling."""
+
+    def __init__(self, attrs: dict[str, str]) -> None:
+        self.attrs = attrs
+
+    def key(self, name: str) -> str | None:
+        low = name.lower()
+        return next((k for k in self.attrs if k.lower() == low), None)
+
+    def get(self, name: str) -> str | None:
+        k = self.key(name)
+        return None if k is None else self.attrs[k]
+
+    def set(self, name: str, text: str) -> None:
+        self.attrs[self.key(name) or name] = text
+
+    def delete(self, name: str) -> None:
+        k = self.key(name)
+        if k is not None:
+            del self.attrs[k]
+
+    def string(self, name: str) -> str | None:
+        text = self.get(name)
+        if text is None:
+            return None
+        try:
+            value = C.evaluate(C.parse_expr(text), my=C.make_ad(self.attrs))
+        except C.ClassAdError:
+            return None
+        return value if isinstance(value, str) else None
+
+
+def filename_remap_find(remaps: str, filename: str) -> str | None:
+    """``filename_remap_find``: ``name = path`` pairs separated by ``;``, exact name match."""
+    for item in remaps.split(";"):
+        src, eq, dst = item.partition("=")
+        if eq and src.strip() == filename:
+            return dst.strip()
+    return None
+
+
+def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: str | None,
+                    sandboxed: bool) -> None:
+    """``VanillaToGrid::vanillaToGrid`` on attribute texts (htcondor.md §1.6)."""
+    ad = CIAttrs(attrs)
+    old_universe = ad.get("JobUniverse")
+    if old_universe is None:
+        raise RoutingError("VanillaToGrid: job ad lacks universe", step="VanillaToGrid")
+    for name in VANILLA_TO_GRID_DELETE:
+        ad.delete(name)
+    for name, text in VANILLA_TO_GRID_RESET:
+        ad.set(name, text)
+    ad.set("JobUniverse", str(target_universe))
+    ad.set("Remote_JobUniverse", old_universe)
+    if target_universe != GRID_UNIVERSE:
+        return
+    ad.delete("CurrentHosts")
+    if grid_resource:
+        ad.set("GridResource", C.quote(grid_resource))
+    remaps = ad.string("TransferOutputRemaps")
+    if sandboxed or not remaps:
+        return
+    ad.delete("TransferOutputRemaps")
+    for attr in ("Out", "Err"):
+        filename = ad.string(attr)
+        if filename is not None:
+            remapped = filename_remap_find(remaps, filename)
+            if remapped is not None:
+                ad.set(attr, C.quote(remapped))
+
+
+def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: Any, table: RoutingTable,
+           now: float | None) -> None:
+    try:
+        transform.apply(dest, macros=mset, config=table.config, now=now)
+    except X.XformError as exc:
+        raise RoutingError(f"{step} {getattr(transform, 'name', '')}: {exc.message}", route.name, step) from None
+
+
+def _optional(transforms: list[Any], dest: dict[str, str], step: str, route: Route, mset: Any,
+              table: RoutingTable, now: float | None) -> None:
+    for t in transforms:
+        if getattr(t, "requirements", None) and not t.matches(C.make_ad(dest), now=now, macros=mset,
+                                                            config=table.config):
+            continue
+        _apply(t, dest, step, route, mset, table, now)
+
+
+def new_macro_set(route: Route) -> Any:
+    """The macro set shared by one routing attempt's transforms."""
+    return X.MacroSet()
+
+
+def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, str], *, now: float | None,
+                    source_id: tuple[int, int], sandboxed: bool = False,
+                    edit_in_place: bool | None = None) -> dict[str, str]:
+    """The routed copy of a job (or, for an edit-in-place route, the edited source ad)."""
+    dest = dict(source_attrs)
+    if edit_in_place is None:
+        edit_in_place = route.eval_job_expr("EditJobInPlace", C.make_ad(source_attrs), now)
+    if not edit_in_place:
+        vanilla_to_grid(dest, route.target_universe, route.grid_resource, sandboxed)
+    mset = new_macro_set(route)
+    if route.uses_pre_post:
+        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now)
+    _apply(route.transform, dest, "route", route, mset, table, now)
+    if route.uses_pre_post:
+        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now)
+    if edit_in_place:
+        return dest
+    ad = CIAttrs(dest)
+    cluster, proc = source_id
+    ad.set("RoutedFromJobId", C.quote(f"{cluster}.{proc}"))
+    ad.set("RoutedBy", C.quote(table.knobs.name))
+    ad.set("RouteName", C.quote(route.name))
+    ad.delete("RoutedToJobId")
+    return dest
