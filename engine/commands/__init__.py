@@ -15,6 +15,7 @@ MODULES: list[str] = [
     "engine.commands.replay",
     "engine.commands.check",
     "engine.commands.convert",
+    "engine.commands.cron",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]
 
