@@ -1,0 +1,68 @@
+"""What a load of job_queue.log returns: the problems found and where reading stopped.
+
+Design decisions and invariants:
+
+- A :class:`Problem` names the file, the 1-based record number (one record per line), the byte
+  offset of the start of that record's line, and what is wrong. For a corrupt record,
+  ``condor_offset`` is the offset HTCondor's own message prints (just after the op word and its
+  blank, ``InstantiateLogEntry``), so the two can be compared (htcondor.md §6 "job_queue.log: facts",
+  the ZMG example: record 5, byte offset 89).
+- Severities: ``fatal`` — the schedd would refuse to start (corrupt record inside a committed
+  transaction, htcondor.md §3.3) or the router would assert (§3.5); ``error`` — records were dropped
+  (torn write, unfinished transaction, unterminated line); ``warning`` — HTCondor goes on (nested 105,
+  106 without 105, 107 not first, unknown key, unparsable value in a follower).
+- Loading never raises on bad input: the state is the last good one, the problems say what was
+  skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+OWNER = "owner"  # the schedd's rules at startup (htcondor.md §3.3)
+FOLLOW = "follow"  # the job router's follower rules (htcondor.md §3.5)
+
+MAX_PROBLEMS = 200
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    record: int
+    offset: int
+    message: str
+    severity: str = "error"
+    condor_offset: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}: record {self.record} (byte offset {self.offset})"
+        return f"{where}: {self.severity}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {"file": self.file, "record": self.record, "offset": self.offset,
+             "severity": self.severity, "message": self.message}
+        if self.condor_offset is not None:
+            d["condor_offset"] = self.condor_offset
+        return d
+
+
+@dataclass
+class LoadResult:
+    queue: Any  # engine.jobqueue.JobQueue
+    problems: list[Problem] = field(default_factory=list)
+    records: int = 0  # complete records read (including 105/106/107)
+    next_offset: int = 0  # where a follower continues: the first byte not consumed
+    probe: tuple[int, bytes] | None = None  # (offset, raw line) of the last consumed record
+    clean: bool = True  # no 105 seen: the log was compacted or cleanly closed
+    needs_rotation: bool = False  # torn tail, unfinished transaction or corrupt record
+    fatal: bool = False
+    dropped_problems: int = 0
+
+    def add(self, problem: Problem) -> None:
+        if problem.severity == "fatal":
+            self.fatal = True
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+        else:
+            self.dropped_problems += 1

@@ -1,0 +1,92 @@
+"""Waking a :class:`~engine.queuelog.follower.Follower` when its log changes.
+
+Design decisions and invariants:
+
+- This is the only module of the queue-log package that waits. It watches the log's *directory*
+  with ``watchfiles`` (a rotation renames ``job_queue.log.tmp`` over the log, which a watch on the
+  file itself would lose), filtered to the log's name, with ``stop_event`` and
+  ``yield_on_timeout=True`` so that it also wakes every ``slow_poll`` seconds and stops promptly.
+- The slow poll is also the fallback: when ``watchfiles`` cannot watch (no inotify slots, the
+  directory does not exist yet, an unsupported filesystem) the loop just polls every
+  ``slow_poll`` seconds on ``stop_event.wait``.
+- Every wake-up is one ``follower.poll()``; its result goes to ``on_poll`` (exceptions from the
+  callback propagate: they are the caller's bugs, not the log's).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Callable
+
+from engine.queuelog.follower import Follower, PollResult
+
+OnPoll = Callable[[PollResult], None]
+
+
+def run_watch(follower: Follower, stop_event: threading.Event, on_poll: OnPoll | None = None, *,
+              slow_poll: float = 5.0, debounce: float = 0.05, use_watchfiles: bool = True) -> None:
+    """Poll ``follower`` now, then on every change of its log and at least every ``slow_poll`` s,
+    until ``stop_event`` is set."""
+
+    def wake() -> None:
+        result = follower.poll()
+        if on_poll is not None:
+            on_poll(result)
+
+    wake()
+    if use_watchfiles and _watch(follower.path, stop_event, wake, slow_poll, debounce):
+        return
+    while not stop_event.wait(slow_poll):
+        wake()
+
+
+def _watch(path: Path, stop_event: threading.Event, wake: Callable[[], None], slow_poll: float,
+           debounce: float) -> bool:
+    """Watch with watchfiles; False if it could not be used (the caller then polls)."""
+    try:
+        import watchfiles
+    except ImportError:
+        return False
+    name = path.name
+
+    def wanted(_change, changed: str) -> bool:
+        return Path(changed).name == name
+
+    try:
+        for _changes in watchfiles.watch(
+            path.parent, watch_filter=wanted, stop_event=stop_event, yield_on_timeout=True,
+            rust_timeout=max(1, int(slow_poll * 1000)), debounce=max(1, int(debounce * 1000)),
+            step=50, raise_interrupt=False, recursive=False,
+        ):
+            if stop_event.is_set():
+                return True
+            wake()
+    except (OSError, RuntimeError):
+        return stop_event.is_set()
+    return True
+
+
+class Watcher:
+    """``run_watch`` on a daemon thread: ``start()``, ``stop()``."""
+
+    def __init__(self, follower: Follower, on_poll: OnPoll | None = None, *, slow_poll: float = 5.0,
+                 debounce: float = 0.05, use_watchfiles: bool = True) -> None:
+        self.follower = follower
+        self.stop_event = threading.Event()
+        self._thread = threading.Thread(
+            target=run_watch, name=f"watch {follower.path.name}", daemon=True,
+            args=(follower, self.stop_event, on_poll),
+            kwargs=dict(slow_poll=slow_poll, debounce=debounce, use_watchfiles=use_watchfiles))
+
+    def start(self) -> "Watcher":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stop_event.set()
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
