@@ -235,3 +235,39 @@ class FakeRuntime:
                     ad["RouteName"] = f'"{r.route}"'
                 return ad
         return {}
+
+
+async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
+    """Let the app run until ``cond()`` holds (the bridge thread delivers snapshots asynchronously)."""
+    steps = int(timeout / 0.02)
+    for _ in range(steps):
+        if cond():
+            await pilot.pause()
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {getattr(cond, '__name__', cond)}")
+
+
+def write_routes_conf(path, *, max_idle: int = 50) -> str:
+    """A small transform-syntax routing table (htcondor.md §1.2 shapes) for editor tests."""
+    text = (
+        "# routes for the editor tests\n"
+        "JOB_ROUTER_ROUTE_NAMES = Site1_Slurm Site2_PBS\n"
+        "JOB_ROUTER_ROUTE_Site1_Slurm @=jrt\n"
+        '  GridResource = "batch slurm"\n'
+        "  MaxJobs = 500\n"
+        f"  MaxIdleJobs = {max_idle}\n"
+        "@jrt\n"
+        "JOB_ROUTER_ROUTE_Site2_PBS @=jrt\n"
+        '  GridResource = "batch pbs"\n'
+        "@jrt\n"
+    )
+    path.write_text(text)
+    return text
+
+
+def snapshot_for_conf(path, n_jobs: int = 200) -> S.Snapshot:
+    routes, inactive = make_routes()
+    routes = tuple(dataclasses.replace(r, location=f"{path}:3" if r.name == "Site1_Slurm" else f"{path}:8")
+                   for r in routes)
+    return make_snapshot(n_jobs, routes=routes, inactive_routes=(), config_files=(str(path),))

@@ -40,6 +40,7 @@ class JobsScreen(DeckScreen):
         super().__init__()
         self.where: str | None = None
         self._status_note = ""
+        self._pending: list = []
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or =ClassAd constraint (Enter: done, Esc: clear)",
@@ -55,6 +56,16 @@ class JobsScreen(DeckScreen):
     def on_mount(self) -> None:
         self.table.focus()
         super().on_mount()
+        self.call_after_refresh(self._run_pending)
+
+    def _ready(self) -> bool:
+        # A screen created by a ":jobs alice" command is not composed yet when the command runs.
+        return self.is_mounted and bool(self.query("#job-filter"))
+
+    def _run_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for fn in pending:
+            fn()
 
     def update_body(self, snap: Snapshot) -> None:
         self.table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
@@ -86,6 +97,9 @@ class JobsScreen(DeckScreen):
         self.call_after_refresh(box.focus)
 
     def set_filter(self, text: str) -> None:
+        if not self._ready():
+            self._pending.append(lambda: self.set_filter(text))
+            return
         box = self.query_one("#job-filter", Input)
         if box.value != text:
             box.value = text  # on_input_changed applies it
@@ -109,6 +123,9 @@ class JobsScreen(DeckScreen):
         self.table.focus()
 
     def set_constraint(self, text: str | None) -> None:
+        if not self._ready():
+            self._pending.append(lambda: self.set_constraint(text))
+            return
         self.where = text
         if text is None:
             self.table.apply(lambda m: m.set_constraint_hits(None))
@@ -165,6 +182,9 @@ class JobsScreen(DeckScreen):
         self.sort_by(m.sort_key or "job", reverse=not m.reverse)
 
     def sort_by(self, key: str | None, reverse: bool = False) -> None:
+        if not self._ready():
+            self._pending.append(lambda: self.sort_by(key, reverse))
+            return
         self.table.apply(lambda m: m.set_sort(key, reverse))
         self._status()
 

@@ -1,0 +1,142 @@
+"""Units under the dashboard: the jobs model (filter/sort over 100,000 rows), config file writes
+with versioned backups, cutting a route's definition out of its file, formatting.
+
+The route-definition shapes (``@=tag`` blocks, ``[ ]`` ClassAd entries, ``\\`` continuations)
+are the config language's, htcondor.md §1.2/§1.3.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from engine.snapshot import JobRow
+from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
+from tui.format import duration, short
+from tui.route_text import cut_definition, route_text
+from tui.widgets.job_model import JobModel
+
+from tui_fixtures import make_jobs
+
+
+def _row(job, status=1, owner="alice", route=None, kind="plain", cmd="/bin/true"):
+    return JobRow(job, status, owner, route, kind, None, None, 100, 100, cmd)
+
+
+ROWS = (
+    _row("10.0", 1, "bob", cmd="/a"),
+    _row("2.0", 2, "alice", "Site1", "routed", cmd="/b"),
+    _row("10.1", 5, "carol", cmd="/c"),
+    _row("9.0", 1, "alice", cmd="/d"),
+)
+
+
+def test_default_order_is_queue_order_without_copying():
+    m = JobModel()
+    m.set_rows(ROWS, 1)
+    assert [m.row(i).job for i in range(len(m))] == ["10.0", "2.0", "10.1", "9.0"]
+    assert isinstance(m.order, range)  # no per-row work for the first paint
+
+
+def test_sort_by_job_is_numeric_and_reversible():
+    m = JobModel()
+    m.set_rows(ROWS, 1)
+    m.set_sort("job")
+    assert [m.row(i).job for i in range(len(m))] == ["2.0", "9.0", "10.0", "10.1"]
+    m.set_sort("job", reverse=True)
+    assert [m.row(i).job for i in range(len(m))] == ["10.1", "10.0", "9.0", "2.0"]
+
+
+def test_text_filter_matches_any_column_and_combines_with_sort():
+    m = JobModel()
+    m.set_rows(ROWS, 1)
+    m.set_sort("job")
+    m.set_filter("ALICE")
+    assert [m.row(i).job for i in range(len(m))] == ["2.0", "9.0"]
+    m.set_filter("alice site1")  # narrowing keeps the sort
+    assert len(m) == 0
+    m.set_filter("held")  # status names are searchable
+    assert [m.row(i).job for i in range(len(m))] == ["10.1"]
+    m.set_filter("")
+    assert len(m) == 4
+
+
+def test_constraint_hits_are_job_ids_that_survive_new_rows():
+    m = JobModel()
+    m.set_rows(ROWS, 1)
+    m.set_constraint_hits(frozenset({"9.0", "2.0"}))
+    assert sorted(m.row(i).job for i in range(len(m))) == ["2.0", "9.0"]
+    m.set_rows(ROWS[1:] + (_row("11.0"),), 2)
+    assert sorted(m.row(i).job for i in range(len(m))) == ["2.0", "9.0"]
+
+
+def test_unknown_sort_column_is_refused():
+    with pytest.raises(ValueError, match="unknown column"):
+        JobModel().set_sort("nope")
+
+
+def test_filter_over_100k_rows_matches_a_plain_scan():
+    rows = make_jobs(100_000)
+    m = JobModel()
+    m.set_rows(rows, 1)
+    m.set_filter("icecube")
+    expected = [i for i, r in enumerate(rows) if r.owner == "icecube"]
+    assert list(m.order) == expected
+
+
+def test_atomic_write_keeps_mode_and_backups_are_numbered(tmp_path):
+    p = tmp_path / "routes.conf"
+    p.write_text("A = 1\n")
+    os.chmod(p, 0o640)
+    b1 = write_with_backup(p, "A = 2\n")
+    b2 = write_with_backup(p, "A = 3\n")
+    assert p.read_text() == "A = 3\n"
+    assert stat.S_IMODE(p.stat().st_mode) == 0o640
+    assert [b.name for b in backups_of(p)] == ["routes.conf.1", "routes.conf.2"]
+    assert (b1.read_text(), b2.read_text()) == ("A = 1\n", "A = 2\n")
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_atomic_write_creates_a_new_file(tmp_path):
+    p = tmp_path / "new.conf"
+    atomic_write(p, "X = 1\n")
+    assert p.read_text() == "X = 1\n"
+    assert write_with_backup(tmp_path / "other.conf", "Y\n") is None
+
+
+def test_unified_diff_names_the_file():
+    d = unified_diff("a\nb\n", "a\nc\n", "routes.conf")
+    assert "-b" in d and "+c" in d and "routes.conf" in d
+    assert unified_diff("same\n", "same\n", "x") == ""
+
+
+def test_cut_definition_follows_block_shapes(tmp_path):
+    lines = [
+        "JOB_ROUTER_ROUTE_NAMES = A B",      # 0
+        "JOB_ROUTER_ROUTE_A @=jrt",           # 1
+        '  GridResource = "batch slurm"',     # 2
+        "@jrt",                               # 3
+        "JOB_ROUTER_ENTRIES = [ name = \"x]\"; \\",  # 4: a ] inside a string does not close
+        "   MaxJobs = 3 ] \\",                # 5
+        "   [ name = \"y\" ]",                # 6
+        "X = 1 \\",                           # 7
+        "  2",                                # 8
+    ]
+    assert cut_definition(lines, 1) == (1, 4)
+    assert cut_definition(lines, 4) == (4, 6)
+    assert cut_definition(lines, 7) == (7, 9)
+    p = tmp_path / "r.conf"
+    p.write_text("\n".join(lines) + "\n")
+    where, text = route_text(f"{p}:2")
+    assert where == f"{p}:2" and text.splitlines()[-1] == "@jrt"
+    assert route_text(f"{p}:99") is None and route_text(None) is None and route_text("/nope:1") is None
+
+
+def test_durations():
+    assert duration(252) == "4m12s"
+    assert duration(5273) == "1h27m53s"
+    assert duration(-60) == "-1m00s"
+    assert duration(86400 + 11 * 3600) == "1d11h"
+    assert (short(300), short(0), short(90), short(7200)) == ("5m", "0s", "90s", "2h")
