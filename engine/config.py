@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping
 
 from engine import classad as ca
 from engine import macros as mx
+from engine import macros_cond as mc
 
 DEFAULT_EXCLUDE_REGEXP = r"^((\..*)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew))$"
 MAX_INCLUDE_DEPTH = 20
@@ -237,10 +238,10 @@ class Config:
         self._parse(text, str(path), depth, [*stack, real])
 
     def _parse(self, text: str, filename: str, depth: int, stack: list[str]) -> None:
-        ifs = mx.IfStack()
+        ifs = mc.IfStack()
         here: tuple[str, str, int, list[str], list[int]] | None = None
         last = 0
-        for lineno, line in mx.logical_lines(text):
+        for lineno, line in mc.logical_lines(text):
             last = lineno
             if not line or line.startswith("#"):
                 continue
@@ -258,7 +259,7 @@ class Config:
             try:
                 if ifs.handle(line, lambda e, n=lineno: self._test(e, filename, n)):
                     continue
-            except mx.ConditionError as exc:
+            except mc.ConditionError as exc:
                 self._error(filename, lineno, str(exc))
                 continue
             if not ifs.enabled:
@@ -273,8 +274,8 @@ class Config:
 
     def _test(self, expr: str, filename: str, lineno: int) -> bool:
         try:
-            return mx.test_condition(expr, self.get_raw, lambda t: self._expand(t, None, None))
-        except (mx.ConditionError, ConfigError) as exc:
+            return mc.test_condition(expr, self.get_raw, lambda t: self._expand(t, None, None))
+        except (mc.ConditionError, ConfigError) as exc:
             msg = exc.message if isinstance(exc, ConfigError) else str(exc)
             self._error(filename, lineno, f"{expr} is not a valid if condition because {msg}")
             return False

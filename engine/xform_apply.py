@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from engine import classad as ca
 from engine import macros as mx
+from engine import macros_cond as mc
 from engine.xform_parse import Statement, XformError
 
 if TYPE_CHECKING:
@@ -155,12 +156,12 @@ class Run:
     # ------------------------------------------------------------------ statements
 
     def run(self, statements: list[Statement], *, validate_only: bool = False) -> None:
-        ifs = mx.IfStack()
+        ifs = mc.IfStack()
         for st in statements:
             if st.kind == "if":
                 try:
                     ifs.handle(st.text, lambda expr, s=st: self.test(expr, s))
-                except mx.ConditionError as exc:
+                except mc.ConditionError as exc:
                     if validate_only:
                         continue
                     raise XformError(st.line, 0, f"{st.rhs} is not a valid {st.keyword} condition because {exc}") from None
@@ -187,7 +188,7 @@ class Run:
             except ca.ClassAdError:
                 return None
 
-        return mx.test_condition(expr, self.lookup, lambda t: self.expand(t, st), complex_value)
+        return mc.test_condition(expr, self.lookup, lambda t: self.expand(t, st), complex_value)
 
     def assign(self, st: Statement) -> None:
         name = self.expand(st.attr, st) if "$" in st.attr else st.attr

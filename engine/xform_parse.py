@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from engine import classad as ca
 from engine import macros as mx
+from engine import macros_cond as mc
 
 # keyword -> (argument count, first argument may be a /regex/)
 KEYWORDS: dict[str, tuple[int, bool]] = {
@@ -102,7 +103,7 @@ def parse(text: str) -> Parsed:
     ifs: list[bool] = []  # in_else flag per open if
     skip_items = False
     last = 0
-    for lineno, line in mx.logical_lines(text):
+    for lineno, line in mc.logical_lines(text):
         last = lineno
         if skip_items:
             skip_items = line != ")"
@@ -123,7 +124,7 @@ def parse(text: str) -> Parsed:
             continue
         if line.startswith(":") and (ifs or re.match(r":if(\s|$)", line, re.IGNORECASE)):
             line = line[1:].lstrip()
-        if mx.is_if_keyword(line):
+        if mc.is_if_keyword(line):
             _check_if(ifs, line, lineno)
             word = re.split(r"\s", line, maxsplit=1)[0].lower()
             out.statements.append(Statement("if", lineno, line, word, rhs=line[len(word):].strip()))

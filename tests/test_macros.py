@@ -1,4 +1,5 @@
-"""Macro expansion, macro functions, line joining and ``if`` conditions (engine/macros.py).
+"""Macro expansion, macro functions, line joining and ``if`` conditions
+(engine/macros.py, macros_funcs.py, macros_cond.py).
 
 Source of the expected behaviour: HTCondor's src/condor_utils/config.cpp
 (next_config_macro, evaluate_macro_func, expand_self_macro, getline_implementation,
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from engine import macros as mx
+from engine import macros_cond as mc
 
 
 def ex(text: str, **macros: str) -> str:
@@ -85,7 +87,7 @@ def test_expand_self_only_touches_self():
 
 def test_logical_lines():
     src = "a = 1 \\\n  2\n# c \\\nb = 3\n  \nc = x \\\n# out \\\n y\n"
-    assert mx.logical_lines(src) == [(1, "a = 1 2"), (3, "# c \\"), (4, "b = 3"), (5, ""), (6, "c = x y")]
+    assert mc.logical_lines(src) == [(1, "a = 1 2"), (3, "# c \\"), (4, "b = 3"), (5, ""), (6, "c = x y")]
 
 
 @pytest.mark.parametrize("expr, expected", [
@@ -100,17 +102,17 @@ def test_conditions(expr, expected):
     def get(n):
         return table.get(n.lower())
 
-    value = mx.test_condition(expr, get, lambda t: mx.expand(t, get))
+    value = mc.test_condition(expr, get, lambda t: mx.expand(t, get))
     assert value is expected
 
 
 def test_complex_condition_quirk():
     # Evaluate_config_if returns the boolean as the *validity*: a false complex condition is an
     # "invalid if condition" error; without an ad complex conditions are unsupported.
-    with pytest.raises(mx.ConditionError, match="not supported"):
-        mx.test_condition("A == B", {}.get, lambda t: t)
-    assert mx.test_condition("1 == 1", {}.get, lambda t: t, eval_complex=lambda e: True) is True
-    with pytest.raises(mx.ConditionError, match="evaluated to false"):
-        mx.test_condition("1 == 2", {}.get, lambda t: t, eval_complex=lambda e: False)
-    with pytest.raises(mx.ConditionError, match="not a conditional"):
-        mx.test_condition("someword", {}.get, lambda t: t)
+    with pytest.raises(mc.ConditionError, match="not supported"):
+        mc.test_condition("A == B", {}.get, lambda t: t)
+    assert mc.test_condition("1 == 1", {}.get, lambda t: t, eval_complex=lambda e: True) is True
+    with pytest.raises(mc.ConditionError, match="evaluated to false"):
+        mc.test_condition("1 == 2", {}.get, lambda t: t, eval_complex=lambda e: False)
+    with pytest.raises(mc.ConditionError, match="not a conditional"):
+        mc.test_condition("someword", {}.get, lambda t: t)
