@@ -9,7 +9,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from engine.classad import evaluate, is_true, quote
-from engine.config import Config
 from engine.jobqueue import JobQueue
 from engine.router.router import JobRouter
 from engine.router.table import Route, RouterKnobs, RoutingTable
@@ -35,8 +34,22 @@ def route(name, requirements="true", **kw):
                  transform=_Transform(requirements), requirements=requirements, **kw)
 
 
+class KnobConfig:
+    """``NAME = value`` lines; ``get`` is case-insensitive like ``engine.config.Config.get``."""
+
+    def __init__(self, text=""):
+        self._d = {}
+        for line in text.splitlines():
+            if "=" in line and not line.lstrip().startswith("#"):
+                k, _, v = line.partition("=")
+                self._d[k.strip().upper()] = v.strip()
+
+    def get(self, name, default=None):
+        return self._d.get(name.upper(), default)
+
+
 def table(routes, config_text="", **knobs):
-    cfg = Config.from_text(config_text)
+    cfg = KnobConfig(config_text)
     return RoutingTable(routes=list(routes), disabled=[], pre_transforms=[], post_transforms=[],
                         knobs=RouterKnobs(**knobs), config=cfg, diagnostics=[], routing_enabled=True)
 
@@ -113,3 +126,8 @@ def kinds(router):
 
 
 ns = SimpleNamespace
+
+
+def outcomes(events):
+    """{source job: outcome} from the job-retired events in ``events``."""
+    return {e.job: e.outcome for e in events if e.kind == "job-retired"}
