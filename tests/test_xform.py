@@ -218,3 +218,26 @@ def test_manual_example_extra_paren_only_warns():
     warnings = xf.apply(ad, config=cfg)
     assert len(warnings) == 1 and "PeriodicRemove" in warnings[0]
     assert ad == {"Requirements": "true"}
+
+
+CONFIGS = sorted(p for p in (DATA / "config").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_real_route_and_transform_parses(path):
+    cfg = Config.load([path], env={})
+    for knob in cfg.with_prefix("JOB_ROUTER_ROUTE_") + cfg.with_prefix("JOB_ROUTER_TRANSFORM_"):
+        if knob.upper() != "JOB_ROUTER_ROUTE_NAMES":
+            xf = parse_transform(cfg.get_raw(knob), knob)
+            assert xf.warnings == [], knob
+
+
+@pytest.mark.parametrize("text, number", [
+    ("vanilla", 5), ("VANILLA", 5), ("5", 5), ("grid", 9), ("local", 12), ("scheduler", 7), ("java", 10),
+    ("parallel", 11), ("vm", 13), ("docker", 5), ("nonsense", 0),
+])
+def test_universe_names(text, number):
+    # htcondor.md §1.3: UNIVERSE takes a number or a name (CondorUniverseNumberEx)
+    from engine.xform import universe_number
+
+    assert universe_number(text) == number
