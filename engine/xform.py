@@ -44,6 +44,7 @@ class Transform:
     warnings: list[str] = field(default_factory=list)  # load-time warnings (bad regex, universe)
     transform_args: str | None = None
     requirements_line: int = 0
+    declared_name: str | None = None  # the NAME statement, even when the caller chose the name
 
     def matches(self, ad: Any, now: float | None = None, macros: MacroSet | None = None,
                 config: "Config | None" = None) -> bool:
@@ -82,7 +83,10 @@ class Transform:
 
 
 def parse_transform(text: str, name: str | None = None) -> Transform:
-    """Parse transform text; raises :class:`XformError` (line/column relative to ``text``)."""
+    """Parse transform text; raises :class:`XformError` (line/column relative to ``text``).
+
+    ``name`` (e.g. the ``JOB_ROUTER_ROUTE_<name>`` suffix) wins over a ``NAME`` statement,
+    which stays available as ``declared_name`` (the router warns when they differ, §1.3)."""
     parsed = parse(text)
     return Transform(
         name=name if name is not None else parsed.name,
@@ -94,4 +98,5 @@ def parse_transform(text: str, name: str | None = None) -> Transform:
         warnings=parsed.warnings,
         transform_args=parsed.transform_args,
         requirements_line=parsed.requirements_line,
+        declared_name=parsed.name,
     )

@@ -126,6 +126,8 @@ def test_statement_forms_and_separators():
         "set a = 1\nSET b, 2\nDefault c 3\nDEFAULT Undef 4\nEVALSET d = 1 + 1\nEVALMACRO m = strcat(\"x\", \"y\")\n"
         "SET e \"$(m)\"\nSET bad (1 +\nCOPY a a2\nCOPY missing x\nRENAME b b2\nDELETE c\nUNIVERSE grid\nNAME n\n")
     assert (xf.name, xf.universe) == ("n", 9)
+    assert (parse_transform("NAME inner", "Suffix").name, parse_transform("NAME inner", "Suffix").declared_name) == (
+        "Suffix", "inner")
     ad = {"Undef": "undefined", "c": "0"}
     warnings = xf.apply(ad)
     assert ad == {"Undef": "undefined", "a": "1", "d": "2", "e": '"xy"', "a2": "1", "b2": "2"}
