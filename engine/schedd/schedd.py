@@ -88,6 +88,7 @@ class Schedd:
     last_cron: float = float("-inf")
     cron_interval: int = 60  # calculateCronTabSchedules runs at every negotiation cycle
     runtimes: dict[str, Any] = field(default_factory=dict)  # job -> RunTime for local jobs
+    placement: dict[str, str] = field(default_factory=dict)  # job -> local site named by the workload
 
     # ---------------------------------------------------------------------------- events
 
@@ -128,6 +129,8 @@ class Schedd:
         for key in ids:
             if template.runtime is not None:
                 self.runtimes[key] = template.runtime
+            if template.site is not None:
+                self.placement[key] = template.site
             if self.cron is not None:
                 self.cron.job_entered(key, now)
         return ids
@@ -234,7 +237,8 @@ class Schedd:
                 if site is not None:
                     self.sites.submit(site, job, now)
             elif universe == 12:
-                site = self.sites.site_for(None, None, 12)
+                named = self.placement.get(job)
+                site = self.sites.site_named(named) if named else self.sites.site_for(None, None, 12)
                 if site is None:
                     continue
                 gate = self.cron.gate(job, attrs, now) if self.cron is not None else None
@@ -406,4 +410,5 @@ class Schedd:
                     self.history.append(rec)
                 tx.destroy(job)
                 self.runtimes.pop(job, None)
+                self.placement.pop(job, None)
         return [j for j, _ in gone]

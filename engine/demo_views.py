@@ -1,0 +1,122 @@
+"""Snapshots of the demo engine (``engine.snapshot`` contract): routes board, queue counts,
+jobs table, crondor view, events.
+
+Invariants: built only from the engine's committed state at ``engine.now``; the jobs table is
+rebuilt only when the queue changed (``jobs_version``) and otherwise shared between snapshots;
+everything returned is immutable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import snapshot as S
+from engine.schedd.cron import ATTRS as CRON_ATTRS
+from engine.schedd.cron import needs_cron, schedule_of
+from engine.schedd.schedd import job_order
+
+STATE_KEYS = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring", 7: "suspended"}
+
+
+def _s(attrs: dict[str, str], name: str) -> str | None:
+    t = attrs.get(name)
+    if t is None or len(t) < 2 or t[0] != '"':
+        return None
+    return t[1:-1].replace('\\"', '"')
+
+
+def _i(attrs: dict[str, str], name: str) -> int | None:
+    t = attrs.get(name)
+    try:
+        return int(float(t)) if t is not None else None
+    except ValueError:
+        return None
+
+
+def job_rows(engine: Any) -> tuple[S.JobRow, ...]:
+    cache = getattr(engine, "_rows_cache", None)
+    if cache is not None and cache[0] == engine.jobs_version:
+        return cache[1]
+    rows = []
+    deferral = engine.schedd.cron.deferral if engine.schedd.cron is not None else {}
+    for job in sorted(engine.store.status, key=job_order):
+        a = engine.store.attrs(job)
+        if a is None:
+            continue
+        routed_from = _s(a, "RoutedFromJobId")
+        routed_to = _s(a, "RoutedToJobId")
+        kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
+        rows.append(S.JobRow(
+            job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=_s(a, "RouteName"),
+            kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
+            entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
+            hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job)))
+    out = tuple(rows)
+    engine._rows_cache = (engine.jobs_version, out)
+    return out
+
+
+def cron_views(engine: Any) -> tuple[S.CronView, ...]:
+    keeper = engine.schedd.cron
+    if keeper is None:
+        return ()
+    out = []
+    for job, st in sorted(engine.store.status.items(), key=lambda kv: job_order(kv[0])):
+        if st not in (1, 2, 5):
+            continue
+        a = engine.store.attrs(job)
+        if a is None or not needs_cron(a):
+            continue
+        sched = schedule_of(a)
+        dt = keeper.deferral.get(job)
+        if not sched.valid:
+            state = "invalid"
+        elif st == 5:
+            state = "held"
+        elif st == 2:
+            state = "waiting" if dt is not None and engine.now < dt else "running"
+        else:
+            state = "idle"
+        runs, schedd = keeper.view_runs(a, engine.now) if sched.valid else ((), ())
+        lints = ()
+        if runs and schedd and runs[0] != schedd[0]:
+            lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {runs[0]} "
+                     "(htcondor.md §2.3 item 4)",)
+        out.append(S.CronView(
+            job=job, fields=tuple(_s(a, n) for n in CRON_ATTRS), status=st, deferral_time=dt,
+            window=_i(a, "DeferralWindow") or 0, prep_time=_i(a, "DeferralPrepTime") or 0,
+            next_runs=runs, schedd_runs=schedd, state=state, tz=engine.tz, lints=lints,
+            hold_reason=_s(a, "HoldReason"), hold_code=_i(a, "HoldReasonCode")))
+    return tuple(out)
+
+
+def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
+                   jobs: tuple = ()) -> S.Snapshot:
+    counts = {name: 0 for name in ("idle", "running", "held", "removed", "completed")}
+    for st, n in engine.store.counts().items():
+        key = STATE_KEYS.get(st, str(st))
+        counts[key] = counts.get(key, 0) + n
+    routes: tuple = ()
+    inactive: tuple = ()
+    diags: tuple = ()
+    table = engine.table
+    if engine.router is not None:
+        routes = engine.router.route_views(engine.now)
+    if table is not None:
+        diags = tuple(S.Diagnostic(d.level, d.message, getattr(d, "file", None), getattr(d, "line", None))
+                      for d in table.diagnostics)
+        inactive = tuple(
+            S.RouteView(index=0, name=d.name, source_label=d.source_label, syntax="transform",
+                        state="unlisted" if "not in JOB_ROUTER_ROUTE_NAMES" in d.reason else "disabled",
+                        reason=d.reason, routed=0, idle=0, running=0, held=0, max_jobs=0, max_idle=0,
+                        recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
+                        failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
+            for d in getattr(table, "disabled", ()))
+    return S.Snapshot(
+        seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
+        engine_state=engine_state, routes=routes, inactive_routes=inactive,
+        queue_counts=S.frozen_map(counts), total_jobs=len(engine.store.status),
+        jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
+        cron_jobs=cron_views(engine), events=tuple(engine.events)[-200:],
+        table_version=getattr(table, "version", 0), config_files=engine.config_files,
+        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)

@@ -1,0 +1,246 @@
+"""The engine thread: one loop that advances an :class:`~engine.demo.Engine` on a clock, takes
+commands from a thread-safe queue and publishes immutable snapshots (product.md §3).
+
+Design decisions and invariants:
+
+- This is the ONE place in the engine that waits: a ``threading.Event`` wait on the command
+  queue, with a timeout computed from the clock (until the engine's next action, or the next
+  snapshot, whichever is sooner). A command wakes it at once.
+- The engine thread never blocks on a consumer. Snapshots go through :class:`Mailbox`, a
+  single-slot holder: a newer snapshot replaces one the consumer has not taken yet ("replaceable
+  in flight"); ``publish`` callbacks are called from the engine thread and must not block (the
+  Textual side uses ``post_message``, which does not). Events carry sequence numbers, so a
+  consumer that missed snapshots still sees every recent event in the ring.
+- Snapshots are published at a bounded rate: at most one per ``snapshot_interval`` real seconds,
+  plus one after every command. With ``every_virtual`` set, snapshots are published exactly at
+  virtual times ``start + k * every_virtual`` (the engine is stepped to each such time first),
+  which makes a headless run's output deterministic for a seed.
+- Speeds: a :class:`~engine.clock.VirtualClock` speed factor, or ``"max"`` — then the loop jumps
+  the clock from one engine action to the next without waiting.
+- Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes its current
+  step and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
+  with ``engine_state == "crashed"`` and its text, and ends the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import queue as _queue
+import threading
+import time
+import traceback
+from typing import Any, Callable
+
+from engine import snapshot as S
+from engine.clock import VirtualClock
+
+MAX_SPEED = "max"
+
+
+class Mailbox:
+    """A single-slot, replace-in-flight holder: ``put`` never blocks, ``take`` empties it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._item: Any = None
+        self.replaced = 0
+
+    def put(self, item: Any) -> None:
+        with self._lock:
+            if self._item is not None:
+                self.replaced += 1
+            self._item = item
+
+    def take(self) -> Any:
+        with self._lock:
+            item, self._item = self._item, None
+            return item
+
+    def peek(self) -> Any:
+        with self._lock:
+            return self._item
+
+
+class Runtime:
+    def __init__(self, engine: Any, clock: Any, publish: Callable[[S.Snapshot], None] | None = None,
+                 snapshot_interval: float = 0.25, *, speed: float | str | None = None,
+                 every_virtual: float | None = None, until: float | None = None) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.publish = publish
+        self.snapshot_interval = snapshot_interval
+        self.every_virtual = every_virtual
+        self.until = until
+        self.mailbox = Mailbox()
+        self.commands: _queue.SimpleQueue = _queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._latest: S.Snapshot | None = None
+        self._seq = 0
+        self.max_speed = speed == MAX_SPEED
+        self._user_paused = bool(getattr(clock, "paused", False))
+        if speed not in (None, MAX_SPEED) and hasattr(clock, "set_speed"):
+            clock.set_speed(float(speed))
+        if self.max_speed and hasattr(clock, "pause"):
+            clock.pause()  # at maximum speed virtual time moves only by jumps
+        self.state = "starting"
+        self.error: str | None = None
+        self._next_virtual = (engine.now + every_virtual) if every_virtual else None
+        self.done = threading.Event()
+
+    # ---------------------------------------------------------------------------- API
+
+    def start(self) -> "Runtime":
+        self._thread = threading.Thread(target=self._run, name="routedeck-engine", daemon=True)
+        self._thread.start()
+        return self
+
+    def send(self, command: Any) -> None:
+        self.commands.put(command)
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def latest(self) -> S.Snapshot | None:
+        return self._latest
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def speed(self) -> float | str:
+        return MAX_SPEED if self.max_speed else float(getattr(self.clock, "speed", 1.0))
+
+    @property
+    def paused(self) -> bool:
+        return self._user_paused
+
+    # ---------------------------------------------------------------------------- loop
+
+    def _snapshot(self) -> S.Snapshot:
+        self._seq += 1
+        speed = self.speed
+        snap = self.engine.snapshot(
+            self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
+            engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
+        if self.error is not None:
+            snap = dataclasses.replace(snap, error=self.error)
+        return snap
+
+    def _publish(self) -> None:
+        snap = self._snapshot()
+        self._latest = snap
+        self.mailbox.put(snap)
+        if self.publish is not None:
+            self.publish(snap)
+
+    def _command(self, cmd: Any) -> None:
+        eng = self.engine
+        if isinstance(cmd, S.Pause):
+            self._user_paused = True
+            if hasattr(self.clock, "pause"):
+                self.clock.pause()
+            self.state = "paused"
+        elif isinstance(cmd, S.Resume):
+            self._user_paused = False
+            if hasattr(self.clock, "resume") and not self.max_speed:
+                self.clock.resume()
+            self.state = "running"
+        elif isinstance(cmd, S.Step):
+            for _ in range(max(1, cmd.count)):
+                t = eng.next_time()
+                if self.until is not None and t > self.until:
+                    break
+                if hasattr(self.clock, "jump_to"):
+                    self.clock.jump_to(max(t, self.clock.now()))
+                self._step_to(t)
+        elif isinstance(cmd, S.SetSpeed):
+            if cmd.speed == math.inf or cmd.speed <= 0:
+                self.max_speed = True
+                if hasattr(self.clock, "pause"):
+                    self.clock.pause()
+            else:
+                self.max_speed = False
+                if hasattr(self.clock, "set_speed"):
+                    self.clock.set_speed(cmd.speed)
+                if not self._user_paused and hasattr(self.clock, "resume"):
+                    self.clock.resume()
+        elif isinstance(cmd, S.Stop):
+            self._stop.set()
+        else:
+            err = eng.handle(cmd)
+            if err:
+                eng.emit(eng.now, "command-failed", err, "error")
+
+    def _step_to(self, t: float) -> None:
+        """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
+        while self._next_virtual is not None and self._next_virtual <= t:
+            self.engine.step(self._next_virtual)
+            self._publish()
+            self._next_virtual += self.every_virtual
+        self.engine.step(t)
+
+    def _run(self) -> None:
+        self.state = "paused" if self.paused else "running"
+        last_pub = -math.inf
+        try:
+            self._publish()
+            while not self._stop.is_set():
+                had_command = False
+                while True:
+                    try:
+                        cmd = self.commands.get_nowait()
+                    except _queue.Empty:
+                        break
+                    had_command = True
+                    self._command(cmd)
+                if self._stop.is_set():
+                    break
+                if self.max_speed and not self.paused:
+                    target = self.engine.next_time()
+                    if self._next_virtual is not None:
+                        target = min(target, self._next_virtual)
+                    if self.until is not None:
+                        target = min(target, self.until)
+                    if hasattr(self.clock, "jump_to"):
+                        self.clock.jump_to(max(target, self.clock.now()))
+                now = self.clock.now()
+                if self.until is not None:
+                    now = min(now, self.until)
+                self._step_to(now)
+                if self.until is not None and self.engine.now >= self.until:
+                    self.state = "stopped"
+                    self._publish()
+                    break
+                real = time.monotonic()
+                if had_command or (self.every_virtual is None and real - last_pub >= self.snapshot_interval):
+                    self._publish()
+                    last_pub = real
+                if self.max_speed and not self.paused:
+                    continue
+                wait = self.snapshot_interval
+                if hasattr(self.clock, "real_seconds_until"):
+                    nxt = self.engine.next_time()
+                    if self._next_virtual is not None:
+                        nxt = min(nxt, self._next_virtual)
+                    wait = min(wait, self.clock.real_seconds_until(nxt))
+                self._wake.wait(max(0.0, wait))
+                self._wake.clear()
+        except Exception:  # the engine crashed: say so, never hang the consumer
+            self.state = "crashed"
+            self.error = traceback.format_exc(limit=8)
+            try:
+                self._publish()
+            except Exception:
+                pass
+        finally:
+            if self.state not in ("crashed",):
+                self.state = "stopped"
+            self.done.set()

@@ -1,0 +1,104 @@
+"""The engine thread (issue 5 part 3; product.md §3): commands in through a queue, snapshots out
+at a bounded rate and replaceable in flight, prompt and clean stop, crash reported."""
+
+import time
+
+from engine import snapshot as S
+from engine.clock import VirtualClock
+from engine.runtime import Mailbox, Runtime
+
+
+class FakeEngine:
+    """Ticks every 10 s of engine time; records what it was asked to do."""
+
+    def __init__(self, start=1000.0, crash_at=None):
+        self.now = start
+        self.ticks = []
+        self.handled = []
+        self.events = []
+        self.crash_at = crash_at
+
+    def next_time(self):
+        return (self.now // 10 + 1) * 10 if self.now % 10 or self.ticks and self.ticks[-1] == self.now else self.now
+
+    def step(self, now):
+        while self.next_time() <= now:
+            t = self.next_time()
+            if self.crash_at is not None and t >= self.crash_at:
+                raise RuntimeError("boom")
+            self.now = t
+            self.ticks.append(t)
+        self.now = max(self.now, now)
+
+    def handle(self, cmd):
+        self.handled.append(cmd)
+        return None if cmd.job != "bad" else "no such job"
+
+    def emit(self, t, kind, message, level="info"):
+        self.events.append((kind, message, level))
+
+    def snapshot(self, seq, *, speed, paused, engine_state, clock):
+        return S.Snapshot(seq=seq, time=self.now, mode="demo", clock=clock, speed=speed, paused=paused,
+                          engine_state=engine_state, routes=())
+
+
+def test_mailbox_replaces_in_flight():
+    m = Mailbox()
+    m.put(1)
+    m.put(2)
+    assert m.take() == 2 and m.take() is None and m.replaced == 1
+
+
+def test_max_speed_until_and_virtual_snapshot_times():
+    eng = FakeEngine()
+    got = []
+    rt = Runtime(eng, VirtualClock(1000.0), got.append, speed="max", every_virtual=60, until=1600)
+    rt.start()
+    assert rt.done.wait(10)
+    times = [s.time for s in got]
+    # one snapshot at start, then exactly at every 60 virtual seconds, then the final one
+    assert times[0] == 1000.0 and [t for t in times[1:-1]] == [1000.0 + 60 * k for k in range(1, 11)]
+    assert got[-1].engine_state == "stopped" and eng.now == 1600
+    assert eng.ticks == [1000.0 + 10 * k for k in range(61)]
+    assert [s.seq for s in got] == sorted(s.seq for s in got)
+
+
+def test_pause_step_commands_and_prompt_stop():
+    eng = FakeEngine()
+    clock = VirtualClock(1000.0, speed=1.0)
+    rt = Runtime(eng, clock, snapshot_interval=0.05).start()
+    rt.send(S.Pause())
+    deadline = time.monotonic() + 5
+    while rt.latest() is None or not rt.latest().paused:
+        assert time.monotonic() < deadline
+        rt._wake.wait(0.01)
+    before = eng.now
+    rt.send(S.Step(3))
+    rt.send(S.HoldJob("1.0"))
+    rt.send(S.RemoveJob("bad"))
+    deadline = time.monotonic() + 5
+    while len(eng.handled) < 2:
+        assert time.monotonic() < deadline
+        rt._wake.wait(0.01)
+    assert eng.now >= before + 20  # three actions: this tick, +10, +20
+    assert eng.handled[0] == S.HoldJob("1.0")
+    assert ("command-failed", "no such job", "error") in eng.events
+    t0 = time.monotonic()
+    rt.stop()
+    assert time.monotonic() - t0 < 1.0 and rt.done.is_set()
+
+
+def test_crash_is_published_not_raised():
+    eng = FakeEngine(crash_at=1100)
+    got = []
+    rt = Runtime(eng, VirtualClock(1000.0), got.append, speed="max", until=5000).start()
+    assert rt.done.wait(10)
+    assert got[-1].engine_state == "crashed" and "boom" in got[-1].error
+
+
+def test_engine_thread_never_waits_for_a_slow_consumer():
+    eng = FakeEngine()
+    # no publish callback: the consumer only takes from the mailbox, later
+    rt = Runtime(eng, VirtualClock(1000.0), None, speed="max", every_virtual=10, until=2000).start()
+    assert rt.done.wait(10)  # finished although nobody took anything from the mailbox
+    assert rt.mailbox.replaced >= 90 and rt.mailbox.take().time == 2000
