@@ -70,7 +70,7 @@ def build(tbl, rt, src, *, now, source_id, sandboxed, edit_in_place=False):
     ad["JobUniverse"] = str(rt.target_universe)
     if rt.grid_resource:
         ad["GridResource"] = quote(rt.grid_resource)
-    ad["RoutedFromJobId"] = quote(source_id)
+    ad["RoutedFromJobId"] = quote("%d.%d" % source_id)
     ad["RoutedBy"] = quote(tbl.knobs.name)
     ad["RouteName"] = quote(rt.name)
     ad.pop("RoutedToJobId", None)

@@ -209,8 +209,9 @@ class JobRouter(Lifecycle, StatsMixin):
         build_routed_ad = self._builder
         if build_routed_ad is None:
             from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415  (owned by the table helper)
-        return build_routed_ad(self.table, route, base, now=now, source_id=job.src_key,
-                               sandboxed=job.is_sandboxed, **({"edit_in_place": True} if job.edit_in_place else {}))
+        c, _, p = job.src_key.partition(".")
+        return build_routed_ad(self.table, route, base, now=now, source_id=(int(c), int(p)),
+                               sandboxed=job.is_sandboxed, edit_in_place=job.edit_in_place)
 
     # ------------------------------------------------------------------------ crash recovery
 
