@@ -254,11 +254,13 @@ def write_routes_conf(path, *, max_idle: int = 50) -> str:
         "# routes for the editor tests\n"
         "JOB_ROUTER_ROUTE_NAMES = Site1_Slurm Site2_PBS\n"
         "JOB_ROUTER_ROUTE_Site1_Slurm @=jrt\n"
+        '  REQUIREMENTS Owner == "alice"\n'
         '  GridResource = "batch slurm"\n'
         "  MaxJobs = 500\n"
         f"  MaxIdleJobs = {max_idle}\n"
         "@jrt\n"
         "JOB_ROUTER_ROUTE_Site2_PBS @=jrt\n"
+        "  REQUIREMENTS true\n"
         '  GridResource = "batch pbs"\n'
         "@jrt\n"
     )
@@ -268,6 +270,6 @@ def write_routes_conf(path, *, max_idle: int = 50) -> str:
 
 def snapshot_for_conf(path, n_jobs: int = 200) -> S.Snapshot:
     routes, inactive = make_routes()
-    routes = tuple(dataclasses.replace(r, location=f"{path}:3" if r.name == "Site1_Slurm" else f"{path}:8")
-                   for r in routes)
+    routes = tuple(dataclasses.replace(r, location=f"{path}:3" if r.name == "Site1_Slurm" else f"{path}:9")
+                   for r in routes[:2])
     return make_snapshot(n_jobs, routes=routes, inactive_routes=(), config_files=(str(path),))

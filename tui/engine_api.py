@@ -111,10 +111,23 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
 
 
 @dataclass
+class WhatIf:
+    """Where the idle, not yet routed jobs would go: first matching route, current vs edited table."""
+
+    before: dict[str, int]
+    after: dict[str, int]
+    moved: int
+    considered: int
+    candidates: int
+    approximate: bool  # True when only the row's attributes were available, not the full ad
+
+
+@dataclass
 class LintResult:
     diagnostics: list  # engine.snapshot.Diagnostic
     route_names: list[str] | None  # the edited table's routes in match order, when the router could load it
     table: Any = None
+    what_if: WhatIf | None = None
 
 
 def _diag(level: str, message: str, file: str | None = None, line: int | None = None):
@@ -156,7 +169,50 @@ def table_route_names(table: Any) -> list[str] | None:
     return [str(_first_attr(r, ("name",), r)) for r in routes]
 
 
-def lint_config(text: str, path: str, snap: Any = None) -> LintResult:
+def _first_route(table: Any, ad: Any, now: float) -> str | None:
+    for r in table.routes:
+        try:
+            if r.matches(ad, now=now):
+                return r.name
+        except Exception:  # noqa: BLE001 - an erroring requirement does not match (htcondor.md §1.4)
+            continue
+    return None
+
+
+def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limit: int = 5000) -> WhatIf:
+    """Route the idle, not-yet-routed jobs of the current queue through both tables (first match)."""
+    from engine.classad import make_ad  # noqa: PLC0415
+
+    rows = [r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to]
+    before: dict[str, int] = {}
+    after: dict[str, int] = {}
+    moved = 0
+    approximate = False
+    for row in rows[:limit]:
+        texts = None
+        if runtime is not None:
+            try:
+                texts = job_ad(runtime, row)
+            except Exception:  # noqa: BLE001 - fall back to the row's attributes
+                texts = None
+        if not texts:
+            texts, approximate = row_ad(row), True
+        try:
+            ad = make_ad(texts)
+        except Exception:  # noqa: BLE001 - an ad that does not build is skipped
+            continue
+        a = _first_route(old_table, ad, snap.time) if old_table is not None else None
+        b = _first_route(new_table, ad, snap.time)
+        if a:
+            before[a] = before.get(a, 0) + 1
+        if b:
+            after[b] = after.get(b, 0) + 1
+        moved += a != b
+    return WhatIf(before, after, moved, min(len(rows), limit), len(rows), approximate)
+
+
+def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
+                base_text: str | None = None) -> LintResult:
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
     the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
     try:
@@ -182,4 +238,11 @@ def lint_config(text: str, path: str, snap: Any = None) -> LintResult:
             if r.name not in names and r.routed > 0:
                 diags.append(_diag("warning", f"route {r.name} is removed but still has {r.routed} routed jobs; "
                                    "they stay tracked under a route that no longer exists", path, None))
-    return LintResult(diags, names, table)
+    result = LintResult(diags, names, table)
+    if table is not None and snap is not None and base_text is not None:
+        try:
+            old = load_table(Config.from_text(base_text, name=path, follow_locals=False))
+            result.what_if = what_if(old, table, snap, runtime)
+        except Exception as exc:  # noqa: BLE001 - the what-if is advice; its failure is shown, not raised
+            diags.append(_diag("info", f"what-if unavailable: {type(exc).__name__}: {exc}"))
+    return result

@@ -97,6 +97,17 @@ def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
             t.append(f"- {name}: removed ({r.routed} routed, {r.idle} idle stay tracked)\n", style="red")
     if not t:
         t.append("route set and match order unchanged\n", style="dim")
+    w = result.what_if
+    if w is not None:
+        t.append(f"\nidle jobs not yet routed: {w.candidates:,}"
+                 + (f" (first {w.considered:,} checked)" if w.considered < w.candidates else "") + "\n")
+        for name in dict.fromkeys(list(w.before) + list(w.after)):
+            a, b = w.before.get(name, 0), w.after.get(name, 0)
+            style = "green" if b > a else "red" if b < a else ""
+            t.append(f"  {name}: {a} → {b}" + (f" ({b - a:+d})" if a != b else "") + "\n", style=style)
+        t.append(f"{w.moved:,} job(s) would change route\n", style="bold" if w.moved else "dim")
+        if w.approximate:
+            t.append("(matched on the job rows' attributes only)\n", style="dim")
     return t
 
 
@@ -193,7 +204,8 @@ class EditorScreen(DeckScreen):
     @work(thread=True, exclusive=True, group="lint")
     def _lint(self, generation: int, text: str) -> None:
         try:
-            result = lint_config(text, self.path or "<text>", self.app.snapshot)
+            result = lint_config(text, self.path or "<text>", self.app.snapshot, runtime=self.app.runtime,
+                                 base_text=self.disk_text)
         except Exception as exc:  # noqa: BLE001 - a lint crash is shown, never fatal
             from engine.snapshot import Diagnostic  # noqa: PLC0415
 

@@ -1,0 +1,286 @@
+"""Pilot tests of each screen's behaviour: keys, filter, sort, drill-down, why-not, crondor,
+and the editor's lint, apply (diff, atomic write, backup, ApplyRoutes) and undo.
+
+Route and cron figures are the canned ones of ``tui_fixtures`` (product.md §6 sketches); the
+lints shown in the editor come from the real router (``engine.router.lints``: MaxIdleJobs >
+MaxJobs and NAMES listed but undefined, htcondor.md §1.3) and config reader (file:line errors).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine import snapshot as S
+from tui.app import make_app
+from tui.config_files import backups_of
+from tui.messages import FilterChanged, RoutesApplied, RoutesUndone
+
+from tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+
+SIZE = (120, 36)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+async def _start(pilot, app):
+    await wait_until(pilot, lambda: app.snapshot is not None)
+
+
+def _name(app):
+    return type(app.screen).__name__
+
+
+# ------------------------------------------------------------------------------------ routes board
+
+
+async def test_board_rows_in_match_order_with_inactive_routes_flagged():
+    app = make_app(FakeRuntime(make_snapshot(500)), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        board = app.screen
+        assert board._keys == ["Site1_Slurm", "Site2_PBS", "BlackHole", "Overflow", "GPU_Site", "OldSite"]
+        table = board.query_one("#routes")
+        assert str(table.get_row("OldSite")[0]) == "─" and str(table.get_row("OldSite")[2]) == "unlisted"
+        assert str(table.get_row("BlackHole")[2]) == "THROTTLED"
+        await pilot.press("down", "down")
+        detail = str(board.query_one("#route-detail").render())
+        assert "throttle 3.4 jobs/600 s" in detail and "re-evaluated" in detail
+
+
+async def test_board_updates_cells_in_place_and_keeps_the_cursor():
+    rt = FakeRuntime(make_snapshot(500))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("down", "down")
+        routes = tuple(dataclasses.replace(r, running=r.running + 5) for r in rt.latest().routes)
+        rt.update(routes=routes)
+        await wait_until(pilot, lambda: app.snapshot.seq == 2)
+        table = app.screen.query_one("#routes")
+        assert table.cursor_row == 2 and str(table.get_row("Site1_Slurm")[5]) == "199"
+
+
+async def test_board_filter_and_enter_opens_route_with_its_jobs():
+    app = make_app(FakeRuntime(make_snapshot(2000)), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("slash", *"black", "enter")
+        assert app.screen._keys == ["BlackHole"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert _name(app) == "RouteDetailScreen" and app.screen.route_name == "BlackHole"
+        await pilot.pause(0.1)
+        jobs = app.screen.query_one("#route-jobs")
+        assert len(jobs.model) > 0
+        assert all(jobs.model.row(i).route == "BlackHole" for i in range(len(jobs.model)))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert _name(app) == "RoutesScreen"
+
+
+# ------------------------------------------------------------------------------------ jobs
+
+
+async def test_jobs_filter_sort_and_drill_into_the_ad():
+    rt = FakeRuntime(make_snapshot(5000))
+    app = make_app(rt, blink=False)
+    seen = []
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j")
+        await pilot.pause()
+        screen = app.screen
+        table = screen.table
+        assert len(table.model) == 5000
+        await pilot.press("slash", *"icecube")
+        await pilot.pause()
+        expected = [r.job for r in rt.latest().jobs if r.owner == "icecube"]
+        assert [table.model.row(i).job for i in range(len(table.model))] == expected
+        assert [m for m in seen if isinstance(m, FilterChanged)][-1].shown == len(expected)
+        await pilot.press("enter")  # leave the filter box
+        await pilot.press("s", "S")  # sort by job, then reverse
+        await pilot.pause()
+        jobs = [table.model.row(i).job for i in range(len(table.model))]
+        assert jobs == sorted(expected, key=lambda j: tuple(map(int, j.split("."))), reverse=True)
+        assert "sorted by job desc" in str(screen.query_one("#jobs-status").render())
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert _name(app) == "AdScreen" and app.screen.row.job == jobs[1]
+        assert "Owner" in str(app.screen.query_one("#ad-text").render())
+        await pilot.press("escape", "escape")  # close the ad, then clear the filter
+        await pilot.pause()
+        assert len(table.model) == 5000
+
+
+async def test_jobs_classad_constraint_filter_and_bad_constraint():
+    rt = FakeRuntime(make_snapshot(3000))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j", "slash", *'=Owner == "alice" && JobStatus == 5', "enter")
+        table = app.screen.table
+        expected = [r.job for r in rt.latest().jobs if r.owner == "alice" and r.status == 5]
+        await wait_until(pilot, lambda: len(table.model) == len(expected))
+        assert sorted(table.model.row(i).job for i in range(len(table.model))) == sorted(expected)
+        await pilot.press("escape", "slash", *"=Owner ==", "enter")
+        await wait_until(pilot, lambda: any("does not parse" in n.message for n in app._notifications))
+        assert app.screen.where is None
+
+
+async def test_jobs_cursor_follows_the_selected_job_across_snapshots():
+    rt = FakeRuntime(make_snapshot(3000))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j", "down", "down", "down")
+        table = app.screen.table
+        job = table.selected.job
+        rows = rt.latest().jobs
+        rt.update(jobs=rows[1:], jobs_version=2)  # the first job left the queue
+        await wait_until(pilot, lambda: table.model.version == 2)
+        assert table.selected.job == job and table.cursor == 2
+
+
+async def test_why_not_lists_the_router_checks_in_order():
+    rt = FakeRuntime(make_snapshot(500))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j", "w")
+        await wait_until(pilot, lambda: _name(app) == "WhyNotScreen" and app.screen.checks is not None)
+        checks = app.screen.checks
+        assert [c.label for c in checks] == [c.label for c in rt.why_not("x")]
+        text = str(app.screen.query_one("#whynot").render())
+        assert "idle 50 >= MaxIdleJobs 50" in text
+        assert "First failing check: route 1 Site1_Slurm requirements" in text
+
+
+async def test_job_hold_key_sends_the_selected_job():
+    rt = FakeRuntime(make_snapshot(500))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j", "down", "H")
+        await pilot.pause()
+        assert rt.sent == [S.HoldJob(rt.latest().jobs[1].job)]
+
+
+# ------------------------------------------------------------------------------------ crondor
+
+
+async def test_cron_screen_shows_countdown_window_and_schedd_difference():
+    rt = FakeRuntime(make_snapshot(100))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("c")
+        await pilot.pause()
+        table = app.screen.query_one("#cron")
+        row = [str(c) for c in table.get_row("12.0")]
+        assert row[2] == "2026-11-21 10:00 CST" and row[3] == "1h27m55s" and row[4] == "−5m … +0s"
+        assert str(table.get_row("14.0")[7]) == "2026-11-30 00:02 CST"  # the schedd's pick differs
+        assert str(table.get_row("13.0")[7]) == "same"
+        rt.update(time=rt.latest().time + 60)  # the countdown follows the engine's clock
+        await wait_until(pilot, lambda: str(table.get_row("12.0")[3]) == "1h26m55s")
+        await pilot.press("down", "down")
+        detail = str(app.screen.query_one("#cron-detail").render())
+        assert "htcondor.md §2.3 item 4" in detail and "schedd picks" in detail
+        assert "1 held (missed run)" in detail and "1 waiting" in detail
+
+
+# ------------------------------------------------------------------------------------ editor
+
+
+async def test_editor_lints_while_typing(tmp_path):
+    conf = tmp_path / "routes.conf"
+    write_routes_conf(conf)
+    app = make_app(FakeRuntime(snapshot_for_conf(conf)), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
+        editor = app.screen
+        assert editor.path == str(conf) and editor.query_one("#editor").cursor_location == (2, 0)
+        assert [d for d in editor.lint.diagnostics if d.level != "info"] == []
+        area = editor.query_one("#editor")
+        area.text = area.text.replace("MaxIdleJobs = 50", "MaxIdleJobs = 900") + "broken line\n"
+        await wait_until(pilot, lambda: any(d.level == "error" for d in (editor.lint.diagnostics if editor.lint else ())))
+        msgs = [str(d) for d in editor.lint.diagnostics]
+        assert any("MaxIdleJobs (900) > MaxJobs (500)" in m for m in msgs)
+        assert any(":13:" in m and "missing '='" in m for m in msgs)  # file:line of the parse error
+        await pilot.press("ctrl+s")  # refused: errors
+        await pilot.pause()
+        assert _name(app) == "EditorScreen" and "broken line" not in conf.read_text()
+
+
+async def test_editor_apply_writes_atomically_with_backup_and_undo_restores(tmp_path):
+    conf = tmp_path / "routes.conf"
+    original = write_routes_conf(conf)
+    rt = FakeRuntime(snapshot_for_conf(conf))
+    app = make_app(rt, blink=False)
+    seen = []
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await _start(pilot, app)
+        await pilot.press("colon", *"edit Site1_Slurm", "enter")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
+        editor = app.screen
+        editor.query_one("#editor").text = original.replace("MaxIdleJobs = 50", "MaxIdleJobs = 20")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: _name(app) == "ConfirmApply")
+        assert "-  MaxIdleJobs = 50" in app.screen.diff and "+  MaxIdleJobs = 20" in app.screen.diff
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(isinstance(m, RoutesApplied) for m in seen))
+        assert "MaxIdleJobs = 20" in conf.read_text()
+        assert [b.read_text() for b in backups_of(conf)] == [original]
+        assert rt.sent == [S.ApplyRoutes((str(conf),), reason="edited in RouteDeck (routes.conf)")]
+        await wait_until(pilot, lambda: app.snapshot.table_version == 4)  # the engine switched tables
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: any(isinstance(m, RoutesUndone) for m in seen))
+        assert conf.read_text() == original
+        assert rt.sent[-1] == S.ApplyRoutes((str(conf),), reason="undo in RouteDeck")
+        assert editor.query_one("#editor").text == original
+        await pilot.press("ctrl+r")  # nothing left to undo
+        await pilot.pause()
+        assert any("nothing to undo" in n.message for n in app._notifications)
+
+
+async def test_editor_cancel_apply_leaves_the_file(tmp_path):
+    conf = tmp_path / "routes.conf"
+    original = write_routes_conf(conf)
+    rt = FakeRuntime(snapshot_for_conf(conf))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
+        app.screen.query_one("#editor").text = original.replace("500", "400")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: _name(app) == "ConfirmApply")
+        await pilot.press("n")
+        await pilot.pause()
+        assert conf.read_text() == original and rt.sent == [] and backups_of(conf) == []
+
+
+async def test_editor_what_if_counts_idle_jobs_per_route(tmp_path):
+    conf = tmp_path / "routes.conf"
+    original = write_routes_conf(conf)
+    rt = FakeRuntime(snapshot_for_conf(conf, n_jobs=300))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
+        editor = app.screen
+        idle_alice = sum(1 for r in rt.latest().jobs
+                         if r.status == 1 and r.kind != "routed" and not r.routed_to and r.owner == "alice")
+        assert editor.lint.what_if.before.get("Site1_Slurm", 0) == idle_alice
+        editor.query_one("#editor").text = original.replace('"alice"', '"nobody"')
+        await wait_until(pilot, lambda: editor.lint.what_if is not None and editor.lint.what_if.moved == idle_alice)
+        assert editor.lint.what_if.after.get("Site1_Slurm", 0) == 0
+        assert f"{idle_alice} job(s) would change route" in str(editor.query_one("#whatif").render())
