@@ -13,8 +13,8 @@ Design decisions and invariants:
   true or a non-zero number matches, anything else (undefined, error, strings) does not, and a
   transform without requirements matches everything. Its text is not macro-expanded.
 - ``UNIVERSE`` only records the target universe; it never edits the ad.
-- Only a single application is implemented: a ``TRANSFORM`` statement's iteration arguments are
-  kept in ``transform_args`` but not iterated (the router never iterates).
+- :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
+  iteration (condor_transform_ads) is :meth:`Transform.apply_all`, in :mod:`engine.xform_iter`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class Transform:
     transform_args: str | None = None
     requirements_line: int = 0
     declared_name: str | None = None  # the NAME statement, even when the caller chose the name
+    transform_items: list[str] = field(default_factory=list)  # inline TRANSFORM … from ( items )
 
     def matches(self, ad: Any, now: float | None = None, macros: MacroSet | None = None,
                 config: "Config | None" = None) -> bool:
@@ -61,6 +62,13 @@ class Transform:
         run = Run(ad, MacroSet() if macros is None else macros, config, now)
         run.run(self.statements)
         return run.warnings
+
+    def apply_all(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
+                  now: float | None = None, base_dir: Any = None) -> tuple[list[dict[str, str]], list[str]]:
+        """condor_transform_ads: one output ad per TRANSFORM iteration (copies; ``ad`` is kept)."""
+        from engine.xform_iter import apply_all
+
+        return apply_all(self, ad, macros=macros, config=config, now=now, base_dir=base_dir)
 
     def macro_value(self, name: str, config: "Config | None" = None) -> str | None:
         """A route-level macro (``MaxJobs``, ``GridResource``…) as the body defines it, expanded
@@ -99,4 +107,5 @@ def parse_transform(text: str, name: str | None = None) -> Transform:
         transform_args=parsed.transform_args,
         requirements_line=parsed.requirements_line,
         declared_name=parsed.name,
+        transform_items=parsed.transform_items,
     )

@@ -78,6 +78,7 @@ class Parsed:
     requirements_line: int = 0
     universe: int | None = None
     transform_args: str | None = None
+    transform_items: list[str] = field(default_factory=list)  # inline items after "TRANSFORM … from ("
     local_macros: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -107,6 +108,8 @@ def parse(text: str) -> Parsed:
         last = lineno
         if skip_items:
             skip_items = line != ")"
+            if skip_items and not line.startswith("#"):
+                out.transform_items.append(line)
             continue
         if not line or line.startswith("#"):
             continue

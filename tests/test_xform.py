@@ -243,3 +243,31 @@ def test_universe_names(text, number):
     from engine.xform import universe_number
 
     assert universe_number(text) == number
+
+
+@pytest.mark.parametrize("rules_text, expected", [
+    # htcondor.md §6 "condor_transform_ads test expected values" (cmd_transform_ads.run rules)
+    ('SET ARG1 $(argument)\nTRANSFORM argument in (2.0, 100, "test")', ["2.0", "100", '"test"']),
+    ('SET ARG1 $(argument)\nTRANSFORM 2 argument in (2.0, 100, "test")', ["2.0", "2.0", "100", "100", '"test"', '"test"']),
+])
+def test_transform_in_iteration(rules_text, expected):
+    xf = parse_transform(rules_text)
+    for ad in dry_run_ads():
+        outputs, warnings = xf.apply_all(ad)
+        assert warnings == [] and [o["ARG1"] for o in outputs] == expected
+        assert "ARG1" not in ad  # the input ad is not edited
+
+
+def test_transform_num_and_from_iteration(tmp_path):
+    ads = dry_run_ads()
+    assert sum(len(parse_transform("TRANSFORM 5").apply_all(ad)[0]) for ad in ads) == 40
+    body = "SET SIZE_IMAGE $(macro1)\nSET SIZE_DISK $(macro2)\n"
+    inline = parse_transform(body + "TRANSFORM macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
+    outputs, _ = inline.apply_all(ads[0])
+    assert [(o["SIZE_IMAGE"], o["SIZE_DISK"]) for o in outputs] == [("1000", "120.0"), ("2000", "128.0")]
+    (tmp_path / "transform_from2.txt").write_text("1000 120.0\n2000 128.0")
+    from_file = parse_transform(body + "TRANSFORM macro1, macro2 from transform_from2.txt")
+    outputs, _ = from_file.apply_all(ads[0], base_dir=tmp_path)
+    assert [o["SIZE_IMAGE"] for o in outputs] == ["1000", "2000"]
+    twice = parse_transform(body + "TRANSFORM 2 macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
+    assert [o["SIZE_IMAGE"] for o in twice.apply_all(ads[0])[0]] == ["1000", "1000", "2000", "2000"]
