@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="feed the recorded source jobs through the router with --config's table")
     p.add_argument("--tz", help="time zone of the log's 106 # time stamps and of ISO --at (IANA name)")
     p.add_argument("--seed", type=int, default=1, help="--reroute: seed of the simulated sites")
+    p.add_argument("--sites", metavar="SITES_TOML",
+                   help="--reroute: simulated sites (default: sites.toml beside the first --config file)")
 
 
 def register(subparsers) -> None:
