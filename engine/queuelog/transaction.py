@@ -114,8 +114,10 @@ class Transaction:
     def new_proc(self, cluster: int) -> tuple[int, int]:
         if not self.exists(cluster_key(cluster)):
             raise KeyError(f"cluster {cluster} does not exist")
-        procs = self._procs(cluster)
-        p = max(procs) + 1 if procs else 0
+        # Proc ids are never reused, not even for one destroyed earlier in this transaction.
+        used = self._procs(cluster) | {ids[1] for key in self._alive
+                                       if (ids := parse_key(key)) and ids[0] == cluster and ids[1] >= 0}
+        p = max(used) + 1 if used else 0
         self.new_ad(job_key(cluster, p), "Job")
         return (cluster, p)
 

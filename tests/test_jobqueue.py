@@ -1,0 +1,119 @@
+"""The in-memory job queue: chaining, tables kept apart, events, QMGMT-like transactions
+(htcondor.md §3.1 "Keys", §3.2, §3.5 consumer)."""
+
+import pytest
+
+from engine.classad import evaluate, is_true
+from engine.jobqueue import (
+    AdChanged, JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded, cluster_key, job_key, parse_key,
+)
+from engine.queuelog import records as R
+from engine.queuelog.reader import load_bytes
+
+
+def _queue(*lines: str) -> JobQueue:
+    return load_bytes("".join(line + "\n" for line in lines).encode(), mode="follow").queue
+
+
+def test_key_helpers():
+    """htcondor.md §3.1: `c.p` jobs, `0c.-1` cluster ads with a leading zero."""
+    assert job_key(1, 0) == "1.0" and cluster_key(21) == "021.-1" and parse_key("021.-1") == (21, -1)
+
+
+def test_proc_attributes_win_over_cluster_and_names_are_case_insensitive():
+    """htcondor.md §3.1 "Keys": a job's effective ad is the cluster attributes plus the proc
+    attributes, the proc's own winning; ClassAd attribute names are case-insensitive."""
+    q = _queue("101 01.-1 Job Machine", "103 01.-1 Cmd \"/bin/sleep\"", "103 01.-1 RequestCpus 1",
+               "101 1.0 Job Machine", "103 1.0 cmd \"sleep\"", "103 1.0 JobStatus 2")
+    job = q.get((1, 0))
+    assert job.get("CMD") == '"sleep"' and job.get("requestcpus") == "1" and job.get("Nope") is None
+    assert job.attrs == {"Cmd": '"sleep"', "RequestCpus": "1", "JobStatus": "2"}
+    assert dict(job.proc_attrs) == {"Cmd": '"sleep"', "JobStatus": "2"}
+    assert dict(job.cluster_attrs) == {"Cmd": '"/bin/sleep"', "RequestCpus": "1"}
+    assert job.status == 2 and q.get("1.0") is job
+
+
+def test_tables_kept_apart():
+    """htcondor.md §3.5 consumer: user records, jobsets and other ads (header, ClusterPvt,
+    projects) are kept apart from jobs."""
+    q = _queue("101 0.0 Job Machine", "101 0.1 Owner (empty)", "103 0.1 User \"a@b\"", "101 0.2 Project (empty)",
+               "101 01.-1 Job Machine", "101 1.-2 ClusterPvt (empty)", "101 1.0 Job Machine",
+               "101 3.-100 JobSet (empty)")
+    assert len(q) == 1 and q.ids() == [(1, 0)]
+    assert list(q.users) == ["0.1"] and list(q.jobsets) == ["3.-100"]
+    assert list(q.cluster_private) == ["1.-2"] and list(q.other_ads) == ["0.2"]
+
+
+def test_classad_is_cached_and_rebuilt_after_a_change():
+    q = _queue("101 01.-1 Job Machine", "103 01.-1 RequestCpus 2", "101 1.0 Job Machine")
+    job = q.get((1, 0))
+    ad = job.classad()
+    assert job.classad() is ad and is_true(evaluate("RequestCpus == 2", ad))
+    q.apply(R.set_attr("01.-1", "RequestCpus", "4"))
+    assert job.classad() is not ad and is_true(evaluate("RequestCpus == 4", job.classad()))
+
+
+def test_apply_events_and_unknown_keys():
+    """htcondor.md §3.5 consumer: SetAttribute on an unknown key is ignored (reported)."""
+    q = JobQueue()
+    seen = []
+    unsubscribe = q.subscribe(seen.append)
+    assert q.apply(R.new_ad("01.-1")) is None
+    q.apply(R.new_ad("1.0"))
+    q.apply(R.set_attr("1.0", "JobStatus", "1"))
+    q.apply(R.set_attr("01.-1", "Owner", '"a"'))
+    assert "unknown ad" in q.apply(R.set_attr("7.0", "JobStatus", "1"))
+    assert "existing ad" in q.apply(R.new_ad("1.0"))
+    q.apply(R.new_ad("0.0"))
+    q.apply(R.destroy_ad("1.0"))
+    unsubscribe()
+    q.clear()
+    assert seen == [JobAdded((1, 0)), JobChanged((1, 0), frozenset({"JobStatus"})),
+                    JobChanged((1, 0), frozenset({"Owner"})), AdChanged("0.0"), JobRemoved((1, 0))]
+    assert len(q) == 0
+
+
+def test_reload_sends_only_queue_reloaded():
+    q = JobQueue()
+    seen = []
+    q.subscribe(seen.append)
+    load_bytes(b"101 1.0 Job Machine\n", q)
+    assert seen == [QueueReloaded()] and q.ids() == [(1, 0)]
+
+
+def test_transaction_writes_next_cluster_num_and_cascades_destroy():
+    """htcondor.md §3.6: NewCluster maintains NextClusterNum in the header and creates the
+    cluster and ClusterPvt ads; destroying the last proc destroys the cluster and ClusterPvt."""
+    q = JobQueue()
+    with q.transaction() as t:
+        c = t.new_cluster()
+        a, b = t.new_proc(c), t.new_proc(c)
+        t.set_attribute(a, "JobStatus", "1")
+        t.set_attribute(b, "JobStatus", "2")
+        assert len(q) == 0  # nothing applied before the commit
+    assert (c, a, b) == (1, (1, 0), (1, 1)) and q.header["NextClusterNum"] == "2"
+    assert q.counts_by_status() == {1: 1, 2: 1}
+    with q.transaction() as t:
+        assert t.new_cluster() == 2
+        t.destroy((1, 0))
+    assert q.ad("01.-1") is not None and q.header["NextClusterNum"] == "3"
+    with q.transaction() as t:
+        t.destroy((1, 1))
+        assert [r.key for r in t.records if r.op == R.DESTROY_AD] == ["1.1", "01.-1", "1.-2"]
+    assert q.ad("01.-1") is None and q.ad("1.-2") is None and q.next_cluster_num() == 3
+
+
+def test_transaction_checks_against_the_pending_view():
+    q = JobQueue()
+    with pytest.raises(KeyError):
+        with q.transaction() as t:
+            t.set_attribute((5, 0), "JobStatus", "1")
+    with pytest.raises(ValueError):
+        with q.transaction() as t:
+            c = t.new_cluster()
+            t.set_attribute((c, -1), "JobStatus", "1")  # proc-only attribute (htcondor.md §3.1)
+    with pytest.raises(RuntimeError):
+        with q.transaction():
+            with q.transaction():
+                pass
+    assert q.snapshot_state() == {}
