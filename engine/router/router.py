@@ -213,6 +213,17 @@ class JobRouter(Lifecycle, StatsMixin):
         return build_routed_ad(self.table, route, base, now=now, source_id=(int(c), int(p)),
                                sandboxed=job.is_sandboxed, edit_in_place=job.edit_in_place)
 
+    def why_not(self, job_id: Any, now: float) -> Any:
+        """The decision for one source job, step by step (:mod:`engine.router.whynot`)."""
+        from engine.router.whynot import Explanation, explain_job  # noqa: PLC0415
+
+        job = self.src_q.get(job_id)
+        if job is None:
+            return Explanation(ops.job_key(job_id), None, "no such job in the source queue")
+        stats = {s.name.lower(): s for s in self.book}
+        return explain_job(self.table, job, now=now, stats=stats, tracked=self.jobs.get(job.key),
+                           managed=self.num_managed(), router_name=self.name)
+
     # ------------------------------------------------------------------------ crash recovery
 
     def adopt_orphans(self, now: float) -> None:

@@ -1,0 +1,231 @@
+"""Why is (or isn't) this job routed: the router's decision for one job, step by step.
+
+The steps follow ``GetCandidateJobs`` / ``ChooseRoute`` (htcondor.md §1.4) in order, each with
+its result and the numbers behind it:
+
+1. routing enabled; the job not already tracked (with its state if it is);
+2. ``JOB_ROUTER_MAX_JOBS`` against the managed jobs; at least one route accepting jobs;
+3. the umbrella, clause by clause: the fixed sanity clauses (JobStatus, Managed, Owner, …), the
+   source constraint (each top-level ``&&`` clause, so the failing one is named) and the OR of
+   the accepting routes' requirements evaluated as the umbrella does (empty MY, job as TARGET);
+4. every route in match order: accepting or not (throttle / MaxIdleJobs / MaxJobs with the
+   figures), then its ``REQUIREMENTS`` with the job as MY (the failing ``&&`` clause named, with
+   the values of the job attributes it references);
+5. the verdict: the route ``ChooseRoute`` would pick now (round robin noted), or why none.
+
+Splitting an expression into its top-level ``&&`` clauses is lexical (parentheses and string
+literals respected) and every clause is re-parsed and evaluated by classad2; if a piece does not
+parse the whole expression is shown as one clause. Nothing here changes router state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
+from engine.router.candidates import sanity_clauses, umbrella_core
+from engine.router.throttle import RouteStats, route_state
+
+_EMPTY = ClassAd()
+
+
+@dataclass(frozen=True)
+class Step:
+    check: str  # what was checked
+    ok: bool | None  # None: informational
+    detail: str = ""  # the numbers / values
+    route: str | None = None
+
+    def line(self) -> str:
+        mark = {True: "PASS", False: "FAIL", None: "    "}[self.ok]
+        where = f"[{self.route}] " if self.route else ""
+        return f"{mark} {where}{self.check}" + (f": {self.detail}" if self.detail else "")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    job: str
+    route: str | None  # the route it is (or would now be) routed to
+    verdict: str
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    def text(self) -> str:
+        return "\n".join([f"Job {self.job}: {self.verdict}"] + ["  " + s.line() for s in self.steps])
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route} for s in self.steps]
+
+
+def split_and(text: str) -> list[str]:
+    """Top-level ``&&`` clauses of an expression, flattening parenthesised conjunctions."""
+    parts = _split_top(_strip_parens(text.strip()))
+    if len(parts) == 1:
+        return parts
+    out: list[str] = []
+    for p in parts:
+        sub = split_and(p) if p.startswith("(") else [p]
+        out.extend(sub if len(sub) > 1 else [p])
+    try:
+        for p in out:
+            parse_expr(p)
+    except ClassAdError:
+        return [text.strip()]
+    return out
+
+
+def _split_top(t: str) -> list[str]:
+    parts, depth, start, i, n = [], 0, 0, 0, len(t)
+    while i < n:
+        c = t[i]
+        if c == '"':
+            i += 1
+            while i < n and t[i] != '"':
+                i += 2 if t[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and t.startswith("&&", i):
+            parts.append(t[start:i].strip())
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(t[start:].strip())
+    return parts
+
+
+def _strip_parens(t: str) -> str:
+    while t.startswith("(") and t.endswith(")"):
+        depth = 0
+        for i, c in enumerate(t):
+            depth += c == "("
+            depth -= c == ")"
+            if depth == 0 and i < len(t) - 1:
+                return t
+        t = t[1:-1].strip()
+    return t
+
+
+def _show(value: Any) -> str:
+    try:
+        return format_value(value)
+    except Exception:
+        return repr(value)
+
+
+def _values(job: Any, text: str) -> str:
+    """``Name = text`` of the job attributes ``text`` references (the job's spelling)."""
+    try:
+        refs = sorted(parse_expr(text).refs)
+    except ClassAdError:
+        return ""
+    names = {k.lower(): k for k in job.attrs}
+    shown = [f"{names.get(a, a)} = {job.get(a) if job.get(a) is not None else 'undefined'}" for a in refs
+             if a != "currenttime"]
+    return "; ".join(shown)
+
+
+def _eval(text: str, my: Any, target: Any, now: float) -> Any:
+    try:
+        return evaluate(parse_expr(text), my, target, now=now)
+    except ClassAdError as exc:
+        return f"(does not parse: {exc})"
+
+
+def _clauses(job: Any, text: str, my: Any, target: Any, now: float, label: str, route: str | None) -> list[Step]:
+    out = []
+    for clause in split_and(text):
+        v = _eval(clause, my, target, now)
+        vals = _values(job, clause)
+        out.append(Step(f"{label}: {clause}", is_true(v), f"{_show(v)}" + (f" ({vals})" if vals else ""), route))
+    return out
+
+
+def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteStats] | None = None,
+                tracked: Any = None, managed: int = 0, router_name: str | None = None) -> Explanation:
+    """Explain the routing decision for ``job`` (needs ``key``, ``get``, ``classad()``)."""
+    name = router_name or table.knobs.name
+    steps: list[Step] = []
+    key = job.key
+
+    def done(route: str | None, verdict: str) -> Explanation:
+        return Explanation(key, route, verdict, tuple(steps))
+
+    if not table.routing_enabled:
+        errs = "; ".join(str(d) for d in getattr(table, "errors", [])[:3])
+        steps.append(Step("routing enabled", False, errs or "the routing table disables routing"))
+        return done(None, "not routed: job routing is disabled")
+    steps.append(Step("routing enabled", True, f"{len(table.routes)} routes in match order"))
+    if tracked is not None:
+        steps.append(Step("not already managed by the router", False,
+                          f"state {tracked.state.value}, route {tracked.route_name or tracked.last_route}"
+                          + (f", routed copy {tracked.dest_key}" if tracked.dest_key else "")))
+        return done(tracked.route_name or None, f"already managed ({tracked.state.value})")
+    max_jobs = int(table.knobs.max_jobs)
+    ok = max_jobs < 0 or managed < max_jobs
+    steps.append(Step("JOB_ROUTER_MAX_JOBS", ok, "unlimited (-1)" if max_jobs < 0 else f"{managed} managed, limit {max_jobs}"))
+    if not ok:
+        return done(None, "not routed: the router manages JOB_ROUTER_MAX_JOBS jobs already")
+
+    routes = list(table.routes)
+    book = {r.name.lower(): (stats or {}).get(r.name.lower()) or RouteStats(r.name, now) for r in routes}
+    states = [route_state(r, book[r.name.lower()]) for r in routes]
+    accepting = [s[0] for s in states]
+    n_acc = sum(accepting)
+    steps.append(Step("some route is accepting jobs", n_acc > 0, f"{n_acc} of {len(routes)} accepting"))
+    if not n_acc:
+        return done(None, "not routed: no route is accepting jobs (" +
+                    "; ".join(f"{r.name} {s[2]}" for r, s in zip(routes, states)) + ")")
+
+    ad = job.classad()
+    sanity_ok = True
+    for label, text in sanity_clauses(name):
+        v = _eval(text, _EMPTY, ad, now)
+        ok = is_true(v)
+        sanity_ok &= ok
+        vals = _values(job, text)
+        steps.append(Step(f"umbrella: {label}", ok, vals or _show(v)))
+    sc = (table.knobs.source_job_constraint or "").strip()
+    sc_ok = True
+    if sc:
+        sc_steps = _clauses(job, sc, _EMPTY, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None)
+        steps.extend(sc_steps)
+        sc_ok = all(s.ok for s in sc_steps)
+    core = umbrella_core(None, [r.requirements for r, a in zip(routes, accepting) if a])
+    route_or = core is not None and is_true(_eval(core, _EMPTY, ad, now))
+    steps.append(Step("umbrella: one accepting route's requirements (job as TARGET, MY = empty ad)", route_or,
+                      core or ""))
+    if not (sanity_ok and sc_ok and route_or):
+        failed = [s.check for s in steps if s.ok is False]
+        return done(None, "not a candidate: " + "; ".join(failed))
+
+    chosen = None
+    matching = []
+    for r, (acc, state, reason) in zip(routes, states):
+        s = book[r.name.lower()]
+        if not acc:
+            steps.append(Step("accepting jobs", False, reason or state, r.name))
+            continue
+        steps.append(Step("accepting jobs", True, f"{s.num_jobs}/{r.max_jobs} jobs, {s.idle} idle (MaxIdleJobs "
+                                                  f"{r.max_idle_jobs}), throttle "
+                                                  f"{'none' if s.throttle <= 0 else f'{s.throttle:.3g}'} "
+                                                  f"({s.recent_routed} routed this window)", r.name))
+        if r.matches(ad, now):
+            steps.append(Step("REQUIREMENTS (job as MY)", True, r.requirements or "none (matches)", r.name))
+            matching.append(r.name)
+            if chosen is None:
+                chosen = r.name
+                if not table.knobs.round_robin:
+                    break
+        else:
+            req = r.classad_requirements if getattr(r, "syntax", "") == "classad" else r.requirements
+            if getattr(r, "syntax", "") == "classad" and r.route_ad is not None:
+                steps.extend(_clauses(job, req or "true", r.route_ad, ad, now, "Requirements (route MY, job TARGET)", r.name))
+            else:
+                steps.extend(_clauses(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
+    if chosen is None:
+        return done(None, "not routed: no accepting route's requirements match")
+    if table.knobs.round_robin and len(matching) > 1:
+        return done(chosen, f"would be routed by round robin to one of {', '.join(matching)}")
+    return done(chosen, f"would be routed to {chosen}")
