@@ -132,7 +132,9 @@ def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
         key = _normal(route.requirements)
         for prev_key, prev in earlier:
             if prev_key == "true" or prev_key == key:
-                what = "has no REQUIREMENTS (matches every job)" if prev_key == "true" else "has the same REQUIREMENTS"
+                what = ("has the same REQUIREMENTS" if prev_key == key and prev_key != "true" else
+                        "has no REQUIREMENTS (matches every job)" if not prev.requirements else
+                        "has REQUIREMENTS true (matches every job)")
                 out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
                                  f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
                                  f"({rule})", route))

@@ -287,14 +287,14 @@ class TableLoader:
     def make_route(self, name: str, label: str, where: Source | None, syntax: str, text: str, knobs: RouterKnobs,
                    allow_empty_req: bool, knob_for_lines: str | None, report: str = "error") -> Route | None:
         try:
-            t = X.parse_transform(text, name=name)
+            t = X.parse_transform(text)
         except X.XformError as exc:
             at = self.value_loc(knob_for_lines, exc.line) if knob_for_lines else where
             self.diag(report, f"route {name} ({label}) does not parse: {exc.message}; ignored", at, name)
             if report == "error":
                 self.disabled.append(DisabledRoute(name, f"does not parse: {exc.message}", label, where))
             return None
-        tname = getattr(t, "name", None)
+        tname, t.name = t.name, name
         if syntax == "transform" and tname and tname.lower() != name.lower():
             self.diag("warning", f"The Name specified in {label} was \"{tname}\"; using {name} instead.", where, name)
         route = Route(name, label, where, syntax, t, getattr(t, "requirements", None) or None, config=self.cfg)

@@ -118,20 +118,22 @@ def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: 
 
 
 def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: Any, table: RoutingTable,
-           now: float | None) -> None:
+           now: float | None, warnings: list[str] | None) -> None:
     try:
-        transform.apply(dest, macros=mset, config=table.config, now=now)
+        found = transform.apply(dest, macros=mset, config=table.config, now=now)
     except X.XformError as exc:
         raise RoutingError(f"{step} {getattr(transform, 'name', '')}: {exc.message}", route.name, step) from None
+    if warnings is not None:
+        warnings.extend(f"{step} {getattr(transform, 'name', '')}: {w}" for w in found or [])
 
 
 def _optional(transforms: list[Any], dest: dict[str, str], step: str, route: Route, mset: Any,
-              table: RoutingTable, now: float | None) -> None:
+              table: RoutingTable, now: float | None, warnings: list[str] | None) -> None:
     for t in transforms:
         if getattr(t, "requirements", None) and not t.matches(C.make_ad(dest), now=now, macros=mset,
                                                             config=table.config):
             continue
-        _apply(t, dest, step, route, mset, table, now)
+        _apply(t, dest, step, route, mset, table, now, warnings)
 
 
 def new_macro_set(route: Route) -> Any:
@@ -141,8 +143,10 @@ def new_macro_set(route: Route) -> Any:
 
 def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, str], *, now: float | None,
                     source_id: tuple[int, int], sandboxed: bool = False,
-                    edit_in_place: bool | None = None) -> dict[str, str]:
-    """The routed copy of a job (or, for an edit-in-place route, the edited source ad)."""
+                    edit_in_place: bool | None = None, warnings: list[str] | None = None) -> dict[str, str]:
+    """The routed copy of a job (or, for an edit-in-place route, the edited source ad).
+    ``edit_in_place`` None: evaluate the route's EditJobInPlace against the source. Transform
+    warnings (e.g. a SET whose expression does not parse) are appended to ``warnings``."""
     dest = dict(source_attrs)
     if edit_in_place is None:
         edit_in_place = route.eval_job_expr("EditJobInPlace", C.make_ad(source_attrs), now)
@@ -150,10 +154,10 @@ def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, s
         vanilla_to_grid(dest, route.target_universe, route.grid_resource, sandboxed)
     mset = new_macro_set(route)
     if route.uses_pre_post:
-        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now)
-    _apply(route.transform, dest, "route", route, mset, table, now)
+        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now, warnings)
+    _apply(route.transform, dest, "route", route, mset, table, now, warnings)
     if route.uses_pre_post:
-        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now)
+        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now, warnings)
     if edit_in_place:
         return dest
     ad = CIAttrs(dest)
