@@ -20,6 +20,7 @@ parse the whole expression is shown as one clause. Nothing here changes router s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -121,7 +122,14 @@ def _values(job: Any, text: str) -> str:
     except ClassAdError:
         return ""
     names = {k.lower(): k for k in job.attrs}
-    shown = [f"{names.get(a, a)} = {job.get(a) if job.get(a) is not None else 'undefined'}" for a in refs
+
+    def spelled(a: str) -> str:
+        if a in names:
+            return names[a]
+        m = re.search(r"(?<![\w.])" + re.escape(a) + r"(?!\w)", text, re.IGNORECASE)
+        return m.group(0) if m else a
+
+    shown = [f"{spelled(a)} = {job.get(a) if job.get(a) is not None else 'undefined'}" for a in refs
              if a != "currenttime"]
     return "; ".join(shown)
 
