@@ -126,7 +126,7 @@ def _values(job: Any, text: str) -> str:
     def spelled(a: str) -> str:
         if a in names:
             return names[a]
-        m = re.search(r"(?<![\w.])" + re.escape(a) + r"(?!\w)", text, re.IGNORECASE)
+        m = re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", text, re.IGNORECASE)
         return m.group(0) if m else a
 
     shown = [f"{spelled(a)} = {job.get(a) if job.get(a) is not None else 'undefined'}" for a in refs
