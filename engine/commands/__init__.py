@@ -16,6 +16,7 @@ MODULES: list[str] = [
     "engine.commands.check",
     "engine.commands.convert",
     "engine.commands.cron",
+    "engine.commands.queue",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]
 
