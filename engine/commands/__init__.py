@@ -13,6 +13,7 @@ import importlib
 
 MODULES: list[str] = [
     "engine.commands.replay",
+    "engine.commands.watch",
     "engine.commands.check",
     "engine.commands.convert",
     "engine.commands.cron",

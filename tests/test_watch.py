@@ -1,0 +1,129 @@
+"""Watch mode (engine.watch, ``routedeck watch``).
+
+Sources: htcondor.md §3.5 (the follower: records apply as read, a partial last line waits, a
+new 107 sequence after a rotation reloads), §3.4 (rotation by the writer), §1.5 (JobRouterLog
+table), §1.9 (routed copy = RouteName defined); product.md §2 ("watch": queue log from
+``--queue-log`` or ``JOB_QUEUE_LOG``/``SPOOL`` of the HTCondor config, read-only).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.clock import ManualClock
+from engine.queuelog.writer import open_queue
+from engine.watch import WatchEngine, WatchError, WatchSetup, resolve
+from tui.cli import main
+
+T0 = 1795300000.0
+
+
+def submit(q, now, route=None, status=1, src=None):
+    with q.transaction(now=now) as t:
+        c = t.new_cluster()
+        key = f"0{c}.-1"
+        t.set_attribute(key, "Owner", '"alice"')
+        t.set_attribute(key, "QDate", str(int(now)))
+        if route:
+            t.set_attribute(key, "RouteName", f'"{route}"')
+            t.set_attribute(key, "RoutedFromJobId", f'"{src}"')
+        cp = t.new_proc(c)
+        t.set_attribute(cp, "ProcId", "0")
+        t.set_attribute(cp, "JobStatus", str(status))
+    return f"{c}.0"
+
+
+def set_status(q, now, job, status):
+    with q.transaction(now=now) as t:
+        t.set_attribute(job, "JobStatus", str(status))
+
+
+def counts(snap):
+    return {r.name: (r.routed, r.idle, r.running) for r in snap.routes}
+
+
+def test_follows_appends_partial_lines_and_a_rotation(tmp_path):
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    engine = WatchEngine(WatchSetup(str(log)), ManualClock(T0))
+    assert engine.poll() and engine.snapshot().total_jobs == 0
+    assert not engine.poll()  # nothing new: no snapshot to print
+    src = submit(q, T0 + 1)
+    copy = submit(q, T0 + 2, route="Site1", src=src)
+    assert engine.poll()
+    assert counts(engine.snapshot()) == {"Site1": (1, 1, 0)}
+    set_status(q, T0 + 3, copy, 2)
+    with open(log, "a") as fh:  # a torn write: the follower keeps the offset and waits (§3.5)
+        fh.write("105 \n103 %s JobStat" % copy)
+    assert engine.poll()
+    assert counts(engine.snapshot()) == {"Site1": (1, 0, 1)}
+    q.writer.compact(q)  # rotation: the torn tail is gone, sequence 2 → bulk reload (§3.4, §3.5)
+    assert engine.poll()
+    assert engine.snapshot().total_jobs == 2 and counts(engine.snapshot()) == {"Site1": (1, 0, 1)}
+    assert engine.follower.seq == 2
+    set_status(q, T0 + 4, copy, 5)
+    engine.poll()
+    snap = engine.snapshot()
+    assert counts(snap) == {"Site1": (1, 1, 0)} and snap.routes[0].held == 1 and snap.mode == "watch"
+    assert snap.readonly
+
+
+def test_router_log_figures_beside_our_own(tmp_path):
+    """§1.5: the real router's row (submitted/idle/throttle/recent) is attached to the route."""
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    submit(q, T0 + 1, route="Site1", src="1.0")
+    rl = tmp_path / "JobRouterLog"
+    rl.write_text(
+        "11/21/26 14:30:05 JobRouter: Checking for candidate jobs. routing table is:\n"
+        "Route Name               Source      Submitted/Max        Idle/Max     Throttle Recent: Started Succeeded Failed\n"
+        + "%-24s %-11s %7d/%7d %7d/%7d %8s" % ("Site1", "entries:001", 1, 100, 1, 50, "0.00566667 jobs/sec")
+        + "         %7d %9d %6d\n" % (4, 2, 39)
+        + "%-24s %-11s %7d/%7d %7d/%7d %8s" % ("Idle2", "entries:002", 0, 10, 0, 5, "none")
+        + "         %7d %9d %6d\n" % (0, 0, 0))
+    engine = WatchEngine(WatchSetup(str(log), router_log=str(rl)), ManualClock(T0), router_log_tz="UTC")
+    engine.poll()
+    routes = {r.name: r for r in engine.snapshot().routes}
+    s1 = routes["Site1"]
+    assert (s1.routed, s1.reported.submitted, s1.reported.recent_failed) == (1, 1, 39)
+    assert s1.throttle == pytest.approx(3.4, rel=1e-5) and s1.recent_failed == 39
+    assert routes["Idle2"].reported.max_jobs == 10 and routes["Idle2"].routed == 0
+    doc = engine.snapshot().to_json()
+    assert doc["routes"][0]["router_log"]["recent_failed"] == 39
+
+
+def test_resolve_from_condor_config(tmp_path):
+    """product.md §2: the log is JOB_QUEUE_LOG, else $(SPOOL)/job_queue.log; LOCAL_CONFIG_DIR
+    files are read as HTCondor does (the config reader's job)."""
+    d = tmp_path / "config.d"
+    d.mkdir()
+    (tmp_path / "condor_config").write_text(f"LOCAL_DIR = {tmp_path}\nSPOOL = $(LOCAL_DIR)/spool\n"
+                                            f"LOCAL_CONFIG_DIR = {d}\n")
+    (d / "50-router.conf").write_text("JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=jrt\n"
+                                      "  UNIVERSE grid\n  GridResource = batch slurm a\n  MaxJobs = 7\n"
+                                      "  MaxIdleJobs = 3\n  REQUIREMENTS true\n@jrt\n")
+    setup = resolve(env={"CONDOR_CONFIG": str(tmp_path / "condor_config")})
+    assert setup.queue_log == f"{tmp_path}/spool/job_queue.log"
+    assert setup.limits == {"A": (7, 3)}
+    (d / "60-log.conf").write_text("JOB_QUEUE_LOG = /var/q/job_queue.log\n")
+    assert resolve(env={"CONDOR_CONFIG": str(tmp_path / "condor_config")}).queue_log == "/var/q/job_queue.log"
+    (tmp_path / "empty").write_text("X = 1\n")
+    with pytest.raises(WatchError, match="neither JOB_QUEUE_LOG nor SPOOL"):
+        resolve(config=[str(tmp_path / "empty")], env={})
+    with pytest.raises(WatchError, match="no queue log"):
+        resolve(env={"CONDOR_CONFIG": "ONLY_ENV"})
+
+
+def test_watch_command_once_and_json_lines(tmp_path, capsys):
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    submit(q, T0 + 1, route="Site1", src="1.0", status=2)
+    assert main(["watch", "--queue-log", str(log), "--once", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mode"] == "watch" and doc["routes"][0]["running"] == 1 and doc["total_jobs"] == 1
+    assert main(["watch", "--queue-log", str(log), "--json", "--count", "1", "--slow-poll", "0.05"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["queue"] == {"running": 1}
+    assert main(["watch", "--config", str(tmp_path / "nope.conf")]) == 1
