@@ -183,8 +183,8 @@ def _dst_lints(s: Schedule, zone, after: float) -> list[Lint]:
     for t, ob, oa in z.transitions_between(int(after), int(after) + 366 * 86400)[:4]:
         lo, hi = t + min(ob, oa), t + max(ob, oa)  # wall seconds affected
         hits = [w for w in range(lo - lo % 60, hi, 60) if w >= lo and _wall_matches(s, w)]
-        if not hits:
-            continue
+        if not hits or ("dst-gap" if oa > ob else "dst-repeat") in {lint.code for lint in out}:
+            continue  # one lint per kind is enough
         y, mo, d = civil(hits[0] // 86400)
         when = f"{y:04d}-{mo:02d}-{d:02d} {hits[0] % 86400 // 3600:02d}:{hits[0] % 3600 // 60:02d}"
         if oa > ob:
