@@ -17,6 +17,7 @@ MODULES: list[str] = [
     "engine.commands.check",
     "engine.commands.convert",
     "engine.commands.cron",
+    "engine.commands.route",
     "engine.commands.queue",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]

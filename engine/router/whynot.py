@@ -204,9 +204,10 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
     route_or = core is not None and is_true(_eval(core, _EMPTY, ad, now))
     steps.append(Step("umbrella: one accepting route's requirements (job as TARGET, MY = empty ad)", route_or,
                       core or ""))
-    if not (sanity_ok and sc_ok and route_or):
+    if not (sanity_ok and sc_ok):
         failed = [s.check for s in steps if s.ok is False]
         return done(None, "not a candidate: " + "; ".join(failed))
+    # when only the routes' part of the umbrella fails, the per-route checks below say why
 
     chosen = None
     matching = []
@@ -232,6 +233,8 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
                 steps.extend(_clauses(job, req or "true", r.route_ad, ad, now, "Requirements (route MY, job TARGET)", r.name))
             else:
                 steps.extend(_clauses(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
+    if not route_or:
+        return done(None, "not a candidate: no accepting route's requirements are true in the umbrella")
     if chosen is None:
         return done(None, "not routed: no accepting route's requirements match")
     if table.knobs.round_robin and len(matching) > 1:
