@@ -450,9 +450,14 @@ def convert_classic_table(config: Any, *, allow_cmd: bool = False, table: Any = 
     for diag in table.diagnostics:
         if diag.level == "error":
             head.append(f"# ERROR in the input: {diag}")
+    if "JOB_ROUTER_ROUTE_NAMES" not in config and table.routes:
+        head.append("# The input had no JOB_ROUTER_ROUTE_NAMES: the order below is HTCondor's hash-table order.")
     carried = []
     for knob in CARRIED_KNOBS:
-        value = config.get(knob) if knob in config else None
+        try:
+            value = config.get(knob) if knob in config else None
+        except Exception:  # noqa: BLE001  (a bad macro was reported by the table load)
+            value = None
         if value:
             carried.append(f"{knob} = {value}")
     if carried:
