@@ -20,6 +20,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import shlex
+from collections import deque
 from typing import Iterable
 
 from textual import on, work
@@ -36,6 +37,7 @@ TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
     "config-reloaded": "information", "config-rejected": "error", "hook-failed": "error",
 }
+EVENT_LOG = 2000
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
 
 
@@ -82,6 +84,8 @@ class RouteDeckApp(App):
         self.engine_error: str | None = None
         self.last_event_seq = 0
         self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
+        # Every event seen, in order: the snapshot's ring is short, the board shows more history.
+        self.event_log: deque[S.Event] = deque(maxlen=EVENT_LOG)
 
     def on_mount(self) -> None:
         self.switch_mode("routes")
@@ -160,6 +164,7 @@ class RouteDeckApp(App):
             missed = new[0].seq - self.last_event_seq - 1
             self.notify(f"{missed} engine events were not shown (UI fell behind)", severity="warning")
         self.last_event_seq = new[-1].seq
+        self.event_log.extend(new)
         self.post_message(EventsSeen(tuple(e.kind for e in new), missed))
         if quiet:
             return

@@ -64,6 +64,18 @@ def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
             ad = fn(row.job)
             if ad:
                 return dict(ad)
+    queue = getattr(getattr(runtime, "engine", None), "queue", None)
+    if queue is not None and hasattr(queue, "get"):
+        # The demo engine's queue: one job's attributes, copied under the GIL (a dict copy is atomic
+        # enough for a read-only view; the engine thread only replaces values).
+        for _ in range(3):
+            try:
+                job = queue.get(row.job)
+                if job is not None:
+                    return dict(job.attrs())
+                break
+            except RuntimeError:  # changed size during iteration: the engine was mid-update
+                continue
     return row_ad(row)
 
 

@@ -27,10 +27,10 @@ STATE_STYLE = {
 # Fixed widths: live figures must not make columns jump (and DataTable's auto width re-layout
 # left stale cached lines behind when rows arrived after the columns).
 COLUMNS = (
-    ("#", "idx", 2), ("Route", "name", 14), ("State", "state", 10), ("Routed/Max", "routed", 14),
-    ("Idle/MaxIdle", "idle", 14), ("Run", "running", 5), ("Held", "held", 4),
-    ("Start/Ok/Fail", "recent", 13), ("Fail/s", "rate", 6), ("Trend", "trend", 6),
-    ("Throttle", "throttle", 9), ("Re-eval", "reeval", 7),
+    ("#", "idx", 2), ("Route", "name", 12), ("State", "state", 10), ("Routed/Max", "routed", 12),
+    ("Idle/MaxIdle", "idle", 12), ("Run", "running", 4), ("Held", "held", 4),
+    ("St/Ok/Fail", "recent", 11), ("Fail/s", "rate", 6), ("Trend", "trend", 5),
+    ("Throttle", "throttle", 8), ("Re-eval", "reeval", 7),
 )
 
 
@@ -44,8 +44,8 @@ def route_cells(r: RouteView, now: float) -> tuple:
     recent = Text(f"{r.recent_started}/{r.recent_succeeded}/")
     recent.append(str(r.recent_failed), style="red" if r.recent_failed else "")
     return (
-        str(r.index), r.name, state, gauge(r.routed, r.max_jobs), gauge(r.idle, r.max_idle),
-        str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold),
+        str(r.index), r.name, state, gauge(r.routed, r.max_jobs, digits=7), gauge(r.idle, r.max_idle, digits=7),
+        str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold, 5),
         throttle, duration(r.next_reevaluation - now),
     )
 
@@ -140,12 +140,17 @@ class RoutesScreen(DeckScreen):
             route_detail(route, snap.time, snap.tz) if route else Text("no route selected", style="dim"))
 
     def _show_events(self, snap: Snapshot) -> None:
+        # Route, config and engine events, from the app's log (the snapshot's ring is short and
+        # per-job events such as "job-routed" would push them out); job events only while
+        # nothing else has happened.
+        log = self.app.event_log or snap.events
+        events = [e for e in log if not e.kind.startswith("job-")] or list(snap.events)
         lines = Text()
         style = {"warning": "yellow", "error": "red"}
-        for e in reversed(snap.events[-20:]):
+        for e in reversed(events[-30:]):
             lines.append(f"{clock_time(e.time, snap.tz, date=False)} ", style="dim")
             lines.append(e.message + "\n", style=style.get(e.level, ""))
-        self.query_one("#events", Static).update(lines if snap.events else Text("no events yet", style="dim"))
+        self.query_one("#events", Static).update(lines if events else Text("no events yet", style="dim"))
 
     def selected_name(self) -> str | None:
         table = self.query_one("#routes", DataTable)
