@@ -229,3 +229,14 @@ def test_lib_job_router_local_routes_to_local_universe():
     ad = build_routed_ad(t, r, src, now=0, source_id=(1, 0))
     assert (ad["JobUniverse"], ad["requirements" if "requirements" in ad else "Requirements"]) == ("12", "true")
     assert "WantJobRouter" not in ad and ad["Remote_JobUniverse"] == "5"
+
+
+def test_edit_order_copy_delete_set_eval_set():
+    # htcondor.md §1.2 "Edit order": all copy_*, then delete_*, then set_*, then eval_set_*;
+    # seed 000 §5.4.4 Copy_/Delete_/Set_/Eval_Set_. The prefixes match case-insensitively.
+    t = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Requirements = true; Eval_Set_A = A * 2; SET_A = 5; '
+             'delete_A = true; Copy_A = "Saved"; ]\n')
+    lines = [ln for ln in route_text(t, "r").splitlines() if ln and not ln.startswith("#")]
+    assert lines[-4:] == ["COPY A Saved", "DELETE A", "SET A 5", "EVALSET A A * 2"]
+    ad = build_routed_ad(t, t.route("r"), job(JobUniverse=5, A=1), now=0, source_id=(1, 0))
+    assert (ad["Saved"], ad["A"]) == ("1", "10")
