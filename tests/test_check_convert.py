@@ -248,3 +248,19 @@ def test_convert_command_writes_text_that_check_accepts(tmp_path):
     assert code == 0 and out.getvalue() == "" and "shadowed" in err.getvalue()
     code, text = run_check(dest)
     assert code == 0 and "3 route(s) in match order" in text and "[transform, JOB_ROUTER_ROUTE_Site_1]" in text
+
+
+def test_osg_test_layered_on_htcondor_ce_uses_its_default_memory_macro():
+    # osg-test writes its config for an HTCondor-CE: alone, the DefaultMemory transform's macro is
+    # unused (an info); on top of the CE defaults, the CE's Memory post-route transform reads
+    # $(default_maxMemory:2000) (macro names are case-insensitive), so RequestMemory becomes 128.
+    alone = table_of(DATA / "osg-test" / "99-osgtest.condor-ce.conf.new-syntax")
+    assert any("assigns the macro default_MaxMemory" in str(d) for d in alone.diagnostics if d.level == "info")
+    layered = table_of(*HEAD, DATA / "osg-test" / "99-osgtest.condor-ce.conf.new-syntax")
+    assert not layered.errors and not any("default_MaxMemory" in str(d) for d in layered.diagnostics)
+    assert [t.name for t in layered.pre_transforms] == ["Base", "Cleanup", "OrigRequests", "DefaultMemory"]
+    src = {"ClusterId": "5", "ProcId": "0", "JobUniverse": "5", "JobStatus": "1", "Owner": '"osg"',
+           "Requirements": "true", "osgTestBatchSystem": '"condor"'}
+    r = first_match(layered, src)
+    ad = build_routed_ad(layered, r, src, now=NOW, source_id=(5, 0))
+    assert (r.name, ad["RequestMemory"], ad["JobUniverse"]) == ("Condor_Pool", "128", "5")

@@ -15,7 +15,10 @@ the checks here look at the loaded routes:
   attribute reference, usually undefined (the UNL ``99-local.conf`` quirk, htcondor.md §6);
 - ``SET``/``DEFAULT`` expressions that do not parse: HTCondor logs and skips them when the
   transform runs (the 9.0 manual example's extra ``)``, htcondor.md §6);
-- GridResource missing on a grid-universe route (jobs fail unless a transform sets it).
+- GridResource missing on a grid-universe route (jobs fail unless a transform sets it);
+- a macro a transform assigns that nothing uses (no ``$(name)``, no ``defined name``, not one of
+  the route macros the router reads): e.g. osg-test's ``default_MaxMemory = 128``, which only
+  HTCondor-CE's Memory post-route transform reads.
 """
 
 from __future__ import annotations
@@ -51,6 +54,30 @@ def lint_table(table: RoutingTable) -> list[Diagnostic]:
     for route in table.routes:
         if route.syntax == "transform":
             out.extend(lint_transform_text(getattr(route.transform, "text", ""), route.source_label, cfg, route.name))
+    out.extend(lint_unused_macros(table))
+    return out
+
+
+ROUTER_MACROS = {m.lower() for m in (
+    "MaxJobs", "MaxIdleJobs", "FailureRateThreshold", "TargetUniverse", "GridResource", "JobFailureTest",
+    "JobShouldBeSandboxed", "EditJobInPlace", "UseSharedX509UserProxy", "SharedX509UserProxy", "SendIDTokens",
+    "OverrideRoutingEntry")}
+
+
+def lint_unused_macros(table: RoutingTable) -> list[Diagnostic]:
+    sources = [(f"JOB_ROUTER_TRANSFORM_{t.name}", t, None) for t in list(table.pre_transforms) + list(table.post_transforms)]
+    sources += [(r.source_label, r.transform, r) for r in table.routes if r.syntax == "transform"]
+    texts = "\n".join(getattr(t, "text", "") for _, t, _ in sources).lower()
+    out = []
+    for label, t, route in sources:
+        for name in getattr(t, "local_macros", {}) or {}:
+            low = name.lower()
+            if low in ROUTER_MACROS or f"$({low}" in texts or re.search(rf"\bdefined\s+{re.escape(low)}\b", texts):
+                continue
+            where = route.location if route else table.config.location(label)
+            out.append(Diagnostic("info", f"{label} assigns the macro {name}, which no route or transform of this "
+                                  f"table uses (no $({name}), no 'defined {name}'); a macro does not edit the job",
+                                  *_where(where), route.name if route else None))
     return out
 
 
