@@ -111,7 +111,8 @@ def _day_part(s: Schedule) -> str:
 
 def describe(s: Schedule) -> str:
     """One sentence for a valid schedule (no zone)."""
-    text = f"{_time_part(s)}, {_day_part(s)}"
+    time_part, day_part = _time_part(s), _day_part(s)
+    text = time_part if (time_part, day_part) == ("every minute", "every day") else f"{time_part}, {day_part}"
     if len(s.months) < 12:
         text += f", in {month_list(s.months)}"
     return text[0].upper() + text[1:] + "."

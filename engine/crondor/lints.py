@@ -79,6 +79,8 @@ def _token_lints(idx: int, text: str, field_ok: bool, field_values) -> list[Lint
                             f"number ('{item}' counts as {_atoi_text(item)}); Unix cron rejects '.'."))
         if tok.ignored:
             cron = cron_item(item, idx)
+            if cron is not None and len(cron) == 7:
+                continue  # '*' or '*/1': ignoring it means every day, as in cron
             cron_text = f"reads it as {_vals(idx, cron)}" if cron is not None else "rejects it"
             out.append(Lint("warning", "dow-star-ignored", f"{q}: HTCondor ignores day-of-week items that "
                             f"contain '*', so it adds no day; Unix cron {cron_text}."))
@@ -150,8 +152,8 @@ def _day_rule_lints(s: Schedule) -> list[Lint]:
                             "day."))
     if s.day_rule == "union":
         if len(dows) == 7:
-            out.append(Lint("warning", "dow-all", "CronDayOfWeek lists all seven days, so with the OR rule "
-                            "the job runs every day and CronDayOfMonth has no effect (same in Unix cron)."))
+            out.append(Lint("warning", "dow-all", "CronDayOfWeek lists all seven days, so with HTCondor's OR "
+                            "rule the job runs every day and CronDayOfMonth has no effect (same in Unix cron)."))
         elif cron_star(dom_text) and not cron_star(dow_text):
             out.append(Lint("warning", "dom-star-and", f"CronDayOfMonth = '{dom_text}' is restricted, so "
                             f"HTCondor runs on day {compress(doms)} OR on {weekday_list(dows)}; Unix cron "
