@@ -146,8 +146,14 @@ def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) 
     return tuple(out)
 
 
-def queue_ads(queue: Any) -> dict[str, Mapping[str, str]]:
-    """key → attribute texts of every ad of a JobQueue (the shape engine.replay.views reads)."""
+def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
+    """key → attribute texts of every ad of a JobQueue (the shape engine.replay.views reads).
+
+    The queue's own key → dict table is read directly when it has one (it is only read, on the
+    engine thread, between polls); otherwise one ``ad(key)`` per key."""
+    ads = getattr(queue, "_ads", None)
+    if isinstance(ads, dict):
+        return ads
     return {k: queue.ad(k) for k in queue.keys()}
 
 
