@@ -181,7 +181,8 @@ class Runtime:
 
     def _step_to(self, t: float) -> None:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
-        while self._next_virtual is not None and self._next_virtual <= t:
+        while (self._next_virtual is not None and self._next_virtual <= t
+               and (self.until is None or self._next_virtual < self.until)):  # `until` gets the final one
             self.engine.step(self._next_virtual)
             self._publish()
             self._next_virtual += self.every_virtual

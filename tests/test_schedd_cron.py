@@ -104,7 +104,7 @@ def test_invalid_schedule_holds_25_with_htcondor_text():
 def test_only_idle_jobs_and_recalc_only_after_the_window():
     k = CronKeeper(zone="UTC")
     attrs = {"CronMinute": '"0"', "JobStatus": "1", "DeferralWindow": "0"}
-    k.calculate("1.0", attrs, T0)
+    k.calculate("1.0", attrs, T0, "enter_queue")
     dt = k.deferral["1.0"]
     k.calculate("1.0", attrs, dt - 5)
     assert k.deferral["1.0"] == dt  # cached and not yet past: kept
@@ -113,13 +113,25 @@ def test_only_idle_jobs_and_recalc_only_after_the_window():
     k.calculate("1.0", attrs, dt + 5)
     assert k.deferral["1.0"] == dt + 3600  # past DeferralTime + window: recomputed
     k.reconfig()
-    k.calculate("1.0", attrs, dt + 10)  # no cached schedule after reconfig: forced
-    assert k.deferral["1.0"] == dt + 3600
+    assert k.pending() == {"1.0": "reconfig"}  # reconfig recomputes every cron job (§2.4)
+
+
+def test_weekday_schedule_uses_the_schedds_pick():
+    # htcondor.md §2.6: `0 0 * * 1` from 2021-01-25 00:00:30 -> a >= 10.3 schedd picks 01-31
+    # (day 0 of February); the embedded schedd stores what a real schedd would store
+    from engine.crondor.schedd import schedd_next_run
+    k = CronKeeper(zone="UTC")
+    attrs = {"CronMinute": '"0"', "CronHour": '"0"', "CronDayOfWeek": '"1"', "JobStatus": "1"}
+    t = 1611532830  # 2021-01-25 00:00:30 UTC
+    k.calculate("1.0", attrs, t, "enter_queue")
+    assert k.deferral["1.0"] == schedd_next_run(parse_schedule("0", "0", None, None, "1"), t, "UTC").time
+    assert k.deferral["1.0"] == 1612051200  # 2021-01-31 00:00 UTC
+    assert k.correct["1.0"] == 1612137600  # 2021-02-01, RouteDeck's correct time
 
 
 def test_starter_decision_edges():
     # htcondor.md §2.5: exactly the window late still runs; more is missed
-    assert starter_decision(1000, 60, 940) == ("start", 1000.0)
+    assert starter_decision(1000, 60, 940) == ("start", 1000.0)  # waits until DeferralTime
     assert starter_decision(1000, 60, 1060) == ("start", 1060)
     assert starter_decision(1000, 60, 1061)[0] == "missed"
     assert starter_decision(1000, 0, 1001)[0] == "missed"

@@ -19,6 +19,9 @@ MODULES: list[str] = [
     "engine.commands.cron",
     "engine.commands.route",
     "engine.commands.queue",
+    "engine.commands.demo",
+    "engine.commands.routerq",
+    "engine.commands.routerhistory",
     # filled in by each feature: "engine.commands.queue", "engine.commands.cron", …
 ]
 

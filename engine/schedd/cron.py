@@ -3,20 +3,20 @@ the starter's wait / start / missed decision (htcondor.md §2.4, §2.5).
 
 Design decisions and invariants:
 
+- The rules themselves are the crondor engine's pure functions (``engine.crondor.deferral``:
+  ``compute_deferral`` = ``calculateCronTabSchedule``, ``is_runnable`` = submit's runnable
+  clause, ``execute_decision`` = the starter). This module only keeps the schedd's state around
+  them and says *when* they are called: enter queue (submit, or load at restart), requeue
+  (``on_exit_remove = false``), release, qedit of a ``Cron*`` attribute, reconfig, and the
+  periodic pass of the schedd's cycle.
 - DeferralTime lives here, in memory (HTCondor assigns it in memory, never logs it; §2.4). After
-  a restart it is computed again, which is exactly what a real schedd does.
-- ``calculate`` follows ``calculateCronTabSchedule``: only Idle jobs; no cached schedule (first
-  time, after reconfig, after a missed-window hold) means validate and force a new time;
-  otherwise a new time only when there is none or ``now > DeferralTime + DeferralWindow``.
-  Requeue (``on_exit_remove = false``) forces a new time from ``now``.
-- Schedules are parsed and searched by :mod:`engine.crondor` (RouteDeck's correct next run; the
-  schedd-bug prediction is shown next to it in the Crondor view). A cron attribute that is not a
-  string reads as ``*`` (§2.2 item 6).
-- Invalid schedule: hold 25, ``"Invalid cron schedule parameters: " + <error>`` (the text can be
-  empty). A schedule that can never fire (Feb 30) hangs a real schedd (§2.3 item 6); RouteDeck
-  holds it with code 25 and says so, rather than looping.
-- Never two instances: a cron job is one proc; it is started only from Idle, and a new
-  DeferralTime is computed only after it has left Running.
+  a restart it is computed again, which is exactly what a real schedd does. The stored value is
+  what a real HTCondor >= 10.3 schedd would pick (``compute_deferral``'s prediction, including the
+  weekday-only defect); RouteDeck's correct time is kept beside it for display.
+- A schedule that can never fire (Feb 30) hangs a real schedd (§2.3 item 6); RouteDeck holds the
+  job with code 25 and says so, rather than looping.
+- Never two instances: a cron job is one proc, started only from Idle, and a new DeferralTime is
+  computed only once it is Idle again (``compute_deferral`` keeps Running/Held jobs' times).
 """
 
 from __future__ import annotations
@@ -24,35 +24,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from engine.crondor.fields import ATTRS, parse_schedule
-from engine.crondor.nextrun import CronError, next_run, next_runs
+from engine.crondor import deferral as D
+from engine.crondor.fields import ATTRS
+from engine.crondor.nextrun import CronError, next_runs
 from engine.crondor.schedd import schedd_runs
+from engine.crondor.zones import MktimeState
 
-HOLD_INVALID_CRON = 25
-
-
-def _str(attrs: Mapping[str, str], name: str) -> str | None:
-    t = attrs.get(name)
-    if t is None or len(t) < 2 or t[0] != '"':
-        return None
-    return t[1:-1].replace('\\"', '"')
-
-
-def _int(attrs: Mapping[str, str], name: str, default: int) -> int:
-    t = attrs.get(name)
-    try:
-        return int(float(t)) if t is not None else default
-    except ValueError:
-        return default
+HOLD_INVALID_CRON = D.HOLD_CODE_INVALID_CRON
 
 
 def needs_cron(attrs: Mapping[str, str]) -> bool:
     """``needsCronTab``: any of the five attributes present, whatever its type."""
-    return any(a in attrs for a in ATTRS)
+    return D.needs_crontab(attrs)
 
 
 def schedule_of(attrs: Mapping[str, str]):
-    return parse_schedule(*(_str(attrs, a) for a in ATTRS))
+    return D.cron_schedule(attrs)[0]
 
 
 @dataclass(frozen=True)
@@ -66,84 +53,84 @@ class CronKeeper:
     def __init__(self, zone=None) -> None:
         self.zone = zone
         self.deferral: dict[str, int] = {}
-        self.cached: set[str] = set()
-        self.dirty: dict[str, bool] = {}  # job -> forced
+        self.correct: dict[str, int] = {}  # RouteDeck's correct next run, for display
+        self.states: dict[str, D.CronJobState] = {}
+        self.dirty: dict[str, str] = {}  # job -> reason for the next calculation
         self.computed = 0
+        self.mktime = MktimeState()
 
     # -- schedd hooks ----------------------------------------------------------------------
 
+    def _mark(self, job: str, reason: str) -> None:
+        # a forcing reason is never downgraded by a later periodic one
+        if self.dirty.get(job) in (None, D.PERIODIC, D.USER_RELEASE):
+            self.dirty[job] = reason
+
     def job_entered(self, job: str, now: float) -> None:
-        self.dirty[job] = False
+        self._mark(job, D.ENTER_QUEUE)
 
     def job_requeued(self, job: str, now: float) -> None:
-        self.deferral.pop(job, None)
-        self.dirty[job] = True
+        self._mark(job, D.REQUEUE)
 
     def job_held(self, job: str, code: int) -> None:
-        if code != 1:  # a shadow/starter hold drops the cached CronTab; condor_hold does not
-            self.cached.discard(job)
+        # a hold through the shadow/starter (not condor_hold) drops the cached CronTab (§2.4)
+        self.states[job] = D.on_hold(self.states.get(job, D.CronJobState()), via_shadow=code != 1)
 
     def job_released(self, job: str, now: float) -> None:
-        self.dirty.setdefault(job, False)
+        cached = self.states.get(job, D.CronJobState()).cached
+        self._mark(job, D.USER_RELEASE if cached else D.RELEASE)
 
     def job_edited(self, job: str, now: float) -> None:
-        self.cached.discard(job)
-        self.dirty[job] = True
+        self.states[job] = D.CronJobState(False)
+        self._mark(job, D.ENTER_QUEUE)
 
     def reconfig(self) -> None:
-        self.cached.clear()
+        for job in list(self.states):
+            self.states[job] = D.CronJobState(False)
+        for job in list(self.deferral):
+            self._mark(job, D.RECONFIG)
 
     def forget(self, job: str) -> None:
-        self.deferral.pop(job, None)
-        self.cached.discard(job)
-        self.dirty.pop(job, None)
+        for d in (self.deferral, self.correct, self.states, self.dirty):
+            d.pop(job, None)
 
     # -- calculation -----------------------------------------------------------------------
 
-    def calculate(self, job: str, attrs: Mapping[str, str], now: float, force: bool = False) -> CronHold | None:
+    def calculate(self, job: str, attrs: Mapping[str, str], now: float, reason: str = D.PERIODIC) -> CronHold | None:
         """One ``calculateCronTabSchedule``; returns a hold to apply, if any."""
-        if not needs_cron(attrs):
+        ad = dict(attrs)
+        if job in self.deferral:
+            ad["DeferralTime"] = str(self.deferral[job])
+        u = D.compute_deferral(ad, now, self.zone, reason, self.states.get(job), self.mktime)
+        self.states[job] = u.state
+        if u.action == "drop":
             self.forget(job)
-            return None
-        if _int(attrs, "JobStatus", 0) != 1:
-            return None
-        s = schedule_of(attrs)
-        if not s.valid:
-            self.cached.discard(job)
-            return CronHold(job, "Invalid cron schedule parameters: " + (s.error or ""))
-        if job not in self.cached:
-            self.cached.add(job)
-            force = True
-        dt = self.deferral.get(job)
-        window = _int(attrs, "DeferralWindow", 0)
-        if not force and dt is not None and not now > dt + window:
-            return None
-        try:
-            self.deferral[job] = next_run(s, now, self.zone)
-        except CronError as exc:
-            self.cached.discard(job)
-            return CronHold(job, f"Invalid cron schedule parameters: {exc} (HTCondor would hang here)")
-        self.computed += 1
+        elif u.action == "hold" and u.hold is not None:
+            return CronHold(job, u.hold.reason, u.hold.code)
+        elif u.action == "never":
+            return CronHold(job, f"{D.INVALID_CRON_PREFIX}{u.message} (a real schedd would hang here)")
+        elif u.action == "set" and u.deferral_time is not None:
+            self.deferral[job] = u.deferral_time
+            if u.correct_time is not None:
+                self.correct[job] = u.correct_time
+            self.computed += 1
         return None
 
-    def pending(self) -> dict[str, bool]:
+    def pending(self) -> dict[str, str]:
         out, self.dirty = self.dirty, {}
         return out
 
     # -- running ---------------------------------------------------------------------------
 
     def gate(self, job: str, attrs: Mapping[str, str], now: float):
-        """None: not a deferred job (run now). False: not runnable yet. Else the starter's check."""
+        """None: not a deferred job (run now). False: not runnable now. Else the starter's check."""
         dt = self.deferral.get(job)
         if dt is None:
             return False if needs_cron(attrs) else None
-        window = _int(attrs, "DeferralWindow", 0)
-        prep = _int(attrs, "DeferralPrepTime", 300)
-        interval = _int(attrs, "ScheddInterval", 300)
-        # submit's runnable clause (htcondor.md §2.1)
-        if not (now + interval >= dt - prep and now < dt + window):
+        p = D.deferral_params(attrs, now)
+        if not D.is_runnable(now, dt, p.window, p.prep_time, p.schedd_interval):
             return False
-        return lambda t: starter_decision(dt, window, t)
+        return lambda t: starter_decision(dt, p.window, t)
 
     def view_runs(self, attrs: Mapping[str, str], now: float, n: int = 5) -> tuple[tuple[int, ...], tuple[int, ...]]:
         s = schedule_of(attrs)
@@ -154,11 +141,11 @@ class CronKeeper:
 
 
 def starter_decision(deferral_time: int, window: int, t: float) -> tuple[str, float]:
-    """``Starter::jobWaitUntilExecuteTime`` (htcondor.md §2.5): missed when more than the window
-    late (exactly the window still runs); start at once when late within the window; else wait."""
-    delta = deferral_time - t
-    if delta < 0 and -delta > window:
+    """The starter's check when the job arrives (``execute_decision``, htcondor.md §2.5), as the
+    simulated site needs it: ("missed", t), or ("start", when the payload begins)."""
+    d = D.execute_decision(int(deferral_time), window, t)
+    if isinstance(d, (D.Missed, D.Abort)):
         return ("missed", t)
-    if delta < 0:
-        return ("start", t)
-    return ("start", float(deferral_time))
+    if isinstance(d, D.Wait):
+        return ("start", float(int(t // 1) + d.seconds))
+    return ("start", t)

@@ -366,21 +366,21 @@ class Schedd:
         if self.cron is None:
             return
         pending = self.cron.pending()
-        todo: dict[str, tuple[Mapping[str, str], bool]] = {}
+        todo: dict[str, tuple[Mapping[str, str], str]] = {}
         if now - self.last_cron >= self.cron_interval:
             self.last_cron = now
             for job, attrs in self.store.idle_jobs():
                 if needs_cron(attrs):
-                    todo[job] = (attrs, pending.get(job, False))
-        for job, forced in pending.items():
+                    todo[job] = (attrs, pending.get(job, "periodic"))
+        for job, reason in pending.items():
             if job not in todo:
                 attrs = self.store.attrs(job)
                 if attrs is not None:
-                    todo[job] = (attrs, forced)
+                    todo[job] = (attrs, reason)
         holds = []
         for job in sorted(todo, key=job_order):
-            attrs, forced = todo[job]
-            h = self.cron.calculate(job, attrs, now, forced)
+            attrs, reason = todo[job]
+            h = self.cron.calculate(job, attrs, now, reason)
             if h is not None:
                 holds.append((h, attrs))
         if holds:
