@@ -200,3 +200,14 @@ def test_leap_years_follow_the_gregorian_rule():
     assert next_runs(s, ts("2096-03-01 00:00"), 2, "UTC") == [ts("2104-02-29 00:00"), ts("2108-02-29 00:00")]
     start = datetime(2399, 1, 1, tzinfo=ZoneInfo("UTC"))
     assert next_run(s, int(start.timestamp()), "UTC") == int((start + timedelta(days=365 + 59)).timestamp())
+
+
+def test_default_zone_is_the_local_zone(monkeypatch):
+    """htcondor.md §2.3 item 2: the schedd uses its local time zone (TZ, else /etc/localtime)."""
+    from engine.crondor import get_zone
+
+    monkeypatch.setenv("TZ", "America/Chicago")
+    assert get_zone(None).name == "America/Chicago"
+    s = sched("30", "2")
+    after = ts("2025-03-08 12:00", "America/Chicago")
+    assert next_run(s, after) == next_run(s, after, "America/Chicago") == ts("2025-03-09 03:30-05:00")

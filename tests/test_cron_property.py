@@ -279,3 +279,16 @@ def test_glibc_mktime_emulation_matches_real_glibc(glibc_tz, tz, year, which, de
         w = wall_dt + timedelta(seconds=shift)
         wall = int((w - datetime(1970, 1, 1)).total_seconds())
         assert glibc_mktime(zone, wall, state) == real_mktime(w), (tz, w)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ZONES), st.integers(-2_200_000_000, 10_400_000_000))
+def test_zone_rules_agree_with_zoneinfo_far_from_now(tz, u):
+    """ZoneRules (sampled transitions, engine/crondor/zones.py) vs zoneinfo, 1900–2300: the
+    offset at an instant, and fold=0 resolution of the wall time there and an hour later."""
+    zi, zone = ZoneInfo(tz), get_zone(tz)
+    assert zone.offset_at(u) == int(datetime.fromtimestamp(u, zi).utcoffset().total_seconds())
+    for wall_dt in (datetime.fromtimestamp(u, zi).replace(tzinfo=None),
+                    datetime.fromtimestamp(u, zi).replace(tzinfo=None) + timedelta(minutes=30)):
+        wall = int((wall_dt - datetime(1970, 1, 1)).total_seconds())
+        assert zone.resolve(wall) == int(wall_dt.replace(tzinfo=zi, fold=0).timestamp())

@@ -139,10 +139,10 @@ def needs_crontab(job_attrs: Mapping[str, str]) -> bool:
     return any(a.lower() in names for a in ATTRS)
 
 
-def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None) -> tuple[Schedule, tuple[str, ...]]:
+def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, _ad=None) -> tuple[Schedule, tuple[str, ...]]:
     """The schedule HTCondor builds from an ad (``LookupString``; a non-string counts as ``*``),
     and the names of the cron attributes that are present but not strings."""
-    ad = make_ad(job_attrs)
+    ad = make_ad(job_attrs) if _ad is None else _ad
     names = _names(job_attrs)
     texts: list[str | None] = []
     non_string: list[str] = []
@@ -166,8 +166,8 @@ def _int_attr(ad, names, attr: str, default: int | None, now) -> int | None:
     return default if value is None else value
 
 
-def deferral_params(job_attrs: Mapping[str, str], now: float | None = None) -> DeferralParams:
-    ad, names = make_ad(job_attrs), _names(job_attrs)
+def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=None) -> DeferralParams:
+    ad, names = make_ad(job_attrs) if _ad is None else _ad, _names(job_attrs)
     return DeferralParams(
         _int_attr(ad, names, "DeferralTime", None, now),
         _int_attr(ad, names, "DeferralWindow", DEFERRAL_WINDOW_DEFAULT, now),
@@ -221,13 +221,13 @@ def compute_deferral(
     state = state or CronJobState()
     if not needs_crontab(job_attrs):
         return DeferralUpdate("drop", None, CronJobState(False))
-    params = deferral_params(job_attrs, now)
     ad, names = make_ad(job_attrs), _names(job_attrs)
+    params = deferral_params(job_attrs, now, ad)
     if _int_attr(ad, names, "JobStatus", IDLE, now) != IDLE:
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}
     forced = reason in _FORCING or not cached
-    sched, _non_string = cron_schedule(job_attrs, now)
+    sched, _non_string = cron_schedule(job_attrs, now, ad)
     if not cached and not sched.valid:
         hold = Hold(HOLD_CODE_INVALID_CRON, 0, INVALID_CRON_PREFIX + (sched.error or ""))
         return DeferralUpdate("hold", params.deferral_time, CronJobState(False), hold=hold)

@@ -9,8 +9,9 @@ Design decisions and invariants:
   *first* occurrence. Both are Python's ``fold=0`` rule.
 - Speed: a :class:`ZoneRules` finds the zone's transitions once (sampling ``zoneinfo`` every 6
   hours over whole years, then bisecting to the second) and answers ``offset_at`` and
-  ``resolve`` with one ``bisect`` each. Coverage grows on demand in two-year chunks. Two
-  transitions less than 6 hours apart would be seen as one; no real zone has that since 1970.
+  ``resolve`` with one ``bisect`` each. Coverage grows on demand in two-year chunks; a lookup
+  more than ten years away starts a fresh window instead. Two transitions less than 6 hours
+  apart would be seen as one; no real zone has that since 1970.
 - ``resolve(W)`` for wall seconds ``W`` (local time counted like epoch seconds): a transition at
   UTC ``t`` from offset ``ob`` to ``oa`` applies to wall times ``>= t + max(ob, oa)``; below
   that (which includes the gap and the repeated hour) ``ob`` is used.
@@ -36,6 +37,7 @@ _UTC_NAMES = {"UTC", "Etc/UTC", "GMT", "Etc/GMT", "UCT", "Etc/UCT", "Zulu", "Etc
 _STEP = 6 * 3600
 _CHUNK = 2 * 366 * 86400
 _MARGIN = 2 * 86400
+_FAR = 10 * 366 * 86400
 
 
 class ZoneError(ValueError):
@@ -106,7 +108,8 @@ class ZoneRules:
 
     def _cover(self, u: int) -> None:
         with self._lock:
-            if self._lo is None:
+            if self._lo is None or not self._lo - _FAR <= u <= self._hi + _FAR:
+                # first use, or far away: start a fresh window rather than scan every year between
                 lo, hi = u - _CHUNK, u + _CHUNK
                 o_lo = self._off(lo)
                 found = self._scan(lo, hi, o_lo)
@@ -216,7 +219,10 @@ def get_zone(zone: object = None) -> FixedZone | ZoneRules:
         name = local_zone_name()
         if name is None:
             return _from_localtime_file()
-        zone = name
+        try:
+            return get_zone(name)
+        except ZoneError:  # e.g. a POSIX TZ rule string that is not a zone name
+            return _from_localtime_file()
     cached = _CACHE.get(zone)
     if cached is not None:
         return cached
