@@ -172,3 +172,23 @@ def test_fallback_poll_loop_without_watchfiles(tmp_path):
 
     run_watch(Follower(log), stop, on_poll, slow_poll=0.01, use_watchfiles=False)
     assert [p.probe for p in polls] == [F.INIT, F.NO_CHANGE]
+
+
+def test_corrupt_appended_record_stops_then_fatal_once_a_106_follows(tmp_path):
+    """htcondor.md §3.5: a bad record with no 106 after it is treated like EOF — its offset is
+    kept and it is read again next poll; once a 106 follows, HTCondor's router asserts (here: a
+    fatal problem, reported once, and the line is skipped). Record numbers count from the file
+    start."""
+    log = tmp_path / "job_queue.log"
+    log.write_bytes(b"107 1 CreationTimestamp 1\n101 1.0 Job Machine\n")
+    f = Follower(log)
+    f.poll()
+    with open(log, "ab") as fh:
+        fh.write(b"105 \nZMG 1.0 X 1\n")
+    r = f.poll()
+    assert [(p.record, p.severity) for p in r.problems] == [(4, "error")] and f.next_offset == 51
+    with open(log, "ab") as fh:
+        fh.write(b"103 1.0 JobStatus 2\n106 \n")
+    r = f.poll()
+    assert [(p.record, p.severity) for p in r.problems] == [(4, "fatal")]
+    assert f.queue.get((1, 0)).status == 2 and f.poll().probe == F.NO_CHANGE
