@@ -18,39 +18,71 @@ from engine.replay.player import Player, ReplayError
 from engine.snapshot import Pause, Resume, Seek, SetSpeed, Step
 from tests.replay_logs import T0, Recording, as_expected
 
-# htcondor.md §3.6, shortened to the records that matter for the counts (same keys and values).
+# htcondor.md §3.6, the constructed example log, verbatim.
 EXAMPLE = """\
 107 1 CreationTimestamp 1736935000
 101 0.0 Job Machine
 103 0.0 NextClusterNum 1
 105 
+101 0.1 Owner (empty)
+103 0.1 User "alice@example.org"
+103 0.1 Owner "alice"
+103 0.1 Enabled 1
+103 0.0 NextClusterNum 2
 101 01.-1 Job Machine
+101 1.-2 ClusterPvt (empty)
 103 01.-1 ClusterId 1
 103 01.-1 Owner "alice"
+103 01.-1 User "alice@example.org"
+103 01.-1 JobUniverse 5
+103 01.-1 Cmd "/bin/sleep"
+103 01.-1 Arguments "60"
+103 01.-1 Iwd "/home/alice"
 103 01.-1 QDate 1736935200
+103 01.-1 RequestCpus 1
 103 01.-1 WantJobRouter true
+103 01.-1 Requirements (TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX")
+103 01.-1 LeaveJobInQueue false
 101 1.0 Job Machine
+103 1.0 GlobalJobId "submit.example.org#1.0#1736935200"
 103 1.0 ProcId 0
 103 1.0 JobStatus 1
+101 1.1 Job Machine
+103 1.1 GlobalJobId "submit.example.org#1.1#1736935200"
+103 1.1 ProcId 1
+103 1.1 JobStatus 1
 106 
 105 
 103 1.0 Managed "External"
 103 1.0 ManagedManager "jobrouter"
 106 
 105 
+103 0.0 NextClusterNum 3
 101 02.-1 Job Machine
+101 2.-2 ClusterPvt (empty)
 101 2.0 Job Machine
+103 2.0 GlobalJobId "submit.example.org#2.0#1736935230"
 103 2.0 ProcId 0
 103 02.-1 ClusterId 2
 103 02.-1 Owner "alice"
+103 02.-1 User "alice@example.org"
 103 02.-1 QDate 1736935230
 103 02.-1 EnteredCurrentStatus 1736935230
 103 2.0 JobStatus 1
+103 02.-1 JobUniverse 9
+103 02.-1 Remote_JobUniverse 5
+103 02.-1 GridResource "condor ce.example.org ce.example.org:9619"
+103 02.-1 Cmd "/bin/sleep"
+103 02.-1 Arguments "60"
+103 02.-1 WantJobRouter true
 103 02.-1 RoutedFromJobId "1.0"
+103 02.-1 RoutedBy "jobrouter"
 103 02.-1 RouteName "Site1"
+103 02.-1 LeaveJobInQueue JobStatus == 4
 106 
 105 
 103 1.0 RoutedToJobId "2.0"
+103 1.0 NumRestarts 0
 106 
 105 
 103 2.0 JobStatus 2
@@ -58,13 +90,42 @@ EXAMPLE = """\
 103 2.0 JobCurrentStartDate 1736935298
 106 
 105 
+103 1.0 JobStatus 2
+103 1.0 EnteredCurrentStatus 1736935305
+103 1.0 JobCurrentStartDate 1736935298
+106 
+105 
 103 2.0 JobStatus 4
 103 2.0 EnteredCurrentStatus 1736935360
 103 2.0 CompletionDate 1736935360
+103 2.0 ExitBySignal false
+103 2.0 ExitCode 0
+103 2.0 RemoteWallClockTime 62.0
+106 
+105 
+103 2.0 JobFinishedHookDone 1736935361
+106 
+105 
+103 1.0 JobStatus 4
+103 1.0 CompletionDate 1736935360
+103 1.0 ExitBySignal false
+103 1.0 ExitCode 0
+103 1.0 RemoteWallClockTime 62.0
+106 
+105 
+103 2.0 LeaveJobInQueue FALSE
+106 
+105 
+103 1.0 Managed "ScheddDone"
+103 1.0 ManagedManager ""
 106 
 105 
 102 2.0
 102 02.-1
+102 2.-2
+106 
+105 
+102 1.0
 106 
 """
 
@@ -77,8 +138,11 @@ def example(tmp_path):
 
 
 def test_example_counts_at_each_step(example):
-    """§3.6 + §1.5: the routed copy 2.0 (RouteName in its cluster ad) is idle, then running,
-    then completed (still tracked: idle = routed − running), then gone."""
+    """§3.6 + §1.5: the routed copy 2.0 (RouteName in its cluster ad) is counted on Site1 from
+    its submission to its removal. Running is what the router last saw (§1.5: ``is_running`` is
+    refreshed only at the status check, which mirrors the copy's status into the source, §1.6):
+    the copy starts at step 5 but counts as running from step 6, when the source shows it, until
+    step 9, when the source shows Completed."""
     player = Player(example, ManualClock(0))
     seen = []
     for i in range(example.steps):
@@ -86,12 +150,16 @@ def test_example_counts_at_each_step(example):
         snap = player.snapshot()
         r = {v.name: (v.routed, v.idle, v.running) for v in snap.routes}
         seen.append(r.get("Site1"))
-    assert seen == [None, None, None, (1, 1, 0), (1, 1, 0), (1, 0, 1), (1, 1, 0), None]
+    idle, run = (1, 1, 0), (1, 0, 1)
+    assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, None, None]
+    player.seek(step=5)  # the queue's own view: the copy itself is Running
+    from engine.replay import views
+    assert views.route_counts(player.state.ads, router_view=False)["Site1"].running == 1
     player.seek(step=4)
     rows = {row.job: row for row in player.snapshot().jobs}
     assert rows["1.0"].kind == "source" and rows["1.0"].route == "Site1" and rows["1.0"].routed_to == "2.0"
     assert rows["2.0"].kind == "routed" and rows["2.0"].routed_from == "1.0" and rows["2.0"].owner == "alice"
-    assert player.snapshot().queue_counts == {"idle": 2}
+    assert player.snapshot().queue_counts == {"idle": 3}
 
 
 def test_times_inferred_flag_and_seek_by_time(example):
@@ -100,6 +168,7 @@ def test_times_inferred_flag_and_seek_by_time(example):
     assert player.replay_position().times_inferred
     assert player.seek(time=1736935299) == 4  # step 5 sets EnteredCurrentStatus 1736935300
     assert player.seek(time=1736935300) == 5
+    assert player.seek(time=1736935304) == 5  # step 6 sets EnteredCurrentStatus 1736935305
     assert player.seek(time=0) == -1 and player.state.ads == {}
 
 

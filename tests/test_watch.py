@@ -35,9 +35,14 @@ def submit(q, now, route=None, status=1, src=None):
     return f"{c}.0"
 
 
-def set_status(q, now, job, status):
+def set_status(q, now, job, status, source=None):
+    """A status change of ``job``; with ``source``, also the router's status check that mirrors
+    it into the source job (htcondor.md §1.6), which is when the router counts it (§1.5)."""
     with q.transaction(now=now) as t:
         t.set_attribute(job, "JobStatus", str(status))
+        if source:
+            t.set_attribute(source, "RoutedToJobId", f'"{job}"')
+            t.set_attribute(source, "JobStatus", str(status))
 
 
 def counts(snap):
@@ -54,7 +59,7 @@ def test_follows_appends_partial_lines_and_a_rotation(tmp_path):
     copy = submit(q, T0 + 2, route="Site1", src=src)
     assert engine.poll()
     assert counts(engine.snapshot()) == {"Site1": (1, 1, 0)}
-    set_status(q, T0 + 3, copy, 2)
+    set_status(q, T0 + 3, copy, 2, source=src)
     with open(log, "a") as fh:  # a torn write: the follower keeps the offset and waits (§3.5)
         fh.write("105 \n103 %s JobStat" % copy)
     assert engine.poll()
@@ -63,7 +68,7 @@ def test_follows_appends_partial_lines_and_a_rotation(tmp_path):
     assert engine.poll()
     assert engine.snapshot().total_jobs == 2 and counts(engine.snapshot()) == {"Site1": (1, 0, 1)}
     assert engine.follower.seq == 2
-    set_status(q, T0 + 4, copy, 5)
+    set_status(q, T0 + 4, copy, 5, source=src)
     engine.poll()
     snap = engine.snapshot()
     assert counts(snap) == {"Site1": (1, 1, 0)} and snap.routes[0].held == 1 and snap.mode == "watch"
@@ -119,7 +124,7 @@ def test_resolve_from_condor_config(tmp_path):
 def test_watch_command_once_and_json_lines(tmp_path, capsys):
     log = tmp_path / "job_queue.log"
     q, _ = open_queue(log, T0)
-    submit(q, T0 + 1, route="Site1", src="1.0", status=2)
+    submit(q, T0 + 1, route="Site1", src="99.0", status=2)  # source gone: the copy's own status
     assert main(["watch", "--queue-log", str(log), "--once", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["mode"] == "watch" and doc["routes"][0]["running"] == 1 and doc["total_jobs"] == 1

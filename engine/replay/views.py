@@ -12,9 +12,17 @@ routed copy). Design decisions and invariants:
 - A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,
   htcondor.md §1.9); per-route counts come only from routed copies present in the recorded
   queue: ``routed`` = copies on the route (the router tracks a copy until it is removed from
-  the queue), ``running`` = ``JobStatus`` 2 or 6, ``idle`` = routed − running (held copies
-  count as idle, as in HTCondor §1.5), ``held`` = status 5. A *source* job is one with
-  ``RoutedToJobId`` or ``Managed == "External"``.
+  the queue), ``idle`` = routed − running (held copies count as idle, as in HTCondor §1.5).
+- Running and held are counted as *the router last saw them* ("router view"), because that is
+  what the router's own figures (and RouteDeck's live board) show: ``is_running``/``is_held``
+  are refreshed only at the status check (§1.5), and that check mirrors the copy's status into
+  the source job and sets the source's ``RoutedToJobId`` at its first push (§1.6). So a copy
+  whose source (``RoutedFromJobId``) does not point back at it yet counts as idle, and
+  otherwise it has the source's status. A copy without a source in the queue (or without
+  ``RoutedFromJobId``) has its own status. ``route_counts(..., router_view=False)`` gives the
+  queue's own view. With this rule a demo recording replays with exactly the live counts
+  (tests/test_replay_demo.py).
+- A *source* job is one with ``RoutedToJobId`` or ``Managed == "External"``.
 - Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
   100,000 jobs with a handful of distinct status texts cost dictionary look-ups.
 - Route limits come from an optional routing table (``limits``: name → (max_jobs, max_idle));
@@ -108,10 +116,25 @@ class RouteCounts:
         return self.routed - self.running
 
 
-def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None) -> dict[str, RouteCounts]:
+def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> int | None:
+    """The routed copy's status as the router last saw it (module docstring, "router view")."""
+    src = literal_str(attrs.get("RoutedFromJobId"))
+    if src is None:
+        return literal_int(attrs.get("JobStatus"))
+    proc = ads.get(src)
+    if proc is None:
+        return literal_int(attrs.get("JobStatus"))  # source gone: nothing mirrors any more
+    source = Effective(proc, ads.get("0" + src.partition(".")[0] + ".-1"))
+    if literal_str(source.get("RoutedToJobId")) != job:
+        return None  # not status-checked yet: the router counts it idle
+    return literal_int(source.get("JobStatus"))
+
+
+def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
+                 router_view: bool = True) -> dict[str, RouteCounts]:
     """Per-route counts from the routed copies in the queue (module docstring)."""
     out: dict[str, RouteCounts] = {}
-    for _job, attrs in (jobs if jobs is not None else iter_jobs(ads)):
+    for job, attrs in (jobs if jobs is not None else iter_jobs(ads)):
         name = literal_str(attrs.get("RouteName"))
         if name is None:
             continue
@@ -119,7 +142,7 @@ def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None)
         if rc is None:
             rc = out[name] = RouteCounts(first_seen=len(out))
         rc.routed += 1
-        status = literal_int(attrs.get("JobStatus"))
+        status = seen_status(job, attrs, ads) if router_view else literal_int(attrs.get("JobStatus"))
         if status in (2, 6):
             rc.running += 1
         elif status == 5:
