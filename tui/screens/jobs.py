@@ -23,6 +23,9 @@ from tui.widgets.job_model import COLUMN_KEYS
 from tui.widgets.job_table import JobTable
 
 
+PREPARE_ABOVE = 20_000  # below this, building search text on the first keystroke is fast enough
+
+
 class JobsScreen(DeckScreen):
     AUTO_FOCUS = "#jobs"
     BINDINGS = [
@@ -68,8 +71,15 @@ class JobsScreen(DeckScreen):
             fn()
 
     def update_body(self, snap: Snapshot) -> None:
+        rows_before = self.table.model.rows
         self.table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
+        if self.table.model.rows is not rows_before and len(snap.jobs) >= PREPARE_ABOVE:
+            self._prepare(snap.jobs)
         self._status()
+
+    @work(thread=True, exclusive=True, group="prepare")
+    def _prepare(self, rows) -> None:
+        self.table.model.prepare(rows)
 
     def _status(self) -> None:
         m = self.table.model

@@ -8,6 +8,10 @@ Invariants and decisions:
 - The lower-case search text of each row and each column's sort keys are built lazily, once per
   ``jobs_version`` (the engine bumps it only when the queue changed), so a keypress that narrows
   the filter scans strings and a re-sort reuses the keys.
+- ``prepare`` builds the search text and the job-id sort order ahead of time; the jobs screen
+  runs it in a thread worker when a large jobs tuple arrives, so the first filter keystroke or
+  sort does not pay for 100,000 rows. Results are adopted under a lock and only if the rows are
+  still the same ones (a newer tuple may have arrived meanwhile).
 - A ClassAd constraint is evaluated by the caller (it needs the ClassAd layer and may be slow);
   the model takes its result as a set of job ids (ids survive a new jobs tuple; jobs that
   arrived since are not shown until the constraint is evaluated again).
@@ -15,6 +19,7 @@ Invariants and decisions:
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -69,14 +74,33 @@ class JobModel:
         self.order: Sequence[int] = range(0)
         self._hay: list[str] | None = None
         self._sorted: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+
+    def prepare(self, rows: Sequence[JobRow], keys: tuple[str, ...] = ("job",)) -> None:
+        """Build search text and sort orders for ``rows`` (any thread); adopted if still current."""
+        hay = [search_text(r) for r in rows]
+        orders = {k: self._sort_order(rows, k) for k in keys}
+        with self._lock:
+            if rows is self.rows:
+                if self._hay is None:
+                    self._hay = hay
+                for k, idx in orders.items():
+                    self._sorted.setdefault(k, idx)
+
+    @staticmethod
+    def _sort_order(rows: Sequence[JobRow], key: str) -> list[int]:
+        col = COLUMNS[COLUMN_KEYS.index(key)]
+        keys = [col.sort(r) for r in rows]
+        return sorted(range(len(rows)), key=keys.__getitem__)
 
     def set_rows(self, rows: Sequence[JobRow], version: int) -> bool:
         """Adopt a new jobs tuple; returns True when the view must be recomputed."""
         if version == self.version and rows is self.rows:
             return False
-        self.rows, self.version = rows, version
-        self._hay = None
-        self._sorted = {}
+        with self._lock:
+            self.rows, self.version = rows, version
+            self._hay = None
+            self._sorted = {}
         self._recompute()
         return True
 
@@ -113,9 +137,12 @@ class JobModel:
         return None
 
     def _haystack(self) -> list[str]:
-        if self._hay is None:
-            self._hay = [search_text(r) for r in self.rows]
-        return self._hay
+        hay = self._hay
+        if hay is None:
+            hay = [search_text(r) for r in self.rows]
+            with self._lock:
+                self._hay = hay
+        return hay
 
     def _base_order(self) -> Sequence[int]:
         n = len(self.rows)
@@ -123,11 +150,9 @@ class JobModel:
             return range(n)
         idx = self._sorted.get(self.sort_key)
         if idx is None:
-            col = COLUMNS[COLUMN_KEYS.index(self.sort_key)]
-            rows = self.rows
-            keys = [col.sort(r) for r in rows]
-            idx = sorted(range(n), key=keys.__getitem__)
-            self._sorted[self.sort_key] = idx
+            idx = self._sort_order(self.rows, self.sort_key)
+            with self._lock:
+                self._sorted[self.sort_key] = idx
         return idx[::-1] if self.reverse else idx
 
     def _recompute(self) -> None:
