@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
 
@@ -43,6 +43,7 @@ SANITY_ATTRS = ("ProcId", "JobStatus", "StageInStart", "StageInFinish", "Managed
 _NUM = re.compile(r"-?\d+(\.\d*)?([eE][-+]?\d+)?$")
 _STR = re.compile(r'"[^"\\]*"$')
 _EMPTY = ClassAd()
+_EXTRA = object()  # marks a signature that followed expressions into further attributes
 
 
 def sanity_clauses(router_name: str) -> list[tuple[str, str]]:
@@ -83,37 +84,43 @@ def umbrella_text(source_constraint: str | None, route_reqs: Sequence[str | None
     return None if core is None else core + " && " + sanity_text(router_name)
 
 
+_LIT_CACHE: dict[str, str] = {}
+
+
 def _lit(text: str | None) -> str:
     """'none', 'num', 'str' or 'other' (anything the fast path must not interpret)."""
     if text is None:
         return "none"
-    if _NUM.match(text):
-        return "num"
-    if _STR.match(text):
-        return "str"
-    return "other"
+    kind = _LIT_CACHE.get(text)
+    if kind is None:
+        kind = "num" if _NUM.match(text) else "str" if _STR.match(text) else "other"
+        if len(_LIT_CACHE) < 100_000:
+            _LIT_CACHE[text] = kind
+    return kind
 
 
-def fast_sanity(get: Callable[[str], str | None], router_name_quoted: str) -> bool | None:
-    """The sanity clause from literal texts; None when some text needs real evaluation."""
-    kinds = {}
-    for a in SANITY_ATTRS:
-        k = _lit(get(a))
-        if k == "other":
+_SANITY_LOWER = tuple(a.lower() for a in SANITY_ATTRS)
+
+
+def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
+    """The sanity clause from literal texts (``vals``: lower-case name -> text); None when some
+    text needs real evaluation."""
+    get = vals.get
+    for a in _SANITY_LOWER:
+        if _lit(get(a)) == "other":
             return None
-        kinds[a] = k
-    if kinds["ProcId"] != "num" or float(get("ProcId")) < 0:
+    proc, status = get("procid"), get("jobstatus")
+    if proc is None or _lit(proc) != "num" or float(proc) < 0:
         return False
-    if kinds["JobStatus"] != "num" or float(get("JobStatus")) != 1:
+    if status is None or (status != "1" and (_lit(status) != "num" or float(status) != 1)):
         return False
-    if kinds["StageInStart"] != "none" and kinds["StageInFinish"] == "none":
+    if get("stageinstart") is not None and get("stageinfinish") is None:
         return False
-    managed = get("Managed")
-    if managed in ('"ScheddDone"', '"External"'):
+    if get("managed") in ('"ScheddDone"', '"External"'):
         return False
-    if kinds["Owner"] == "none":
+    if get("owner") is None:
         return False
-    if get("RoutedBy") == router_name_quoted:
+    if get("routedby") == router_name_quoted:
         return False
     return True
 
@@ -140,8 +147,15 @@ class Scanner:
             refs |= self._refs(self.source_constraint)
         for r in self.routes:
             refs |= self._refs(getattr(r, "requirements", None) or "")
+            refs |= self._refs(getattr(r, "classad_requirements", None) or "")
         self.sig_attrs = tuple(sorted(refs))
         self._sig_set = frozenset(self.sig_attrs)
+        self._needed = frozenset(self.sig_attrs) | frozenset(_SANITY_LOWER)
+        self._lower: dict[str, str] = {}
+        self._clusters: dict[int, dict[str, str]] = {}
+        self._centries: dict[int, tuple] = {}
+        self._proc_in_sig = "procid" in self._sig_set
+        self._status_in_sig = "jobstatus" in self._sig_set
         self._refs_cache: dict[str, frozenset[str]] = {}
         self.umbrella: str | None = None
         self._umbrella_expr = None
@@ -165,15 +179,41 @@ class Scanner:
         self.umbrella = None if core is None else core + " && " + sanity_text(self.router_name)
         self._umbrella_expr = parse_expr(core) if core else None
         self._cache = {}
+        self._clusters = {}  # cluster ads may have changed since the last cycle
+        self._centries = {}
         self._now = now
         self.evaluations = 0
         return self.umbrella
 
-    def signature(self, get: Callable[[str], str | None]) -> Any:
-        vals = tuple(get(a) for a in self.sig_attrs)
+    def values(self, job: Any) -> dict[str, str]:
+        """The texts of the attributes this table looks at (lower-case names), the cluster
+        ad's part computed once per cluster per cycle."""
+        try:
+            proc, cid = job.proc_attrs, job.id[0]
+        except AttributeError:  # a job-like object without the queue's ad split
+            return {a: v for a in self._needed if (v := job.get(a)) is not None}
+        lower, needed = self._lower, self._needed
+        base = self._clusters.get(cid)
+        if base is None:
+            base = {}
+            for k, v in job.cluster_attrs.items():
+                lk = lower.get(k) or lower.setdefault(k, k.lower())
+                if lk in needed:
+                    base[lk] = v
+            self._clusters[cid] = base
+        vals = dict(base)
+        for k, v in proc.items():
+            lk = lower.get(k) or lower.setdefault(k, k.lower())
+            if lk in needed:
+                vals[lk] = v
+        return vals
+
+    def signature(self, job: Any, vals: dict[str, str]) -> Any:
+        get = vals.get
+        sig = tuple(get(a) for a in self.sig_attrs)
         extra: dict[str, str | None] | None = None
-        pending = [v for v in vals if v is not None and _lit(v) == "other"]
-        while pending:
+        pending = [v for v in sig if v is not None and _lit(v) == "other"]
+        while pending:  # follow job attributes that are expressions, transitively
             text = pending.pop()
             refs = self._refs_cache.get(text)
             if refs is None:
@@ -183,20 +223,84 @@ class Scanner:
                     continue
                 if extra is None:
                     extra = {}
-                v = extra[a] = get(a)
+                v = extra[a] = job.get(a)
                 if v is not None and _lit(v) == "other":
                     pending.append(v)
-        return vals if extra is None else (vals, tuple(sorted(extra.items())))
+        return sig if extra is None else (_EXTRA, sig, tuple(sorted(extra.items())))
 
-    def sanity(self, job: Any) -> bool:
-        ok = fast_sanity(job.get, self._quoted_name)
+    def scan(self, job: Any) -> Classification | None:
+        """Sanity clause + classification in one go; None when the sanity clause fails.
+
+        Fast path: the job's proc ad holds nothing the table looks at except ``ProcId`` and
+        ``JobStatus`` (what condor_submit puts there), and neither is part of the signature;
+        then all the rest comes from the per-cluster cache. Anything unusual (an expression
+        instead of a literal, a proc ad overriding a looked-at attribute) takes the slow path,
+        which gives the same answer.
+        """
+        try:
+            proc, cid = job.proc_attrs, job.id[0]
+        except AttributeError:
+            return self._slow(job)
+        base, cluster_ok, sig = self._cluster_entry(job, cid)
+        if cluster_ok is None:
+            return self._slow(job)
+        lower, needed = self._lower, self._needed
+        procid = status = None
+        for k, v in proc.items():
+            lk = lower.get(k) or lower.setdefault(k, k.lower())
+            if lk not in needed:
+                continue
+            if lk == "procid" and not self._proc_in_sig:
+                procid = v
+            elif lk == "jobstatus" and not self._status_in_sig:
+                status = v
+            else:
+                return self._slow(job)
+        if procid is None:
+            procid = base.get("procid")
+        if status is None:
+            status = base.get("jobstatus")
+        if procid is None or status is None or _lit(procid) != "num" or _lit(status) != "num":
+            return self._slow(job)
+        if not cluster_ok or float(procid) < 0 or float(status) != 1:
+            return None
+        hit = self._cache.get(sig)
+        if hit is None:
+            hit = self._cache[sig] = self._evaluate(job)
+        return hit
+
+    def _slow(self, job: Any) -> Classification | None:
+        vals = self.values(job)
+        return self.classify(job, vals) if self.sanity(job, vals) else None
+
+    def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any]:
+        """(cluster-ad values, sanity of everything but ProcId/JobStatus — None when the fast
+        path cannot decide, the signature)."""
+        entry = self._centries.get(cid)
+        if entry is None:
+            base = {}
+            for k, v in job.cluster_attrs.items():
+                lk = self._lower.get(k) or self._lower.setdefault(k, k.lower())
+                if lk in self._needed:
+                    base[lk] = v
+            ok = fast_sanity(dict(base, procid="0", jobstatus="1"), self._quoted_name)
+            sig = None
+            if ok is not None:
+                sig = self.signature(job, base)
+                if sig and sig[0] is _EXTRA:  # expressions reaching other attributes: no shortcut
+                    ok = None
+            entry = self._centries[cid] = (base, ok, sig)
+        return entry
+
+    def sanity(self, job: Any, vals: dict[str, str] | None = None) -> bool:
+        ok = fast_sanity(self.values(job) if vals is None else vals, self._quoted_name)
         if ok is None:
             self.evaluations += 1
             ok = is_true(evaluate(self._sanity_expr, _EMPTY, job.classad(), now=self._now))
         return ok
 
-    def classify(self, job: Any) -> Classification:
-        sig = self.signature(job.get)
+    def classify(self, job: Any, vals: dict[str, str] | None = None) -> Classification:
+        sig = self.signature(job, self.values(job) if vals is None else vals)
         hit = self._cache.get(sig)
         if hit is None:
             hit = self._cache[sig] = self._evaluate(job)

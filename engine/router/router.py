@@ -164,10 +164,8 @@ class JobRouter(Lifecycle, StatsMixin):
             if job.key in tracked:
                 continue
             info["considered"] += 1
-            if not scanner.sanity(job):
-                continue
-            c = scanner.classify(job)
-            if not c.umbrella:
+            c = scanner.scan(job)
+            if c is None or not c.umbrella:
                 continue
             if self.round_robin:
                 ok = [i for i in c.matches if accepting[i]]
@@ -198,10 +196,12 @@ class JobRouter(Lifecycle, StatsMixin):
         src = dict(job.attrs)
         rj = RoutedJob(src_key=job.key, route_name=route.name, src=src,
                        target_universe=int(route.target_universe), grid_resource=route.grid_resource)
-        # evaluated when the candidate is created, against the source ad (htcondor.md §1.4)
-        ad = job.classad()
-        rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", ad, now)
-        rj.edit_in_place = _truth(route, "EditJobInPlace", ad, now)
+        # evaluated when the candidate is created, against the source ad (htcondor.md §1.4);
+        # building the job's evaluation ad is skipped when the route has neither expression
+        if _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"):
+            rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
+        if _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"):
+            rj.edit_in_place = _truth(route, "EditJobInPlace", job.classad(), now)
         self.jobs[job.key] = rj
         return rj
 
@@ -228,7 +228,10 @@ class JobRouter(Lifecycle, StatsMixin):
 
     def adopt_orphans(self, now: float) -> None:
         """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone."""
+        quoted = '"' + self.name + '"'
         for dest_job in list(self.dst_q):
+            if not _may_be(dest_job.get("RoutedBy"), quoted):
+                continue
             d = View.of(dest_job)
             if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
                     and d.str("Owner") is not None):
@@ -258,7 +261,7 @@ class JobRouter(Lifecycle, StatsMixin):
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
                                         route_name, src_key, dest=dest_job.key))
         for src_job in list(self.src_q):
-            if src_job.key in self.jobs:
+            if src_job.key in self.jobs or not _may_be(src_job.get("Managed"), '"External"'):
                 continue
             s = View.of(src_job)
             if s.str("Managed") != "External" or s.str("ManagedManager") != self.name or s.get("Owner") is None:
@@ -305,6 +308,20 @@ class JobRouter(Lifecycle, StatsMixin):
             self._push_src(job, changes, now)
             self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
                                       job.route_name, job.src_key, action=decision.action))
+
+
+def _may_be(text: str | None, quoted: str) -> bool:
+    """Cheap pre-filter: could this attribute text evaluate to the string ``quoted``?"""
+    if text is None:
+        return False
+    return text == quoted or not (text.startswith('"') and text.endswith('"') and '\\' not in text)
+
+
+def _has_job_expr(route: Any, attr: str, field: str) -> bool:
+    if getattr(route, field, None):
+        return True
+    ad = getattr(route, "route_ad", None)  # ClassAd-syntax routes keep them in the route ad
+    return ad is not None and any(k.lower() == attr.lower() for k in ad.keys())
 
 
 def _knob(config: Any, name: str) -> str | None:

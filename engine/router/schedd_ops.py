@@ -32,6 +32,7 @@ from engine.classad import as_int, evaluate, format_value, is_true, make_ad, quo
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT = 1, 2, 3, 4, 5, 6
 
 _INT = re.compile(r"-?\d+$")
+_PLAIN_STR = re.compile(r'"[^"\\]*"$')  # a string literal without escapes: its value is its text
 
 # submit_job.cpp: attributes a client may not set since 8.5.8, and token identity attributes
 SUBMIT_FILTER = frozenset(
@@ -58,16 +59,18 @@ ATTRS_TO_COPY = (
 class View:
     """Case-insensitive read access to an ad given as {name: text} (a queue job or a dict)."""
 
-    def __init__(self, attrs: Mapping[str, str], ad: Any = None) -> None:
+    def __init__(self, attrs: Mapping[str, str], ad: Any = None, job: Any = None) -> None:
         self.attrs = attrs
         self._lower = {k.lower(): k for k in attrs}
         self._ad = ad
+        self._job = job
 
     @classmethod
     def of(cls, job: Any) -> "View | None":
+        """A view of a queue job; its (cached) evaluation ad is fetched only when needed."""
         if job is None:
             return None
-        return cls(job.attrs, job.classad())
+        return cls(job.attrs, job=job)
 
     def name(self, name: str) -> str | None:
         return self._lower.get(name.lower())
@@ -78,7 +81,7 @@ class View:
 
     def ad(self) -> Any:
         if self._ad is None:
-            self._ad = make_ad(self.attrs)
+            self._ad = self._job.classad() if self._job is not None else make_ad(self.attrs)
         return self._ad
 
     def eval(self, name: str, now: float | None = None) -> Any:
@@ -97,6 +100,8 @@ class View:
         text = self.get(name)
         if text is None:
             return None
+        if _PLAIN_STR.match(text):
+            return text[1:-1]
         v = self.eval(name)
         return v if isinstance(v, str) else None
 

@@ -1,0 +1,97 @@
+"""The fast candidate scan gives exactly the answers of HTCondor's umbrella (htcondor.md §1.4).
+
+Ground truth: the exact umbrella string, evaluated by classad2 with an empty MY ad and the job as
+TARGET, and each route's REQUIREMENTS with the job as MY. The jobs are built to defeat the
+shortcuts: expressions instead of literals, proc ads overriding cluster attributes, attributes
+defined through other attributes, Managed set on one proc, undefined values.
+"""
+
+from __future__ import annotations
+
+import random
+
+from router_fixtures import route, table
+
+from engine.classad import ClassAd, evaluate, is_true
+from engine.jobqueue import JobQueue
+from engine.router.candidates import Scanner, umbrella_text
+
+ROUTES = [
+    route("Mem", "RequestMemory <= 2048 && VO == \"cms\""),
+    route("Derived", "Weight > 10"),
+    route("Any", "true"),
+]
+SC = 'Owner =!= "blocked"'
+
+
+def build_queue(seed=7):
+    rng = random.Random(seed)
+    q = JobQueue()
+    for c in range(1, 41):
+        with q.transaction(now=0) as t:
+            cl = t.new_cluster()
+            cluster = {"Owner": rng.choice(['"alice"', '"blocked"', '"bob"']), "JobUniverse": "5",
+                       "VO": rng.choice(['"cms"', '"atlas"', 'strcat("c", "ms")']),
+                       "RequestMemory": rng.choice(["1024", "4096", "RequestCpus * 1024"]),
+                       "RequestCpus": rng.choice(["1", "2", "4"])}
+            if rng.random() < 0.5:
+                cluster["Weight"] = rng.choice(["5", "ProcId * 3", "RequestCpus * 6"])
+            if rng.random() < 0.2:
+                cluster["Managed"] = rng.choice(['"Schedd"', '"ScheddDone"'])  # in the cluster ad
+            if rng.random() < 0.1:
+                cluster["StageInStart"] = "10"
+            for k, v in cluster.items():
+                t.set_attribute((cl, -1), k, v)
+            for p in range(rng.randint(1, 6)):
+                _, pp = t.new_proc(cl)
+                t.set_attribute((cl, pp), "ProcId", str(pp))
+                t.set_attribute((cl, pp), "JobStatus", rng.choice(["1", "1", "1", "2", "(1 + 0)"]))
+                r = rng.random()
+                if r < 0.1:
+                    t.set_attribute((cl, pp), "Managed", rng.choice(['"External"', '"Schedd"', '"ScheddDone"']))
+                elif r < 0.2:
+                    t.set_attribute((cl, pp), "RequestMemory", rng.choice(["512", "8192"]))
+                elif r < 0.25:
+                    t.set_attribute((cl, pp), "RoutedBy", '"jobrouter"')
+                elif r < 0.3:
+                    t.set_attribute((cl, pp), "StageInFinish", "11")
+    return q
+
+
+def test_scan_equals_umbrella_and_requirements_by_classad2():
+    q = build_queue()
+    sc = Scanner(ROUTES, SC, "jobrouter")
+    for accepting in ([True, True, True], [True, False, False], [False, True, False]):
+        sc.begin_cycle(accepting, now=1000)
+        text = umbrella_text(SC, [r.requirements for r, a in zip(ROUTES, accepting) if a], "jobrouter")
+        checked = 0
+        for job in q:
+            ad = job.classad()
+            expected = is_true(evaluate(text, ClassAd(), ad, now=1000))
+            got = sc.scan(job)
+            assert (got is not None and got.umbrella) == expected, (job.key, job.attrs)
+            if got is not None:
+                want = tuple(i for i, r in enumerate(ROUTES) if is_true(evaluate(r.requirements, ad, now=1000)))
+                assert got.matches == want, (job.key, job.attrs)
+            checked += 1
+        assert checked > 100
+        assert sc.signatures < checked  # grouping happened
+
+
+def test_router_scan_uses_fewer_evaluations_than_jobs():
+    """The point of the grouping: one evaluation per signature, not per job."""
+    q = JobQueue()
+    with q.transaction(now=0) as t:
+        c = t.new_cluster()
+        t.set_attribute((c, -1), "Owner", '"alice"')
+        t.set_attribute((c, -1), "VO", '"cms"')
+        t.set_attribute((c, -1), "RequestMemory", "1024")
+        for p in range(500):
+            t.new_proc(c)
+            t.set_attribute((c, p), "ProcId", str(p))
+            t.set_attribute((c, p), "JobStatus", "1")
+    sc = Scanner(ROUTES, SC, "jobrouter")
+    sc.begin_cycle([True, True, True], now=0)
+    assert all(sc.scan(j).matches == (0, 2) for j in q)
+    assert sc.signatures == 1 and sc.evaluations == 1 + len(ROUTES)
+    assert table(ROUTES) is not None
