@@ -1,0 +1,111 @@
+"""Replay as an engine for :class:`engine.runtime.Runtime` (the thread the TUI talks to).
+
+The runtime drives an engine through ``now``, ``next_time()``, ``step(t)``, ``snapshot(...)``,
+``handle(command)`` and ``emit(...)``, on a clock that never goes backwards (``VirtualClock``);
+it handles ``Pause``/``Resume``/``SetSpeed`` itself (through the clock) and ``Step`` by jumping
+to ``next_time()``. Design decisions and invariants:
+
+- Clock time and replay time differ by ``offset`` (clock = replay + offset). Playing forward keeps
+  the offset; a ``Seek`` (backwards or forwards) changes it so that the clock keeps running
+  forward while the replay lands on the requested moment. ``now`` is in clock coordinates, as
+  the runtime expects.
+- ``next_time()`` is the next transaction's time (in clock coordinates), so the runtime's ``Step``
+  moves to the next moment: one transaction, or all of those that share that instant (a time
+  cannot tell them apart). To move by exactly one transaction, send ``Seek(transaction=i+1)``.
+  At the end ``next_time()`` is +inf and the runtime just waits.
+- The state at any moment is the player's (:class:`~engine.replay.player.Player`), which keeps
+  the invariant "state == index.state_at(position)".
+- Bookmark commands are :class:`AddBookmark` / :class:`GotoBookmark` (replay only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from engine import snapshot as S
+from engine.replay.player import Player, ReplayError
+from engine.replay.timeline import SOURCE_NAMES
+
+EVENT_RING = 200
+
+
+@dataclass(frozen=True)
+class AddBookmark:
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class GotoBookmark:
+    name: str
+
+
+class ReplayFeed:
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.offset = 0.0
+        self.now = player.time()
+        self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
+        self._seq = 0
+        for p in player.index.problems[:50]:
+            self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
+
+    @property
+    def replay_time(self) -> float:
+        return self.now - self.offset
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        self._seq += 1
+        self.events.append(S.Event(self._seq, time - self.offset, kind, message, level, route, job))
+
+    def next_time(self) -> float:
+        p = self.player
+        if p.position >= p.index.steps - 1:
+            return math.inf
+        return p.index.times[p.position + 1] + self.offset
+
+    def step(self, t: float) -> None:
+        p = self.player
+        target = p.index.step_at_time(t - self.offset)
+        if target > p.position:
+            p._go(target)
+        if t > self.now:
+            self.now = t
+
+    def handle(self, command: Any) -> str | None:
+        p = self.player
+        try:
+            if isinstance(command, S.Seek):
+                p.seek(step=command.transaction, time=command.time)
+            elif isinstance(command, AddBookmark):
+                name = p.add_bookmark(command.name)
+                self.emit(self.now, "bookmark-added", f"bookmark {name} at transaction {p.position + 1}")
+                return None
+            elif isinstance(command, GotoBookmark):
+                p.goto_bookmark(command.name)
+            else:
+                return f"{type(command).__name__} is not available in replay"
+        except ReplayError as exc:
+            return str(exc)
+        moment = p.index.times[p.position] if p.position >= 0 else p.start
+        self.offset = self.now - moment
+        return None
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        return self.player.job_ad(job)
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
+        p = self.player
+        pos = dataclasses.replace(p.replay_position(), time=min(self.replay_time, p.end))
+        snap = p.snapshot(seq)
+        source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
+        return dataclasses.replace(
+            snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+            replay=pos, events=tuple(self.events),
+            diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
+        )
