@@ -137,21 +137,26 @@ def test_missing_file_is_reported(tmp_path):
 
 
 def test_watcher_wakes_on_change_and_stops(tmp_path):
-    """watch.py: directory watch via watchfiles (or the slow poll) calls poll() after a write;
+    """watch.py: the directory watch (watchfiles; the slow poll is 30 s here) calls poll() after a write;
     stop() ends the thread. Bounded by event waits, never a sleep."""
     log = tmp_path / "job_queue.log"
     schedd, _ = open_queue(log, T0)
-    got = threading.Event()
+    got, first = threading.Event(), threading.Event()
     results = []
 
     def on_poll(r):
         results.append(r)
+        first.set()
         if r.probe == F.ADDITION:
             got.set()
 
-    w = Watcher(Follower(log), on_poll, slow_poll=0.5, debounce=0.01).start()
+    w = Watcher(Follower(log), on_poll, slow_poll=30, debounce=0.01).start()
     try:
+        assert first.wait(10)
         _submit(schedd)
+        assert got.wait(10), [r.probe for r in results]
+        got.clear()
+        _submit(schedd, now=T0 + 1)  # long after the watcher started: only a change event wakes it
         assert got.wait(10), [r.probe for r in results]
     finally:
         w.stop()

@@ -5,7 +5,9 @@ Design decisions and invariants:
 - This is the only module of the queue-log package that waits. It watches the log's *directory*
   with ``watchfiles`` (a rotation renames ``job_queue.log.tmp`` over the log, which a watch on the
   file itself would lose), filtered to the log's name, with ``stop_event`` and
-  ``yield_on_timeout=True`` so that it also wakes every ``slow_poll`` seconds and stops promptly.
+  ``yield_on_timeout=True``: it hands control back every quarter second, polls on a change, on
+  the first hand-back (the watcher is then known to be running, so nothing written before it
+  started is missed) and every ``slow_poll`` seconds, and stops promptly.
 - The slow poll is also the fallback: when ``watchfiles`` cannot watch (no inotify slots, the
   directory does not exist yet, an unsupported filesystem) the loop just polls every
   ``slow_poll`` seconds on ``stop_event.wait``.
@@ -16,12 +18,14 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
 from engine.queuelog.follower import Follower, PollResult
 
 OnPoll = Callable[[PollResult], None]
+_TICK = 0.25  # how often watchfiles hands control back, so the slow poll keeps its period
 
 
 def run_watch(follower: Follower, stop_event: threading.Event, on_poll: OnPoll | None = None, *,
@@ -53,15 +57,24 @@ def _watch(path: Path, stop_event: threading.Event, wake: Callable[[], None], sl
     def wanted(_change, changed: str) -> bool:
         return Path(changed).name == name
 
+    tick = min(slow_poll, _TICK)
+    first = True
+    last = time.monotonic()
     try:
-        for _changes in watchfiles.watch(
+        for changes in watchfiles.watch(
             path.parent, watch_filter=wanted, stop_event=stop_event, yield_on_timeout=True,
-            rust_timeout=max(1, int(slow_poll * 1000)), debounce=max(1, int(debounce * 1000)),
+            rust_timeout=max(1, int(tick * 1000)), debounce=max(1, int(debounce * 1000)),
             step=50, raise_interrupt=False, recursive=False,
         ):
             if stop_event.is_set():
                 return True
-            wake()
+            now = time.monotonic()
+            # The first yield proves the watcher is running: poll once more so that a write made
+            # between the initial poll and the watcher's start is not left to the slow poll.
+            if changes or first or now - last >= slow_poll:
+                first = False
+                last = now
+                wake()
     except (OSError, RuntimeError):
         return stop_event.is_set()
     return True
