@@ -13,7 +13,8 @@ transform routes whose REQUIREMENTS test the job's VO, memory and desired sites
 3. choice cycle with HTCondor's default limits (100 / 50 idle per route): stops once all routes
    are full;
 4. a whole first poll with the default limits (claims, routed copies built by the real
-   transform engine, submissions into the queue) — the cost of routing, not only choosing.
+   transform engine, submissions into the queue) — the cost of routing, not only choosing;
+5. the next poll when nothing changed (the steady state between two events).
 
     python bench/router.py [--jobs N] [--routes N]
 """
@@ -136,6 +137,11 @@ def main() -> int:
     submitted = sum(1 for j in r.jobs.values() if j.state.value == "submitted")
     print(f"4. whole first poll, default limits: {secs:.2f} s  ({submitted:,} claimed, built and submitted; "
           f"{secs / max(submitted, 1) * 1000:.2f} ms per routed job)")
+    t = time.perf_counter()
+    r.poll(now + 10)
+    secs = time.perf_counter() - t
+    print(f"5. next poll, nothing changed:  {secs:.3f} s  (status checks skipped for unchanged jobs; "
+          f"{len(r.jobs):,} tracked, rescan of {r.last_cycle['considered']:,} idle jobs)")
     return 0
 
 

@@ -74,7 +74,12 @@ class HookOutputError(ValueError):
 
 def hook_keyword(job: Mapping[str, str] | Any, default: str | None) -> str | None:
     """``getHookKeyword``: the job's ``HookKeyword`` if it evaluates to a string, else the knob."""
-    ad = make_ad(job) if isinstance(job, Mapping) else job
+    if isinstance(job, Mapping):
+        if not any(k.lower() == "hookkeyword" for k in job):
+            return default or None
+        ad = make_ad(job)
+    else:
+        ad = job
     if "HookKeyword" in ad:
         value = evaluate("HookKeyword", ad)
         if isinstance(value, str):

@@ -66,6 +66,7 @@ class RoutedJob:
     reason: str = ""  # why it left the router (last failure / interruption)
     dirty: dict[str, Any] = field(default_factory=dict)  # router-set source attrs not pushed yet
     hook_attempts: dict[str, int] = field(default_factory=dict)
+    keyword: tuple[str | None] | None = None  # the hook keyword, once looked up (HookKeyword or knob)
 
     @property
     def outcome(self) -> str:
@@ -98,12 +99,16 @@ class Lifecycle:
     def _hook(self, job: RoutedJob, kind: str, key: str, stdin_fn) -> hk.HookResult | str | None:
         """Run the job's hook of ``kind`` if configured: a result, ``None`` (not configured) or
         ``"pending"`` (still running in the background)."""
-        keyword = self.hooks.keyword(job.src)
-        path = self.hooks.path(kind, keyword)
+        path = self.hooks.path(kind, self._keyword(job))
         if path is None:
             return None
         result = self.hooks.run(key, kind, path, stdin_fn())
         return "pending" if result is None else result
+
+    def _keyword(self, job: RoutedJob) -> str | None:
+        if job.keyword is None:
+            job.keyword = (self.hooks.keyword(job.src),)
+        return job.keyword[0]
 
     def _hook_failed(self, job: RoutedJob, kind: str, now: float, message: str) -> None:
         self._emit(ev.HookFailed(now, f"{kind} hook for {job.src_key}: {message}",

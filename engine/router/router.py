@@ -20,6 +20,10 @@ Design decisions and invariants:
 - No clock is read: every entry point takes ``now``.
 - Facts are reported as frozen :mod:`.events` dataclasses, collected until the runtime calls
   :meth:`drain_events`.
+- The router listens to both queues' change events: a SUBMITTED job whose source and routed
+  copy did not change since the last poll, and that has no update hook, is not checked again
+  (the check is a pure function of the two ads once the copy was seen). A queue reload, or a
+  queue without ``subscribe``, makes every job be checked.
 - Periodic policy is evaluated for claimed jobs that are not RETIRED (HTCondor iterates all
   tracked jobs, including retired ones whose router copy may be stale; RouteDeck does not push
   policy decisions for jobs it no longer manages). ``TimerRemove`` is checked first, then
@@ -60,6 +64,11 @@ class JobRouter(Lifecycle, StatsMixin):
         self.next_periodic = 0.0
         self.last_cycle: dict[str, Any] = {}
         self.table: Any = None
+        # keys changed in either queue since the last poll (None: everything may have changed)
+        self._changed: set[str] | None = None
+        self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
+                             if hasattr(q, "subscribe")]
+        self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
         self._apply_table(table, now)
         self.next_periodic = now + self.periodic_expr_interval
 
@@ -91,12 +100,14 @@ class JobRouter(Lifecycle, StatsMixin):
         route statistics are recomputed at once, throttle adjustment included."""
         old = self.table
         self._apply_table(table, now)
+        for job in self.jobs.values():
+            job.keyword = None  # JOB_ROUTER_HOOK_KEYWORD may have changed
         self._emit(ev.TableSwitched(now, f"routing table v{getattr(old, 'version', '?')} -> "
                                          f"v{getattr(table, 'version', '?')} ({len(table.routes)} routes)"))
         self.update_route_stats(now)
 
     def _attrs_to_copy(self, job: RoutedJob) -> list[str]:
-        keyword = self.hooks.keyword(job.src)
+        keyword = self._keyword(job)
         if not keyword:
             return []
         return split_list(_knob(self.table.config, f"{keyword}_ATTRS_TO_COPY"))
@@ -112,13 +123,39 @@ class JobRouter(Lifecycle, StatsMixin):
 
     # ------------------------------------------------------------------------ the poll
 
+    def _on_queue_event(self, event: Any) -> None:
+        jid = getattr(event, "id", None)
+        if jid is not None:
+            if self._changed is not None:
+                self._changed.add(f"{jid[0]}.{jid[1]}")
+        elif type(event).__name__ == "QueueReloaded":
+            self._changed = None
+
+    def close(self) -> None:
+        """Stop listening to the queues and end running hooks' bookkeeping."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self.hooks.close()
+
+    def _unchanged(self, job: RoutedJob, changed: set[str] | None) -> bool:
+        """A SUBMITTED job whose source and routed copy did not change since the last poll and
+        that has no update hook would get the very same status check: skip it (the check is a
+        pure function of the two ads once the copy has been seen)."""
+        return (changed is not None and self._watching and job.saw_dest and not job.dirty
+                and job.src_key not in changed and job.dest_key not in changed
+                and self.hooks.path(hk.UPDATE, self._keyword(job)) is None)
+
     def poll(self, now: float) -> None:
         self.poll_count += 1
+        changed, self._changed = self._changed, set()
         if self.poll_count % 5 == 1:
             self.adopt_orphans(now)
         self.update_route_stats(now)
         self.get_candidate_jobs(now)
         for job in list(self.jobs.values()):
+            if job.state is State.SUBMITTED and self._unchanged(job, changed):
+                continue
             for state, step in STEPS:
                 if job.state is state:
                     step(self, job, now)
