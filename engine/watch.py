@@ -225,3 +225,73 @@ def make_follower(path: str, queue: Any) -> Any:
     from engine.queuelog.follower import Follower  # noqa: PLC0415
 
     return Follower(path, queue)
+
+
+@dataclass(frozen=True)
+class WakeUp:
+    """Command: the log changed (sent by the file watcher); poll now."""
+
+
+class WatchFeed:
+    """Watch mode as an engine for :class:`engine.runtime.Runtime`.
+
+    All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
+    and written by two threads. ``next_time()`` asks for a poll every ``poll_interval`` seconds
+    of the (system) clock; :meth:`waker` gives the foundation's watcher (``run_watch``) an object
+    whose ``poll()`` just sends :class:`WakeUp` to the runtime, so a change is read at once."""
+
+    def __init__(self, engine: WatchEngine, poll_interval: float = 1.0) -> None:
+        self.engine = engine
+        self.poll_interval = poll_interval
+        self.now = engine.clock.now()
+        self._last_poll = -float("inf")
+        self.events: list = []
+        self._seq = 0
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        from engine.snapshot import Event  # noqa: PLC0415
+
+        self._seq += 1
+        self.events = (self.events + [Event(self._seq, time, kind, message, level, route, job)])[-200:]
+
+    def next_time(self) -> float:
+        return self._last_poll + self.poll_interval
+
+    def step(self, t: float) -> None:
+        if t >= self.next_time():
+            self._poll(t)
+        self.now = max(self.now, t)
+
+    def _poll(self, t: float) -> None:
+        self.engine.poll()
+        self._last_poll = t
+
+    def handle(self, command: object) -> str | None:
+        if isinstance(command, WakeUp):
+            self._poll(self.engine.clock.now())
+            return None
+        if self.engine.handle(command):
+            return None
+        return f"{type(command).__name__} is not available in watch mode (read-only)"
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        return self.engine.job_ad(job)
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "real", jobs: tuple = ()) -> Snapshot:
+        snap = self.engine.snapshot(seq)
+        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+                                   events=tuple(self.events))
+
+    def waker(self, runtime: Any) -> Any:
+        feed_path = self.engine.follower.path
+
+        class _Waker:
+            path = feed_path
+
+            @staticmethod
+            def poll() -> None:
+                runtime.send(WakeUp())
+
+        return _Waker()

@@ -34,14 +34,13 @@ def test_step_seek_back_and_forth_with_a_forward_only_clock(tmp_path):
         before = feed.player.position
         clock = max(clock, feed.next_time())
         feed.step(clock)
-        # the next moment: every transaction at that instant (one unless several share a time)
-        assert feed.player.position == ix.step_at_time(ix.times[before + 1]) > before
+        assert feed.player.position == before + 1  # exactly one transaction, also among equal times
         assert as_expected(feed.player.state) == rec.states[feed.player.position]
     assert feed.handle(S.Seek(transaction=2)) is None
     assert feed.player.position == 2 and as_expected(feed.player.state) == rec.states[2]
     clock += 1.0  # the clock went on; replay time continues from transaction 2's time
     feed.step(clock)
-    assert feed.replay_time == ix.times[2] + 1.0
+    assert abs(feed.replay_time - (ix.times[2] + 1.0)) < 1e-3
     assert feed.handle(S.Seek(time=ix.times[-1])) is None and feed.next_time() == math.inf
     assert feed.handle(AddBookmark("end")) is None
     feed.handle(S.Seek(transaction=-1))
@@ -57,7 +56,7 @@ def test_runtime_plays_a_recording_to_its_end(tmp_path):
     rec, ix, feed = _feed(tmp_path, seed=42, steps=80)
     clock = VirtualClock(start=feed.now)
     seen = []
-    rt = Runtime(feed, clock, seen.append, speed="max", until=ix.times[-1])
+    rt = Runtime(feed, clock, seen.append, speed="max", until=feed.end_time)
     rt.start()
     rt.join(20)
     assert rt.state == "stopped" and rt.error is None

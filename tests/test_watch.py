@@ -132,3 +132,35 @@ def test_watch_command_once_and_json_lines(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["queue"] == {"running": 1}
     assert main(["watch", "--config", str(tmp_path / "nope.conf")]) == 1
+
+
+def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):
+    """The runtime thread polls the follower when the file watcher says the log changed."""
+    import threading
+
+    from engine.clock import SystemClock
+    from engine.queuelog.watch import run_watch
+    from engine.runtime import Runtime
+    from engine.watch import WatchFeed
+
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    feed = WatchFeed(WatchEngine(WatchSetup(str(log)), SystemClock()), poll_interval=3600)
+    got = threading.Event()
+
+    def publish(snap):
+        if snap.total_jobs == 1:
+            got.set()
+
+    rt = Runtime(feed, SystemClock(), publish, snapshot_interval=0.05).start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=run_watch, args=(feed.waker(rt), stop), kwargs={"slow_poll": 0.2}, daemon=True)
+    watcher.start()
+    try:
+        submit(q, T0 + 1)
+        assert got.wait(10), "the change never reached a snapshot"
+    finally:
+        stop.set()
+        rt.stop()
+        watcher.join(5)
+    assert rt.latest().mode == "watch"

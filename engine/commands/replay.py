@@ -94,6 +94,26 @@ def run(args: argparse.Namespace) -> int:
     return run_headless(args)
 
 
+def build_runtime(args: argparse.Namespace, publish=None):
+    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
+    ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
+    ``engine.replay.feed.AddBookmark``/``GotoBookmark``."""
+    from engine.clock import VirtualClock  # noqa: PLC0415
+    from engine.replay.feed import ReplayFeed  # noqa: PLC0415
+    from engine.runtime import Runtime  # noqa: PLC0415
+
+    index = build_index(args.log, tz=args.tz)
+    limits, _errors = load_limits(args.config)
+    player = Player(index, ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC")
+    if args.transaction is not None:
+        player.seek(step=args.transaction)
+    elif args.at:
+        player.seek(time=parse_time(args.at, player.start, player.end, args.tz))
+    feed = ReplayFeed(player)
+    clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
+    return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
+
+
 def run_headless(args: argparse.Namespace) -> int:
     try:
         index = build_index(args.log, tz=args.tz)

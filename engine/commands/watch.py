@@ -53,6 +53,19 @@ def run(args: argparse.Namespace) -> int:
     return run_headless(args)
 
 
+def build_runtime(args: argparse.Namespace, publish=None):
+    """For a screen: (runtime, watcher thread factory). Start the runtime, then
+    ``threading.Thread(target=run_watch, args=(waker, stop_event))`` with the returned waker: the
+    file watcher only wakes the runtime, which reads the log on its own thread."""
+    from engine.runtime import Runtime  # noqa: PLC0415
+    from engine.watch import WatchFeed  # noqa: PLC0415
+
+    setup = resolve(args.queue_log, args.config, args.router_log)
+    feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
+    runtime = Runtime(feed, SystemClock(), publish=publish, snapshot_interval=0.25)
+    return runtime, feed.waker(runtime)
+
+
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
     out = snap.to_json()

@@ -10,9 +10,10 @@ to ``next_time()``. Design decisions and invariants:
   forward while the replay lands on the requested moment. ``now`` is in clock coordinates, as
   the runtime expects.
 - ``next_time()`` is the next transaction's time (in clock coordinates), so the runtime's ``Step``
-  moves to the next moment: one transaction, or all of those that share that instant (a time
-  cannot tell them apart). To move by exactly one transaction, send ``Seek(transaction=i+1)``.
-  At the end ``next_time()`` is +inf and the runtime just waits.
+  applies exactly one transaction. Transactions that share a time (common: a schedd commits
+  many per second, and a log without time stamps carries one time over many) are told apart
+  by ranking them 1 µs apart on the clock (``keys``); replay time shown is unaffected beyond
+  that. At the end ``next_time()`` is +inf and the runtime just waits.
 - The state at any moment is the player's (:class:`~engine.replay.player.Player`), which keeps
   the invariant "state == index.state_at(position)".
 - Bookmark commands are :class:`AddBookmark` / :class:`GotoBookmark` (replay only).
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from array import array
+from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,7 @@ from engine.replay.player import Player, ReplayError
 from engine.replay.timeline import SOURCE_NAMES
 
 EVENT_RING = 200
+TIE = 1e-6  # clock seconds between transactions that share a time
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,24 @@ class GotoBookmark:
 class ReplayFeed:
     def __init__(self, player: Player) -> None:
         self.player = player
+        times = player.index.times
+        self.keys = array("d")
+        prev, rank = None, 0
+        for t in times:
+            rank = rank + 1 if t == prev else 0
+            self.keys.append(t + rank * TIE)
+            prev = t
         self.offset = 0.0
         self.now = player.time()
         self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
         self._seq = 0
         for p in player.index.problems[:50]:
             self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
+
+    @property
+    def end_time(self) -> float:
+        """The last transaction's moment in clock coordinates (for ``Runtime(until=...)``)."""
+        return (self.keys[-1] if len(self.keys) else self.player.start) + self.offset
 
     @property
     def replay_time(self) -> float:
@@ -66,11 +82,11 @@ class ReplayFeed:
         p = self.player
         if p.position >= p.index.steps - 1:
             return math.inf
-        return p.index.times[p.position + 1] + self.offset
+        return self.keys[p.position + 1] + self.offset
 
     def step(self, t: float) -> None:
         p = self.player
-        target = p.index.step_at_time(t - self.offset)
+        target = bisect_right(self.keys, t - self.offset) - 1
         if target > p.position:
             p._go(target)
         if t > self.now:
@@ -91,7 +107,7 @@ class ReplayFeed:
                 return f"{type(command).__name__} is not available in replay"
         except ReplayError as exc:
             return str(exc)
-        moment = p.index.times[p.position] if p.position >= 0 else p.start
+        moment = self.keys[p.position] if p.position >= 0 else p.start
         self.offset = self.now - moment
         return None
 
