@@ -292,3 +292,23 @@ def test_copy_never_seen_gives_up_after_mirror_lag():
     r.poll(T0 + 10 + 601)
     retired = [e for e in r.drain_events() if e.kind == "job-retired"]
     assert retired[0].outcome == "failure" and "giving up" in retired[0].message
+
+
+def test_log_table_reads_back_with_the_jobrouterlog_reader():
+    """§1.5: the per-poll table format ("%-24s %-11s %7d/%7d %7d/%7d %8s  %7d %9d %6d"); the
+    JobRouterLog reader (engine.routerlog) reads our rows back with the same figures."""
+    from engine.routerlog import HEADER, parse_router_log
+
+    tbl = table([route("Site1", max_jobs=10, max_idle_jobs=5), route("BlackHole")])
+    r, src, dst = make_router(tbl)
+    submit(src, 7)
+    r.poll(T0 + 10)
+    r.book.get("BlackHole").throttle = 3.4
+    text = r.log_table()
+    assert text.splitlines()[1].startswith("Site1                    JOB_ROUTER_ROUTE_Site1       5/     10       5/      5")
+    tables, problems = parse_router_log("11/21/26 14:32:05 " + HEADER + "\n" + text)
+    assert not problems
+    rows = {row.name: row for row in tables[0].rows}
+    assert (rows["Site1"].submitted, rows["Site1"].max_jobs, rows["Site1"].idle, rows["Site1"].max_idle) == (5, 10, 5, 5)
+    assert rows["BlackHole"].submitted == 2
+    assert rows["BlackHole"].throttle_text == "%g jobs/sec" % (3.4 / 600)
