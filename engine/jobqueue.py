@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
-from engine.classad import make_ad
+from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queuelog import records as R
 from engine.queuelog.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,
@@ -69,6 +69,21 @@ class AdChanged:
     destroyed. Cluster-ad changes are reported as :class:`JobChanged` of its procs instead."""
 
     key: str
+
+
+def _int_of(text: str | None) -> int | None:
+    """An integer attribute as EvaluateAttrInt reads it: plain digits fast, anything else
+    (``2.0``, an expression of literals) through classad2; None when not an integer."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return as_int(evaluate(text))
+    except ClassAdError:
+        return None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -122,11 +137,7 @@ class Job:
 
     @property
     def status(self) -> int | None:
-        v = self.get("JobStatus")
-        try:
-            return int(v) if v is not None else None
-        except ValueError:
-            return None
+        return _int_of(self.get("JobStatus"))
 
     def classad(self) -> Any:
         """The effective ad as a classad2 ad (``engine.classad.make_ad``), rebuilt only after a
@@ -291,10 +302,7 @@ class JobQueue:
             v = ads[key].get(js) if js else None
             if v is None and js:
                 v = ads.get(cluster_key(c), _EMPTY).get(js)
-            try:
-                s: int | None = int(v) if v is not None else None
-            except ValueError:
-                s = None
+            s = _int_of(v)
             out[s] = out.get(s, 0) + 1
         return out
 

@@ -117,3 +117,12 @@ def test_transaction_checks_against_the_pending_view():
             with q.transaction():
                 pass
     assert q.snapshot_state() == {}
+
+
+def test_status_reads_like_evaluate_attr_int():
+    """JobStatus written as a real or an expression still counts (engine.classad.as_int: reals
+    truncate); a non-number is None."""
+    q = _queue("101 1.0 Job Machine", "103 1.0 JobStatus 2.0", "101 1.1 Job Machine", "103 1.1 JobStatus 1 + 3",
+               "101 1.2 Job Machine", "103 1.2 JobStatus \"x\"")
+    assert [j.status for j in q.jobs()] == [2, 4, None]
+    assert q.counts_by_status() == {2: 1, 4: 1, None: 1}
