@@ -258,11 +258,12 @@ def _template_index(workload: Workload) -> dict[str, Any]:
 
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
                speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
-               with_router: bool = True) -> Engine:
+               with_router: bool = True, durable: bool = True) -> Engine:
     """Assemble the demo from ``config_dir`` (default: ``sample_configs/demo``).
 
     ``state_dir`` holds ``job_queue.log`` and ``history``; when the log exists the demo resumes
     from it. ``speed`` is accepted for the TUI's convenience (the runtime's clock owns it).
+    ``durable=False`` skips the fsync per commit (benchmarks; the log says ``NONDURABLE``).
     """
     from engine.demo_state import open_state  # noqa: PLC0415
 
@@ -275,7 +276,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         raise DemoError("; ".join(str(e) for e in config.errors))
     workload = load_workload(files.workload)
     specs = load_sites(files.sites)
-    queue, writer, resumed_at, history_path = open_state(state_dir, start)
+    queue, writer, resumed_at, history_path = open_state(state_dir, start, durable)
     now = float(resumed_at if resumed_at is not None else start)
     sites = SiteSet(specs, seed=seed)
     store = QueueStore(queue)

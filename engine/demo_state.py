@@ -47,7 +47,8 @@ def latest_job_time(queue: JobQueue) -> float | None:
     return best
 
 
-def open_state(state_dir: str | Path | None, start: float) -> tuple[JobQueue, Any, float | None, Path | None]:
+def open_state(state_dir: str | Path | None, start: float, durable: bool = True
+               ) -> tuple[JobQueue, Any, float | None, Path | None]:
     """(queue, writer, resume time or None for a fresh start, history path)."""
     if state_dir is None:
         return JobQueue(), None, None, None
@@ -56,7 +57,7 @@ def open_state(state_dir: str | Path | None, start: float) -> tuple[JobQueue, An
     log = d / "job_queue.log"
     existed = log.exists() and log.stat().st_size > 0
     resume = last_commit_time(log) if existed else None
-    queue, _problems = open_queue(log, now=start if resume is None else resume)
+    queue, _problems = open_queue(log, now=start if resume is None else resume, durable=durable)
     if existed and resume is None:
         resume = latest_job_time(queue)
     return queue, queue.writer, resume if existed else None, d / "history"

@@ -1,0 +1,65 @@
+"""The demo configuration in sample_configs/demo (issue 5 part 4): it loads, both routing-table
+syntaxes describe the same table (htcondor.md §1.2 conversion, §1.4 match order), the sites
+include a black hole, the workload has cron jobs and jobs that no route accepts."""
+
+from pathlib import Path
+
+import pytest
+
+from engine.classad import make_ad
+from engine.config import Config
+from engine.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites
+from engine.router.table import load_routing_table
+from engine.workload import load_workload
+
+D = Path(DEFAULT_CONFIG_DIR)
+
+
+def _table(*files):
+    return load_routing_table(Config.load([D / f for f in files], env={}))
+
+
+def _choose(table, attrs):
+    ad = make_ad(attrs)
+    return next((r.name for r in table.routes if r.matches(ad, now=0)), None)
+
+
+def test_both_syntaxes_give_the_same_table():
+    new = _table("condor_config")
+    old = _table("condor_config", "routes-classad.conf")
+    assert not new.errors and not old.errors
+    assert [r.syntax for r in old.routes] == ["classad"] * 5 and [r.syntax for r in new.routes] == ["transform"] * 5
+    key = lambda r: (r.name, r.max_jobs, r.max_idle_jobs, r.grid_resource, r.failure_rate_threshold)  # noqa: E731
+    assert [key(r) for r in new.routes] == [key(r) for r in old.routes]
+    jobs = [
+        {"VO": '"cms"', "RequestMemory": "2000", "JobUniverse": "5"},
+        {"VO": '"atlas"', "RequestMemory": "4000", "JobUniverse": "5"},
+        {"VO": '"atlas"', "RequestMemory": "16000", "JobUniverse": "5"},
+        {"VO": '"osg"', "RequestGPUs": "1", "RequestMemory": "12000", "JobUniverse": "5"},
+        {"VO": '"osg"', "RequestMemory": "128000", "JobUniverse": "5"},
+    ]
+    picks = [_choose(new, j) for j in jobs]
+    assert picks == [_choose(old, j) for j in jobs]
+    assert picks == ["CMS_T2", "BlackHole", "Overflow", "GPU_Site", None]
+
+
+def test_sites_and_workload():
+    sites = {s.name: s for s in load_sites(D / "sites.toml")}
+    assert any(s.black_hole for s in sites.values()) and any(s.local for s in sites.values())
+    table = _table("condor_config")
+    for r in table.routes:  # every route's GridResource has a site
+        assert any(r.grid_resource in s.grid_resources for s in sites.values()), r.name
+    w = load_workload(D / "workload.toml")
+    assert len(w.cron) >= 3 and len({t.attrs.get("CronMinute") for t in w.cron}) >= 3
+    assert all(t.site in sites for t in w.cron)
+    assert any(t.attrs.get("RequestMemory") == "128000" for t in w.jobs)  # no route accepts these
+
+
+def test_bad_sites_file_names_the_file(tmp_path):
+    p = tmp_path / "sites.toml"
+    p.write_text('[[site]]\nname = "x"\nslots = 2\nfailure_probability = 3\n')
+    with pytest.raises(DemoError, match=r"sites\.toml: \[\[site\]\] #1 'x': .*failure_probability"):
+        load_sites(p)
+    p.write_text('[[site]]\nname = "x"\nslot = 2\n')
+    with pytest.raises(DemoError, match="unknown key.*slot"):
+        load_sites(p)
