@@ -176,6 +176,9 @@ class JobQueue:
         self._ads: dict[str, dict[str, str]] = {}
         self._types: dict[str, str] = {}
         self._ids: dict[JobId, str] = {}
+        # highest cluster id seen, kept as a running maximum (None = recompute once): NewCluster must
+        # not scan every job (it did, and dominated the router's submit path on large queues)
+        self._max_cluster: int | None = None
         self._kinds: dict[str, str] = {}  # non-job, non-cluster keys → kind
         self._canon: dict[str, str] = {}
         self._lower: dict[str, str] = {}
@@ -314,7 +317,9 @@ class JobQueue:
             n = int(self.header.get(name, "1"))
         except ValueError:
             n = 1
-        top = max((c for c, _ in self._ids), default=0)
+        top = self._max_cluster
+        if top is None:
+            top = self._max_cluster = max((c for c, _ in self._ids), default=0)
         return max(n, top + 1, 1)
 
     def snapshot_state(self) -> dict[str, tuple[str, dict[str, str]]]:
@@ -414,6 +419,8 @@ class JobQueue:
             self._ver[rec.key] = self._ver.get(rec.key, 0) + 1
             if kind == R.JOB:
                 self._ids[(c, p)] = rec.key
+                if self._max_cluster is not None and c > self._max_cluster:
+                    self._max_cluster = c
                 if self._by_cluster is not None:
                     self._by_cluster.setdefault(c, set()).add(p)
                 self._note(JobAdded((c, p)))

@@ -124,6 +124,7 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
     ag = ads.get
     types = q._types
     ids = q._ids
+    q._max_cluster = None  # ids are filled directly below; next_cluster_num recomputes once
     kinds = q._kinds
     cg = q._canon.get
     intern = sys.intern
