@@ -108,6 +108,18 @@ def main() -> None:
               f"max {max(seeks) * 1000:.0f} ms over {len(seeks)}")
         print(f"seek to a random time:        median {statistics.median(times) * 1000:.0f} ms, "
               f"max {max(times) * 1000:.0f} ms over {len(times)}")
+        from engine.clock import ManualClock  # noqa: PLC0415
+        from engine.replay.player import Player  # noqa: PLC0415
+
+        player = Player(ix, ManualClock(0.0))
+        full = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            player.seek(time=rng.uniform(ix.times[0], ix.times[-1]))
+            snap = player.snapshot()
+            full.append(time.perf_counter() - t0)
+        print(f"seek + full snapshot (routes, {snap.total_jobs:,} job rows): median "
+              f"{statistics.median(full) * 1000:.0f} ms, max {max(full) * 1000:.0f} ms over {len(full)}")
         print(f"queue at the end: {len(ix.state_at(ix.steps - 1).ads):,} ads")
 
 

@@ -253,3 +253,13 @@ def test_bookmarks(example):
     assert [b[:2] for b in player.bookmark_list()] == [("B1", 3), ("running", 5)]
     with pytest.raises(ReplayError):
         player.goto_bookmark("nope")
+
+
+def test_literal_fast_path_agrees_with_classad2():
+    """Values as job_queue.log writes them (htcondor.md §3.1 "Values"): the direct reading of
+    plain integers and strings gives what classad2 gives."""
+    from engine.replay.views import _evaluated, literal
+
+    for text in ["0", "17", "1795300000", '"alice"', '""', '"a b  c"', '"x\\\\y"', '"say \\"hi\\""',
+                 "-3", "2.5", "true", "FALSE", "undefined", "error", "1 + 2", '"/bin/sleep"', "０"]:
+        assert literal(text) == _evaluated(text), text

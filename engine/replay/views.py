@@ -43,11 +43,23 @@ from engine.snapshot import STATUS_NAMES, CronView, JobRow, ReplayPosition, Rout
 CRON_ATTRS = ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
 
 
-@functools.lru_cache(maxsize=65536)
 def literal(text: str | None) -> Any:
-    """The value of a literal (or constant) value text; None when absent, undefined or bad."""
+    """The value of a literal (or constant) value text; None when absent, undefined or bad.
+
+    Plain integers and plain strings (no escape, no inner quote) are read directly — they are
+    most values of a queue and mostly distinct (times, ids), so a cache would not help; the
+    rest goes to classad2 through engine.classad, cached per text."""
     if text is None:
         return None
+    if text.isascii() and text.isdigit():
+        return int(text)
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1] and "\\" not in text:
+        return text[1:-1]
+    return _evaluated(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _evaluated(text: str) -> Any:
     try:
         v = classad.evaluate(text)
     except classad.ClassAdError:
