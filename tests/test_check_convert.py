@@ -264,3 +264,22 @@ def test_osg_test_layered_on_htcondor_ce_uses_its_default_memory_macro():
     r = first_match(layered, src)
     ad = build_routed_ad(layered, r, src, now=NOW, source_id=(5, 0))
     assert (r.name, ad["RequestMemory"], ad["JobUniverse"]) == ("Condor_Pool", "128", "5")
+
+
+def test_check_warns_that_route_requirements_must_name_job_attributes_unqualified(tmp_path):
+    # htcondor.md §1.4: the candidate query evaluates route REQUIREMENTS with an empty ad as MY and
+    # the job as TARGET (so MY.x is undefined), ChooseRoute with the job as MY and no TARGET (so
+    # TARGET.x is undefined): only unqualified names reach the job in both.
+    from engine.config import Config
+    from engine.router.lints import lint_table
+    from engine.router.table import load_routing_table
+
+    cfg = Config.from_text(
+        "JOB_ROUTER_ROUTE_NAMES = A B C\n"
+        "JOB_ROUTER_ROUTE_A @=jrt\n  UNIVERSE vanilla\n  REQUIREMENTS MY.WantRoute =?= true\n@jrt\n"
+        "JOB_ROUTER_ROUTE_B @=jrt\n  UNIVERSE vanilla\n  REQUIREMENTS TARGET.WantRoute =?= true\n@jrt\n"
+        "JOB_ROUTER_ROUTE_C @=jrt\n  UNIVERSE vanilla\n  REQUIREMENTS WantRoute =?= true\n@jrt\n",
+        name="routes.conf",
+    )
+    diags = [d for d in lint_table(load_routing_table(cfg)) if "unqualified" in d.message]
+    assert sorted((d.route, "MY." in d.message) for d in diags) == [("A", True), ("B", False)]

@@ -107,15 +107,26 @@ def _uses_target(text: str) -> bool:
     return C.rewrite_scope_prefix(text, "TARGET", "") != text
 
 
+def _uses_my(text: str) -> bool:
+    return C.rewrite_scope_prefix(text, "MY", "") != text
+
+
 def lint_requirements(route: Route) -> list[Diagnostic]:
     out = []
     req = route.requirements
     if not req:
         return out
     if route.syntax == "transform" and _uses_target(req):
-        out.append(_diag("warning", f"route {route.name}: REQUIREMENTS uses TARGET., which is undefined when route "
-                         "requirements are evaluated (the job is MY, there is no TARGET): write job attributes "
-                         "unqualified or as MY.x", route))
+        out.append(_diag("warning", f"route {route.name}: REQUIREMENTS uses TARGET., which is undefined when the "
+                         "route is matched (ChooseRoute: the job is MY, there is no TARGET), so the route never gets "
+                         "jobs: write job attributes unqualified", route))
+    if route.syntax == "transform" and _uses_my(req):
+        # JobRouter::GetCandidateJobs puts every accepting route's REQUIREMENTS into one query whose
+        # MY is an empty ad and whose TARGET is the job (htcondor.md §1.4 "Pre-filter"): MY.x is
+        # undefined there, so no job passes the candidate query for this route.
+        out.append(_diag("warning", f"route {route.name}: REQUIREMENTS uses MY., which is undefined in the router's "
+                         "candidate query (an empty ad is MY there, the job is TARGET), so the route never gets "
+                         "jobs: write job attributes unqualified", route))
     text = route.classad_requirements or req
     for name in bare_identifier_comparisons(text):
         out.append(_diag("warning", f"route {route.name}: REQUIREMENTS compares with {name}, which is an attribute "
