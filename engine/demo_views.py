@@ -33,27 +33,83 @@ def _i(attrs: dict[str, str], name: str) -> int | None:
         return None
 
 
+def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
+    a = engine.store.attrs(job)
+    if a is None:
+        return None
+    routed_from = _s(a, "RoutedFromJobId")
+    routed_to = _s(a, "RoutedToJobId")
+    kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
+    return S.JobRow(
+        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=_s(a, "RouteName"),
+        kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
+        entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
+        hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
+
+
+class RowIndex:
+    """The jobs table kept up to date from the queue's change events: only changed jobs are
+    rebuilt, the id order is re-sorted only when jobs come or go, so a snapshot of 100,000 jobs
+    costs a tuple of references, not 100,000 new rows."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.rows: dict[str, S.JobRow] = {}
+        self.dirty: set[str] = set()
+        self.order: list[str] | None = None
+        self.full = True
+        self.version = -1
+        self.cached: tuple[S.JobRow, ...] = ()
+
+    def on_event(self, ev: Any) -> None:
+        name = type(ev).__name__
+        if name == "QueueReloaded":
+            self.full = True
+            return
+        jid = getattr(ev, "id", None)
+        if jid is None:
+            return
+        key = f"{jid[0]}.{jid[1]}"
+        if name == "JobRemoved":
+            self.rows.pop(key, None)
+            self.dirty.discard(key)
+            self.order = None
+        else:
+            if name == "JobAdded":
+                self.order = None
+            self.dirty.add(key)
+
+    def table(self) -> tuple[S.JobRow, ...]:
+        eng = self.engine
+        if self.version == eng.jobs_version and not self.full:
+            return self.cached
+        deferral = eng.schedd.cron.deferral if eng.schedd.cron is not None else {}
+        if self.full:
+            self.rows = {}
+            self.dirty = set(eng.store.status)
+            self.order = None
+            self.full = False
+        for key in self.dirty:
+            row = _row(eng, key, deferral)
+            if row is None:
+                self.rows.pop(key, None)
+            else:
+                self.rows[key] = row
+        self.dirty = set()
+        if self.order is None:
+            self.order = sorted(self.rows, key=job_order)
+        self.cached = tuple(self.rows[k] for k in self.order if k in self.rows)
+        self.version = eng.jobs_version
+        return self.cached
+
+
 def job_rows(engine: Any) -> tuple[S.JobRow, ...]:
-    cache = getattr(engine, "_rows_cache", None)
-    if cache is not None and cache[0] == engine.jobs_version:
-        return cache[1]
-    rows = []
-    deferral = engine.schedd.cron.deferral if engine.schedd.cron is not None else {}
-    for job in sorted(engine.store.status, key=job_order):
-        a = engine.store.attrs(job)
-        if a is None:
-            continue
-        routed_from = _s(a, "RoutedFromJobId")
-        routed_to = _s(a, "RoutedToJobId")
-        kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
-        rows.append(S.JobRow(
-            job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=_s(a, "RouteName"),
-            kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
-            entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
-            hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job)))
-    out = tuple(rows)
-    engine._rows_cache = (engine.jobs_version, out)
-    return out
+    index = getattr(engine, "row_index", None)
+    if index is None:
+        index = engine.row_index = RowIndex(engine)
+        index.full = True
+        engine.queue.subscribe(index.on_event)
+    return index.table()
 
 
 def cron_views(engine: Any) -> tuple[S.CronView, ...]:

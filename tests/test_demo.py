@@ -194,3 +194,14 @@ def test_router_tools_on_the_demo_recording(demo):
     assert out.returncode == 0, out.stderr
     text = out.stdout.splitlines()
     assert text[0].startswith("Routed job history from ") and text[-1].startswith("TOTAL")
+
+
+def test_jobs_table_follows_the_queue(demo):
+    """The incrementally maintained jobs table equals one built from scratch, in id order."""
+    from engine.demo_views import _row
+
+    engine = demo["engine"]
+    rows = engine.snapshot().jobs
+    fresh = [_row(engine, j.key, engine.schedd.cron.deferral) for j in engine.queue.jobs()]
+    assert list(rows) == fresh and len(rows) == len(engine.queue)
+    assert engine.snapshot().jobs is rows  # unchanged queue: the same tuple is shared
