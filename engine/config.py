@@ -282,33 +282,12 @@ class Config:
 
     def _statement(self, line: str, filename: str, lineno: int, depth: int, stack: list[str]) -> tuple[str, str] | None:
         """Handle one enabled line; returns (name, tag) when a ``@=`` block starts."""
-        n = len(line)
-        i = 0
-        while i < n and not line[i].isspace() and line[i] not in "=:":
-            i += 1
-        name = line[:i]
-        if i == n:
-            if not name.startswith("["):  # a bare [section] line is a comment (Win32 .ini style)
+        split = mc.split_statement(line)
+        if split is None:
+            if not line.startswith("["):  # a bare [section] line is a comment (Win32 .ini style)
                 self._error(filename, lineno, f"syntax error, missing '=' or ':' in {line!r}")
             return None
-        word = ""
-        if line[i] in "=:":
-            op, j = line[i], i + 1
-        else:
-            j = i
-            while j < n and line[j].isspace():
-                j += 1
-            k = j
-            while j < n and line[j] not in "=:@":
-                j += 1
-            word = line[k:j].strip()
-            op = line[j] if j < n else ""
-            j += 1
-            if op == "@":
-                if j < n and line[j] == "=":
-                    j += 1
-                else:
-                    op = ""
+        name, word, op, j = split
         if not op:
             self._error(filename, lineno, f"syntax error, missing '=' or ':' in {line!r}")
             return None

@@ -221,3 +221,38 @@ class IfStack:
 def is_if_keyword(line: str) -> bool:
     word = re.split(r"\s", line, maxsplit=1)[0].lower()
     return word in ("if", "elif", "else", "endif")
+
+
+def split_statement(line: str) -> tuple[str, str, str, int] | None:
+    """Split a config or transform line as HTCondor's config parser does: ``NAME = v``,
+    ``NAME : v``, ``NAME @=tag``, or ``keyword word : v`` (``include``, ``use``, …).
+
+    Returns ``(name, word, op, j)``: ``op`` is ``"="``, ``":"``, ``"@"`` (for ``@=``) or ``""``
+    (no operator found), ``word`` the text between a keyword and its ``:`` and ``j`` the index
+    where the value starts. ``None`` when the line is one word with no operator.
+    """
+    n = len(line)
+    i = 0
+    while i < n and not line[i].isspace() and line[i] not in "=:":
+        i += 1
+    name = line[:i]
+    if i == n:
+        return None
+    word = ""
+    if line[i] in "=:":
+        return name, word, line[i], i + 1
+    j = i
+    while j < n and line[j].isspace():
+        j += 1
+    k = j
+    while j < n and line[j] not in "=:@":
+        j += 1
+    word = line[k:j].strip()
+    op = line[j] if j < n else ""
+    j += 1
+    if op == "@":
+        if j < n and line[j] == "=":
+            j += 1
+        else:
+            op = ""
+    return name, word, op, j

@@ -196,32 +196,11 @@ def _assign(out: Parsed, name: str, value: str, lineno: int, line: str, col: int
 
 def _classify(out: Parsed, line: str, lineno: int, top: bool) -> tuple[str, str] | None:
     """One non-if line; returns (name, tag) when a ``@=`` block starts."""
-    n = len(line)
-    i = 0
-    while i < n and not line[i].isspace() and line[i] not in "=:":
-        i += 1
-    name = line[:i]
-    if i == n:
+    split = mc.split_statement(line)
+    if split is None:
         _action(out, line, lineno)
         return None
-    word = ""
-    if line[i] in "=:":
-        op, j = line[i], i + 1
-    else:
-        j = i
-        while j < n and line[j].isspace():
-            j += 1
-        k = j
-        while j < n and line[j] not in "=:@":
-            j += 1
-        word = line[k:j].strip()
-        op = line[j] if j < n else ""
-        j += 1
-        if op == "@":
-            if j < n and line[j] == "=":
-                j += 1
-            else:
-                op = ""
+    name, word, op, j = split
     keyword = (name[1:] if name.startswith("@") else name).lower()
     if op == ":" and keyword == "include":
         raise XformError(lineno, 1, "include is not allowed in a transform")
