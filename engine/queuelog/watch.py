@@ -29,7 +29,8 @@ _TICK = 0.25  # how often watchfiles hands control back, so the slow poll keeps 
 
 
 def run_watch(follower: Follower, stop_event: threading.Event, on_poll: OnPoll | None = None, *,
-              slow_poll: float = 5.0, debounce: float = 0.05, use_watchfiles: bool = True) -> None:
+              slow_poll: float = 5.0, debounce: float = 0.05, use_watchfiles: bool = True,
+              step: float = 0.01) -> None:
     """Poll ``follower`` now, then on every change of its log and at least every ``slow_poll`` s,
     until ``stop_event`` is set."""
 
@@ -39,14 +40,14 @@ def run_watch(follower: Follower, stop_event: threading.Event, on_poll: OnPoll |
             on_poll(result)
 
     wake()
-    if use_watchfiles and _watch(follower.path, stop_event, wake, slow_poll, debounce):
+    if use_watchfiles and _watch(follower.path, stop_event, wake, slow_poll, debounce, step):
         return
     while not stop_event.wait(slow_poll):
         wake()
 
 
 def _watch(path: Path, stop_event: threading.Event, wake: Callable[[], None], slow_poll: float,
-           debounce: float) -> bool:
+           debounce: float, step: float = 0.01) -> bool:
     """Watch with watchfiles; False if it could not be used (the caller then polls)."""
     try:
         import watchfiles
@@ -64,7 +65,7 @@ def _watch(path: Path, stop_event: threading.Event, wake: Callable[[], None], sl
         for changes in watchfiles.watch(
             path.parent, watch_filter=wanted, stop_event=stop_event, yield_on_timeout=True,
             rust_timeout=max(1, int(tick * 1000)), debounce=max(1, int(debounce * 1000)),
-            step=50, raise_interrupt=False, recursive=False,
+            step=max(1, int(step * 1000)), raise_interrupt=False, recursive=False,
         ):
             if stop_event.is_set():
                 return True
