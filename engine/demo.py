@@ -205,6 +205,12 @@ class Engine:
             ok = self.schedd.release(command.job, now)
         elif isinstance(command, S.RemoveJob):
             ok = self.schedd.remove(command.job, now, command.reason)
+        elif isinstance(command, S.EditJob):
+            from engine.classad import is_valid_expr  # noqa: PLC0415
+
+            if "\n" in command.value or not is_valid_expr(command.value):
+                return f"EditJob: {command.name} = {command.value!r} is not a valid expression"
+            ok = self.schedd.qedit(command.job, command.name, command.value, now)
         elif isinstance(command, S.ApplyRoutes):
             return self.apply_routes(command.config_files, command.reason)
         else:

@@ -297,3 +297,12 @@ class Seek:
 @dataclass(frozen=True)
 class Stop:
     pass
+
+
+@dataclass(frozen=True)
+class EditJob:
+    """condor_qedit: set one attribute of a job to an expression (old-syntax text)."""
+
+    job: str
+    name: str
+    value: str
