@@ -239,12 +239,16 @@ class FakeRuntime:
 
 async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
     """Let the app run until ``cond()`` holds (the bridge thread delivers snapshots asynchronously)."""
-    steps = int(timeout / 0.02)
-    for _ in range(steps):
+    import time  # noqa: PLC0415  (a test helper may wait on the wall clock; the engine never does)
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
         if cond():
             await pilot.pause()
             return
         await pilot.pause(0.02)
+    if cond():
+        return
     raise AssertionError(f"timed out waiting for {getattr(cond, '__name__', cond)}")
 
 

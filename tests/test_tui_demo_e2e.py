@@ -1,0 +1,79 @@
+"""End to end on the real engine: in ``routedeck demo``, edit CMS_T2's ``MaxIdleJobs`` in the
+editor and apply — the config file on disk changes, the board shows the new limit, and the
+router routes accordingly (idle copies on the route go past the old limit, never past the new
+one: htcondor.md §1.5, a route accepts jobs only while idle < MaxIdleJobs).
+
+The demo's configuration is copied to ``tmp_path`` so the repository's sample is never edited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tui.app import make_app
+from tui.commands import build_runtime
+from tui.messages import RoutesApplied
+
+from tui_fixtures import wait_until
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+SPEED = 600.0  # virtual seconds per real second: the router polls every 10 virtual seconds
+LONG = 90.0  # seconds; on an idle machine each wait takes a few (the engine is CPU-bound)
+DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "demo"
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _route(app, name):
+    return next(r for r in app.snapshot.routes if r.name == name)
+
+
+async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
+    conf_dir = tmp_path / "demo"
+    shutil.copytree(DEMO, conf_dir)
+    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=SPEED,
+                              classad_routes=False)
+    runtime = build_runtime(args)
+    app = make_app(runtime, mode="demo", blink=False)
+    seen = []
+    async with app.run_test(size=(120, 36), message_hook=seen.append) as pilot:
+        # the demo fills CMS_T2 to its idle limit of 20
+        await wait_until(pilot, lambda: app.snapshot is not None and _route(app, "CMS_T2").idle >= 20, timeout=LONG)
+        assert _route(app, "CMS_T2").max_idle == 20
+        await pilot.press("e")  # the board's first row is CMS_T2: edit it
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "EditorScreen" and app.screen.lint is not None)
+        editor = app.screen
+        conf = Path(editor.path)
+        assert conf.parent == conf_dir
+        area = editor.query_one("#editor")
+        assert "MaxIdleJobs = 20" in area.document.get_line(area.cursor_location[0] + 4)
+        area.text = area.text.replace("  MaxIdleJobs = 20\n", "  MaxIdleJobs = 40\n", 1)
+        await wait_until(pilot, lambda: editor.lint is not None and "40" in editor.text)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmApply")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(isinstance(m, RoutesApplied) for m in seen))
+        assert "MaxIdleJobs = 40" in conf.read_text() and "MaxIdleJobs = 20\n  # a copy" not in conf.read_text()
+        await wait_until(pilot, lambda: _route(app, "CMS_T2").max_idle == 40, timeout=LONG)
+        await pilot.press("escape")  # back to the board
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "RoutesScreen")
+        cell = str(app.screen.query_one("#routes").get_row("CMS_T2")[4])
+        assert "/40" in cell
+        # the router now keeps up to 40 idle copies on CMS_T2, more than the old limit allowed
+        peak = 0
+
+        def above_old_limit():
+            nonlocal peak
+            peak = max(peak, _route(app, "CMS_T2").idle)
+            return peak > 20
+
+        await wait_until(pilot, above_old_limit, timeout=LONG)
+        assert peak <= 40
+    assert runtime.done.is_set() or runtime._thread is None or not runtime._thread.is_alive()
