@@ -223,3 +223,25 @@ async def test_narrow_terminal_header_fits():
         await wait_until(pilot, lambda: app.snapshot is not None)
         text = str(app.screen.query_one("#status-header").render())
         assert "engine running" in text and len(text.rstrip()) <= 80
+
+
+async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tmp_path):
+    from tui_fixtures import snapshot_for_conf, write_routes_conf
+
+    conf = tmp_path / "routes.conf"
+    text = write_routes_conf(conf)
+    rt = FakeRuntime(snapshot_for_conf(conf))
+    app = _app(rt)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app._watching)
+        await pilot.pause(0.3)  # let the watcher start
+        conf.write_text(text.replace("MaxJobs = 500", "MaxJobs = 400"))  # an admin's edit
+        await wait_until(pilot, lambda: len(rt.sent) == 1)
+        assert rt.sent == [S.ApplyRoutes((str(conf),), reason="changed on disk (routes.conf)")]
+        new = text.replace("MaxJobs = 500", "MaxJobs = 300")
+        import hashlib
+
+        app.own_writes[str(conf)] = hashlib.sha256(new.encode()).hexdigest()
+        conf.write_text(new)  # what the editor itself wrote: already applied, not sent again
+        await pilot.pause(1.0)
+        assert len(rt.sent) == 1

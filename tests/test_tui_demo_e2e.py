@@ -77,3 +77,28 @@ async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
         await wait_until(pilot, above_old_limit, timeout=LONG)
         assert peak <= 40
     assert runtime.done.is_set() or runtime._thread is None or not runtime._thread.is_alive()
+
+
+async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp_path):
+    """The file is changed outside RouteDeck (watchfiles sees it): a route that no longer parses
+    makes the engine refuse the new table (the previous one stays in force, as HTCondor keeps
+    its table when a reconfig fails) and the UI shows the error."""
+    conf_dir = tmp_path / "demo"
+    shutil.copytree(DEMO, conf_dir)
+    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=60.0,
+                              classad_routes=False)
+    runtime = build_runtime(args)
+    app = make_app(runtime, mode="demo", blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app._watching, timeout=LONG)
+        version = app.snapshot.table_version
+        await pilot.pause(0.5)  # let the watcher start
+        conf = conf_dir / "condor_config"
+        text = conf.read_text()
+        conf.write_text(text.replace('REQUIREMENTS (VO == "cms") && (RequestMemory <= 8000)',
+                                     'REQUIREMENTS (VO == "cms") && (RequestMemory <= ', 1))
+        await wait_until(pilot, lambda: any(n.severity == "error" for n in app._notifications), timeout=LONG)
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert any("CMS_T2" in m for m in errors), errors
+        assert app.snapshot.table_version == version
+        assert [r.name for r in app.snapshot.routes][0] == "CMS_T2" and _route(app, "CMS_T2").max_idle == 20

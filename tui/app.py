@@ -15,10 +15,13 @@ Design decisions and invariants:
 - Toasts come from the events ring: only events with a sequence number above the last one seen,
   so a replaced snapshot loses none; a gap in the numbers is reported, never hidden.
 - ``readonly`` refuses every command that changes jobs or the routing table.
+- The routing table's files are watched (``tui.config_watch``); a change made outside RouteDeck
+  is sent to the engine as ``ApplyRoutes``; the engine keeps the last good table if it is broken.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections import deque
 from typing import Iterable
@@ -73,19 +76,22 @@ class RouteDeckApp(App):
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
 
     def __init__(self, runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
-                 poll_interval: float = 0.05) -> None:
+                 poll_interval: float = 0.05, watch_files: bool = True) -> None:
         super().__init__()
         self.runtime = runtime
         self.mode = mode
         self.readonly = readonly
         self.blink = blink
         self.poll_interval = poll_interval
+        self.watch_files = watch_files
         self.snapshot: S.Snapshot | None = None
         self.engine_error: str | None = None
         self.last_event_seq = 0
         self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
         # Every event seen, in order: the snapshot's ring is short, the board shows more history.
         self.event_log: deque[S.Event] = deque(maxlen=EVENT_LOG)
+        self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
+        self._watching: tuple[str, ...] = ()
 
     def on_mount(self) -> None:
         self.switch_mode("routes")
@@ -148,6 +154,29 @@ class RouteDeckApp(App):
         self.snapshot = snap
         self._toast_events(snap, quiet=first)
         self._show(snap)
+        if self.watch_files and snap.config_files and snap.config_files != self._watching:
+            self._watching = snap.config_files
+            self.run_worker(lambda: self._watch(snap.config_files), thread=True, name="config-watch",
+                            group="config-watch", exclusive=True, exit_on_error=False)
+
+    def _watch(self, files: tuple[str, ...]) -> None:
+        from textual.worker import get_current_worker  # noqa: PLC0415
+
+        from tui.config_watch import watch_config  # noqa: PLC0415
+
+        watch_config(self, files, get_current_worker())
+
+    def on_config_files_changed(self, message) -> None:
+        """A config file changed on disk: have the engine load it (it keeps the last good table)."""
+        from tui.config_watch import digest  # noqa: PLC0415
+
+        changed = [f for f in message.files if self.own_writes.get(f) != digest(f)]
+        if not changed or self.engine_error or self.snapshot is None:
+            return
+        names = ", ".join(os.path.basename(f) for f in changed)
+        # Not subject to --readonly: following the file is watching, not changing anything.
+        self.runtime.send(S.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})"))
+        self.post_message(CommandSent(S.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})")))
 
     def _show(self, snap: S.Snapshot | None) -> None:
         screen = self.screen
@@ -348,5 +377,6 @@ class RouteDeckApp(App):
             pass
 
 
-def make_app(runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True) -> RouteDeckApp:
-    return RouteDeckApp(runtime, mode=mode, readonly=readonly, blink=blink)
+def make_app(runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
+             watch_files: bool = True) -> RouteDeckApp:
+    return RouteDeckApp(runtime, mode=mode, readonly=readonly, blink=blink, watch_files=watch_files)

@@ -19,6 +19,7 @@ Design decisions:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import subprocess
@@ -250,6 +251,7 @@ class EditorScreen(DeckScreen):
 
     def write(self, text: str) -> None:
         path = self.path
+        self.app.own_writes[path] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         try:
             backup = write_with_backup(path, text)
         except OSError as exc:
@@ -308,6 +310,7 @@ def undo_last_apply(app) -> bool:
     path, backup = app.apply_history.pop()
     try:
         previous = Path(backup).read_text(encoding="utf-8")
+        app.own_writes[path] = hashlib.sha256(previous.encode("utf-8")).hexdigest()
         write_with_backup(path, previous)
     except OSError as exc:
         app.notify(f"undo failed: {exc}", severity="error")
