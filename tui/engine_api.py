@@ -40,21 +40,43 @@ def normalise_checks(steps: Any) -> list[Check]:
         if isinstance(s, str):
             out.append(Check(s, None, ""))
             continue
-        label = _first_attr(s, ("label", "check", "step", "name", "title"), "?")
+        label = str(_first_attr(s, ("label", "check", "step", "name", "title"), "?"))
+        route = _first_attr(s, ("route",))
+        if route:
+            label = f"[{route}] {label}"
         ok = _first_attr(s, ("ok", "passed", "result", "success"))
         detail = _first_attr(s, ("detail", "details", "message", "numbers", "why"), "")
-        out.append(Check(str(label), None if ok is None else bool(ok), str(detail)))
+        out.append(Check(label, None if ok is None else bool(ok), str(detail)))
     return out
 
 
-def why_not(runtime: Any, job: str, now: float) -> list[Check]:
-    fn = getattr(runtime, "why_not", None)
+def _why_not_fn(runtime: Any):
+    engine = getattr(runtime, "engine", None)
+    for owner in (runtime, engine, getattr(engine, "router", None)):
+        fn = getattr(owner, "why_not", None)
+        if fn is not None:
+            return fn
+    return None
+
+
+def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
+    """``(verdict, checks)`` from the router's ``why_not(job_id, now)``.
+
+    The router's state belongs to the engine thread; this read-only query runs beside it and is
+    retried if the engine changed a container under it mid-read.
+    """
+    fn = _why_not_fn(runtime)
     if fn is None:
-        engine = getattr(runtime, "engine", None)
-        fn = getattr(engine, "why_not", None)
-    if fn is None:
-        return [Check("why-not", None, "this engine offers no routing explanation")]
-    return normalise_checks(fn(job, now))
+        return None, [Check("why-not", None, "this engine offers no routing explanation")]
+    for attempt in range(3):
+        try:
+            result = fn(job, now)
+            break
+        except RuntimeError:
+            if attempt == 2:
+                raise
+    verdict = _first_attr(result, ("verdict",))
+    return (str(verdict) if verdict else None), normalise_checks(result)
 
 
 def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:

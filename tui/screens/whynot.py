@@ -23,9 +23,12 @@ from tui.widgets.chrome import StatusHeader
 MARK = {True: ("✔", "green"), False: ("✘", "bold red"), None: ("·", "dim")}
 
 
-def render_checks(job: str, checks: list[Check]) -> Text:
+def render_checks(job: str, checks: list[Check], verdict: str | None = None) -> Text:
     t = Text()
-    t.append(f"Why is {job} not routed? The router's checks in order:\n\n", style="bold")
+    t.append(f"Why is {job} not routed? The router's checks in order:\n", style="bold")
+    if verdict:
+        t.append(f"verdict: {verdict}\n", style="bold cyan")
+    t.append("\n")
     for k, c in enumerate(checks, 1):
         mark, style = MARK[c.ok]
         t.append(f" {mark} ", style=style)
@@ -43,14 +46,16 @@ class WhyNotScreen(Screen):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("r", "refresh_checks", "Re-check")]
 
     class Explained(Message):
-        def __init__(self, job: str, checks: list[Check] | None, error: str | None) -> None:
+        def __init__(self, job: str, checks: list[Check] | None, error: str | None,
+                     verdict: str | None = None) -> None:
             super().__init__()
-            self.job, self.checks, self.error = job, checks, error
+            self.job, self.checks, self.error, self.verdict = job, checks, error, verdict
 
     def __init__(self, job: str) -> None:
         super().__init__()
         self.job = job
         self.checks: list[Check] | None = None
+        self.verdict: str | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
@@ -70,11 +75,11 @@ class WhyNotScreen(Screen):
     @work(thread=True, exclusive=True)
     def _explain(self, now: float) -> None:
         try:
-            checks = why_not(self.app.runtime, self.job, now)
+            verdict, checks = why_not(self.app.runtime, self.job, now)
         except Exception as exc:  # noqa: BLE001 - unknown job, engine error: shown, not raised
             self.post_message(self.Explained(self.job, None, f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(self.Explained(self.job, checks, None))
+        self.post_message(self.Explained(self.job, checks, None, verdict))
 
     def on_why_not_screen_explained(self, event: Explained) -> None:
         box = self.query_one("#whynot", Static)
@@ -82,4 +87,5 @@ class WhyNotScreen(Screen):
             box.update(Text(f"no explanation for {event.job}: {event.error}", style="red"))
             return
         self.checks = event.checks
-        box.update(render_checks(event.job, event.checks or []))
+        self.verdict = event.verdict
+        box.update(render_checks(event.job, event.checks or [], event.verdict))
