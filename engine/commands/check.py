@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from engine.config import Config
-from engine.router.table import Diagnostic, RoutingTable, load_routing_table
+from engine.router.table import RoutingTable, config_diagnostics, load_routing_table
 
 LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -26,12 +26,6 @@ def register(subparsers) -> None:
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print info-level diagnostics")
     p.set_defaults(func=run)
-
-
-def config_diagnostics(cfg: Config) -> list[Diagnostic]:
-    out = [Diagnostic("error", e.message, e.file, e.line or None) for e in cfg.errors]
-    out += [Diagnostic("warning", w.message, w.file, w.line or None) for w in cfg.warnings]
-    return out
 
 
 def describe(table: RoutingTable, out: TextIO) -> None:

@@ -28,6 +28,11 @@ RouteDeck departures (product.md §4 "Hooks"), each visible as an event in the r
   translate hook that keeps returning no data, are tried at most that many polls; HTCondor
   retries both forever. After the last attempt cleanup goes on without the hook (with a
   ``hook-failed`` event) and the translate is abandoned (a routing failure).
+- **Bounded output**: a hook that writes more than ``max_output`` bytes (default 4 MiB) to
+  stdout or stderr is killed and counts as failed like a timeout (HTCondor reads it all). Output
+  is read as bytes and decoded as UTF-8 with U+FFFD, so binary output is rejected by the parser
+  (with its line number) instead of raising. A timed-out or flooding hook is killed with its
+  whole process group (each hook leads its own session), so a shell's children go too.
 - Hooks run as the **current user**: HTCondor switches to the job owner (``PRIV_USER_FINAL``),
   which needs root; RouteDeck never does.
 - The runner is synchronous by default (the result is used in the same poll, as if the hook had
@@ -41,8 +46,10 @@ Nothing here reads the clock: the subprocess timeout is the only real-time eleme
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -57,6 +64,7 @@ CLEANUP = "JOB_CLEANUP"
 HOOK_TYPES = (TRANSLATE, UPDATE, FINALIZE, EXIT, CLEANUP)
 
 SEPARATOR = "\n------\n"
+MAX_OUTPUT = 4 << 20  # bytes kept of a hook's stdout (and of its stderr); more kills it
 
 # ClassAdAttributeIsPrivateV1 (compat_classad.cpp); sPrintAd leaves these out.
 PRIVATE_ATTRS = frozenset(
@@ -158,12 +166,17 @@ def parse_hook_output(text: str, source: str = "hook output") -> dict[str, str]:
         if not raw.strip():
             continue
         if raw.lstrip().startswith("#"):  # Insert() does not accept comments
-            raise HookOutputError(f"{source}:{n}: not an 'Attr = expr' line: {raw!r}")
+            raise HookOutputError(f"{source}:{n}: not an 'Attr = expr' line: {_short(repr(raw))}")
         try:
             out.update(parse_old_ad(raw, source))
         except ClassAdError as exc:
-            raise HookOutputError(f"{source}:{n}: {str(exc).split(': ', 1)[-1]}") from None
+            raise HookOutputError(f"{source}:{n}: {_short(str(exc).split(': ', 1)[-1])}") from None
     return out
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """A message quotes at most ``limit`` characters of a (possibly huge, binary) hook line."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
 
 
 # ------------------------------------------------------------------------------------------
@@ -179,6 +192,12 @@ class HookResult:
     stderr: str = ""
     timed_out: bool = False
     error: str | None = None  # could not start (OSError text)
+    overflow: str | None = None  # "stdout"/"stderr": that pipe passed the size limit, hook killed
+
+    @property
+    def unfinished(self) -> bool:
+        """Did not run to its own end (not started, timed out, killed for flooding a pipe)."""
+        return self.timed_out or self.error is not None or self.overflow is not None
 
     @property
     def signaled(self) -> bool:
@@ -189,7 +208,7 @@ class HookResult:
         """``WEXITSTATUS``: 0 for a signal death, 127-like 1 when the hook could not start."""
         if self.error is not None:
             return 1
-        if self.signaled:
+        if self.signaled or self.overflow:
             return 0
         return int(self.returncode or 0)
 
@@ -198,6 +217,8 @@ class HookResult:
             return f"could not run {self.path}: {self.error}"
         if self.timed_out:
             return f"{self.path} timed out and was killed"
+        if self.overflow:
+            return f"{self.path} wrote more than the output limit to its {self.overflow} and was killed"
         if self.returncode is not None and self.returncode < 0:
             return f"{self.path} was killed by signal {-self.returncode}"
         return f"{self.path} exited with status {self.returncode}"
@@ -214,7 +235,7 @@ class Outcome:
 
 def translate_outcome(r: HookResult) -> Outcome:
     """TranslateClient::hookExited: output replaces the dest ad; no output: run again; else abandon."""
-    if r.timed_out or r.error:
+    if r.unfinished:
         return Outcome("failed", message=r.describe())
     if r.stdout and r.exit_status == 0:
         try:
@@ -228,7 +249,7 @@ def translate_outcome(r: HookResult) -> Outcome:
 
 def update_outcome(r: HookResult) -> Outcome:
     """StatusClient::hookExited: merge (minus MyType/TargetType), plain check, skip, or remove."""
-    if r.timed_out or r.error:
+    if r.unfinished:
         return Outcome("skip", message=r.describe())
     if r.stdout and r.exit_status == 0:
         try:
@@ -244,7 +265,7 @@ def update_outcome(r: HookResult) -> Outcome:
 
 def finalize_outcome(r: HookResult) -> Outcome:
     """ExitClient::hookExited: output updates the source; non-zero exit or bad output: reroute."""
-    if r.timed_out or r.error:
+    if r.unfinished:
         return Outcome("reroute", message=r.describe())
     attrs: dict[str, str] = {}
     if r.stdout and r.exit_status == 0:
@@ -259,7 +280,7 @@ def finalize_outcome(r: HookResult) -> Outcome:
 
 def cleanup_outcome(r: HookResult) -> Outcome:
     """CleanupClient::hookExited: exit 0 or killed by a signal finishes cleanup; else retry."""
-    if r.timed_out or r.error:
+    if r.unfinished:
         return Outcome("retry", message=r.describe())
     if r.signaled or r.returncode == 0:
         return Outcome("done")
@@ -281,13 +302,16 @@ class HookManager:
         timeout: float = 60.0,
         max_attempts: int = 3,
         background: bool = False,
+        max_output: int = MAX_OUTPUT,
     ) -> None:
         self.config = config
+        self.max_output = max_output
         self.default_keyword = default_keyword or None
         self.timeout = timeout
         self.max_attempts = max(1, int(max_attempts))
         self.background = background
         self.rejections: dict[str, str] = {}  # knob -> why the path was refused
+        self._unreported: list[str] = []  # rejections not yet taken as events
         self._paths: dict[tuple[str, str], str | None] = {}
         self._running: dict[tuple[str, str], Future] = {}
         self._pool: ThreadPoolExecutor | None = None
@@ -322,9 +346,15 @@ class HookManager:
                 problem = validate_hook_path(knob, value)
                 if problem:
                     self.rejections[knob] = problem
+                    self._unreported.append(problem)
                     value = None
             self._paths[key] = value
         return self._paths[key]
+
+    def take_rejections(self) -> list[str]:
+        """Path rejections found since the last call (each knob is checked once per manager)."""
+        out, self._unreported = self._unreported, []
+        return out
 
     def run(self, job_key: str, hook_type: str, path: str, stdin: str) -> HookResult | None:
         """Run (or collect) a hook for one job. None = still running (background mode)."""
@@ -347,18 +377,86 @@ class HookManager:
 
     def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
         try:
-            proc = subprocess.run(
-                [path], input=stdin, capture_output=True, text=True, timeout=self.timeout
-            )
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-            return HookResult(hook_type, path, None, out, err, timed_out=True)
-        except OSError as exc:
+            proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
             return HookResult(hook_type, path, None, error=str(exc))
-        return HookResult(hook_type, path, proc.returncode, proc.stdout, proc.stderr)
+        out, err = _Capture(proc.stdout, self.max_output, proc), _Capture(proc.stderr, self.max_output, proc)
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin.encode("utf-8", "surrogateescape")),
+                                  daemon=True)
+        for t in (feeder, out, err):
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            proc.wait()
+        for t in (out, err, feeder):
+            t.join(timeout=5)  # a child that left the process group may hold the pipe open
+        # binary or non-UTF-8 output: decoded with U+FFFD, so the parser rejects it with its line
+        o, e = out.text(), err.text()
+        if out.overflow or err.overflow:
+            return HookResult(hook_type, path, None, o, e, overflow="stdout" if out.overflow else "stderr")
+        if timed_out:
+            return HookResult(hook_type, path, None, o, e, timed_out=True)
+        return HookResult(hook_type, path, proc.returncode, o, e)
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+# ------------------------------------------------------------------------------------------
+# bounded capture (HTCondor reads all of a hook's output; a flood must not exhaust memory)
+
+
+class _Capture(threading.Thread):
+    """Reads one pipe into memory up to ``limit`` bytes; past it, kills the hook's group."""
+
+    def __init__(self, pipe: Any, limit: int, proc: subprocess.Popen) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.limit, self.proc = pipe, limit, proc
+        self.buf = bytearray()
+        self.overflow = False
+
+    def run(self) -> None:
+        try:
+            while chunk := self.pipe.read1(65536):
+                if len(self.buf) + len(chunk) > self.limit:
+                    self.overflow = True
+                    _kill_group(self.proc)
+                    break
+                self.buf += chunk
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.pipe.close()
+
+    def text(self) -> str:
+        return bytes(self.buf).decode("utf-8", "replace")
+
+
+def _feed(pipe: Any, data: bytes) -> None:
+    try:
+        pipe.write(data)
+    except (OSError, ValueError):  # the hook exited without reading its stdin
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the hook and whatever it started (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        try:
+            proc.kill()
+        except OSError:
+            pass

@@ -96,10 +96,12 @@ class Lifecycle:
             self._emit(ev.JobRoutingFailed(now, f"{job.src_key} on {job.route_name or job.last_route}: {reason}",
                                            job.route_name or job.last_route, job.src_key))
 
-    def _hook(self, job: RoutedJob, kind: str, key: str, stdin_fn) -> hk.HookResult | str | None:
+    def _hook(self, job: RoutedJob, kind: str, key: str, stdin_fn, now: float) -> hk.HookResult | str | None:
         """Run the job's hook of ``kind`` if configured: a result, ``None`` (not configured) or
         ``"pending"`` (still running in the background)."""
         path = self.hooks.path(kind, self._keyword(job))
+        for message in self.hooks.take_rejections():  # validateHookPath: logged once, then "not defined"
+            self._hook_failed(job, kind, now, f"{message} The hook is treated as not defined.")
         if path is None:
             return None
         result = self.hooks.run(key, kind, path, stdin_fn())
@@ -164,7 +166,7 @@ class Lifecycle:
             return
         base = job.src
         res = self._hook(job, hk.TRANSLATE, job.src_key, lambda: hk.translate_stdin(
-            hk.route_description(route.name, job.target_universe, job.grid_resource), job.src))
+            hk.route_description(route.name, job.target_universe, job.grid_resource), job.src), now)
         if res == "pending":
             return
         if isinstance(res, hk.HookResult):
@@ -226,7 +228,7 @@ class Lifecycle:
     def check_status(self, job: RoutedJob, now: float) -> None:
         """``CheckSubmittedJobStatus``: the update hook once the copy was seen, then the checks."""
         if job.saw_dest:
-            res = self._hook(job, hk.UPDATE, job.dest_key or job.src_key, lambda: hk.update_stdin(job.dest))
+            res = self._hook(job, hk.UPDATE, job.dest_key or job.src_key, lambda: hk.update_stdin(job.dest), now)
             if res == "pending":
                 return
             if isinstance(res, hk.HookResult):
@@ -293,7 +295,8 @@ class Lifecycle:
 
     def finalize(self, job: RoutedJob, now: float) -> None:
         """``FinalizeJob``: the finalize hook (output updates the source), then ``FinishFinalizeJob``."""
-        res = self._hook(job, hk.FINALIZE, job.dest_key or job.src_key, lambda: hk.finalize_stdin(job.src, job.dest))
+        res = self._hook(job, hk.FINALIZE, job.dest_key or job.src_key,
+                         lambda: hk.finalize_stdin(job.src, job.dest), now)
         if res == "pending":
             return
         if isinstance(res, hk.HookResult):
@@ -326,7 +329,7 @@ class Lifecycle:
     def cleanup(self, job: RoutedJob, now: float) -> None:
         """``CleanupJob``: the cleanup hook (bounded retries), then ``FinishCleanupJob``."""
         if job.dest:
-            res = self._hook(job, hk.CLEANUP, job.dest_key or job.src_key, lambda: hk.cleanup_stdin(job.dest))
+            res = self._hook(job, hk.CLEANUP, job.dest_key or job.src_key, lambda: hk.cleanup_stdin(job.dest), now)
             if res == "pending":
                 return
             if isinstance(res, hk.HookResult) and hk.cleanup_outcome(res).action == "retry":

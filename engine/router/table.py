@@ -23,8 +23,9 @@ Design decisions and invariants (htcondor.md §1.1–1.4, product.md §4 "Routin
 - Nothing is silently dropped: every listed-but-undefined, defined-but-unlisted, empty, or
   unparsable route is a :class:`Diagnostic` with file and line and, where a route exists, a
   :class:`DisabledRoute`. Loading never raises on bad input.
-- A table with errors does not replace a good one: given ``previous`` (a table without errors),
-  the previous routes stay in force and the new diagnostics are attached (``kept_previous``).
+- A table with errors (its own or the config reader's) does not replace a good one: given
+  ``previous`` (a table without errors, or one already kept), the previous routes stay in force
+  and the new diagnostics are attached (``kept_previous``), again and again until a clean load.
   Without ``previous`` the table is used as HTCondor would use it (bad routes left out; routing
   disabled where HTCondor disables it: broken defaults, missing/broken pre/post transforms).
 """
@@ -212,13 +213,24 @@ def load_routing_table(
     table.diagnostics.extend(lints.lint_table(table))
     table.fingerprint = fingerprint(table)
     if previous is not None:
-        if table.errors and not previous.errors:
-            kept = replace(previous, diagnostics=table.diagnostics + [Diagnostic(
+        # Config errors count too: a file cut in the middle of an @= block loses routes with
+        # only a warning from the table. A kept table carries the rejected one's errors, so
+        # "previous was good" is kept_previous or no errors of its own.
+        config_errors = [d for d in config_diagnostics(config) if d.level == "error"]
+        if (table.errors or config_errors) and (previous.kept_previous or not previous.errors):
+            kept = replace(previous, diagnostics=config_errors + table.diagnostics + [Diagnostic(
                 "info", f"the new routing table has errors; table version {previous.version} stays in force")],
                 kept_previous=True)
             return kept
         table.version = previous.version + (0 if table.fingerprint == previous.fingerprint else 1)
     return table
+
+
+def config_diagnostics(cfg: Any) -> list[Diagnostic]:
+    """The config reader's errors and warnings as diagnostics (``file:line`` kept)."""
+    out = [Diagnostic("error", e.message, e.file, e.line or None) for e in getattr(cfg, "errors", ())]
+    out += [Diagnostic("warning", w.message, w.file, w.line or None) for w in getattr(cfg, "warnings", ())]
+    return out
 
 
 def fingerprint(table: RoutingTable) -> str:
