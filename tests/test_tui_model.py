@@ -140,3 +140,26 @@ def test_durations():
     assert duration(-60) == "-1m00s"
     assert duration(86400 + 11 * 3600) == "1d11h"
     assert (short(300), short(0), short(90), short(7200)) == ("5m", "0s", "90s", "2h")
+
+
+def test_why_not_adapter_reads_the_routers_explanation():
+    """The router's ``why_not`` returns ``engine.router.whynot.Explanation`` (verdict + steps)."""
+    from engine.router.whynot import Explanation, Step
+    from tui.engine_api import why_not
+
+    class Router:
+        def why_not(self, job, now):
+            return Explanation(job, None, "no route accepts it", (
+                Step("routing enabled", True, "5 routes"),
+                Step("REQUIREMENTS", False, "false (VO = undefined)", route="CMS_T2"),
+                Step("note", None)))
+
+    class Runtime:
+        engine = type("E", (), {"router": Router()})()
+
+    verdict, checks = why_not(Runtime(), "4.0", 0.0)
+    assert verdict == "no route accepts it"
+    assert [(c.label, c.ok, c.detail) for c in checks] == [
+        ("routing enabled", True, "5 routes"), ("[CMS_T2] REQUIREMENTS", False, "false (VO = undefined)"),
+        ("note", None, "")]
+    assert why_not(object(), "4.0", 0.0)[1][0].detail == "this engine offers no routing explanation"

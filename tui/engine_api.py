@@ -94,7 +94,8 @@ def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
             try:
                 job = queue.get(row.job)
                 if job is not None:
-                    return dict(job.attrs())
+                    attrs = job.attrs  # a property on engine.jobqueue.Job
+                    return dict(attrs() if callable(attrs) else attrs)
                 break
             except RuntimeError:  # changed size during iteration: the engine was mid-update
                 continue
@@ -204,6 +205,17 @@ def table_route_names(table: Any) -> list[str] | None:
 
 
 def _first_route(table: Any, ad: Any, now: float) -> str | None:
+    """First route whose requirements match (capacity and throttles aside: this is about where
+    jobs *could* go), after the table's source constraint (htcondor.md §1.4)."""
+    from engine.classad import evaluate, is_true  # noqa: PLC0415
+
+    constraint = getattr(getattr(table, "knobs", None), "source_job_constraint", None)
+    if constraint:
+        try:
+            if not is_true(evaluate(constraint, my=ad, now=now)):
+                return None
+        except Exception:  # noqa: BLE001 - a constraint that errors selects nothing
+            return None
     for r in table.routes:
         try:
             if r.matches(ad, now=now):
@@ -214,7 +226,8 @@ def _first_route(table: Any, ad: Any, now: float) -> str | None:
 
 
 def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limit: int = 5000) -> WhatIf:
-    """Route the idle, not-yet-routed jobs of the current queue through both tables (first match)."""
+    """Route the idle, not-yet-routed jobs of the current queue through both tables (first
+    matching route after the source constraint; jobs neither table would take are not counted)."""
     from engine.classad import make_ad  # noqa: PLC0415
 
     rows = [r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to]
