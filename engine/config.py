@@ -22,6 +22,8 @@ Design decisions and invariants:
   are not read twice. Then ``_CONDOR_<NAME>`` environment overrides.
 - ``if/elif/else/endif`` with numbers, booleans, ``defined``, ``version``; ``use`` metaknobs are
   ignored with a warning; ``error :`` / ``warning :`` lines are honoured.
+- A NUL byte ends its line (an error; a file with NULs in more than 5 lines is not read at all);
+  bytes that are not UTF-8 are read as U+FFFD (a warning).
 - Loading never raises: problems are collected in ``errors`` / ``warnings`` as
   :class:`ConfigError` (``file:line: message``) and parsing continues with the next line
   (HTCondor stops at the first error). Expanding a value can raise :class:`ConfigError`
@@ -228,7 +230,7 @@ class Config:
             self._error(where.file, where.line, f"include cycle: {chain}")
             return
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = self._decode(path.read_bytes(), str(path))
         except OSError as exc:
             where = origin or Source(str(path), 0)
             self._error(where.file, where.line, f"cannot open config source {str(path)!r}: {exc.strerror}")
@@ -237,7 +239,40 @@ class Config:
         self._loaded.add(real)
         self._parse(text, str(path), depth, [*stack, real])
 
+    def _decode(self, data: bytes, filename: str) -> str:
+        """File bytes to text. A NUL byte ends its line (HTCondor's C strings end there) and is an
+        error; bytes that are not UTF-8 become U+FFFD with one warning. Both name the lines."""
+        if b"\0" not in data:
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        lines = data.split(b"\n")
+        nul, not_utf8 = [], []
+        for i, raw in enumerate(lines):
+            if b"\0" in raw:
+                nul.append(i + 1)
+                raw = lines[i] = raw.split(b"\0", 1)[0]
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                not_utf8.append(i + 1)
+        if len(nul) > 5:
+            self._error(filename, nul[0], f"not a text file (NUL bytes in {len(nul)} lines); not read")
+            return ""
+        for n in nul:
+            self._error(filename, n, "NUL byte in the line: the rest of the line after it is ignored")
+        if not_utf8:
+            more = f" and {len(not_utf8) - 5} more" if len(not_utf8) > 5 else ""
+            self._warn(filename, not_utf8[0], "bytes that are not UTF-8, read as U+FFFD, in line(s) "
+                       + ", ".join(map(str, not_utf8[:5])) + more)
+        return b"\n".join(lines).decode("utf-8", "replace")
+
     def _parse(self, text: str, filename: str, depth: int, stack: list[str]) -> None:
+        tail = text.rstrip("\n").rsplit("\n", 1)[-1].strip()
+        if tail.endswith("\\") and not tail.startswith("#"):  # HTCondor just stops; a cut file?
+            self._warn(filename, text.rstrip("\n").count("\n") + 1,
+                       "the last line continues ('\\') past the end of the file; was the file cut short?")
         ifs = mc.IfStack()
         here: tuple[str, str, int, list[str], list[int]] | None = None
         last = 0

@@ -207,3 +207,149 @@ def test_unsafe_hook_path_is_not_defined_and_reported(tmp_path, mode, dirmode, w
     rejected = [e for e in events if e.kind == "hook-failed"]
     assert len(rejected) == 1 and why in rejected[0].message and "RD_HOOK_TRANSLATE_JOB" in rejected[0].message
     assert all(r.jobs[k].dest_key is not None for k in keys) and not ran.exists()
+
+
+# ------------------------------------------------------------------------------ ClassAd routes
+
+
+ENTRIES = """\
+JOB_ROUTER_DEFAULTS = [ MaxJobs = 10; MaxIdleJobs = 5; requirements = target.x == 1 ]
+JOB_ROUTER_ENTRIES @=end
+[ name = "A"; GridResource = "batch slurm"; ]
+[ name = "B"; GridResource = "batch pbs"; requirements = ((( ; ]
+[ name = "C"; GridResource = "batch sge"; ]
+[ name = "D"; GridResource = "batch lsf";
+[ name = "E"; GridResource = "batch htcondor"; ]
+@end
+"""
+
+
+def test_malformed_entries_in_the_middle_are_skipped_and_the_rest_load(tmp_path, capsys):
+    """htcondor.md §1.2: a malformed JOB_ROUTER_ENTRIES entry is logged and skipped; the entries
+    after it still load. Unbalanced parentheses (B) and a missing ']' (D) must not hide C and E."""
+    path = write(tmp_path, "entries.conf", ENTRIES)
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1
+    assert f"{path}:4: error: JOB_ROUTER_ENTRIES: malformed route entry entries:1 ignored" in out
+    assert f"{path}:6: error: JOB_ROUTER_ENTRIES: malformed route entry entries:3 ignored" in out
+    table = load_routing_table(Config.load([path]))
+    assert sorted(routes(table)) == ["A", "C", "E"]
+
+
+def test_defaults_that_do_not_parse_disable_routing_with_file_and_line(tmp_path, capsys):
+    """htcondor.md §1.2: a JOB_ROUTER_DEFAULTS parse error disables routing entirely."""
+    path = write(tmp_path, "d.conf", "X = 1\nJOB_ROUTER_DEFAULTS = [ MaxJobs = 10; requirements = (( ]\n"
+                 'JOB_ROUTER_ENTRIES = [ name = "A"; GridResource = "a b"; ]\n')
+    rc, out, _ = run_cli(capsys, "check", path)
+    assert rc == 1 and f"{path}:2: error: JOB_ROUTER_DEFAULTS does not parse" in out
+    assert "routing DISABLED" in out
+
+
+# ------------------------------------------------------------------------------ route --jobads
+
+
+def test_job_ads_not_utf8_name_the_line(tmp_path, capsys):
+    """RouteDeck decision: job ads must be UTF-8 text; other bytes are an error naming the line
+    (was a UnicodeDecodeError traceback)."""
+    cfg = write(tmp_path, "g.conf", GOOD)
+    ads = write(tmp_path, "jobs.ads", b'Owner = "alice"\nClusterId = 1\nCmd = "caf\xe9"\n')
+    rc, _, err = run_cli(capsys, "route", "-c", cfg, "--jobads", ads, "--now", "1")
+    assert rc == 2 and f"{ads}:3: not UTF-8 text (byte 0xe9)" in err
+
+
+@pytest.mark.parametrize("data, line, what", [
+    (b'Owner = "a"\nClusterId = 1\nBad = ((\n', 3, "cannot parse the value of Bad"),
+    (b'[ Owner = "a"; ClusterId = 1 ]\n[ Owner = "b"; ClusterId = 2\n', 2, "unterminated ClassAd"),
+    (b'Owner = "a"\nA = 1\x00\n', 2, "cannot parse the value of A"),
+])
+def test_bad_job_ads_name_file_and_line(tmp_path, capsys, data, line, what):
+    """Old-syntax lines each parse alone; a new-syntax ad without its ']' (engine.classad
+    parse_old_ads / parse_new_ads); exit 2 (the ads cannot be read)."""
+    cfg = write(tmp_path, "g.conf", GOOD)
+    ads = write(tmp_path, "jobs.ads", data)
+    rc, _, err = run_cli(capsys, "route", "-c", cfg, "--jobads", ads, "--now", "1")
+    assert rc == 2 and f"{ads}:{line}: " in err and what in err
+
+
+def test_route_exits_1_when_the_table_has_errors(tmp_path, capsys):
+    """A route whose REQUIREMENTS does not parse is left out (htcondor.md §1.3); the jobs are
+    still matched against the rest, and the exit status says the input had errors."""
+    cfg = write(tmp_path, "b.conf", GOOD.replace('Owner == "alice"', 'Owner == ("alice"'))
+    ads = write(tmp_path, "jobs.ads", 'Owner = "alice"\nClusterId = 1\nProcId = 0\nJobStatus = 1\n')
+    rc, out, err = run_cli(capsys, "route", "-c", cfg, "--jobads", ads, "--now", "1")
+    assert rc == 1 and f"{cfg}:4: error: route A" in err and out.startswith("1.0\t")
+
+
+# ------------------------------------------------------------------------------ config files
+
+
+@pytest.mark.parametrize("name, data, line, level, what", [
+    # htcondor.md §1.3 route knobs use @= blocks; config.cpp: "end of file while scanning for '@tag'"
+    ("unterminated.conf", "JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=jrt\n  REQUIREMENTS true\n",
+     2, "error", "end of file while scanning for '@jrt'"),
+    # RouteDeck decision: HTCondor silently ends the value; a cut file is likely
+    ("cont.conf", "X = 1\nJOB_ROUTER_ROUTE_NAMES = A \\\n", 2, "warning", "continues ('\\') past the end"),
+    ("latin1.conf", b"X = 1\nY = caf\xe9\n", 2, "warning", "not UTF-8"),
+    ("nul.conf", b"X = 1\nY = a\x00b\nZ = 3\n", 2, "error", "NUL byte in the line"),
+    ("garbage.conf", b"X = 1\n\xff\xfe\x80garbage\n", 2, "error", "syntax error, missing '=' or ':'"),
+])
+def test_broken_config_files_name_file_and_line(tmp_path, capsys, name, data, line, level, what):
+    path = write(tmp_path, name, data)
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert f"{path}:{line}: {level}: " in out and what in out
+    assert rc == (1 if level == "error" else 0)
+
+
+def test_nul_byte_ends_the_line_and_binary_files_are_not_read(tmp_path):
+    """RouteDeck decision (HTCondor's C strings end at a NUL): the line is read up to the NUL;
+    a file with NULs on many lines is not a config file and is not read at all."""
+    cfg = Config.load([write(tmp_path, "n.conf", b"Y = ab\x00cd\nZ = 3\n")])
+    assert cfg.get_raw("Y") == "ab" and cfg.get_raw("Z") == "3"
+    binary = write(tmp_path, "bin.conf", b"A = 1\x00\n" * 10 + b"B = 2\n")
+    cfg = Config.load([binary])
+    assert "B" not in cfg and [str(e) for e in cfg.errors] == [f"{binary}:1: not a text file (NUL bytes in 10 lines); not read"]
+
+
+@pytest.mark.parametrize("include, what", [
+    ("include : {dir}/missing.conf", "cannot open included file"),
+    ("include : {self}", "include cycle"),
+])
+def test_bad_includes_name_the_including_line(tmp_path, capsys, include, what):
+    """config.cpp include handling (engine/config.py docstring): a missing file and a cycle are
+    errors at the include line."""
+    path = tmp_path / "main.conf"
+    path.write_text("X = 1\n" + include.format(dir=tmp_path, self=path) + "\n")
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}:2: error: " in out and what in out
+
+
+def test_include_of_a_directory_reads_its_files(tmp_path):
+    """condor_config.cpp: ``include : <dir>`` reads the files of the directory in order."""
+    d = tmp_path / "conf.d"
+    d.mkdir()
+    (d / "10.conf").write_text("A = 1\n")
+    (d / "20.conf").write_text("A = 2\nB = 3\n")
+    cfg = Config.load([write(tmp_path, "m.conf", f"include : {d}\n")])
+    assert not cfg.errors and cfg.get("A") == "2" and cfg.get("B") == "3"
+
+
+def test_macro_cycle_names_the_knob(tmp_path, capsys):
+    """config.cpp expand: a macro that refers to itself through others is an error."""
+    path = write(tmp_path, "cyc.conf", "A = $(B)\nB = $(A)\nJOB_ROUTER_ROUTE_NAMES = $(A)\n")
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}:1: error: " in out and "refers to itself" in out
+
+
+def test_unreadable_config_file(tmp_path, monkeypatch, capsys):
+    """Permission denied (simulated: the tests may run as root) is an error naming the file."""
+    path = write(tmp_path, "secret.conf", GOOD)
+    real = type(tmp_path).read_bytes
+
+    def deny(self):
+        if str(self) == path:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(type(tmp_path), "read_bytes", deny)
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}: error: cannot open config source {path!r}: Permission denied" in out

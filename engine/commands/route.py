@@ -14,7 +14,9 @@ integers, else its 0-based position in the file. ``--ignore-prior-routing`` does
 ``condor_job_router_info`` does: delete ``Managed``, ``RoutedBy``, ``StageInStart``,
 ``StageInFinish`` and set ``JobStatus = 1`` first.
 
-Exit status: 0; 2 when the job ads cannot be read (the message names file and line).
+Exit status: 0; 1 when the config or the routing table has errors (printed to stderr; the jobs
+are still matched against what loaded); 2 when the job ads cannot be read (the message names
+file and line).
 """
 
 from __future__ import annotations
@@ -79,6 +81,16 @@ def read_jobads(text: str, source: str) -> list[dict[str, str]]:
     return parse_old_ads(text, source)
 
 
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 text of a job-ads file; bytes that are not UTF-8 are an error naming their line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ClassAdError(f"{source}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                           line=line) from None
+
+
 def _forget_prior_routing(attrs: dict[str, str]) -> None:
     for k in [k for k in attrs if k.lower() in ("managed", "routedby", "stageinstart", "stageinfinish")]:
         del attrs[k]
@@ -130,9 +142,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not path:
         print("routedeck route: give the job ads with --jobads FILE (or - for stdin)", file=sys.stderr)
         return 2
+    source = "<stdin>" if path == "-" else path
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-        ads = read_jobads(text, "<stdin>" if path == "-" else path)
+        if path == "-":
+            stdin = getattr(sys.stdin, "buffer", None)
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        ads = read_jobads(decode_text(data, source), source)
     except OSError as exc:
         print(f"routedeck route: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -143,8 +161,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     cfg = Config.load(args.configs)
     table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
-    for e in list(cfg.errors) + [d for d in table.diagnostics if d.level == "error"]:
+    errors = list(cfg.errors) + [d for d in table.diagnostics if d.level == "error"]
+    for e in errors:
         print(f"routedeck route: {e}", file=sys.stderr)
+    status = 1 if errors else 0
     now = args.now if args.now is not None else SystemClock().now()
     results = route_jobs(table, ads, now, args.ignore_prior_routing)
     if args.json:
@@ -152,7 +172,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
                               for s in r["steps"]]} for r in results], out, indent=2)
         out.write("\n")
-        return 0
+        return status
     for r in results:
         if not args.explain:
             out.write(f"{r['job']}\t{r['route'] or '-'}\t{r['verdict']}\n")
@@ -164,4 +184,4 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             out.write("  Routed job ad:\n")
             out.write("".join(f"    {line}\n" for line in format_ad(r["routed_ad"]).splitlines()))
         out.write("\n")
-    return 0
+    return status

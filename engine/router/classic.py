@@ -10,7 +10,9 @@ and ``ConvertClassadJobRouterRouteToXForm`` of the last release that still had t
   parse error disables routing.
 - Each entry of ``JOB_ROUTER_ENTRIES`` / ``_FILE`` / ``_CMD`` is the defaults ad updated with the
   entry. Entries are labelled ``entries:N`` / ``file:N`` / ``cmd:N`` (N counts every ad, malformed
-  ones too). A malformed entry is reported and skipped; the walk goes on after its ``]``.
+  ones too). A malformed entry is reported and skipped; the walk goes on after its ``]`` (square
+  brackets counted alone when its parentheses do not balance), or at the next ``[`` when its
+  ``]`` never comes, so one bad entry never hides the ones after it.
 - Conversion: ``copy_*`` → ``COPY``, ``delete_*`` → ``DELETE``, ``set_*`` → ``SET`` (old-syntax
   unparse, not evaluated), ``eval_set_*`` → ``EVALSET`` (flattened against the route ad, TARGET→MY,
   when it refers to route attributes); each block sorted case-insensitively, blocks in that order.
@@ -136,7 +138,7 @@ def parse_entries(text: str, defaults: Any, label: str) -> tuple[list[ClassicRou
     """Parse ``JOB_ROUTER_ENTRIES``-style text (``label`` is ``entries``, ``file`` or ``cmd``)."""
     routes: list[ClassicRoute] = []
     problems: list[ClassicProblem] = []
-    for index, (start, _end, entry, error) in enumerate(C.iter_new_ads(text)):
+    for index, (start, _end, entry, error) in enumerate(_walk_entries(text)):
         source = f"{label}:{index}"
         line = C.line_of_offset(text, start)
         if entry is None:
@@ -151,6 +153,57 @@ def parse_entries(text: str, defaults: Any, label: str) -> tuple[list[ClassicRou
         if route:
             routes.append(route)
     return routes, problems
+
+
+def _walk_entries(text: str):
+    """``C.iter_new_ads``, going on after the two errors that end its walk (an ad whose brackets
+    do not balance, text that is not an ad): a malformed entry is skipped and the entries after
+    it still load (htcondor.md §1.2; 8.8 jumps to the next ``[``). An ad whose ``[ ]`` balance
+    but whose ``( )``/``{ }`` do not is skipped up to its own ``]``."""
+    base = 0
+    while True:
+        resume = None
+        for start, end, ad, error in C.iter_new_ads(text[base:]):
+            start, end = start + base, end + base
+            if ad is None and end == len(text):  # the walk stops here: find where to go on
+                close = _square_end(text, start) if text[start] == "[" else -1
+                if close >= 0:
+                    resume = close + 1
+                    if error and error.startswith("unterminated"):
+                        error = "ClassAd does not parse (unbalanced parentheses or braces)"
+                else:
+                    nxt = text.find("[", start + 1)
+                    resume = nxt if nxt >= 0 else None
+                end = resume if resume is not None else end
+            yield start, end, ad, error
+        if resume is None or resume >= len(text):
+            return
+        base = resume
+
+
+def _square_end(text: str, pos: int) -> int:
+    """Index of the ``]`` closing the ``[`` at ``pos``, counting square brackets only (strings and
+    comments skipped), or -1."""
+    depth, i, n = 0, pos, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 1
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 def parse_single_knob(text: str, knob_name: str) -> tuple[ClassicRoute | None, list[ClassicProblem]]:
