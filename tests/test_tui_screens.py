@@ -284,3 +284,23 @@ async def test_editor_what_if_counts_idle_jobs_per_route(tmp_path):
         await wait_until(pilot, lambda: editor.lint.what_if is not None and editor.lint.what_if.moved == idle_alice)
         assert editor.lint.what_if.after.get("Site1_Slurm", 0) == 0
         assert f"{idle_alice} job(s) would change route" in str(editor.query_one("#whatif").render())
+
+
+SHADOWED = S.Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earlier in the route order, has the "
+                        "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
+
+
+async def test_board_flags_routes_with_lints_and_uses_a_wide_terminal():
+    """Lint texts as ``engine.router.lints`` words them ("route NAME is shadowed …", htcondor.md §1.4)."""
+    app = make_app(FakeRuntime(make_snapshot(200, diagnostics=(SHADOWED,))), blink=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _start(pilot, app)
+        table = app.screen.query_one("#routes")
+        assert str(table.get_row("Overflow")[1]) == "Overflow ⚠" and str(table.get_row("Site2_PBS")[1]) == "Site2_PBS"
+        assert str(table.get_row("Site2_PBS")[12]) == "idle jobs 50 >= MaxIdleJobs 50"  # the reason column
+        await pilot.press("down", "down", "down")
+        assert "is shadowed" in str(app.screen.query_one("#route-detail").render())
+    app = make_app(FakeRuntime(make_snapshot(200)), blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _start(pilot, app)
+        assert len(app.screen.query_one("#routes").columns) == 12  # no room for the reason column

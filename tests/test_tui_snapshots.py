@@ -180,3 +180,13 @@ class TestShell:
 
     def test_readonly_header(self, snap_compare):
         assert snap_compare(_app(make_snapshot(100), readonly=True), terminal_size=NARROW, run_before=_ready)
+
+
+class TestWide:
+    def test_board_very_wide_with_lint(self, snap_compare):
+        from engine.snapshot import Diagnostic
+
+        lint = Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earlier in the route order, has the "
+                          "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
+        assert snap_compare(_app(make_snapshot(1000, diagnostics=(lint,))), terminal_size=(160, 40),
+                            run_before=_ready)

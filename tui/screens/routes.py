@@ -9,6 +9,8 @@ window is 600 s from ``stats_begin_time``).
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -34,23 +36,37 @@ COLUMNS = (
 )
 
 
-def route_cells(r: RouteView, now: float) -> tuple:
+REASON = ("Not accepting because", "reason", 40)  # added on terminals at least WIDE columns wide
+WIDE = 150
+
+
+def route_diagnostics(snap: Snapshot, name: str) -> list:
+    """The table's lints about one route (the router words them "route NAME …")."""
+    pat = re.compile(rf"\broute '?{re.escape(name)}'?(?![\w])")
+    return [d for d in snap.diagnostics if pat.search(d.message)]
+
+
+def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = False) -> tuple:
     inactive = r.state in ("disabled", "unlisted")
     state = Text(r.state.upper() if r.state == "throttled" else r.state, style=STATE_STYLE.get(r.state, ""))
+    name = Text(r.name, style="dim" if inactive else "")
+    if flagged:
+        name.append(" ⚠", style="yellow")
+    extra = (Text(r.reason or "", style="dim" if inactive else ""),) if reason else ()
     if inactive:
-        return (Text("─", style="dim"), Text(r.name, style="dim"), state) + ("",) * (len(COLUMNS) - 3)
+        return (Text("─", style="dim"), name, state) + ("",) * (len(COLUMNS) - 3) + extra
     rate = Text(f"{r.failure_rate:.3f}", style="red" if r.failure_rate > r.failure_threshold else "")
     throttle = f"{r.throttle:g}/600s" if r.throttle is not None else "—"
     recent = Text(f"{r.recent_started}/{r.recent_succeeded}/")
     recent.append(str(r.recent_failed), style="red" if r.recent_failed else "")
     return (
-        str(r.index), r.name, state, gauge(r.routed, r.max_jobs, digits=7), gauge(r.idle, r.max_idle, digits=7),
+        str(r.index), name, state, gauge(r.routed, r.max_jobs, digits=7), gauge(r.idle, r.max_idle, digits=7),
         str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold, 5),
         throttle, duration(r.next_reevaluation - now),
-    )
+    ) + extra
 
 
-def route_detail(r: RouteView, now: float, tz: str) -> Text:
+def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
     t = Text()
     t.append(f"{r.name}", style="bold")
     t.append(f"  {r.source_label} ({r.syntax})")
@@ -71,6 +87,8 @@ def route_detail(r: RouteView, now: float, tz: str) -> Text:
              f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
     if r.requirements:
         t.append(f"\nRequirements: {r.requirements}", style="dim")
+    for d in diagnostics:
+        t.append(f"\n⚠ {d.level}: {d.message}", style="red" if d.level == "error" else "yellow")
     return t
 
 
@@ -88,6 +106,8 @@ class RoutesScreen(DeckScreen):
         super().__init__()
         self.filter_text = ""
         self._keys: list[str] = []
+        self._wide: bool | None = None
+        self._shape: tuple | None = None
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="board"):
@@ -101,10 +121,29 @@ class RoutesScreen(DeckScreen):
             yield events
 
     def on_mount(self) -> None:
-        table = self.query_one("#routes", DataTable)
-        for title, key, width in COLUMNS:
-            table.add_column(title, key=key, width=width)
+        self._columns()
         super().on_mount()
+
+    def _columns(self) -> None:
+        """(Re)build the columns: the reason gets its own column when the terminal is wide."""
+        width = self.app.size.width
+        wide = width >= WIDE
+        # the reason takes what the fixed columns leave (they use 124 cells with borders and padding)
+        shape = (wide, max(REASON[2], width - 126) if wide else 0)
+        if shape == self._shape:
+            return
+        self._shape, self._wide = shape, wide
+        table = self.query_one("#routes", DataTable)
+        table.clear(columns=True)
+        self._keys = []
+        for title, key, w in COLUMNS + (((REASON[0], REASON[1], shape[1]),) if wide else ()):
+            table.add_column(title, key=key, width=w)
+
+    def on_resize(self, event) -> None:
+        before = self._shape
+        self._columns()
+        if before != self._shape and self.app.snapshot is not None:
+            self.update_body(self.app.snapshot)
 
     def visible_routes(self, snap: Snapshot) -> list[RouteView]:
         routes = list(snap.routes) + list(snap.inactive_routes)
@@ -117,18 +156,23 @@ class RoutesScreen(DeckScreen):
         table = self.query_one("#routes", DataTable)
         routes = self.visible_routes(snap)
         keys = [r.name for r in routes]
+        columns = COLUMNS + ((REASON,) if self._wide else ())
+
+        def cells(r: RouteView) -> tuple:
+            return route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide))
+
         if keys != self._keys:
             selected = self.selected_name()
             table.clear()
             for r in routes:
-                table.add_row(*route_cells(r, snap.time), key=r.name)
+                table.add_row(*cells(r), key=r.name)
             self._keys = keys
             if selected in keys:
                 table.move_cursor(row=keys.index(selected), animate=False)
         else:
             with self.app.batch_update():
                 for r in routes:
-                    for (_, col, _w), value in zip(COLUMNS, route_cells(r, snap.time)):
+                    for (_, col, _w), value in zip(columns, cells(r)):
                         table.update_cell(r.name, col, value)
         self._show_detail(snap)
         self._show_events(snap)
@@ -137,7 +181,8 @@ class RoutesScreen(DeckScreen):
         name = self.selected_name()
         route = next((r for r in list(snap.routes) + list(snap.inactive_routes) if r.name == name), None)
         self.query_one("#route-detail", Static).update(
-            route_detail(route, snap.time, snap.tz) if route else Text("no route selected", style="dim"))
+            route_detail(route, snap.time, snap.tz, route_diagnostics(snap, route.name)) if route
+            else Text("no route selected", style="dim"))
 
     def _show_events(self, snap: Snapshot) -> None:
         # Route, config and engine events, from the app's log (the snapshot's ring is short and
