@@ -207,7 +207,8 @@ class Config:
         elif path.is_file():
             self._load_file(path, depth, stack, origin)
         elif required:
-            self._error(where.file, where.line, f"cannot open config source {str(path)!r}: no such file or directory")
+            why = "not a regular file or directory" if path.exists() else "no such file or directory"
+            self._error(where.file, where.line, f"cannot open config source {str(path)!r}: {why}")
 
     def _dir_files(self, path: Path) -> list[Path]:
         pattern = self.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", DEFAULT_EXCLUDE_REGEXP) or DEFAULT_EXCLUDE_REGEXP

@@ -353,3 +353,114 @@ def test_unreadable_config_file(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(type(tmp_path), "read_bytes", deny)
     rc, out, _ = run_cli(capsys, "check", "-q", path)
     assert rc == 1 and f"{path}: error: cannot open config source {path!r}: Permission denied" in out
+
+
+def test_convert_output_that_cannot_be_written(tmp_path, capsys):
+    """``convert -o`` into a missing directory: a message, exit 2 (was a traceback)."""
+    cfg = write(tmp_path, "g.conf", GOOD)
+    rc, _, err = run_cli(capsys, "convert", cfg, "-o", tmp_path / "nope" / "out.conf")
+    assert rc == 2 and "cannot write" in err and "No such file or directory" in err
+
+
+@pytest.mark.parametrize("special", ["/dev/null", "/dev/zero"])
+def test_device_given_as_input_is_refused_not_read(tmp_path, capsys, special):
+    """RouteDeck decision: configs, job ads and logs are regular files; /dev/zero would be read
+    until memory runs out (was a MemoryError)."""
+    rc, out, _ = run_cli(capsys, "check", "-q", special)
+    assert rc == 1 and f"cannot open config source '{special}': not a regular file or directory" in out
+    rc, _, err = run_cli(capsys, "route", "-c", write(tmp_path, "g.conf", GOOD), "--jobads", special)
+    assert rc == 2 and f"cannot read {special}: not a regular file" in err
+    rc, _, err = run_cli(capsys, "queue", special)
+    assert rc == 2 and f"{special}: record 0 (byte offset 0): fatal: cannot read the log: not a regular file" in err
+
+
+# ------------------------------------------------------------------------------ job_queue.log
+
+LOG = """\
+107 1 CreationTimestamp 1700000000
+105 
+101 0.0 Job Machine
+103 0.0 NextClusterNum 3
+101 01.-1 Job Machine
+103 01.-1 Owner "alice"
+101 1.0 Job Machine
+103 1.0 JobStatus 1
+106 
+105 
+101 02.-1 Job Machine
+103 02.-1 Owner "bob"
+101 2.0 Job Machine
+103 2.0 JobStatus 2
+106 
+"""
+
+
+def test_log_truncated_mid_record_keeps_the_committed_jobs(tmp_path, capsys):
+    """htcondor.md §3.3: an unterminated last line and an uncommitted trailing transaction are
+    discarded (the schedd starts; exit 0), each reported with record number and offset."""
+    path = write(tmp_path, "job_queue.log", LOG[:200])
+    rc, out, err = run_cli(capsys, "queue", path)
+    assert rc == 0 and "1 jobs" in out
+    assert f"{path}: record 11 (byte offset 181): error: unterminated last line" in err
+    assert f"{path}: record 10 (byte offset 176): error: transaction begun here was not committed" in err
+
+
+def test_log_corrupt_record_inside_a_committed_transaction_is_fatal(tmp_path, capsys):
+    """htcondor.md §3.3: a corrupt record followed by a 106 makes the schedd EXCEPT; RouteDeck
+    reports it (exit 1) and keeps the state before that transaction."""
+    path = write(tmp_path, "job_queue.log", LOG.replace('103 02.-1 Owner "bob"', '103 02.-1 Owner "b((ob'))
+    rc, out, err = run_cli(capsys, "queue", path)
+    assert rc == 1 and "1 jobs" in out
+    assert f"{path}: record 12 (byte offset " in err and "fatal: corrupt record: value of Owner" in err
+
+
+def test_log_of_binary_garbage_quotes_it_short_and_escaped(tmp_path, capsys):
+    """htcondor.md §3.3: a corrupt first record with no 106 after it is a torn write; the message
+    quotes the bad bytes as \\xNN, cut short (was thousands of raw surrogate characters)."""
+    path = write(tmp_path, "job_queue.log", b"\xff\xfe\x01" + b"\x80\x81garbage" * 400 + b"\n")
+    rc, _, err = run_cli(capsys, "queue", path)
+    assert rc == 0 and "bad op code '\\xff\\xfe\\x01\\x80\\x81garbage" in err and "characters)" in err
+    assert len(err) < 400
+
+
+def test_empty_log_and_unreadable_log(tmp_path, capsys, monkeypatch):
+    """An empty log is a new queue (htcondor.md §3.4: a brand-new log gets its 107 on first
+    write). A log that cannot be read is fatal, exit 2 (permission denied simulated)."""
+    empty = write(tmp_path, "empty.log", "")
+    rc, out, _ = run_cli(capsys, "queue", empty)
+    assert rc == 0 and "0 jobs" in out
+    rc, _, err = run_cli(capsys, "queue", tmp_path)
+    assert rc == 2 and f"{tmp_path}: record 0 (byte offset 0): fatal: cannot read the log: Is a directory" in err
+    path = write(tmp_path, "job_queue.log", LOG)
+    real_open = open
+
+    def deny(file, *a, **kw):
+        if str(file) == path:
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr("builtins.open", deny)
+    rc, _, err = run_cli(capsys, "queue", path)
+    assert rc == 2 and f"{path}: record 0 (byte offset 0): fatal: cannot read the log: Permission denied" in err
+
+
+# ------------------------------------------------------------------------------ cron options
+
+
+@pytest.mark.parametrize("after", ["1e30", "-1e30", "nan", "inf", "99999999999999", "garbage", "2026-13-45"])
+def test_cron_after_out_of_range_is_a_usage_error(capsys, after):
+    """--after must be a time the calendar can hold (was an OverflowError / ValueError traceback
+    for nan, inf and far epochs)."""
+    rc, _, err = run_cli(capsys, "cron", "next", f"--after={after}", "--tz", "UTC", "--minute", "5")
+    assert rc == 2 and f"routedeck cron: --after: '{after}' is" in err
+
+
+@pytest.mark.parametrize("argv, rc_want, what", [
+    (["--minute", "abc"], 1, "Invalid parameter value 'abc' for CronMinute"),  # htcondor.md §2.2
+    (["--minute", "*/0"], 1, "a step of 0"),  # htcondor.md §2.2 validateParameter
+    (["--tz", "Nowhere/Zone"], 2, "unknown time zone 'Nowhere/Zone'"),
+    (["-n", "0"], 2, "-n must be between 1 and"),
+])
+def test_cron_garbage_options(capsys, argv, rc_want, what):
+    rc, out, err = run_cli(capsys, "cron", "next", "--after", "1700000000", *argv)
+    assert rc == rc_want and what in out + err

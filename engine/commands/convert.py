@@ -4,7 +4,8 @@ ClassAd routes (``JOB_ROUTER_DEFAULTS`` + ``JOB_ROUTER_ENTRIES`` / ``_FILE`` / `
 HTCondor 24.10) become ``JOB_ROUTER_ROUTE_<name> @=`` blocks, converted as HTCondor 8.9.7–24.9
 converted them on load (htcondor.md §1.2, §6); transform routes are copied; the
 ``JOB_ROUTER_ROUTE_NAMES`` line keeps the effective match order. The output loads with
-``routedeck check``. Diagnostics go to stderr; exit status 1 when the input had errors.
+``routedeck check``. Diagnostics go to stderr; exit status 1 when the input had errors, 2 when
+``--output`` cannot be written.
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         err.write("note: no enabled ClassAd-syntax routes; the table below is already in the transform syntax\n")
     text = convert_classic_table(cfg, table=table)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            err.write(f"routedeck convert: cannot write {args.output}: {exc.strerror}\n")
+            return 2
     else:
         out.write(text)
     return 1 if any(d.level == "error" for d in diags) else 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from datetime import datetime
 
@@ -70,20 +71,29 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+_FIRST_EPOCH = -62135596800 + 86400  # 0001-01-02 UTC: a zone offset cannot go before year 1
+_LAST_EPOCH = 253402300799 - 86400 * 366  # a year before 9999-12-31: next runs need room
+
+
 def parse_after(text: str | None, zone) -> float:
     if text is None:
         return SystemClock().now()
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ValueError(f"--after: {text!r} is neither epoch seconds nor an ISO 8601 time") from exc
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=zone.tzinfo, fold=0)
-    return dt.timestamp()
+        value = None
+    if value is None:
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"--after: {text!r} is neither epoch seconds nor an ISO 8601 time") from exc
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=zone.tzinfo, fold=0)
+        value = dt.timestamp()
+    # the calendar code works in years 1..9999 (Python's datetime); nan/inf have no date at all
+    if not (math.isfinite(value) and _FIRST_EPOCH <= value <= _LAST_EPOCH):
+        raise ValueError(f"--after: {text!r} is outside years 1-9998 (epoch seconds {_FIRST_EPOCH}..{_LAST_EPOCH})")
+    return value
 
 
 def run(args) -> int:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import stat
 import sys
 from typing import Any, TextIO
 
@@ -148,6 +150,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             stdin = getattr(sys.stdin, "buffer", None)
             data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
         else:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero never ends, a FIFO blocks
+                raise OSError(0, "Is a directory" if os.path.isdir(path) else "not a regular file")
             with open(path, "rb") as fh:
                 data = fh.read()
         ads = read_jobads(decode_text(data, source), source)

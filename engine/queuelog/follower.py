@@ -23,6 +23,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,8 @@ class Follower:
     def poll(self) -> PollResult:
         source = str(self.path)
         try:
+            if not stat.S_ISREG(os.stat(self.path).st_mode):  # a FIFO would block, /dev/zero never end
+                raise OSError(0, "not a regular file")
             fh = open(self.path, "rb")
         except OSError as exc:
             return PollResult(MISSING, problems=[Problem(source, 0, 0, f"cannot open: {exc.strerror or exc}", "error")])

@@ -24,9 +24,10 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
-from pathlib import Path
 
 from engine.classad import is_valid_expr
 from engine.jobqueue import JobQueue
@@ -58,7 +59,10 @@ def read_log(path, queue: JobQueue | None = None, *, mode: str = OWNER,
 def load_log(path, queue: JobQueue | None = None, *, mode: str = OWNER, validate: bool = True) -> LoadResult:
     source = str(path)
     try:
-        data = Path(path).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero never ends, a FIFO blocks
+            raise OSError(0, "Is a directory" if os.path.isdir(path) else "not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         res = LoadResult(queue if queue is not None else JobQueue())
         res.add(Problem(source, 0, 0, f"cannot read the log: {exc.strerror or exc}", "fatal"))

@@ -197,6 +197,14 @@ def _word(line: str, pos: int) -> tuple[str, int, bool] | None:
     return line[start:pos], pos + 1, False
 
 
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` quoted for a message: undecodable bytes (surrogate escapes) as ``\\xNN``,
+    control characters escaped, cut to ``limit`` characters (a binary file is one long word)."""
+    raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    out = repr(raw[:limit]).replace("\\\\x", "\\x")
+    return out + f"… ({len(text)} characters)" if len(raw) > limit else out
+
+
 def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
     """Parse one complete line (its newline removed) as HTCondor's reader would."""
     if "\0" in line:
@@ -210,7 +218,7 @@ def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
     except ValueError:
         op = 0
     if op not in OPS:
-        return Corrupt(f"bad op code {opword!r}", pos)
+        return Corrupt(f"bad op code {shown(opword)}", pos)
     op_end = pos
 
     def words(count: int) -> list[str] | Corrupt:
@@ -250,7 +258,8 @@ def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
         if not value:
             return Corrupt("103 record has an empty value", op_end)
         if validate and not value_is_valid(value):
-            return Corrupt(f"value of {got[1]} does not parse as a ClassAd expression: {value!r}", op_end, True)
+            return Corrupt(f"value of {got[1][:80]} does not parse as a ClassAd expression: {shown(value)}",
+                           op_end, True)
         return Record(SET_ATTR, got[0], got[1], value)
     if op == NEW_AD:
         ws = words(3)

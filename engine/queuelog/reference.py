@@ -151,7 +151,7 @@ def _follow(lines, last106, queue, res, source, validate) -> None:
         op = rec.op
         if op == R.SET_ATTR and validate and not R.value_is_valid(rec.value):
             res.add(Problem(source, recno, off,
-                            f"value of {rec.name} in {rec.key} does not parse; ignored: {rec.value!r}", "warning"))
+                            f"value of {rec.name} in {rec.key} does not parse; ignored: {R.shown(rec.value)}", "warning"))
         elif op == R.BEGIN_TXN:
             res.clean = False
         elif op == R.HIST_SEQ:
