@@ -245,3 +245,46 @@ async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tm
         conf.write_text(new)  # what the editor itself wrote: already applied, not sent again
         await pilot.pause(1.0)
         assert len(rt.sent) == 1
+
+
+async def test_real_runtime_crash_is_shown_and_the_last_snapshot_kept():
+    """``engine.runtime.Runtime`` publishes a ``crashed`` snapshot carrying the traceback."""
+    from engine.clock import VirtualClock
+    from engine.runtime import Runtime
+
+    class CrashingEngine:
+        def __init__(self):
+            self.now = 1_000.0
+            self.steps = 0
+
+        def snapshot(self, seq, **kw):
+            return make_snapshot(200, seq=seq, time=self.now, **kw)
+
+        def next_time(self):
+            return self.now + 1.0
+
+        def step(self, t):
+            self.steps += 1
+            if self.steps > 3:
+                raise ZeroDivisionError("route stats window of length 0")
+            self.now = max(self.now, t)
+
+        def handle(self, command):
+            return None
+
+        def emit(self, *a, **kw):
+            pass
+
+    engine = CrashingEngine()
+    runtime = Runtime(engine, VirtualClock(start=engine.now, speed=1.0), snapshot_interval=0.05)
+    app = _app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.engine_error is not None, timeout=20)
+        assert "ZeroDivisionError: route stats window of length 0" in app.engine_error
+        assert app.snapshot is not None and app.snapshot.engine_state != "crashed"
+        banner = app.screen.query_one("#engine-banner")
+        assert banner.has_class("-shown")
+        assert "engine stopped: ZeroDivisionError: route stats window of length 0" in str(banner.render())
+        await pilot.press("colon", *"error", "enter")
+        await pilot.pause()
+        assert "Traceback" in str(app.screen.query_one("#text-body").render())

@@ -304,3 +304,26 @@ async def test_board_flags_routes_with_lints_and_uses_a_wide_terminal():
     async with app.run_test(size=(120, 36)) as pilot:
         await _start(pilot, app)
         assert len(app.screen.query_one("#routes").columns) == 12  # no room for the reason column
+
+
+async def test_editor_hands_the_text_to_editor_and_takes_it_back(tmp_path, monkeypatch):
+    import contextlib
+
+    conf = tmp_path / "routes.conf"
+    write_routes_conf(conf)
+    tool = tmp_path / "fake-editor.sh"
+    tool.write_text("#!/bin/sh\nsed -i 's/MaxJobs = 500/MaxJobs = 450/' \"$1\"\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(tool))
+    app = make_app(FakeRuntime(snapshot_for_conf(conf)), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
+        await pilot.press("ctrl+o")  # the headless driver cannot suspend: said, not crashed
+        await pilot.pause()
+        assert any("cannot hand over to $EDITOR" in n.message for n in app._notifications)
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # as a real terminal would
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: "MaxJobs = 450" in app.screen.text)
+        assert "MaxJobs = 500" in conf.read_text()  # nothing written until apply

@@ -134,9 +134,11 @@ class RouteDeckApp(App):
         """The one place an engine failure is handled: banner, toast, last snapshot kept."""
         if self.engine_error == error:
             return
+        from tui.widgets.chrome import error_summary  # noqa: PLC0415
+
         self.engine_error = error
         self.post_message(EngineCrashed(error))
-        self.notify(error, title="engine stopped", severity="error", timeout=10)
+        self.notify(error_summary(error), title="engine stopped", severity="error", timeout=10)
         self._show(self.snapshot)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -353,6 +355,13 @@ class RouteDeckApp(App):
         from tui.screens.editor import undo_last_apply  # noqa: PLC0415
 
         undo_last_apply(self)
+
+    def cmd_error(self, arg: str) -> None:
+        from tui.screens.help import TextScreen  # noqa: PLC0415
+
+        if not self.engine_error:
+            raise ValueError("the engine is running; no error to show")
+        self.push_screen(TextScreen("engine error", self.engine_error))
 
     def cmd_help(self, arg: str) -> None:
         self.action_help()

@@ -34,6 +34,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("release", "JOB", "release a held job", ()),
     Command("rm", "JOB", "remove a job", ("remove",)),
     Command("undo", "", "restore the routing table before the last apply", ()),
+    Command("error", "", "the engine's full error text, after a crash", ()),
     Command("help", "", "list every key and command", ("?",)),
     Command("quit", "", "leave RouteDeck", ("q", "q!")),
 )

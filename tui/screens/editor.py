@@ -29,7 +29,7 @@ from pathlib import Path
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -276,13 +276,19 @@ class EditorScreen(DeckScreen):
             fh.write(self.text)
         try:
             with self.app.suspend():
-                subprocess.call([*shlex.split(editor), tmp])
+                status = subprocess.call([*shlex.split(editor), tmp])
             new = Path(tmp).read_text(encoding="utf-8")
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.notify(f"$EDITOR failed: {exc}", severity="error")
+        except SuspendNotSupported:
+            self.notify("this terminal cannot hand over to $EDITOR; edit here instead", severity="warning")
+            return
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            self.notify(f"$EDITOR ({editor}) failed: {exc}", severity="error")
             return
         finally:
             os.unlink(tmp)
+        if status != 0:
+            self.notify(f"$EDITOR ({editor}) exited with status {status}; edits not taken", severity="warning")
+            return
         area = self.query_one(TextArea)
         if new != area.text:
             area.load_text(new)

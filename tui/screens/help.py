@@ -65,3 +65,19 @@ class HelpScreen(ModalScreen[None]):
                 grid.add_row(key, what)
             grid.add_row("", "")
         return grid
+
+
+class TextScreen(ModalScreen[None]):
+    """A long text in a scrollable dialog (the engine's traceback after a crash)."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog") as box:
+            box.border_title = self.title_text
+            box.border_subtitle = "Esc close"
+            yield Static(Text(self.text), id="text-body")

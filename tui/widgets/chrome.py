@@ -54,4 +54,11 @@ class EngineBanner(Static):
     def show(self, error: str | None) -> None:
         self.set_class(bool(error), "-shown")
         if error:
-            self.update(f"engine stopped: {error} — showing the last snapshot (q quits)")
+            self.update(f"engine stopped: {error_summary(error)} — showing the last snapshot "
+                        "(:error for details, q quits)")
+
+
+def error_summary(error: str) -> str:
+    """The last non-empty line of a traceback (the exception itself), or the text as it is."""
+    lines = [ln.strip() for ln in error.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else error
