@@ -490,4 +490,6 @@ def parse_number(value: str, *, want_int: bool) -> int | float | None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(v, ca.Value):
         return None
+    if want_int and isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return None  # 1e400 evaluates to infinity, which no integer holds
     return int(v) if want_int else float(v)

@@ -464,3 +464,39 @@ def test_cron_after_out_of_range_is_a_usage_error(capsys, after):
 def test_cron_garbage_options(capsys, argv, rc_want, what):
     rc, out, err = run_cli(capsys, "cron", "next", "--after", "1700000000", *argv)
     assert rc == rc_want and what in out + err
+
+
+def test_bad_numeric_and_boolean_knobs_are_warnings_not_crashes(tmp_path, capsys):
+    """A macro cycle in a numeric knob was a traceback (get_int raised); 1e400 overflowed int().
+    Both, and words where numbers belong, are diagnostics naming the line; defaults from
+    htcondor.md §1.3 (JOB_ROUTER_MAX_JOBS -1, MaxJobs 100, MaxIdleJobs 50)."""
+    path = write(tmp_path, "k.conf", textwrap.dedent("""\
+        A = $(B)
+        B = $(A)
+        JOB_ROUTER_MAX_JOBS = $(A)
+        JOB_ROUTER_POLLING_PERIOD = often
+        JOB_ROUTER_ROUND_ROBIN_SELECTION = maybe
+        JOB_ROUTER_ROUTE_NAMES = A
+        JOB_ROUTER_ROUTE_A @=x
+          REQUIREMENTS true
+          MaxJobs = 1e400
+          MaxIdleJobs = lots
+        @x
+        """))
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1
+    assert f"{path}:1: error: JOB_ROUTER_MAX_JOBS: macro $(A) refers to itself" in out
+    assert f"{path}:4: warning: JOB_ROUTER_POLLING_PERIOD = 'often' is not an integer; using the default 10" in out
+    assert f"{path}:5: warning: JOB_ROUTER_ROUND_ROBIN_SELECTION = 'maybe' is not a boolean" in out
+    assert "MaxJobs = '1e400' is not a number; using 100" in out and "MaxIdleJobs = 'lots'" in out
+    table = load_routing_table(Config.load([path]))
+    assert table.knobs.max_jobs == -1 and table.routes[0].max_jobs == 100
+
+
+def test_entries_file_that_is_a_device_is_not_read(tmp_path, capsys):
+    """htcondor.md §1.2: JOB_ROUTER_ENTRIES_FILE that cannot be read makes HTCondor EXCEPT;
+    /dev/zero would be read forever (was a hang)."""
+    path = write(tmp_path, "e.conf", "JOB_ROUTER_DEFAULTS = [ requirements = true ]\n"
+                 "JOB_ROUTER_ENTRIES_FILE = /dev/zero\n")
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}:2: error: JOB_ROUTER_ENTRIES_FILE: cannot read /dev/zero: not a regular file" in out

@@ -7,13 +7,15 @@ line where there is one.
 
 from __future__ import annotations
 
+import os
 import shlex
+import stat
 import subprocess
 from typing import Any, Callable
 
 from engine import classad as C
 from engine import xform as X
-from engine.config import Config, ConfigError, Source, parse_number, split_list
+from engine.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.router import classic as K
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
@@ -65,8 +67,32 @@ class TableLoader:
 
     # ------------------------------------------------------------------------------ knobs
 
+    def number(self, knob: str, default: float, want_int: bool = True) -> Any:
+        """A numeric knob; a value that is not a number is a warning and the default is used
+        (``get_int`` would hide it, and would raise on a macro cycle)."""
+        text = self.get(knob)
+        if text is None or not text.strip():
+            return default
+        value = parse_number(text, want_int=want_int)
+        if value is None:
+            self.diag("warning", f"{knob} = {text!r} is not {'an integer' if want_int else 'a number'}; "
+                      f"using the default {default}", self.loc(knob))
+            return default
+        return value
+
+    def flag(self, knob: str, default: bool) -> bool:
+        text = self.get(knob)
+        if text is None or not text.strip():
+            return default
+        value = parse_bool(text)
+        if value is None:
+            self.diag("warning", f"{knob} = {text!r} is not a boolean; using the default {default}", self.loc(knob))
+            return default
+        return value
+
     def knobs(self) -> RouterKnobs:
         g, cfg = self.get, self.cfg
+        num, flag = self.number, self.flag
         k = RouterKnobs()
         name = g("JOB_ROUTER_NAME")
         if "JOB_ROUTER_NAME" in cfg and not name:
@@ -77,19 +103,19 @@ class TableLoader:
         if k.source_job_constraint and not C.is_valid_expr(k.source_job_constraint):
             self.diag("error", "JOB_ROUTER_SOURCE_JOB_CONSTRAINT does not parse as a ClassAd expression",
                       self.loc("JOB_ROUTER_SOURCE_JOB_CONSTRAINT"))
-        k.max_jobs = cfg.get_int("JOB_ROUTER_MAX_JOBS", -1)
-        k.round_robin = cfg.get_bool("JOB_ROUTER_ROUND_ROBIN_SELECTION", False)
-        k.release_on_hold = cfg.get_bool("JOB_ROUTER_RELEASE_ON_HOLD", True)
-        k.polling_period = cfg.get_int("JOB_ROUTER_POLLING_PERIOD", 10)
+        k.max_jobs = num("JOB_ROUTER_MAX_JOBS", -1)
+        k.round_robin = flag("JOB_ROUTER_ROUND_ROBIN_SELECTION", False)
+        k.release_on_hold = flag("JOB_ROUTER_RELEASE_ON_HOLD", True)
+        k.polling_period = num("JOB_ROUTER_POLLING_PERIOD", 10)
         k.hook_keyword = g("JOB_ROUTER_HOOK_KEYWORD")
-        k.default_max_jobs = cfg.get_int("JOB_ROUTER_DEFAULT_MAX_JOBS_PER_ROUTE", 100)
-        k.default_max_idle_jobs = cfg.get_int("JOB_ROUTER_DEFAULT_MAX_IDLE_JOBS_PER_ROUTE", 50)
-        k.entries_refresh = cfg.get_int("JOB_ROUTER_ENTRIES_REFRESH", 0)
-        k.max_job_mirror_update_lag = cfg.get_int("MAX_JOB_MIRROR_UPDATE_LAG", 600)
-        k.periodic_expr_interval = cfg.get_int("PERIODIC_EXPR_INTERVAL", 60)
-        k.max_periodic_expr_interval = cfg.get_int("MAX_PERIODIC_EXPR_INTERVAL", 1200)
-        k.periodic_expr_timeslice = cfg.get_float("PERIODIC_EXPR_TIMESLICE", 0.01)
-        k.update_interval = cfg.get_int("UPDATE_INTERVAL", 60)
+        k.default_max_jobs = num("JOB_ROUTER_DEFAULT_MAX_JOBS_PER_ROUTE", 100)
+        k.default_max_idle_jobs = num("JOB_ROUTER_DEFAULT_MAX_IDLE_JOBS_PER_ROUTE", 50)
+        k.entries_refresh = num("JOB_ROUTER_ENTRIES_REFRESH", 0)
+        k.max_job_mirror_update_lag = num("MAX_JOB_MIRROR_UPDATE_LAG", 600)
+        k.periodic_expr_interval = num("PERIODIC_EXPR_INTERVAL", 60)
+        k.max_periodic_expr_interval = num("MAX_PERIODIC_EXPR_INTERVAL", 1200)
+        k.periodic_expr_timeslice = num("PERIODIC_EXPR_TIMESLICE", 0.01, False)
+        k.update_interval = num("UPDATE_INTERVAL", 60)
         k.send_route_idtokens = g("JOB_ROUTER_SEND_ROUTE_IDTOKENS")
         k.schedd1_name, k.schedd1_pool = g("JOB_ROUTER_SCHEDD1_NAME"), g("JOB_ROUTER_SCHEDD1_POOL")
         k.schedd1_job_queue_log = g("JOB_ROUTER_SCHEDD1_JOB_QUEUE_LOG") or g("JOB_QUEUE_LOG")
@@ -97,8 +123,8 @@ class TableLoader:
         k.schedd2_job_queue_log = g("JOB_ROUTER_SCHEDD2_JOB_QUEUE_LOG")
         k.schedd2_spool = g("JOB_ROUTER_SCHEDD2_SPOOL")
         if "JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES" in cfg:
-            k.use_deprecated_entries = cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", True)
-        k.merge_default_ads = cfg.get_bool("MERGE_JOB_ROUTER_DEFAULT_ADS", False)
+            k.use_deprecated_entries = flag("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", True)
+        k.merge_default_ads = flag("MERGE_JOB_ROUTER_DEFAULT_ADS", False)
         return k
 
     # ------------------------------------------------------------------------------ main
@@ -164,6 +190,8 @@ class TableLoader:
             if not value:
                 return None, lambda line: where
             try:
+                if not stat.S_ISREG(os.stat(value).st_mode):  # a FIFO blocks, /dev/zero never ends
+                    raise OSError(0, "Is a directory" if os.path.isdir(value) else "not a regular file")
                 with open(value, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
             except OSError as exc:
