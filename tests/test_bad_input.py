@@ -500,3 +500,14 @@ def test_entries_file_that_is_a_device_is_not_read(tmp_path, capsys):
                  "JOB_ROUTER_ENTRIES_FILE = /dev/zero\n")
     rc, out, _ = run_cli(capsys, "check", "-q", path)
     assert rc == 1 and f"{path}:2: error: JOB_ROUTER_ENTRIES_FILE: cannot read /dev/zero: not a regular file" in out
+
+
+@pytest.mark.parametrize("now", ["nan", "inf", "1e300", "soon"])
+def test_route_now_must_be_a_real_time(tmp_path, capsys, now):
+    """``route --now``: nan/inf/huge were tracebacks deep in classad2 (ValueError, SystemError);
+    now a usage error (argparse, exit 2)."""
+    cfg = write(tmp_path, "g.conf", GOOD)
+    ads = write(tmp_path, "j.ads", 'Owner = "alice"\n')
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["route", "-c", cfg, "--jobads", ads, f"--now={now}"])
+    assert exc.value.code == 2 and "argument --now" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import stat
@@ -47,11 +48,22 @@ def register(subparsers) -> None:
     p.add_argument("jobads_pos", nargs="?", metavar="JOBADS", help=argparse.SUPPRESS)
     p.add_argument("--explain", action="store_true", help="print every step of the decision and the routed ad")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--now", type=float, default=None, help="evaluation time (epoch seconds; default: now)")
+    p.add_argument("--now", type=_epoch, default=None, help="evaluation time (epoch seconds; default: now)")
     p.add_argument("--ignore-prior-routing", action="store_true",
                    help="forget Managed/RoutedBy/StageIn* and set JobStatus = 1 before matching")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
     p.set_defaults(func=run)
+
+
+def _epoch(text: str) -> float:
+    """``--now``: finite epoch seconds within years 1-9999 (ClassAd times are 64-bit integers)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not epoch seconds") from None
+    if not (math.isfinite(value) and -62135596800 <= value <= 253402300799):
+        raise argparse.ArgumentTypeError(f"{text!r} is outside years 1-9999")
+    return value
 
 
 class AdJob:
