@@ -44,6 +44,29 @@ class _QueueTx:
         self.tx.destroy(job)
 
 
+class _JobView:
+    """A JobQueue ``Job`` as a :class:`~engine.schedd.store.JobView` (no copy of its ad)."""
+
+    __slots__ = ("job",)
+
+    def __init__(self, job: Any) -> None:
+        self.job = job
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        v = self.job.get(name)
+        return default if v is None else v
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.job.get(name) is not None
+
+    def classad(self) -> Any:
+        return self.job.classad()
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        return self.job.attrs
+
+
 class QueueStore:
     def __init__(self, queue: JobQueue) -> None:
         self.queue = queue
@@ -99,6 +122,13 @@ class QueueStore:
 
     def finished_jobs(self):
         return self._with((3, 4))
+
+    def policy_views(self):
+        for key, st in list(self.status.items()):
+            if st in (1, 2, 5):
+                j = self.queue.get(key)
+                if j is not None:
+                    yield key, _JobView(j)
 
     def counts(self) -> dict[int, int]:
         out: dict[int, int] = {}

@@ -329,18 +329,20 @@ class Schedd:
             return 0
         self.last_periodic = now
         acts: list[tuple[str, Mapping[str, str], Decision]] = []
-        for job, attrs in sorted(self.store.policy_jobs(), key=lambda ja: job_order(ja[0])):
-            if _str(attrs, "Managed") == "External":
+        sysp = self.system_policy
+        any_system = bool(sysp.hold or sysp.release or sysp.remove)
+        for job, view in sorted(self.store.policy_views(), key=lambda jv: job_order(jv[0])):
+            if view.get("Managed") == '"External"':
                 continue  # the router evaluates it (htcondor.md §1.6)
-            status = _int(attrs, "JobStatus")
+            status = _int(view, "JobStatus")
             if status not in (IDLE, RUNNING, HELD):
                 continue
-            if not any(k in attrs for k in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")) and not (
-                    self.system_policy.hold or self.system_policy.release or self.system_policy.remove):
+            if not any_system and not any(k in view for k in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")):
                 continue
-            d = analyze_periodic(make_ad(attrs), attrs, status or 0, self.system_policy, now)
+            # the queue's cached evaluation ad: rebuilt only when the job changed
+            d = analyze_periodic(view.classad(), view, status or 0, sysp, now)
             if d.action != "none" and not (d.action == "hold" and status == HELD):
-                acts.append((job, attrs, d))
+                acts.append((job, view.attrs, d))
         if not acts:
             return 0
         released = []

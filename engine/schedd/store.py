@@ -35,6 +35,34 @@ class Store(Protocol):
     def idle_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
     def policy_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
     def finished_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
+    def policy_views(self) -> Iterator[tuple[str, "JobView"]]: ...
+
+
+class JobView(Protocol):
+    """Read access to one job without copying its ad: ``get`` (any case), ``in``, ``classad()``
+    (an evaluation ad, cached by the queue until the job changes) and ``attrs`` (a copy)."""
+
+    def get(self, name: str) -> str | None: ...
+    def __contains__(self, name: object) -> bool: ...
+    def classad(self) -> object: ...
+    @property
+    def attrs(self) -> dict[str, str]: ...
+
+
+class DictView:
+    def __init__(self, attrs: dict[str, str]) -> None:
+        self.attrs = attrs
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self.attrs.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.attrs
+
+    def classad(self) -> object:
+        from engine.classad import make_ad  # noqa: PLC0415
+
+        return make_ad(self.attrs)
 
 
 def cluster_key(job: str) -> str:
@@ -136,6 +164,10 @@ class MemoryStore:
 
     def finished_jobs(self):
         return self._with((3, 4))
+
+    def policy_views(self):
+        for job, attrs in self._with((1, 2, 5)):
+            yield job, DictView(attrs)
 
     def counts(self) -> Mapping[int, int]:
         out: dict[int, int] = {}
