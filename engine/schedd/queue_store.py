@@ -124,8 +124,11 @@ class QueueStore:
         return self._with((3, 4))
 
     def policy_views(self):
+        return self.views((1, 2, 5))
+
+    def views(self, states: tuple[int, ...]):
         for key, st in list(self.status.items()):
-            if st in (1, 2, 5):
+            if st in states:
                 j = self.queue.get(key)
                 if j is not None:
                     yield key, _JobView(j)

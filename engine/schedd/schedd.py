@@ -226,14 +226,14 @@ class Schedd:
     def dispatch(self, now: float) -> None:
         """Hand idle grid and local jobs to their sites (the gridmanager's / local starter's role)."""
         starts: list[tuple[str, Mapping[str, str]]] = []
-        for job, attrs in sorted(self.store.idle_jobs(), key=lambda ja: job_order(ja[0])):
+        for job, view in sorted(self.store.views((IDLE,)), key=lambda jv: job_order(jv[0])):
             if self.sites.location(job) is not None:
                 continue
-            if _str(attrs, "Managed") == "External":
+            if view.get("Managed") == '"External"':
                 continue
-            universe = _int(attrs, "JobUniverse")
+            universe = _int(view, "JobUniverse")
             if universe == 9:
-                site = self.sites.site_for(_str(attrs, "RouteName"), _str(attrs, "GridResource"), 9)
+                site = self.sites.site_for(_str(view, "RouteName"), _str(view, "GridResource"), 9)
                 if site is not None:
                     self.sites.submit(site, job, now)
             elif universe == 12:
@@ -241,6 +241,7 @@ class Schedd:
                 site = self.sites.site_named(named) if named else self.sites.site_for(None, None, 12)
                 if site is None:
                     continue
+                attrs = view.attrs
                 gate = self.cron.gate(job, attrs, now) if self.cron is not None else None
                 if gate is False:  # not runnable yet (deferral clause false)
                     continue

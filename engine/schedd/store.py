@@ -36,6 +36,7 @@ class Store(Protocol):
     def policy_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
     def finished_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
     def policy_views(self) -> Iterator[tuple[str, "JobView"]]: ...
+    def views(self, states: tuple[int, ...]) -> Iterator[tuple[str, "JobView"]]: ...
 
 
 class JobView(Protocol):
@@ -166,7 +167,10 @@ class MemoryStore:
         return self._with((3, 4))
 
     def policy_views(self):
-        for job, attrs in self._with((1, 2, 5)):
+        return self.views((1, 2, 5))
+
+    def views(self, states: tuple[int, ...]):
+        for job, attrs in self._with(states):
             yield job, DictView(attrs)
 
     def counts(self) -> Mapping[int, int]:
