@@ -226,15 +226,19 @@ class FakeRuntime:
         ]
 
     def job_ad(self, job: str) -> dict[str, str]:
-        for r in self.latest().jobs:
-            if r.job == job:
-                c, p = r.job.split(".")
-                ad = {"ClusterId": c, "ProcId": p, "JobStatus": str(r.status), "Owner": f'"{r.owner}"',
-                      "Cmd": f'"{r.cmd}"', "QDate": str(r.qdate)}
-                if r.route:
-                    ad["RouteName"] = f'"{r.route}"'
-                return ad
-        return {}
+        jobs = self.latest().jobs
+        if getattr(self, "_index_of", None) is not jobs:
+            self._index = {r.job: r for r in jobs}
+            self._index_of = jobs
+        r = self._index.get(job)
+        if r is None:
+            return {}
+        c, p = r.job.split(".")
+        ad = {"ClusterId": c, "ProcId": p, "JobStatus": str(r.status), "Owner": f'"{r.owner}"',
+              "Cmd": f'"{r.cmd}"', "QDate": str(r.qdate), "RequestMemory": str(1000 + int(c) % 7 * 1000)}
+        if r.route:
+            ad["RouteName"] = f'"{r.route}"'
+        return ad
 
 
 async def wait_until(pilot, cond, timeout: float = 5.0) -> None:

@@ -22,19 +22,19 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import os
-import shlex
 from collections import deque
 from typing import Iterable
 
-from textual import on, work
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine import snapshot as S
+from tui.command_handlers import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
-from tui.palette import COMMANDS, lookup
+from tui.palette import COMMANDS
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -58,7 +58,7 @@ def _screen(name: str) -> Screen:
     return CronScreen()
 
 
-class RouteDeckApp(App):
+class RouteDeckApp(CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
     BINDINGS = [
@@ -270,104 +270,6 @@ class RouteDeckApp(App):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
-
-    # -- the ":" command line -------------------------------------------------------------------
-    def action_command_line(self, value: str = "") -> None:
-        from tui.widgets.command_line import CommandLine  # noqa: PLC0415
-
-        self.push_screen(CommandLine(value, blink=self.blink), self.run_command_line)
-
-    def run_command_line(self, text: str | None) -> None:
-        if not text or not text.strip():
-            return
-        text = text.strip().lstrip(":")
-        word, _, arg = text.partition(" ")
-        command = lookup(word)
-        if command is None:
-            self.notify(f"unknown command {word!r}; ? lists them", severity="error")
-            return
-        try:
-            getattr(self, f"cmd_{command.name}")(arg.strip())
-        except (ValueError, LookupError) as exc:
-            self.notify(f":{command.name}: {exc}", severity="error")
-
-    def cmd_routes(self, arg: str) -> None:
-        self._go("routes")
-
-    def cmd_jobs(self, arg: str) -> None:
-        self.show_jobs(filter_text=arg if arg else None)
-
-    def cmd_cron(self, arg: str) -> None:
-        self._go("cron")
-
-    def cmd_edit(self, arg: str) -> None:
-        self.open_editor(arg or None)
-
-    def cmd_why(self, arg: str) -> None:
-        if not arg:
-            raise ValueError("which job? e.g. :why 123.0")
-        self.open_why_not(arg)
-
-    def cmd_where(self, arg: str) -> None:
-        self.show_jobs(where=arg)
-
-    def cmd_sort(self, arg: str) -> None:
-        parts = arg.split()
-        if not parts:
-            raise ValueError("which column?")
-        screen = self.show_jobs()
-        screen.sort_by(parts[0], reverse=len(parts) > 1 and parts[1].startswith("desc"))
-
-    def cmd_pause(self, arg: str) -> None:
-        self.send(S.Pause())
-
-    def cmd_resume(self, arg: str) -> None:
-        self.send(S.Resume())
-
-    def cmd_step(self, arg: str) -> None:
-        self.send(S.Step(int(arg) if arg else 1))
-
-    def cmd_speed(self, arg: str) -> None:
-        try:
-            value = float(arg.lstrip("x×"))
-        except ValueError:
-            raise ValueError(f"speed must be a number, not {arg!r}") from None
-        if value <= 0:
-            raise ValueError("speed must be positive")
-        self.send(S.SetSpeed(value))
-
-    def cmd_hold(self, arg: str) -> None:
-        self.send(S.HoldJob(self._job_arg(arg)))
-
-    def cmd_release(self, arg: str) -> None:
-        self.send(S.ReleaseJob(self._job_arg(arg)))
-
-    def cmd_rm(self, arg: str) -> None:
-        self.send(S.RemoveJob(self._job_arg(arg)))
-
-    def _job_arg(self, arg: str) -> str:
-        job = shlex.split(arg)[0] if arg else ""
-        if not job:
-            raise ValueError("which job? e.g. 123.0")
-        return job if "." in job else f"{job}.0"
-
-    def cmd_undo(self, arg: str) -> None:
-        from tui.screens.editor import undo_last_apply  # noqa: PLC0415
-
-        undo_last_apply(self)
-
-    def cmd_error(self, arg: str) -> None:
-        from tui.screens.help import TextScreen  # noqa: PLC0415
-
-        if not self.engine_error:
-            raise ValueError("the engine is running; no error to show")
-        self.push_screen(TextScreen("engine error", self.engine_error))
-
-    def cmd_help(self, arg: str) -> None:
-        self.action_help()
-
-    def cmd_quit(self, arg: str) -> None:
-        self.exit()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

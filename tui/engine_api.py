@@ -127,8 +127,12 @@ def row_ad(row: JobRow) -> dict[str, str]:
     return ad
 
 
-def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lambda: False) -> frozenset[str]:
-    """Job ids whose row attributes satisfy the ClassAd ``text`` (raises ClassAdError if it does not parse)."""
+def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lambda: False,
+                    ad_of=row_ad) -> frozenset[str]:
+    """Job ids whose ad satisfies the ClassAd ``text`` (raises ClassAdError if it does not parse).
+
+    ``ad_of(row)`` gives the attributes: the engine's full ad when it offers one, else the row's.
+    """
     from engine.classad import evaluate, is_true, make_ad, parse_expr  # noqa: PLC0415
 
     expr = parse_expr(text)
@@ -136,9 +140,22 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
     for k, r in enumerate(rows):
         if k % 2048 == 0 and cancelled():
             break
-        if is_true(evaluate(expr, my=make_ad(row_ad(r)), now=now)):
+        try:
+            ad = make_ad(ad_of(r))
+        except Exception:  # noqa: BLE001 - an attribute that does not parse: the job does not match
+            continue
+        if is_true(evaluate(expr, my=ad, now=now)):
             hits.append(r.job)
     return frozenset(hits)
+
+
+def full_ads_of(runtime: Any):
+    """``ad_of`` for :func:`constraint_hits`: the engine's full job ads when it has them."""
+    has_full = any(hasattr(o, "job_ad") for o in (runtime, getattr(runtime, "engine", None))) or hasattr(
+        getattr(getattr(runtime, "engine", None), "queue", None), "get")
+    if not has_full:
+        return row_ad
+    return lambda row: job_ad(runtime, row)
 
 
 # ------------------------------------------------------------------------------------------

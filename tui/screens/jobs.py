@@ -1,7 +1,7 @@
 """The jobs screen: source, routed and plain jobs over the Line API ``JobTable``.
 
 ``/`` opens the filter: plain text matches any column; text starting with ``=`` is a ClassAd
-constraint over the row's attributes (``=Owner == "alice" && JobStatus == 1``), evaluated in a
+constraint over the job's full ad when the engine offers it (else the row's attributes) (``=Owner == "alice" && JobStatus == 1``), evaluated in a
 thread worker because 100,000 evaluations take seconds. ``s`` cycles the sort column, ``S``
 reverses it, Enter opens the job's full ad, ``w`` asks why an idle job is not routed.
 """
@@ -16,7 +16,7 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from engine.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
-from tui.engine_api import constraint_hits
+from tui.engine_api import constraint_hits, full_ads_of
 from tui.messages import FilterChanged
 from tui.screens.base import DeckScreen
 from tui.widgets.job_model import COLUMN_KEYS
@@ -149,7 +149,8 @@ class JobsScreen(DeckScreen):
     def _evaluate(self, text: str, rows, now: float) -> None:
         worker = get_current_worker()
         try:
-            hits = constraint_hits(rows, text, now, cancelled=lambda: worker.is_cancelled)
+            hits = constraint_hits(rows, text, now, cancelled=lambda: worker.is_cancelled,
+                                   ad_of=full_ads_of(self.app.runtime))
         except ValueError as exc:  # ClassAdError is a ValueError
             self.post_message(self.ConstraintEvaluated(text, None, str(exc)))
             return
