@@ -184,6 +184,7 @@ BUNDLES = [  # (files, warnings each naming a real problem or policy)
 @pytest.mark.parametrize("files,expected", BUNDLES, ids=lambda v: v[-1].name if isinstance(v, list) and v and
                          isinstance(v[0], Path) else None)
 def test_every_real_config_passes_check_and_routes_a_sample_job(files, expected):
+    # Source: every config set under tests/data/config (copies of shared/data/real, tests/data/PROVENANCE.md); expected warnings: RouteDeck lints (shadowed routes) and htcondor.md §6 Real-config quirks (the 9.0 manual example's extra ")")
     code, text = run_check(*files)
     assert code == 0, text
     warnings = [ln for ln in text.splitlines() if ": warning: " in ln]

@@ -80,6 +80,7 @@ def test_route_bodies_stay_unexpanded_and_comments_are_dropped():
 
 
 def test_value_lines_map_back_to_file_lines():
+    # Source: RouteDeck feature (file line of each @= value line); htcondor.md §6 Config-file facts (# and blank lines dropped inside @= blocks)
     cfg = load(CE_HEAD)
     name = "JOB_ROUTER_TRANSFORM_Cpus"
     path = CE_HEAD / "01-ce-router-defaults.conf"
@@ -153,12 +154,14 @@ def test_manual_examples_expand_config_macros():
 
 
 def test_unterminated_here_block_names_file_and_start_line():
+    # Source: config.cpp Parse_macros' message (author's reading of HTCondor's config.cpp, not in htcondor.md); htcondor.md §6 Config-file facts (comments inside @= blocks)
     cfg = text("A = 1\nB @=end\n  x\n# comment\n  y\n")
     assert [str(e) for e in cfg.errors] == ["t.conf:2: end of file while scanning for '@end' (started by B @=end)"]
     assert "B" not in cfg
 
 
 def test_bad_line_and_illegal_identifier():
+    # Source: config.cpp Parse_macros' messages (author's reading of HTCondor's config.cpp, not in htcondor.md); going on after an error is RouteDeck's decision
     cfg = text("GOOD = 1\nJUSTAWORD\nBAD-NAME = 2\n[section]\nLATER = 3\n")
     assert [(e.line, e.message) for e in cfg.errors] == [
         (2, "syntax error, missing '=' or ':' in 'JUSTAWORD'"),
@@ -168,12 +171,14 @@ def test_bad_line_and_illegal_identifier():
 
 
 def test_missing_explicit_file_is_an_error(tmp_path):
+    # Source: RouteDeck decision: a config file that cannot be read is an error naming it, loading goes on
     cfg = load(tmp_path / "nope.conf")
     assert len(cfg.errors) == 1 and cfg.errors[0].file == str(tmp_path / "nope.conf")
     assert isinstance(cfg.errors[0], ConfigError) and "no such file" in cfg.errors[0].message
 
 
 def test_include_forms_and_cycle(tmp_path):
+    # Source: config.cpp include handling (author's reading of HTCondor's config.cpp, not in htcondor.md)
     (tmp_path / "a.conf").write_text("A = 1\ninclude : b.conf\n")
     (tmp_path / "b.conf").write_text("B = 2\n\ninclude : $(INC_DIR)/a.conf\n")
     cfg = load(tmp_path / "a.conf", defaults={"INC_DIR": str(tmp_path)})
@@ -187,6 +192,7 @@ def test_include_forms_and_cycle(tmp_path):
 
 
 def test_include_directory_lexical_order_and_exclusions(tmp_path):
+    # Source: condor_config.cpp LOCAL_CONFIG_DIR_EXCLUDE_REGEXP default (author's reading of HTCondor's config.cpp, not in htcondor.md)
     d = tmp_path / "d"
     d.mkdir()
     for name, body in [("20-b.conf", "X = $(X) b"), ("10-a.conf", "X = a"), (".hidden", "X = bad"),
@@ -209,12 +215,14 @@ def test_local_config_dir_then_file(tmp_path):
 
 
 def test_case_insensitive_names_and_winning_location():
+    # Source: htcondor.md §1.3 (names are case-insensitive); the last definition wins (config.cpp insert_macro, author's reading of HTCondor's config.cpp, not in htcondor.md)
     cfg = text("job_router_name = a\nOTHER = 1\nJOB_ROUTER_NAME = b\n")
     assert cfg.names() == ["JOB_ROUTER_NAME", "OTHER"]
     assert cfg.get("Job_Router_Name") == "b" and cfg.location("job_router_name") == Source("t.conf", 3)
 
 
 def test_macros_defaults_env_and_self_reference():
+    # Source: htcondor.md §6 Config-file facts (only self references are expanded at parse time: X = $(X) more); $(A:default), $ENV, $(DOLLAR): config.cpp, not in htcondor.md
     cfg = text(
         "A = 1\nB = $(A)$(NOPE:dflt)$(EMPTY:was_empty)$(EMPTY:not-a-default)\nEMPTY =\nX = $(X) one\nX = $(X) two\n"
         "H = $ENV(HOME_DIR)/x\nU = $ENV(UNSET_VAR)\nD = $ENV(UNSET_VAR:fallback)\nP = $(DOLLAR)(A) $$(A)\n",
@@ -229,6 +237,7 @@ def test_macros_defaults_env_and_self_reference():
 
 
 def test_macro_cycle_raises_with_location():
+    # Source: config.cpp expand_macro cycle check (author's reading of HTCondor's config.cpp, not in htcondor.md)
     cfg = text("A = $(B)\nB = x $(A)\n")
     with pytest.raises(ConfigError) as info:
         cfg.get("A")
@@ -236,12 +245,14 @@ def test_macro_cycle_raises_with_location():
 
 
 def test_continuations_and_comments():
+    # Source: config.cpp getline_implementation (author's reading of HTCondor's config.cpp, not in htcondor.md); htcondor.md §6 Config-file facts (# lines dropped)
     cfg = text("A = one \\\n   two \\\n# commented out \\\n   three\n# C = comment \\\nB = b\n")
     assert cfg.get("A") == "one two three"
     assert cfg.get("B") == "b" and "C" not in cfg
 
 
 def test_if_elif_else():
+    # Source: htcondor.md §1.3 (if/elif/else/endif); the condition forms: config.cpp Evaluate_config_if (author's reading of HTCondor's config.cpp, not in htcondor.md)
     cfg = text(
         "FLAG = true\nif defined FLAG\n  A = yes\nelse\n  A = no\nendif\n"
         "if $(NOT_DEFINED)\n B = 1\nelif version >= 8.1.2\n B = 2\nelse\n B = 3\nendif\n"
@@ -257,6 +268,7 @@ def test_if_elif_else():
 
 
 def test_use_error_warning_and_colon():
+    # Source: config.cpp Parse_macros: error/warning lines, obsolete ':' (author's reading of HTCondor's config.cpp, not in htcondor.md); metaknobs unsupported is RouteDeck's decision
     cfg = text("use ROLE : Personal\nwarning : careful $(X)\nX : 5\nerror : stop here\n")
     assert [e.message for e in cfg.errors] == ["Error : stop here"]
     msgs = [w.message for w in cfg.warnings]
@@ -270,6 +282,7 @@ def test_environment_overrides():
 
 
 def test_typed_getters():
+    # Source: config.cpp param_boolean / string_is_long_param / string_is_double_param (author's reading of HTCondor's config.cpp, not in htcondor.md)
     cfg = text("T = True\nN = 0\nE = 3 > 2\nI = 10\nIE = 2*5\nF = 1.5\nJUNK = hello\n")
     assert cfg.get_bool("T", False) is True and cfg.get_bool("N", True) is False
     assert cfg.get_bool("E", False) is True and cfg.get_bool("JUNK", True) is True
@@ -278,5 +291,6 @@ def test_typed_getters():
 
 
 def test_expand_with_extra_macros():
+    # Source: RouteDeck API; htcondor.md §1.3 (route macros expanded at transform time with config macros visible)
     cfg = text("A = $(B)-a\nB = b\n")
     assert cfg.expand("$(A) $(C)", {"c": "extra"}) == "b-a extra"

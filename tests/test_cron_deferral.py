@@ -58,6 +58,7 @@ def test_runnable_matches_submits_requirements_clause(dt, window, prep, interval
 
 
 def test_runnable_edges():
+    # Source: htcondor.md §2.1 (the runnable clause: time() + ScheddInterval >= DeferralTime - DeferralPrepTime, time() < DeferralTime + DeferralWindow)
     assert is_runnable(9400, 10000) and not is_runnable(9399, 10000)
     assert is_runnable(9999, 10000) and not is_runnable(10000, 10000)
     assert is_runnable(10059, 10000, window=60) and not is_runnable(10060, 10000, window=60)
@@ -91,11 +92,13 @@ NOW = at("2025-01-15 10:00")
 
 
 def test_not_a_cron_job_is_dropped():
+    # Source: htcondor.md §2.4 (needsCronTab; a job that no longer needs cron drops its cache entry)
     assert compute_deferral({"JobStatus": "1"}, NOW, "UTC").action == "drop"
     assert needs_crontab({"cronminute": "5"})  # present with any type counts (LookupExpr)
 
 
 def test_enter_queue_sets_deferral_time():
+    # Source: htcondor.md §2.4 (DeferralTime computed when the job enters the queue)
     u = compute_deferral(JOB, NOW, "UTC", "enter_queue")
     assert (u.action, u.deferral_time, u.state.cached) == ("set", at("2025-01-15 11:00"), True)
 
@@ -140,6 +143,7 @@ def test_recalculation_rules():
 
 
 def test_hold_through_the_shadow_drops_the_cache():
+    # Source: htcondor.md §2.4 (hold through shadow exit deletes the cached CronTab; condor_hold does not)
     assert on_hold(CronJobState(True), via_shadow=True) == CronJobState(False)
     assert on_hold(CronJobState(True), via_shadow=False) == CronJobState(True)
 
@@ -187,6 +191,7 @@ def test_schedd_process_mktime_state_decides_the_repeated_hour():
 
 
 def test_never_firing_schedule_is_reported_and_unknown_reasons_rejected():
+    # Source: htcondor.md §2.3 #6 (an impossible schedule recurses without end); reporting it is RouteDeck's decision
     u = compute_deferral({"CronDayOfMonth": '"30"', "CronMonth": '"2"', "JobStatus": "1"}, NOW, "UTC", "enter_queue")
     assert u.action == "never" and "never fires" in u.message
     with pytest.raises(ValueError):

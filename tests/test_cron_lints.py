@@ -76,12 +76,14 @@ def test_lint_reports_what_htcondor_does(fields, code, level, parts):
 
 
 def test_every_lint_that_differs_from_cron_says_what_cron_does():
+    # Source: RouteDeck lint wording (product.md); the cron rules themselves: cronie entry.c (module docstring)
     for fields, code, _level, _parts in CASES:
         lint = codes(lint_schedule(sched(*fields)))[code]
         assert "cron" in lint.message.lower(), code
 
 
 def test_a_plain_schedule_has_no_lints():
+    # Source: htcondor.md §2.2 (these fields parse the same in HTCondor and cron; no lint is due)
     assert lint_schedule(sched("0", "9", "1,15")) == []
     assert lint_schedule(sched("*/15", "*/3", None, None, "*")) == []
 
@@ -146,6 +148,7 @@ def test_unix_cron_model(item, idx, values):
 
 
 def test_unix_cron_rejects_spaces_and_empty_items():
+    # Source: cronie src/entry.c get_list (Unix cron model; no HTCondor behaviour)
     assert cron_field("0-2,10, 23", 1) is None and cron_field("1,,2", 0) is None
     assert cron_field(" 5 ", 0) == frozenset({5})
 
@@ -164,10 +167,12 @@ def test_unix_cron_rejects_spaces_and_empty_items():
     ],
 )
 def test_describe(fields, text):
+    # Source: RouteDeck plain-words description (no HTCondor behaviour)
     assert describe(sched(*fields)) == text
 
 
 def test_explain_mentions_the_defect_the_zone_and_invalid_schedules():
+    # Source: htcondor.md §2.3 (day-0 defect, impossible schedule), §2.4 (hold code 25 text)
     text = explain(sched("0", "0", None, None, "1"), "America/Chicago")
     assert "America/Chicago" in text and "day-0 defect" in text
     text = explain(sched("*/0"))

@@ -170,6 +170,7 @@ INVALID = [c for c in ORACLE["cases"] if not (c["regex_valid"] and c["init_valid
 
 @pytest.mark.parametrize("case", INVALID, ids=[c["name"] for c in INVALID])
 def test_invalid_oracle_cases_produce_no_runs(case):
+    # Source: tests/data/crondor crontab_oracle.json (htcondor.md §2.6): invalid cases
     s = parse_schedule(*case["fields"])
     with pytest.raises(InvalidSchedule):
         next_run(s, case["start_epoch"], case["tz"])
@@ -188,6 +189,7 @@ def test_impossible_dates_are_reported_not_looped_on(fields):
 
 
 def test_runs_are_strictly_after_and_stop_at_year_9999():
+    # Source: htcondor.md §2.3 (the result is strictly after the current minute); stopping at 9999 is RouteDeck's (Python dates)
     s = sched("0", "0", "29", "2")
     assert next_run(s, ts("2028-02-29 00:00"), "UTC") == ts("2032-02-29 00:00")
     with pytest.raises(CronError):

@@ -45,6 +45,7 @@ def test_tables_kept_apart():
 
 
 def test_classad_is_cached_and_rebuilt_after_a_change():
+    # Source: RouteDeck cache invariant (no HTCondor behaviour)
     q = _queue("101 01.-1 Job Machine", "103 01.-1 RequestCpus 2", "101 1.0 Job Machine")
     job = q.get((1, 0))
     ad = job.classad()
@@ -74,6 +75,7 @@ def test_apply_events_and_unknown_keys():
 
 
 def test_reload_sends_only_queue_reloaded():
+    # Source: RouteDeck event contract; a bulk reload is htcondor.md §3.5 (COMPRESSED / PROBE_ERROR)
     q = JobQueue()
     seen = []
     q.subscribe(seen.append)
@@ -120,6 +122,7 @@ def test_transaction_checks_against_the_pending_view():
 
 
 def test_status_reads_like_evaluate_attr_int():
+    # Source: EvaluateAttrInt semantics checked with classad2 via engine.classad.as_int (not in htcondor.md)
     """JobStatus written as a real or an expression still counts (engine.classad.as_int: reals
     truncate); a non-number is None."""
     q = _queue("101 1.0 Job Machine", "103 1.0 JobStatus 2.0", "101 1.1 Job Machine", "103 1.1 JobStatus 1 + 3",

@@ -20,6 +20,7 @@ def ex(text: str, **macros: str) -> str:
 
 
 def test_plain_default_and_nested():
+    # Source: config.cpp next_config_macro / expand_macro (author's reading of HTCondor's config.cpp, not in htcondor.md)
     assert ex("$(A)-$(B:x)-$(C:$(A))", A="a") == "a-x-a"
     assert ex("$(A)", A="$(B) $(B)", B="b") == "b b"
 
@@ -31,12 +32,14 @@ def test_not_macros_stay_literal():
 
 
 def test_cycle_is_an_error_naming_the_macro():
+    # Source: config.cpp expand_macro cycle check (author's reading of HTCondor's config.cpp, not in htcondor.md)
     with pytest.raises(mx.MacroError) as info:
         ex("$(A)", A="x$(B)", B="$(A)")
     assert info.value.name in ("A", "B") and "refers to itself" in info.value.message
 
 
 def test_int_real_string_eval():
+    # Source: htcondor.md §1.3 ($INT(), $STRING() work in transforms); exact forms: config.cpp evaluate_macro_func (author's reading of HTCondor's config.cpp, not in htcondor.md)
     assert ex("$INT(N)", N="2*5") == "10"
     assert ex("$INT(N,%03d)", N="7") == "007"
     assert ex("$REAL(R)", R="1.5") == "1.5"
@@ -49,6 +52,7 @@ def test_int_real_string_eval():
 
 
 def test_substr_choice_env():
+    # Source: config.cpp evaluate_macro_func $SUBSTR/$CHOICE/$ENV (author's reading of HTCondor's config.cpp, not in htcondor.md)
     assert ex("$SUBSTR(A,2)", A="abcdef") == "cdef"
     assert ex("$SUBSTR(A,0,-2)", A="abcdef") == "abcd"
     assert ex("$SUBSTR(A,-2)", A="abcdef") == "ef"
@@ -58,6 +62,7 @@ def test_substr_choice_env():
 
 
 def test_filename_functions():
+    # Source: config.cpp evaluate_macro_func $F[pdnxq]() (author's reading of HTCondor's config.cpp, not in htcondor.md)
     f = "/a/b/file.tar.gz"
     assert ex("$Fn(F)", F=f) == "file.tar"
     assert ex("$Fx(F)", F=f) == ".gz"
@@ -70,22 +75,26 @@ def test_filename_functions():
 
 
 def test_unknown_function_left_with_warning():
+    # Source: config.cpp next_config_macro (author's reading of HTCondor's config.cpp, not in htcondor.md)
     warnings: list[str] = []
     assert mx.expand("$NOSUCH(x) ok", lambda n: None, warnings=warnings) == "$NOSUCH(x) ok"
     assert warnings == ["unknown macro function $NOSUCH() left as is"]
 
 
 def test_ad_lookup_for_my_names():
+    # Source: htcondor.md §1.3 ($(MY.attr) expands the attribute's unevaluated text; strings without quotes)
     out = mx.expand("$(MY.Owner)/$(MY.Missing:none)", lambda n: None, ad_lookup={"Owner": "alice"}.get)
     assert out == "alice/none"
 
 
 def test_expand_self_only_touches_self():
+    # Source: htcondor.md §6 Config-file facts (only self references are expanded at parse time)
     assert mx.expand_self("$(X) $(Y) $(x:d)", "X", "old") == "old $(Y) old"
     assert mx.expand_self("$(X:dflt) more", "X", None) == "dflt more"
 
 
 def test_logical_lines():
+    # Source: config.cpp getline_implementation (author's reading of HTCondor's config.cpp, not in htcondor.md); htcondor.md §6 Config-file facts
     src = "a = 1 \\\n  2\n# c \\\nb = 3\n  \nc = x \\\n# out \\\n y\n"
     assert mc.logical_lines(src) == [(1, "a = 1 2"), (3, "# c \\"), (4, "b = 3"), (5, ""), (6, "c = x y")]
 
@@ -97,6 +106,7 @@ def test_logical_lines():
     ("$(A)", True), ("$(NOPE)", False),
 ])
 def test_conditions(expr, expected):
+    # Source: htcondor.md §1.3 (if/elif in transforms); config.cpp Evaluate_config_if (author's reading of HTCondor's config.cpp, not in htcondor.md)
     table = {"a": "1"}
 
     def get(n):
@@ -109,6 +119,7 @@ def test_conditions(expr, expected):
 def test_complex_condition_quirk():
     # Evaluate_config_if returns the boolean as the *validity*: a false complex condition is an
     # "invalid if condition" error; without an ad complex conditions are unsupported.
+    # Source: config.cpp Evaluate_config_if (author's reading of HTCondor's config.cpp, not in htcondor.md)
     with pytest.raises(mc.ConditionError, match="not supported"):
         mc.test_condition("A == B", {}.get, lambda t: t)
     assert mc.test_condition("1 == 1", {}.get, lambda t: t, eval_complex=lambda e: True) is True

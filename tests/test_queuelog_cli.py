@@ -1,4 +1,8 @@
-"""``routedeck queue`` (engine/commands/queue.py)."""
+"""``routedeck queue`` (engine/commands/queue.py).
+
+Sources: htcondor.md §3.3 (the schedd's reading rules), §3.5 (``--follower-rules``); the real log
+is tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md).
+"""
 
 import argparse
 import json
@@ -26,6 +30,7 @@ def test_counts_by_status_and_owner(capsys):
 
 
 def test_json_counts(capsys):
+    # Source: tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md): one held job of bbockelm
     assert _run(REAL, "--json") == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {"jobs": 1, "by_status": {"5": 1}, "by_owner": {"bbockelm": {"5": 1}}, "problems": []}
@@ -45,6 +50,7 @@ def test_long_prints_the_effective_ad_in_old_syntax(capsys):
 
 
 def test_constraint_filters(capsys):
+    # Source: tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md)
     assert _run(REAL, "--json", "--constraint", 'JobStatus == 5 && Owner == "bbockelm"') == 0
     assert json.loads(capsys.readouterr().out)["jobs"] == 1
     assert _run(REAL, "--json", "--constraint", "JobStatus == 1") == 0

@@ -111,6 +111,7 @@ def test_first_record_not_107_is_fatal_and_leaves_the_queue(tmp_path):
 
 
 def test_events_are_coalesced_per_poll(tmp_path):
+    # Source: RouteDeck event batching (no HTCondor behaviour); log format htcondor.md §3.1
     """One poll = one batch of events: additions and removals in order, then one JobChanged per
     surviving job with the names that changed; cluster-ad changes reach every proc."""
     log = tmp_path / "job_queue.log"
@@ -132,11 +133,13 @@ def test_events_are_coalesced_per_poll(tmp_path):
 
 
 def test_missing_file_is_reported(tmp_path):
+    # Source: RouteDeck decision: a missing log is a state, not an exception
     f = Follower(tmp_path / "nope.log")
     assert f.poll().probe == F.MISSING
 
 
 def test_watcher_wakes_on_change_and_stops(tmp_path):
+    # Source: RouteDeck watcher (no HTCondor behaviour)
     """watch.py: the directory watch (watchfiles; the slow poll is 30 s here) calls poll() after a write;
     stop() ends the thread. Bounded by event waits, never a sleep."""
     log = tmp_path / "job_queue.log"
@@ -164,6 +167,7 @@ def test_watcher_wakes_on_change_and_stops(tmp_path):
 
 
 def test_fallback_poll_loop_without_watchfiles(tmp_path):
+    # Source: RouteDeck watcher (no HTCondor behaviour)
     """The slow-poll fallback polls until the stop event is set."""
     log = tmp_path / "job_queue.log"
     open_queue(log, T0)

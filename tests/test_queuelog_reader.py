@@ -124,6 +124,7 @@ def test_follower_rules_ignore_transactions_and_skip_bad_values():
 
 
 def test_unreadable_file_is_a_problem_not_an_exception(tmp_path):
+    # Source: RouteDeck decision (project rule: bad input is reported, never raised)
     q, problems = read_log(tmp_path / "nope.log")
     assert len(q) == 0 and problems[0].severity == "fatal" and "cannot read" in problems[0].message
 

@@ -37,6 +37,7 @@ def old_ads(tmp_path, procs):
 
 
 def test_json_routes_and_routed_ads(tmp_path):
+    # Source: htcondor.md §5 / §6 Job router facts (job_router_xform: which job takes which route)
     ads = old_ads(tmp_path, [7, 8, 9])
     rc, out = run("--config", str(CONFIG), "--jobads", ads, "--json", "--now", "1700000000")
     assert rc == 0
@@ -50,6 +51,7 @@ def test_json_routes_and_routed_ads(tmp_path):
 
 
 def test_new_syntax_ads_and_index_ids(tmp_path):
+    # Source: htcondor.md §1.4 (only idle jobs are candidates); ids by position are RouteDeck's
     path = tmp_path / "jobs.new"
     path.write_text('/* two jobs */ [ JobStatus = 1; Owner = "bob"; JobUniverse = 5; RouteMe = 1; ProcId = 3 ]\n'
                     '[ JobStatus = 2; Owner = "bob"; JobUniverse = 5; RouteMe = 1; ProcId = 3 ]\n')
@@ -62,6 +64,7 @@ def test_new_syntax_ads_and_index_ids(tmp_path):
 
 
 def test_explain_prints_steps_and_capacity(tmp_path):
+    # Source: htcondor.md §1.4 (first match in route order), §1.3 MaxJobs; within one poll a route fills up (§1.5)
     cfg = tmp_path / "small.conf"
     cfg.write_text("JOB_ROUTER_ROUTE_NAMES = One Two\n"
                    "JOB_ROUTER_ROUTE_One @=rt\n  REQUIREMENTS true\n  MaxJobs = 1\n@rt\n"
@@ -79,6 +82,7 @@ def test_explain_prints_steps_and_capacity(tmp_path):
 
 
 def test_bad_job_ads_name_the_line(tmp_path, capsys):
+    # Source: RouteDeck decision (project rule: bad input names file and line; exit 2)
     path = tmp_path / "bad.ads"
     path.write_text("JobStatus = 1\nOwner = \"u\"\nthis is not an ad line\n")
     rc, _ = run("--config", str(CONFIG), "--jobads", str(path))

@@ -48,6 +48,7 @@ def test_vanilla_to_grid_and_router_attributes():
 
 
 def test_sandboxed_grid_copy_keeps_remaps_and_non_grid_keeps_current_hosts():
+    # Source: htcondor.md §1.6 (the routed copy: VanillaToGrid, sandboxed remaps)
     t = table(GRID)
     boxed = build_routed_ad(t, t.route("G"), SOURCE, now=0, source_id=(12, 3), sandboxed=True)
     assert boxed["Out"] == '"job.out"' and "TransferOutputRemaps" in boxed

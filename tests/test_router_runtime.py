@@ -107,6 +107,7 @@ def test_umbrella_sanity_clause_excludes_non_idle_managed_and_routed_copies():
 
 
 def test_tracked_jobs_are_not_candidates_twice():
+    # Source: htcondor.md §1.4 (candidate query: Managed jobs are not candidates again)
     tbl = table([route("A")])
     r, src, dst = make_router(tbl)
     submit(src, 2)

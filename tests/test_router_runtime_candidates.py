@@ -59,6 +59,7 @@ def build_queue(seed=7):
 
 
 def test_scan_equals_umbrella_and_requirements_by_classad2():
+    # Source: htcondor.md §1.4 (the umbrella candidate query), cross-checked with classad2
     q = build_queue()
     sc = Scanner(ROUTES, SC, "jobrouter")
     for accepting in ([True, True, True], [True, False, False], [False, True, False]):
@@ -79,6 +80,7 @@ def test_scan_equals_umbrella_and_requirements_by_classad2():
 
 
 def test_router_scan_uses_fewer_evaluations_than_jobs():
+    # Source: RouteDeck performance property (no HTCondor behaviour)
     """The point of the grouping: one evaluation per signature, not per job."""
     q = JobQueue()
     with q.transaction(now=0) as t:

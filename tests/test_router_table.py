@@ -189,6 +189,7 @@ def test_invalid_set_expression_is_a_warning_with_its_line():
 
 def test_bad_table_keeps_previous_one_in_force():
     # issue 4: "a bad table keeps the last good one in force"
+    # Source: product.md (a bad table keeps the last good one in force); RouteDeck behaviour, HTCondor would use the new table
     good = load(BASE)
     bad = load_routing_table(Config.from_text(BASE + "JOB_ROUTER_PRE_ROUTE_TRANSFORM_NAMES = Nope\n", "routes.conf"),
                              previous=good)
@@ -201,5 +202,6 @@ def test_bad_table_keeps_previous_one_in_force():
 
 
 def test_diagnostic_text_format():
+    # Source: RouteDeck output format (file:line: level: message); no HTCondor behaviour
     assert str(Diagnostic("error", "boom", "a.conf", 3)) == "a.conf:3: error: boom"
     assert str(Diagnostic("info", "hi")) == "info: hi"

@@ -12,6 +12,7 @@ def failed(expl):
 
 
 def test_split_and_top_level_only():
+    # Source: RouteDeck explainer helper (top-level && split); no HTCondor behaviour
     assert split_and("(A == 1 && (B || C)) && D =?= \"x && y\"") == ["A == 1", "(B || C)", 'D =?= "x && y"']
     assert split_and("A || B") == ["A || B"]
 
@@ -68,6 +69,7 @@ def test_throttled_route_reason_has_numbers():
 
 
 def test_tracked_job_and_global_limit():
+    # Source: htcondor.md §1.3 JOB_ROUTER_MAX_JOBS (managed jobs across routes), §1.4 (managed jobs are not candidates)
     tbl = table([route("A")], max_jobs=1)
     r, src, dst = make_router(tbl)
     a, b = submit(src, 2)

@@ -50,6 +50,7 @@ def dry_run_ads() -> list[dict[str, str]]:
 
 
 def test_general_rules():
+    # Source: htcondor.md §6 condor_transform_ads test, general.rules expected values
     xf = rules("general.rules")
     for ad in dry_run_ads():
         before = dict(ad)
@@ -63,6 +64,7 @@ def test_general_rules():
 
 
 def test_eval_rules():
+    # Source: htcondor.md §6 condor_transform_ads test, EVAL.rules expected values
     xf = rules("EVAL.rules")
     for ad in dry_run_ads():
         disk2 = int(ad["DiskUsage"]) * 2
@@ -72,6 +74,7 @@ def test_eval_rules():
 
 
 def test_regex_rules():
+    # Source: htcondor.md §6 condor_transform_ads test, regex.rules expected values
     xf = rules("regex.rules")
     for ad in dry_run_ads():
         max_hosts = ad["MaxHosts"]
@@ -112,6 +115,7 @@ def test_job_router_xform_config():
 
 def test_matches_semantics():
     # REQUIREMENTS: MY = ad, no TARGET; true or non-zero matches; undefined/error/strings do not.
+    # Source: htcondor.md §1.3/§1.4 (REQUIREMENTS evaluated with the ad as MY and no TARGET)
     xf = parse_transform("REQUIREMENTS Foo\nSET A 1")
     assert xf.matches({"Foo": "true"}) and xf.matches({"Foo": "3"})
     assert not xf.matches({"Foo": "0"}) and not xf.matches({}) and not xf.matches({"Foo": '"yes"'})
@@ -122,6 +126,7 @@ def test_matches_semantics():
 
 
 def test_statement_forms_and_separators():
+    # Source: htcondor.md §1.3 Transform statements (SET A = x / SET A, x; DEFAULT checks presence; NAME vs knob suffix; UNIVERSE by name; invalid SET only logged)
     xf = parse_transform(
         "set a = 1\nSET b, 2\nDefault c 3\nDEFAULT Undef 4\nEVALSET d = 1 + 1\nEVALMACRO m = strcat(\"x\", \"y\")\n"
         "SET e \"$(m)\"\nSET bad (1 +\nCOPY a a2\nCOPY missing x\nRENAME b b2\nDELETE c\nUNIVERSE grid\nNAME n\n")
@@ -135,12 +140,14 @@ def test_statement_forms_and_separators():
 
 
 def test_existing_attribute_keeps_its_name_case():
+    # Source: ClassAd Insert keeps an existing attribute's case (checked with classad2; not in htcondor.md)
     ad = {"RequestCpus": "1"}
     parse_transform("SET requestcpus 4").apply(ad)
     assert ad == {"RequestCpus": "4"}
 
 
 def test_parse_errors_have_line_and_column():
+    # Source: htcondor.md §1.3 ("needs 2 arguments", unknown keyword is an error, include not allowed); line/column is RouteDeck's
     cases = [
         ("SET A 1\nFROB x y", 2, 1, "FROB is not a valid transform keyword"),
         ("SET A", 1, 6, "SET needs 2 arguments"),
@@ -158,6 +165,7 @@ def test_parse_errors_have_line_and_column():
 
 
 def test_error_lines_map_to_config_file_lines():
+    # Source: RouteDeck feature; htcondor.md §6 Config-file facts (# lines inside @= blocks dropped, so lines must be mapped)
     cfg = Config.from_text("X = 1\nJOB_ROUTER_ROUTE_R @=rt\n  # comment\n  SET A 1\n\n  BOGUS thing\n@rt\n", "r.conf", env={})
     with pytest.raises(XformError) as info:
         parse_transform(cfg.get_raw("JOB_ROUTER_ROUTE_R"))
@@ -166,6 +174,7 @@ def test_error_lines_map_to_config_file_lines():
 
 
 def test_bad_regex_is_a_warning_only():
+    # Source: HTCondor logs "this entry will be ignored" for a bad regex (engine/xform_parse.py; not in htcondor.md)
     xf = parse_transform("DELETE /(unclosed/\nSET A 1")
     assert xf.warnings and "this entry will be ignored" in xf.warnings[0]
     ad = {"unclosedX": "1"}
@@ -192,6 +201,7 @@ def test_if_forms_in_transforms():
 
 
 def test_error_statement_and_macro_cycle_fail_the_transform():
+    # Source: htcondor.md §1.3 (a transform failure makes the routing attempt fail); error : lines: config.cpp (not in htcondor.md)
     with pytest.raises(XformError, match="Error : stop"):
         parse_transform("error : stop").apply({})
     with pytest.raises(XformError, match="refers to itself"):
@@ -227,6 +237,7 @@ CONFIGS = sorted(p for p in (DATA / "config").rglob("*") if p.is_file())
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_real_route_and_transform_parses(path):
+    # Source: every config under tests/data/config (copies of shared/data/real, tests/data/PROVENANCE.md)
     cfg = Config.load([path], env={})
     for knob in cfg.with_prefix("JOB_ROUTER_ROUTE_") + cfg.with_prefix("JOB_ROUTER_TRANSFORM_"):
         if knob.upper() != "JOB_ROUTER_ROUTE_NAMES":
@@ -251,6 +262,7 @@ def test_universe_names(text, number):
     ('SET ARG1 $(argument)\nTRANSFORM 2 argument in (2.0, 100, "test")', ["2.0", "2.0", "100", "100", '"test"', '"test"']),
 ])
 def test_transform_in_iteration(rules_text, expected):
+    # Source: htcondor.md §6 condor_transform_ads test (transform_in1 / transform_in2)
     xf = parse_transform(rules_text)
     for ad in dry_run_ads():
         outputs, warnings = xf.apply_all(ad)
@@ -259,6 +271,7 @@ def test_transform_in_iteration(rules_text, expected):
 
 
 def test_transform_num_and_from_iteration(tmp_path):
+    # Source: htcondor.md §6 condor_transform_ads test (transform_num.rules: 40 ads; transform_from1/2/3)
     ads = dry_run_ads()
     assert sum(len(parse_transform("TRANSFORM 5").apply_all(ad)[0]) for ad in ads) == 40
     body = "SET SIZE_IMAGE $(macro1)\nSET SIZE_DISK $(macro2)\n"

@@ -83,6 +83,7 @@ def test_ordinary_pilot(ce):
 def test_whole_node_gpu_pilot_sees_route_macro(ce):
     # WholeNode evaluates "$(MY.WantWholeNode:False) && $(TargetUniverse)==5": TargetUniverse is
     # set by the route body, so this only works because the macro set is shared.
+    # Source: htcondor.md §1.3 (pre/route/post share one macro set; HTCondor-CE uses $(TargetUniverse)); tests/data/config/ce-head
     ad = pilot(WantWholeNode="true", RequestGpus="2", Requirements="TARGET.HasGPU")
     applied, warnings, macros = route_job(ce, ad)
     assert warnings == []
@@ -99,6 +100,7 @@ def test_whole_node_gpu_pilot_sees_route_macro(ce):
 
 
 def test_on_exit_hold_and_existing_batch_values(ce):
+    # Source: the comments of tests/data/config/ce-head/01-ce-router-defaults.conf (shared/data/real/htcondor__htcondor-ce)
     ad = pilot(minWalltime="60", OnExitHold="ExitCode =!= 0", BatchRuntime="3600", BatchQueue='"short"',
                default_CERequirements='"Walltime"')
     applied, warnings, _ = route_job(ce, ad)
@@ -113,6 +115,7 @@ def test_on_exit_hold_and_existing_batch_values(ce):
 
 
 def test_uid_accounting_group_transform_parses(ce):
+    # Source: tests/data/config/ce-head/01-ce-router-defaults.conf (shared/data/real/htcondor__htcondor-ce)
     cfg = ce[0]
     xf = parse_transform(cfg.get_raw("JOB_ROUTER_TRANSFORM_x509AcctGroup"))
     assert [s.keyword for s in xf.statements if s.kind == "action"] == ["EVALMACRO", "EVALSET", "EVALSET",
