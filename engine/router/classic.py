@@ -10,9 +10,9 @@ and ``ConvertClassadJobRouterRouteToXForm`` of the last release that still had t
   parse error disables routing.
 - Each entry of ``JOB_ROUTER_ENTRIES`` / ``_FILE`` / ``_CMD`` is the defaults ad updated with the
   entry. Entries are labelled ``entries:N`` / ``file:N`` / ``cmd:N`` (N counts every ad, malformed
-  ones too). A malformed entry is reported and skipped; the walk goes on after its ``]`` (square
-  brackets counted alone when its parentheses do not balance), or at the next ``[`` when its
-  ``]`` never comes, so one bad entry never hides the ones after it.
+  ones too). A malformed entry is reported and skipped; the walk goes on after its ``]``, or,
+  when its brackets never balance, at the next ``[`` (8.8), so one bad entry never hides the
+  ones after it.
 - Conversion: ``copy_*`` → ``COPY``, ``delete_*`` → ``DELETE``, ``set_*`` → ``SET`` (old-syntax
   unparse, not evaluated), ``eval_set_*`` → ``EVALSET`` (flattened against the route ad, TARGET→MY,
   when it refers to route attributes); each block sorted case-insensitively, blocks in that order.
@@ -157,53 +157,23 @@ def parse_entries(text: str, defaults: Any, label: str) -> tuple[list[ClassicRou
 
 def _walk_entries(text: str):
     """``C.iter_new_ads``, going on after the two errors that end its walk (an ad whose brackets
-    do not balance, text that is not an ad): a malformed entry is skipped and the entries after
-    it still load (htcondor.md §1.2; 8.8 jumps to the next ``[``). An ad whose ``[ ]`` balance
-    but whose ``( )``/``{ }`` do not is skipped up to its own ``]``."""
+    do not balance, text that is not an ad): as HTCondor 8.8 did (htcondor.md §1.2), the walk
+    jumps to the next ``[``, so one malformed entry does not hide the entries after it."""
     base = 0
     while True:
         resume = None
         for start, end, ad, error in C.iter_new_ads(text[base:]):
             start, end = start + base, end + base
-            if ad is None and end == len(text):  # the walk stops here: find where to go on
-                close = _square_end(text, start) if text[start] == "[" else -1
-                if close >= 0:
-                    resume = close + 1
-                    if error and error.startswith("unterminated"):
-                        error = "ClassAd does not parse (unbalanced parentheses or braces)"
-                else:
-                    nxt = text.find("[", start + 1)
-                    resume = nxt if nxt >= 0 else None
-                end = resume if resume is not None else end
+            if ad is None and end == len(text):  # the walk stops here: go on at the next '['
+                nxt = text.find("[", start + 1)
+                resume = nxt if nxt >= 0 else None
+                if error and error.startswith("unterminated") and resume is not None:
+                    error = "its brackets or parentheses do not balance; skipped to the next '['"
+                    end = resume
             yield start, end, ad, error
-        if resume is None or resume >= len(text):
+        if resume is None:
             return
         base = resume
-
-
-def _square_end(text: str, pos: int) -> int:
-    """Index of the ``]`` closing the ``[`` at ``pos``, counting square brackets only (strings and
-    comments skipped), or -1."""
-    depth, i, n = 0, pos, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                return -1
-            i = end + 1
-        elif c == "[":
-            depth += 1
-        elif c == "]":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
 
 
 def parse_single_knob(text: str, knob_name: str) -> tuple[ClassicRoute | None, list[ClassicProblem]]:

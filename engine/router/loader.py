@@ -338,7 +338,8 @@ class TableLoader:
         try:
             return route.transform.macro_value(name, self.cfg)
         except (X.XformError, ConfigError, ValueError) as exc:
-            self.diag("warning", f"route {route.name}: cannot expand {name}: {exc}", route.location, route.name)
+            why = getattr(exc, "message", None) or str(exc)  # XformError(0, 0, …) would print "line 0:"
+            self.diag("warning", f"route {route.name}: cannot expand {name}: {why}", route.location, route.name)
             return None
 
     def read_limits(self, route: Route, knobs: RouterKnobs) -> None:
