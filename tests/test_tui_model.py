@@ -163,3 +163,11 @@ def test_why_not_adapter_reads_the_routers_explanation():
         ("routing enabled", True, "5 routes"), ("[CMS_T2] REQUIREMENTS", False, "false (VO = undefined)"),
         ("note", None, "")]
     assert why_not(object(), "4.0", 0.0)[1][0].detail == "this engine offers no routing explanation"
+
+
+def test_source_rows_without_a_route_take_their_copys_route():
+    src = JobRow("5.0", 2, "bob", None, "source", "9.0", None, 1, 1)
+    copy = JobRow("9.0", 2, "bob", "Site1", "routed", None, "5.0", 1, 1)
+    m = JobModel()
+    m.set_rows((src, copy, _row("6.0")), 1)
+    assert [m.route_of(m.row(i)) for i in range(3)] == ["Site1", "Site1", None]

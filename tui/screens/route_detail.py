@@ -15,6 +15,7 @@ from tui.route_text import route_text
 from tui.screens.base import DeckScreen
 from tui.screens.routes import route_detail
 from tui.widgets.gauge import sparkline
+from tui.widgets.job_model import copy_routes
 from tui.widgets.job_table import JobTable
 
 
@@ -79,7 +80,9 @@ class RouteDetailScreen(DeckScreen):
         name = self.route_name
         if self._rows_id != snap.jobs_version:
             self._rows_id = snap.jobs_version
-            table.model.constraint_hits = frozenset(j.job for j in snap.jobs if j.route == name)
+            copies = copy_routes(snap.jobs)  # a source job's row may not carry its copy's route
+            table.model.constraint_hits = frozenset(
+                j.job for j in snap.jobs if j.route == name or (j.routed_to and copies.get(j.routed_to) == name))
             table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
 
     def action_edit(self) -> None:

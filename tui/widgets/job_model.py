@@ -63,6 +63,11 @@ def search_text(r: JobRow) -> str:
     ).lower()
 
 
+def copy_routes(rows: Sequence[JobRow]) -> dict[str, str]:
+    """Routed copy id -> its route, to name the route of source jobs."""
+    return {r.job: r.route for r in rows if r.kind == "routed" and r.route}
+
+
 class JobModel:
     def __init__(self) -> None:
         self.rows: Sequence[JobRow] = ()
@@ -75,6 +80,7 @@ class JobModel:
         self._hay: list[str] | None = None
         self._sorted: dict[str, list[int]] = {}
         self._lock = threading.Lock()
+        self._copy_routes: dict[str, str] | None = None
 
     def prepare(self, rows: Sequence[JobRow], keys: tuple[str, ...] = ("job",)) -> None:
         """Build search text and sort orders for ``rows`` (any thread); adopted if still current."""
@@ -101,6 +107,7 @@ class JobModel:
             self.rows, self.version = rows, version
             self._hay = None
             self._sorted = {}
+            self._copy_routes = None
         self._recompute()
         return True
 
@@ -123,6 +130,14 @@ class JobModel:
             raise ValueError(f"unknown column {key!r}; columns: {', '.join(COLUMN_KEYS)}")
         self.sort_key, self.reverse = key, reverse
         self._recompute()
+
+    def route_of(self, r: JobRow) -> str | None:
+        """The row's route; for a source job whose row lacks it, the route of its routed copy."""
+        if r.route or not r.routed_to:
+            return r.route
+        if self._copy_routes is None:
+            self._copy_routes = copy_routes(self.rows)
+        return self._copy_routes.get(r.routed_to)
 
     def row(self, position: int) -> JobRow:
         return self.rows[self.order[position]]

@@ -144,7 +144,7 @@ class JobTable(ScrollView, can_focus=True):
         link = r.routed_to and f"→{r.routed_to}" or r.routed_from and f"←{r.routed_from}" or ""
         since = duration(self.now - r.entered_status) if r.entered_status else ""
         values = (
-            r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, r.kind, r.route or "", link,
+            r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, r.kind, self.model.route_of(r) or "", link,
             month_day(r.qdate, self.tz) if r.qdate else "", since,
             r.hold_reason if r.status == 5 and r.hold_reason else r.cmd,
         )
