@@ -511,3 +511,14 @@ def test_route_now_must_be_a_real_time(tmp_path, capsys, now):
     with pytest.raises(SystemExit) as exc:
         cli_main(["route", "-c", cfg, "--jobads", ads, f"--now={now}"])
     assert exc.value.code == 2 and "argument --now" in capsys.readouterr().err
+
+
+def test_hook_leaving_a_child_on_its_stdout_does_not_stall_the_router(tmp_path):
+    """RouteDeck decision: a hook that exits but leaves a child holding its stdout gets its
+    output as written so far; the child is killed after a short grace (HTCondor would wait)."""
+    from engine.router.hooks import HookManager, translate_outcome  # noqa: PLC0415
+
+    path = _hook(tmp_path, "daemon.sh", "echo 'A = 1'\nsleep 60 &\nexit 0\n")
+    res = HookManager({}, timeout=30)._execute("TRANSLATE_JOB", path, "")
+    assert res.returncode == 0 and not res.timed_out
+    assert translate_outcome(res).attrs == {"A": "1"}

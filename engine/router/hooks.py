@@ -32,7 +32,9 @@ RouteDeck departures (product.md §4 "Hooks"), each visible as an event in the r
   stdout or stderr is killed and counts as failed like a timeout (HTCondor reads it all). Output
   is read as bytes and decoded as UTF-8 with U+FFFD, so binary output is rejected by the parser
   (with its line number) instead of raising. A timed-out or flooding hook is killed with its
-  whole process group (each hook leads its own session), so a shell's children go too.
+  whole process group (each hook leads its own session), so a shell's children go too; so is
+  a background child still holding the hook's stdout 1 s after the hook exited (HTCondor
+  would wait for it).
 - Hooks run as the **current user**: HTCondor switches to the job owner (``PRIV_USER_FINAL``),
   which needs root; RouteDeck never does.
 - The runner is synchronous by default (the result is used in the same poll, as if the hook had
@@ -65,6 +67,7 @@ HOOK_TYPES = (TRANSLATE, UPDATE, FINALIZE, EXIT, CLEANUP)
 
 SEPARATOR = "\n------\n"
 MAX_OUTPUT = 4 << 20  # bytes kept of a hook's stdout (and of its stderr); more kills it
+EXIT_GRACE = 1.0  # seconds a hook's pipes may stay open after it exited before its group is killed
 
 # ClassAdAttributeIsPrivateV1 (compat_classad.cpp); sPrintAd leaves these out.
 PRIVATE_ATTRS = frozenset(
@@ -393,8 +396,12 @@ class HookManager:
             timed_out = True
             _kill_group(proc)
             proc.wait()
-        for t in (out, err, feeder):
-            t.join(timeout=5)  # a child that left the process group may hold the pipe open
+        for t in (out, err):
+            t.join(timeout=EXIT_GRACE)
+            if t.is_alive():  # the hook exited but a child of it still holds the pipe open
+                _kill_group(proc)
+                t.join(timeout=EXIT_GRACE)
+        feeder.join(timeout=EXIT_GRACE)
         # binary or non-UTF-8 output: decoded with U+FFFD, so the parser rejects it with its line
         o, e = out.text(), err.text()
         if out.overflow or err.overflow:
