@@ -522,3 +522,18 @@ def test_hook_leaving_a_child_on_its_stdout_does_not_stall_the_router(tmp_path):
     res = HookManager({}, timeout=30)._execute("TRANSLATE_JOB", path, "")
     assert res.returncode == 0 and not res.timed_out
     assert translate_outcome(res).attrs == {"A": "1"}
+
+
+def test_entries_cmd_that_floods_or_hangs_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    """htcondor.md §1.2: JOB_ROUTER_ENTRIES_CMD failing makes HTCondor EXCEPT (routing off here).
+    RouteDeck bounds the command like a hook (timeout, output limit): `yes` filled memory before."""
+    from engine.router import loader  # noqa: PLC0415
+
+    monkeypatch.setattr(loader, "CMD_TIMEOUT", 0.5)
+    for cmd, why in (("yes [", "output passed the limit"), ("sleep 30", "timed out")):
+        cfg = Config.from_text(f"JOB_ROUTER_DEFAULTS = [ requirements = true ]\nJOB_ROUTER_ENTRIES_CMD = {cmd}\n",
+                               "c.conf", env={})
+        table = load_routing_table(cfg, allow_cmd=True)
+        errs = [d for d in table.errors if "JOB_ROUTER_ENTRIES_CMD" in d.message]
+        assert errs and why in errs[0].message and (errs[0].file, errs[0].line) == ("c.conf", 2)
+        assert not table.routing_enabled

@@ -380,35 +380,14 @@ class HookManager:
 
     def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
         try:
-            proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+            ran = run_bounded([path], stdin.encode("utf-8", "surrogateescape"), self.timeout, self.max_output)
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
             return HookResult(hook_type, path, None, error=str(exc))
-        out, err = _Capture(proc.stdout, self.max_output, proc), _Capture(proc.stderr, self.max_output, proc)
-        feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin.encode("utf-8", "surrogateescape")),
-                                  daemon=True)
-        for t in (feeder, out, err):
-            t.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            proc.wait()
-        for t in (out, err):
-            t.join(timeout=EXIT_GRACE)
-            if t.is_alive():  # the hook exited but a child of it still holds the pipe open
-                _kill_group(proc)
-                t.join(timeout=EXIT_GRACE)
-        feeder.join(timeout=EXIT_GRACE)
-        # binary or non-UTF-8 output: decoded with U+FFFD, so the parser rejects it with its line
-        o, e = out.text(), err.text()
-        if out.overflow or err.overflow:
-            return HookResult(hook_type, path, None, o, e, overflow="stdout" if out.overflow else "stderr")
-        if timed_out:
-            return HookResult(hook_type, path, None, o, e, timed_out=True)
-        return HookResult(hook_type, path, proc.returncode, o, e)
+        if ran.overflow:
+            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow)
+        if ran.timed_out:
+            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True)
+        return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -418,6 +397,47 @@ class HookManager:
 
 # ------------------------------------------------------------------------------------------
 # bounded capture (HTCondor reads all of a hook's output; a flood must not exhaust memory)
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int | None  # None when killed for a timeout or a flood
+    stdout: str  # decoded as UTF-8 with U+FFFD: binary output cannot raise
+    stderr: str
+    timed_out: bool = False
+    overflow: str | None = None  # "stdout" / "stderr"
+
+
+def run_bounded(argv: list[str], stdin: bytes, timeout: float, max_output: int = MAX_OUTPUT,
+                merge_stderr: bool = False) -> Ran:
+    """Run ``argv`` in its own session with bounded time and output (used for hooks and for
+    ``JOB_ROUTER_ENTRIES_CMD``). Raises OSError/ValueError only when it cannot start."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=True)
+    readers = [_Capture(proc.stdout, max_output, proc)]
+    if not merge_stderr:
+        readers.append(_Capture(proc.stderr, max_output, proc))
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    for t in (feeder, *readers):
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        proc.wait()
+    for t in readers:
+        t.join(timeout=EXIT_GRACE)
+        if t.is_alive():  # it exited but a child of it still holds the pipe open
+            _kill_group(proc)
+            t.join(timeout=EXIT_GRACE)
+    feeder.join(timeout=EXIT_GRACE)
+    out = readers[0]
+    err = readers[1] if len(readers) > 1 else None
+    overflow = "stdout" if out.overflow else "stderr" if err is not None and err.overflow else None
+    return Ran(None if (timed_out or overflow) else proc.returncode, out.text(), err.text() if err else "",
+               timed_out and not overflow, overflow)
 
 
 class _Capture(threading.Thread):

@@ -17,6 +17,7 @@ from engine import classad as C
 from engine import xform as X
 from engine.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.router import classic as K
+from engine.router.hooks import MAX_OUTPUT, run_bounded
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
     Diagnostic, DisabledRoute, Route, RouterKnobs, RoutingTable,
@@ -26,10 +27,14 @@ CMD_TIMEOUT = 60.0
 
 
 def _run_cmd(cmd: str) -> tuple[int, str]:
-    """Run ``JOB_ROUTER_ENTRIES_CMD`` (stderr merged into stdout, as ``my_popen`` did)."""
-    proc = subprocess.run(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=CMD_TIMEOUT, check=False)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+    """Run ``JOB_ROUTER_ENTRIES_CMD`` (stderr merged into stdout, as ``my_popen`` did), with the
+    hooks' bounds: a timeout and an output limit (HTCondor has neither)."""
+    ran = run_bounded(shlex.split(cmd), b"", CMD_TIMEOUT, merge_stderr=True)
+    if ran.timed_out:
+        raise subprocess.TimeoutExpired(cmd, CMD_TIMEOUT)
+    if ran.overflow:
+        raise subprocess.SubprocessError(f"its output passed the limit of {MAX_OUTPUT} bytes; killed")
+    return int(ran.returncode or 0), ran.stdout
 
 
 class TableLoader:
