@@ -342,3 +342,14 @@ async def test_editor_hands_the_text_to_editor_and_takes_it_back(tmp_path, monke
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: "MaxJobs = 450" in app.screen.text)
         assert "MaxJobs = 500" in conf.read_text()  # nothing written until apply
+
+
+async def test_board_w_explains_the_first_idle_unrouted_job():
+    rt = FakeRuntime(make_snapshot(500))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("w")
+        await wait_until(pilot, lambda: _name(app) == "WhyNotScreen")
+        first = next(r for r in rt.latest().jobs if r.status == 1 and r.kind != "routed" and not r.routed_to)
+        assert app.screen.job == first.job

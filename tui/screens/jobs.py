@@ -49,6 +49,7 @@ class JobsScreen(DeckScreen):
         yield Input(placeholder="filter: text, or =ClassAd constraint (Enter: done, Esc: clear)",
                     id="job-filter", classes="filter")
         table = JobTable(id="jobs")
+        table.border_title = "Jobs"
         yield table
         yield Static(id="jobs-status")
 

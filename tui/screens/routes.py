@@ -219,7 +219,14 @@ class RoutesScreen(DeckScreen):
         self.app.open_editor(self.selected_name())
 
     def action_why_not(self) -> None:
-        self.app.show_jobs(filter_text="idle")
+        """Why-not for the oldest idle job the router has not routed (the question the board raises)."""
+        snap = self.app.snapshot
+        job = next((r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to), None) \
+            if snap is not None else None
+        if job is None:
+            self.notify("no idle job is waiting to be routed")
+            return
+        self.app.open_why_not(job.job)
 
     def action_filter(self) -> None:
         box = self.query_one("#route-filter", Input)
