@@ -16,7 +16,9 @@ Design decisions and invariants:
 - HTCondor re-scans replaced text; we expand the replacement recursively instead, which is the
   same except for pathological values whose expansion glues onto following text. Recursion is
   bounded: a macro that (indirectly) refers to itself raises :class:`MacroError` naming it
-  (HTCondor would loop forever).
+  (HTCondor would loop forever). So is the work: more than ``MAX_REFS`` substitutions or a
+  value longer than ``MAX_SIZE`` is a :class:`MacroError` (``A = $(B)$(B)`` forty levels deep
+  would otherwise never finish; HTCondor has no such limit).
 - ``$(X:default)`` uses the default when X is undefined *or* its raw value is empty.
 - ``$(DOLLAR)`` becomes ``$`` once, at the very end of a top-level expansion.
 - Nothing here reads the clock. ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` are made deterministic
@@ -36,6 +38,8 @@ from typing import Any, Callable, Mapping
 Lookup = Callable[[str], "str | None"]
 
 MAX_DEPTH = 40
+MAX_REFS = 100_000  # substitutions in one top-level expansion ($(A) = $(B)$(B), … doubles each level)
+MAX_SIZE = 1 << 20  # characters of one expanded value
 
 _IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 _COLON_EXTRA = frozenset("$ ,\\:")
@@ -164,6 +168,7 @@ class _Ctx:
     evaluate: Callable[[str], Any] | None
     warnings: list[str] | None
     stack: list[str] = field(default_factory=list)
+    refs: int = 0
 
 
 def expand(
@@ -211,6 +216,10 @@ def _expand(text: str, ctx: _Ctx) -> str:
             out.append(text[pos:])
             break
         out.append(text[pos : ref.dollar])
+        ctx.refs += 1
+        if ctx.refs > MAX_REFS:
+            raise MacroError(f"more than {MAX_REFS} macro substitutions (a macro doubling itself?)",
+                             ctx.stack[-1] if ctx.stack else None)
         out.append(_evaluate_ref(ref, text, ctx))
         pos = ref.right
     if unknown and ctx.warnings is not None:
@@ -218,7 +227,10 @@ def _expand(text: str, ctx: _Ctx) -> str:
             msg = f"unknown macro function ${name}() left as is"
             if msg not in ctx.warnings:
                 ctx.warnings.append(msg)
-    return "".join(out)
+    result = "".join(out)
+    if len(result) > MAX_SIZE:
+        raise MacroError(f"expansion is longer than {MAX_SIZE} characters", ctx.stack[-1] if ctx.stack else None)
+    return result
 
 
 def _lookup(name: str, ctx: _Ctx) -> str | None:

@@ -537,3 +537,12 @@ def test_entries_cmd_that_floods_or_hangs_is_an_error_not_a_hang(tmp_path, monke
         errs = [d for d in table.errors if "JOB_ROUTER_ENTRIES_CMD" in d.message]
         assert errs and why in errs[0].message and (errs[0].file, errs[0].line) == ("c.conf", 2)
         assert not table.routing_enabled
+
+
+def test_macro_doubling_bomb_is_an_error_not_a_hang(tmp_path, capsys):
+    """RouteDeck decision (HTCondor has no limit): ``L<n> = $(L<n-1>)$(L<n-1>)`` 39 levels deep
+    is 2^39 substitutions; it ends with an error naming the knob (was a hang)."""
+    lines = ["L0 = xxxxxxxx"] + [f"L{i} = $(L{i - 1})$(L{i - 1})" for i in range(1, 40)] + ["JOB_ROUTER_NAME = $(L39)"]
+    path = write(tmp_path, "bomb.conf", "\n".join(lines) + "\n")
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and "JOB_ROUTER_NAME: more than 100000 macro substitutions" in out
