@@ -12,7 +12,8 @@ Design decisions and invariants:
   variables and ``Step``/``Row``/``ItemIndex``/``Iterating`` set as live macros.
 - With several variables, the first gets the item up to the first separator (comma, space,
   tab) and the last gets the rest (``set_iter_item``).
-- ``matching`` (file globs) is not supported: an :class:`XformError`.
+- ``matching`` (file globs) is not supported: an :class:`XformError`. So is a plan of more than
+  ``MAX_OUTPUTS`` ads (``TRANSFORM 1000000000``; HTCondor would try).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from engine.xform_parse import XformError
 if TYPE_CHECKING:
     from engine.config import Config
     from engine.xform import Transform
+
+
+MAX_OUTPUTS = 100_000
 
 
 def iteration_plan(xf: "Transform", base_dir: Path | None = None) -> tuple[int, list[str], list[str | None]]:
@@ -79,6 +83,9 @@ def apply_all(xf: "Transform", ad: dict[str, str], *, macros: MacroSet | None = 
               base_dir: Path | None = None) -> tuple[list[dict[str, str]], list[str]]:
     """All output ads for one input ad, and the warnings."""
     count, variables, items = iteration_plan(xf, base_dir)
+    if count * len(items) > MAX_OUTPUTS:  # TRANSFORM 1000000000 would never finish
+        raise XformError(0, 0, f"TRANSFORM would make {count * len(items)} ads "
+                         f"(RouteDeck stops at {MAX_OUTPUTS})")
     outputs: list[dict[str, str]] = []
     warnings: list[str] = []
     iterating = "1" if (variables or count > 1) else "0"

@@ -546,3 +546,14 @@ def test_macro_doubling_bomb_is_an_error_not_a_hang(tmp_path, capsys):
     path = write(tmp_path, "bomb.conf", "\n".join(lines) + "\n")
     rc, out, _ = run_cli(capsys, "check", "-q", path)
     assert rc == 1 and "JOB_ROUTER_NAME: more than 100000 macro substitutions" in out
+
+
+def test_transform_iteration_bomb_is_an_error():
+    """RouteDeck decision: ``TRANSFORM 1000000000`` (condor_transform_ads iteration, htcondor.md
+    §6 transform_num) is refused instead of building a billion ads."""
+    from engine.xform import parse_transform  # noqa: PLC0415
+    from engine.xform_parse import XformError  # noqa: PLC0415
+
+    with pytest.raises(XformError, match="TRANSFORM would make 1000000000 ads"):
+        parse_transform("TRANSFORM 1000000000\nSET A 1").apply_all({"B": "1"})
+    assert len(parse_transform("TRANSFORM 5\nSET A 1").apply_all({"B": "1"})[0]) == 5
