@@ -557,3 +557,12 @@ def test_transform_iteration_bomb_is_an_error():
     with pytest.raises(XformError, match="TRANSFORM would make 1000000000 ads"):
         parse_transform("TRANSFORM 1000000000\nSET A 1").apply_all({"B": "1"})
     assert len(parse_transform("TRANSFORM 5\nSET A 1").apply_all({"B": "1"})[0]) == 5
+
+
+def test_requirements_written_as_a_macro_assignment_gets_a_hint(tmp_path, capsys):
+    """htcondor.md §1.3: ``var = value`` is a macro assignment and a route without a REQUIREMENTS
+    statement is "Missing Requirements in job route"; the message says why for the common slip."""
+    path = write(tmp_path, "r.conf", 'JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=x\n  REQUIREMENTS = Owner == "a"\n@x\n')
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}:2: error: route A (JOB_ROUTER_ROUTE_A): Missing Requirements in job route" in out
+    assert "'REQUIREMENTS = …' assigns a macro" in out

@@ -333,8 +333,11 @@ class TableLoader:
         route = Route(name, label, where, syntax, t, getattr(t, "requirements", None) or None, config=self.cfg)
         self.read_limits(route, knobs)
         if not route.requirements and not allow_empty_req:
+            hint = ""
+            if any(s.kind == "assign" and s.attr.lower() == "requirements" for s in getattr(t, "statements", ())):
+                hint = " ('REQUIREMENTS = …' assigns a macro; the statement is 'REQUIREMENTS <expr>', without '=')"
             self.diag(report, f"route {name} ({label}): Missing Requirements in job route (allowed only when "
-                      "JOB_ROUTER_SOURCE_JOB_CONSTRAINT is set); ignored", where, name)
+                      f"JOB_ROUTER_SOURCE_JOB_CONSTRAINT is set){hint}; ignored", where, name)
             self.disabled.append(DisabledRoute(name, "missing REQUIREMENTS", label, where, route))
             return None
         return route
