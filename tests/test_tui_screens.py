@@ -353,3 +353,43 @@ async def test_board_w_explains_the_first_idle_unrouted_job():
         await wait_until(pilot, lambda: _name(app) == "WhyNotScreen")
         first = next(r for r in rt.latest().jobs if r.status == 1 and r.kind != "routed" and not r.routed_to)
         assert app.screen.job == first.job
+
+
+async def test_large_changing_queue_is_refiltered_at_a_bounded_rate(monkeypatch):
+    import tui.screens.jobs as jobs_screen
+
+    monkeypatch.setattr(jobs_screen, "HEAVY_EVERY", 0.0)
+    rt = FakeRuntime(make_snapshot(25_000))
+    app = make_app(rt, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j")
+        await _filter(pilot, "alice")
+        table = app.screen.table
+        await wait_until(pilot, lambda: table.model.text == "alice")
+        monkeypatch.setattr(jobs_screen, "HEAVY_EVERY", 1.0)
+        rows = rt.latest().jobs
+        rt.update(jobs=rows[:21_000], jobs_version=2)  # the queue changed: adopted (none for a while)
+        await wait_until(pilot, lambda: table.model.version == 2)
+        rt.update(jobs=rows[:20_000], jobs_version=3)  # and changed again at once
+        await wait_until(pilot, lambda: app.snapshot.jobs_version == 3)
+        assert table.model.version == 2  # not re-filtered on the spot…
+        await wait_until(pilot, lambda: table.model.version == 3, timeout=3)  # …but soon after
+        assert len(table.model.rows) == 20_000
+        assert all("alice" in table.model.row(i).owner for i in range(min(50, len(table.model))))
+
+
+async def test_clicking_a_column_header_sorts_and_again_reverses():
+    app = make_app(FakeRuntime(make_snapshot(500)), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        await pilot.press("j")
+        await pilot.pause()
+        table = app.screen.table
+        owner_x = 11 + 9 + 2  # Job and Status columns, then into Owner
+        await pilot.click(table, offset=(owner_x + 1, 1))  # +1: the border
+        assert (table.model.sort_key, table.model.reverse) == ("owner", False)
+        await pilot.click(table, offset=(owner_x + 1, 1))
+        assert (table.model.sort_key, table.model.reverse) == ("owner", True)
+        owners = [table.model.row(i).owner for i in range(len(table.model))]
+        assert owners == sorted(owners, reverse=True)

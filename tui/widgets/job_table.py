@@ -123,9 +123,29 @@ class JobTable(ScrollView, can_focus=True):
         if self.selected is not None:
             self.post_message(self.Selected(self.selected))
 
+    class HeaderClicked(Message):
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def column_at(self, x: int) -> str | None:
+        x += round(self.scroll_x)
+        for c in COLUMNS:
+            if x < c.width:
+                return c.key
+            x -= c.width
+        return None
+
     def on_click(self, event) -> None:
-        y = event.y
-        if y >= 1:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return  # on the border or a scrollbar
+        x, y = offset
+        if y == 0:
+            key = self.column_at(x)
+            if key is not None:
+                self.post_message(self.HeaderClicked(key))
+        elif y >= 1:
             pos = round(self.scroll_y) + y - 1
             if pos < len(self.model):
                 self.cursor = pos
