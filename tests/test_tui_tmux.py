@@ -68,6 +68,10 @@ def test_demo_in_tmux(tmp_path):
         assert int(m.group(1)) > 0
         screen = _capture(session)
         assert "engine running" in screen and "BlackHole" in screen and "Overflow" in screen
+        # live: the virtual clock in the header moves on between captures
+        clock = re.compile(r"virtual (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+        first = clock.search(screen).group(1)
+        _wait_for(session, r"virtual (?!" + re.escape(first) + r")\d{4}-")
         _tmux("send-keys", "-t", session, "e")  # open the editor on the selected (first) route
         _wait_for(session, r"JOB_ROUTER_ROUTE_CMS_T2 @=jrt")
         _wait_for(session, r"Lint")
