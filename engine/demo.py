@@ -52,10 +52,14 @@ class DemoError(ValueError):
 
 def load_sites(path: str | Path) -> list[SiteSpec]:
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise DemoError(f"{p}: not a regular file")
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DemoError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DemoError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise DemoError(f"{p}: {exc}") from None
     known = {"name", "slots", "start_latency", "runtime", "failure_probability", "black_hole",

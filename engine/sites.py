@@ -45,6 +45,8 @@ class RunTime:
     KINDS = ("fixed", "uniform", "exponential", "lognormal")
 
     def __post_init__(self) -> None:
+        if not (math.isfinite(self.a) and math.isfinite(self.b)):
+            raise SiteConfigError("run-time parameters must be finite numbers")
         if self.kind not in self.KINDS:
             raise SiteConfigError(f"unknown run-time distribution {self.kind!r} (one of {', '.join(self.KINDS)})")
         if self.a < 0 or self.b < 0:
@@ -98,6 +100,8 @@ class SiteSpec:
         if not 0.0 <= self.failure_probability <= 1.0:
             raise SiteConfigError(f"site {self.name}: failure_probability must be within 0..1")
         lo, hi = self.start_latency
+        if not all(math.isfinite(x) for x in (lo, hi, *self.black_hole_after)):
+            raise SiteConfigError(f"site {self.name}: start_latency and black_hole_after must be finite numbers")
         if lo < 0 or hi < lo:
             raise SiteConfigError(f"site {self.name}: start_latency must be 0 <= low <= high")
 

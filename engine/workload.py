@@ -56,6 +56,12 @@ class WorkloadError(ValueError):
     pass
 
 
+# Bounds that keep a mistyped number from exhausting memory (a demo, not a stress tool).
+MAX_CLUSTERS = 1_000_000
+MAX_PROCS = 100_000
+MAX_RATE = 1_000_000.0
+
+
 @dataclass(frozen=True)
 class JobTemplate:
     name: str
@@ -120,10 +126,12 @@ def _template(entry: dict, text: str, path: str, kind: str, n: int) -> JobTempla
     rate = entry.get("rate", 0)
     initial = entry.get("initial", 1 if kind == "cron" else 0)
     limit = entry.get("limit")
-    if not isinstance(rate, (int, float)) or rate < 0:
-        raise WorkloadError(f"{where}: rate must be a number >= 0 (clusters per hour)")
-    if not isinstance(initial, int) or initial < 0:
-        raise WorkloadError(f"{where}: initial must be an integer >= 0")
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not 0 <= rate <= MAX_RATE:
+        raise WorkloadError(f"{where}: rate must be a number from 0 to {MAX_RATE} (clusters per hour)")
+    if not isinstance(initial, int) or isinstance(initial, bool) or not 0 <= initial <= MAX_CLUSTERS:
+        raise WorkloadError(f"{where}: initial must be an integer from 0 to {MAX_CLUSTERS}")
+    if procs[1] > MAX_PROCS:
+        raise WorkloadError(f"{where}: at most {MAX_PROCS} procs per cluster")
     if limit is not None and (not isinstance(limit, int) or limit < 0):
         raise WorkloadError(f"{where}: limit must be an integer >= 0")
     site = entry.get("site")
@@ -153,10 +161,14 @@ def parse_workload(text: str, path: str = "<workload>") -> Workload:
 
 def load_workload(path: str | Path) -> Workload:
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise WorkloadError(f"{p}: not a regular file")
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorkloadError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     return parse_workload(text, str(p))
 
 

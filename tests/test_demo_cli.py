@@ -33,3 +33,8 @@ def test_paced_run_equals_max_speed_run(tmp_path):
 def test_bad_config_dir_is_a_clear_error(tmp_path):
     out = _demo("--config-dir", str(tmp_path / "nope"), "--max-speed", "--duration", "10")
     assert out.returncode == 2 and "nope" in out.stderr
+
+
+def test_non_finite_numbers_are_usage_errors():
+    out = _demo("--duration", "nan", "--max-speed")
+    assert out.returncode == 2 and "finite" in out.stderr

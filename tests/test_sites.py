@@ -94,3 +94,10 @@ def test_bad_specs_are_clear_errors():
         RunTime.parse("uniform 3")
     with pytest.raises(SiteConfigError, match="defined twice"):
         SiteSet([SiteSpec("A"), SiteSpec("A")])
+
+
+def test_non_finite_numbers_are_refused():
+    with pytest.raises(SiteConfigError, match="finite"):
+        RunTime("fixed", float("nan"))
+    with pytest.raises(SiteConfigError, match="finite"):
+        SiteSpec("X", start_latency=(0.0, float("inf")))

@@ -58,3 +58,17 @@ def test_unknown_key_and_bad_toml():
         parse_workload('[[job]]\nname="x"\nad="A = 1"\nrte = 3\n', "w.toml")
     with pytest.raises(WorkloadError, match="w.toml"):
         parse_workload('[[job]\n', "w.toml")
+
+
+def test_bounds_and_encoding(tmp_path):
+    with pytest.raises(WorkloadError, match="initial must be an integer from 0"):
+        parse_workload('[[job]]\nname="x"\ninitial=1000000000\nad="A = 1"\n', "w.toml")
+    with pytest.raises(WorkloadError, match="procs per cluster"):
+        parse_workload('[[job]]\nname="x"\nprocs=[1, 10000000]\nad="A = 1"\n', "w.toml")
+    from engine.workload import load_workload
+    p = tmp_path / "w.toml"
+    p.write_bytes(b'[[job]]\nname = "\xff"\n')
+    with pytest.raises(WorkloadError, match="not UTF-8"):
+        load_workload(p)
+    with pytest.raises(WorkloadError, match="not a regular file"):
+        load_workload(tmp_path)

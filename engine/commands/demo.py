@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import queue as _queue
 import sys
 import tempfile
@@ -101,6 +102,11 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float) ->
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    numbers = [args.duration, args.speed or 1.0] + ([args.interval] if args.interval is not None else [])
+    if not all(math.isfinite(x) for x in numbers) or args.duration < 0 or (args.interval is not None and args.interval <= 0):
+        print("routedeck demo: --duration, --speed and --interval must be finite; --duration >= 0, --interval > 0",
+              file=sys.stderr)
+        return 2
     state_dir = args.state_dir
     if not state_dir:
         state_dir = tempfile.mkdtemp(prefix="routedeck-demo-")
