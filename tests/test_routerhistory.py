@@ -71,3 +71,9 @@ def test_start_option_and_directory(tmp_path):
     assert out.stdout.splitlines()[-1] == "TOTAL               8       4     1"
     bad = _run(tmp_path, "--start", "yesterday")
     assert bad.returncode == 1 and "YYYY-MM-DD HH:MM" in bad.stderr
+
+
+def test_non_finite_numbers_are_usage_errors(tmp_path):
+    _history(tmp_path / "history")
+    out = _run(tmp_path / "history", "--days", "nan")
+    assert out.returncode == 2 and "finite" in out.stderr

@@ -27,6 +27,7 @@ machine's). Nothing else here reads a clock.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from datetime import datetime, timezone, tzinfo
@@ -154,6 +155,10 @@ def run(args: argparse.Namespace) -> int:
         tz: tzinfo | None = None if args.tz is None else (timezone.utc if args.tz.upper() == "UTC" else ZoneInfo(args.tz))
     except Exception:
         print(f"routedeck router-history: unknown time zone {args.tz!r}", file=sys.stderr)
+        return 2
+    nums = [args.days, args.age] + ([args.now] if args.now is not None else [])
+    if not all(math.isfinite(x) and abs(x) < 1e11 for x in nums):
+        print("routedeck router-history: --days, --age and --now must be finite numbers", file=sys.stderr)
         return 2
     if args.now is None:
         from engine.clock import SystemClock  # noqa: PLC0415

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -178,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
     from engine.queuelog.result import OWNER  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
+    if args.now is not None and not (math.isfinite(args.now) and abs(args.now) < 1e11):
+        print("routedeck router-q: --now must be a finite epoch time", file=sys.stderr)
+        return 2
     constraint, summary, rest = build_constraint(options_of(args))
     if rest:
         print(f"routedeck router-q: unsupported option(s): {' '.join(rest)}", file=sys.stderr)
