@@ -171,3 +171,26 @@ def test_source_rows_without_a_route_take_their_copys_route():
     m = JobModel()
     m.set_rows((src, copy, _row("6.0")), 1)
     assert [m.route_of(m.row(i)) for i in range(3)] == ["Site1", "Site1", None]
+
+
+def test_editor_lint_sees_the_other_config_files(tmp_path):
+    """A route file is linted with the files loaded around it: here MaxJobs comes from a macro
+    of the main file (config macros, htcondor.md §1.3), and MaxIdleJobs > MaxJobs is the
+    router's lint."""
+    from types import SimpleNamespace
+
+    from tui.engine_api import lint_config
+
+    main = tmp_path / "condor_config"
+    main.write_text("SITE_MAX = 500\nJOB_ROUTER_ROUTE_NAMES = Site1\n")
+    routes = tmp_path / "routes.conf"
+    text = "JOB_ROUTER_ROUTE_Site1 @=jrt\n  REQUIREMENTS true\n  MaxJobs = $(SITE_MAX)\n  MaxIdleJobs = 50\n@jrt\n"
+    routes.write_text(text)
+    snap = SimpleNamespace(config_files=(str(main), str(routes)), routes=())
+    edited = text.replace("MaxIdleJobs = 50", "MaxIdleJobs = 900")
+    result = lint_config(edited, str(routes), snap)
+    assert result.route_names == ["Site1"]
+    assert any("MaxIdleJobs (900) > MaxJobs (500)" in d.message for d in result.diagnostics), result.diagnostics
+    assert routes.read_text() == text  # linting never writes
+    alone = lint_config(edited, str(routes), SimpleNamespace(config_files=(), routes=()))
+    assert not any("MaxJobs (500)" in d.message for d in alone.diagnostics)  # no macro without main

@@ -17,7 +17,7 @@ from tui.app import make_app
 from tui.config_files import backups_of
 from tui.messages import FilterChanged, RoutesApplied, RoutesUndone
 
-from tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tui_fixtures import FakeRuntime, make_routes, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -44,10 +44,11 @@ async def test_board_rows_in_match_order_with_inactive_routes_flagged():
     async with app.run_test(size=SIZE) as pilot:
         await _start(pilot, app)
         board = app.screen
-        assert board._keys == ["Site1_Slurm", "Site2_PBS", "BlackHole", "Overflow", "GPU_Site", "OldSite"]
+        assert board.names == ["Site1_Slurm", "Site2_PBS", "BlackHole", "Overflow", "GPU_Site", "OldSite"]
         table = board.query_one("#routes")
-        assert str(table.get_row("OldSite")[0]) == "─" and str(table.get_row("OldSite")[2]) == "unlisted"
-        assert str(table.get_row("BlackHole")[2]) == "THROTTLED"
+        old = table.get_row(board.row_key("OldSite"))
+        assert str(old[0]) == "─" and str(old[2]) == "unlisted"
+        assert str(table.get_row(board.row_key("BlackHole"))[2]) == "THROTTLED"
         await pilot.press("down", "down")
         detail = str(board.query_one("#route-detail").render())
         assert "throttle 3.4 jobs/600 s" in detail and "re-evaluated" in detail
@@ -62,8 +63,9 @@ async def test_board_updates_cells_in_place_and_keeps_the_cursor():
         routes = tuple(dataclasses.replace(r, running=r.running + 5) for r in rt.latest().routes)
         rt.update(routes=routes)
         await wait_until(pilot, lambda: app.snapshot.seq == 2)
-        table = app.screen.query_one("#routes")
-        assert table.cursor_row == 2 and str(table.get_row("Site1_Slurm")[5]) == "199"
+        board = app.screen
+        table = board.query_one("#routes")
+        assert table.cursor_row == 2 and str(table.get_row(board.row_key("Site1_Slurm"))[5]) == "199"
 
 
 async def test_board_filter_and_enter_opens_route_with_its_jobs():
@@ -71,7 +73,7 @@ async def test_board_filter_and_enter_opens_route_with_its_jobs():
     async with app.run_test(size=SIZE) as pilot:
         await _start(pilot, app)
         await pilot.press("slash", *"black", "enter")
-        assert app.screen._keys == ["BlackHole"]
+        assert app.screen.names == ["BlackHole"]
         await pilot.press("enter")
         await pilot.pause()
         assert _name(app) == "RouteDetailScreen" and app.screen.route_name == "BlackHole"
@@ -305,14 +307,33 @@ SHADOWED = S.Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earli
                         "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
 
 
+async def test_same_name_active_and_disabled_routes_both_show():
+    """With both syntaxes loaded a name can be an active ClassAd route and a disabled transform
+    route at once (the demo's --classad-routes); rows must not collide."""
+    routes, inactive = make_routes()
+    twin = dataclasses.replace(routes[0], index=0, state="disabled", reason="replaced by the ClassAd route",
+                               source_label="JOB_ROUTER_ROUTE_Site1_Slurm")
+    routes = (dataclasses.replace(routes[0], source_label="entries:1", syntax="classad"),) + routes[1:]
+    app = make_app(FakeRuntime(make_snapshot(200, routes=routes, inactive_routes=inactive + (twin,))), blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _start(pilot, app)
+        board = app.screen
+        assert board.names.count("Site1_Slurm") == 2
+        await pilot.press(*["down"] * 6)  # the last row
+        assert board.selected_route().state == "disabled"
+        assert "disabled: replaced by the ClassAd route" in str(board.query_one("#route-detail").render())
+
+
 async def test_board_flags_routes_with_lints_and_uses_a_wide_terminal():
     """Lint texts as ``engine.router.lints`` words them ("route NAME is shadowed …", htcondor.md §1.4)."""
     app = make_app(FakeRuntime(make_snapshot(200, diagnostics=(SHADOWED,))), blink=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await _start(pilot, app)
-        table = app.screen.query_one("#routes")
-        assert str(table.get_row("Overflow")[1]) == "Overflow ⚠" and str(table.get_row("Site2_PBS")[1]) == "Site2_PBS"
-        assert str(table.get_row("Site2_PBS")[12]) == "idle jobs 50 >= MaxIdleJobs 50"  # the reason column
+        board = app.screen
+        table = board.query_one("#routes")
+        assert str(table.get_row(board.row_key("Overflow"))[1]) == "Overflow ⚠"
+        assert str(table.get_row(board.row_key("Site2_PBS"))[1]) == "Site2_PBS"
+        assert str(table.get_row(board.row_key("Site2_PBS"))[12]) == "idle jobs 50 >= MaxIdleJobs 50"  # the reason column
         await pilot.press("down", "down", "down")
         assert "is shadowed" in str(app.screen.query_one("#route-detail").render())
     app = make_app(FakeRuntime(make_snapshot(200)), blink=False)

@@ -9,6 +9,7 @@ run from a thread worker by the caller.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -275,6 +276,25 @@ def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limi
     return WhatIf(before, after, moved, min(len(rows), limit), len(rows), approximate)
 
 
+def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
+    """The configuration the engine would load from ``files``, with ``path``'s text replaced by
+    ``text`` (the editor's buffer), so a route file is linted with the macros and
+    ``JOB_ROUTER_ROUTE_NAMES`` of the files around it. Falls back to the text alone."""
+    from engine.config import Config  # noqa: PLC0415
+
+    real = os.path.realpath(path)
+    if not files or real not in {os.path.realpath(f) for f in files} or not hasattr(Config, "_decode"):
+        return Config.from_text(text, name=path, follow_locals=False)
+
+    class EditedConfig(Config):
+        def _decode(self, data: bytes, filename: str) -> str:  # the reader's one hook for file text
+            if os.path.realpath(filename) == real:
+                return text
+            return super()._decode(data, filename)
+
+    return EditedConfig.load(files, env={})
+
+
 def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
                 base_text: str | None = None) -> LintResult:
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
@@ -283,7 +303,8 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
         from engine.config import Config  # noqa: PLC0415
     except ImportError:
         return LintResult([_diag("info", "the config reader is not available: no lint")], None)
-    cfg = Config.from_text(text, name=path, follow_locals=False)
+    files = tuple(getattr(snap, "config_files", ()) or ())
+    cfg = load_config(text, path, files)
     diags = [_diag("error", e.message, e.file, e.line) for e in cfg.errors]
     diags += [_diag("warning", e.message, e.file, e.line) for e in cfg.warnings]
     names = table = None
@@ -305,7 +326,7 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
     result = LintResult(diags, names, table)
     if table is not None and snap is not None and base_text is not None:
         try:
-            old = load_table(Config.from_text(base_text, name=path, follow_locals=False))
+            old = load_table(load_config(base_text, path, files))
             result.what_if = what_if(old, table, snap, runtime)
         except Exception as exc:  # noqa: BLE001 - the what-if is advice; its failure is shown, not raised
             diags.append(_diag("info", f"what-if unavailable: {type(exc).__name__}: {exc}"))

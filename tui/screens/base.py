@@ -2,7 +2,8 @@
 
 Screens do not subscribe to the engine: the app keeps the latest snapshot and hands it to the
 screen on top (``show_snapshot``); a screen coming back into view pulls it (``on_screen_resume``),
-so hidden screens cost nothing while snapshots stream in.
+so hidden screens cost nothing while snapshots stream in. A screen that fails to draw a
+snapshot says so in a toast (once per distinct error) and keeps the app running.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from tui.widgets.chrome import EngineBanner, StatusHeader
 
 
 class DeckScreen(Screen):
+    _draw_error: str | None = None
+
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield EngineBanner(id="engine-banner")
@@ -39,8 +42,16 @@ class DeckScreen(Screen):
             return
         self.query_one(StatusHeader).show(snap, self.app.readonly)
         self.query_one(EngineBanner).show(self.app.engine_error)
-        if snap is not None:
+        if snap is None:
+            return
+        try:
             self.update_body(snap)
+        except Exception as exc:  # noqa: BLE001 - one odd snapshot must not take the dashboard down
+            text = f"{type(exc).__name__}: {exc}"
+            if text != self._draw_error:
+                self._draw_error = text
+                self.notify(f"could not draw this snapshot on {type(self).__name__}: {text}",
+                            severity="error", timeout=10)
 
     def update_body(self, snap: Snapshot) -> None:
         """Redraw from ``snap``; screens override."""

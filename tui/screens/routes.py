@@ -40,6 +40,18 @@ REASON = ("Not accepting because", "reason", 40)  # added on terminals at least 
 WIDE = 150
 
 
+def row_keys(routes: list[RouteView]) -> list[str]:
+    """Unique, stable row keys: a name can be both an active route and a disabled one (the same
+    name defined in both syntaxes, or listed twice), and DataTable keys must be unique."""
+    keys, seen = [], {}
+    for r in routes:
+        base = f"{r.name}|{r.source_label}|{r.state if r.index == 0 else 'active'}"
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        keys.append(base if n == 0 else f"{base}#{n}")
+    return keys
+
+
 def route_diagnostics(snap: Snapshot, name: str) -> list:
     """The table's lints about one route (the router words them "route NAME …")."""
     pat = re.compile(rf"\broute '?{re.escape(name)}'?(?![\w])")
@@ -106,6 +118,7 @@ class RoutesScreen(DeckScreen):
         super().__init__()
         self.filter_text = ""
         self._keys: list[str] = []
+        self._routes: list[RouteView] = []
         self._wide: bool | None = None
         self._shape: tuple | None = None
 
@@ -135,7 +148,7 @@ class RoutesScreen(DeckScreen):
         self._shape, self._wide = shape, wide
         table = self.query_one("#routes", DataTable)
         table.clear(columns=True)
-        self._keys = []
+        self._keys, self._routes = [], []
         for title, key, w in COLUMNS + (((REASON[0], REASON[1], shape[1]),) if wide else ()):
             table.add_column(title, key=key, width=w)
 
@@ -155,31 +168,31 @@ class RoutesScreen(DeckScreen):
     def update_body(self, snap: Snapshot) -> None:
         table = self.query_one("#routes", DataTable)
         routes = self.visible_routes(snap)
-        keys = [r.name for r in routes]
+        keys = row_keys(routes)
         columns = COLUMNS + ((REASON,) if self._wide else ())
 
         def cells(r: RouteView) -> tuple:
             return route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide))
 
         if keys != self._keys:
-            selected = self.selected_name()
+            selected = self._keys[table.cursor_row] if 0 <= table.cursor_row < len(self._keys) else None
             table.clear()
-            for r in routes:
-                table.add_row(*cells(r), key=r.name)
+            for key, r in zip(keys, routes):
+                table.add_row(*cells(r), key=key)
             self._keys = keys
             if selected in keys:
                 table.move_cursor(row=keys.index(selected), animate=False)
         else:
             with self.app.batch_update():
-                for r in routes:
+                for key, r in zip(keys, routes):
                     for (_, col, _w), value in zip(columns, cells(r)):
-                        table.update_cell(r.name, col, value)
+                        table.update_cell(key, col, value)
+        self._routes = routes
         self._show_detail(snap)
         self._show_events(snap)
 
     def _show_detail(self, snap: Snapshot) -> None:
-        name = self.selected_name()
-        route = next((r for r in list(snap.routes) + list(snap.inactive_routes) if r.name == name), None)
+        route = self.selected_route()
         self.query_one("#route-detail", Static).update(
             route_detail(route, snap.time, snap.tz, route_diagnostics(snap, route.name)) if route
             else Text("no route selected", style="dim"))
@@ -197,11 +210,23 @@ class RoutesScreen(DeckScreen):
             lines.append(e.message + "\n", style=style.get(e.level, ""))
         self.query_one("#events", Static).update(lines if events else Text("no events yet", style="dim"))
 
-    def selected_name(self) -> str | None:
+    def selected_route(self) -> RouteView | None:
         table = self.query_one("#routes", DataTable)
-        if not self._keys or table.cursor_row < 0 or table.cursor_row >= len(self._keys):
+        if not 0 <= table.cursor_row < len(self._routes):
             return None
-        return self._keys[table.cursor_row]
+        return self._routes[table.cursor_row]
+
+    def selected_name(self) -> str | None:
+        route = self.selected_route()
+        return route.name if route else None
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self._routes]
+
+    def row_key(self, name: str) -> str:
+        """The table row key of the first route called ``name``."""
+        return self._keys[self.names.index(name)]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.app.snapshot is not None:
