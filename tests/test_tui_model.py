@@ -194,3 +194,12 @@ def test_editor_lint_sees_the_other_config_files(tmp_path):
     assert routes.read_text() == text  # linting never writes
     alone = lint_config(edited, str(routes), SimpleNamespace(config_files=(), routes=()))
     assert not any("MaxJobs (500)" in d.message for d in alone.diagnostics)  # no macro without main
+
+
+def test_gauge_and_sparkline_text():
+    from tui.widgets.gauge import gauge, sparkline
+
+    assert gauge(2, 100).plain.endswith("▁···")  # a sliver is still visible
+    assert gauge(50, 50).plain.endswith("████") and gauge(0, 50).plain.endswith("····")
+    assert gauge(3, -1).plain.strip() == "3/∞"  # negative MaxIdleJobs: no limit (htcondor.md §1.5)
+    assert sparkline((0.0, 0.01, 0.065), reference=0.03).plain.startswith("▁▂█")  # scaled to the max

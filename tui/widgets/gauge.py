@@ -21,7 +21,8 @@ def gauge(value: int, limit: int, width: int = 4, digits: int = 9) -> Text:
     cells = []
     for i in range(width):
         part = max(0.0, min(1.0, full - i))
-        cells.append("█" if part >= 1 else BLOCKS[int(part * 8)] if part > 0 else "·")
+        # a sliver still shows: any part of a cell draws at least the lowest block
+        cells.append("█" if part >= 1 else BLOCKS[max(1, int(part * 8))] if part > 0 else "·")
     style = "red" if frac >= 1 else "yellow" if frac >= 0.8 else "green"
     return text + Text("".join(cells), style=style)
 
