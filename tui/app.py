@@ -22,6 +22,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from typing import Iterable
 
@@ -41,6 +42,7 @@ TOAST_KINDS = {
     "config-reloaded": "information", "config-rejected": "error", "hook-failed": "error",
 }
 EVENT_LOG = 2000
+GAP_TOAST_EVERY = 30.0  # seconds
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
 
 
@@ -90,6 +92,8 @@ class RouteDeckApp(CommandLineMixin, App):
         self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
         # Every event seen, in order: the snapshot's ring is short, the board shows more history.
         self.event_log: deque[S.Event] = deque(maxlen=EVENT_LOG)
+        self.missed_events = 0
+        self._gap_toasted = -GAP_TOAST_EVERY
         self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
         self._watching: tuple[str, ...] = ()
 
@@ -193,7 +197,15 @@ class RouteDeckApp(CommandLineMixin, App):
         missed = 0
         if not quiet and self.last_event_seq and new[0].seq > self.last_event_seq + 1:
             missed = new[0].seq - self.last_event_seq - 1
-            self.notify(f"{missed} engine events were not shown (UI fell behind)", severity="warning")
+            self.missed_events += missed
+            now = time.monotonic()
+            # At high speed the engine can outrun its event ring between two snapshots; say so,
+            # but at most every GAP_TOAST_EVERY seconds (the count keeps adding up meanwhile).
+            if now - self._gap_toasted >= GAP_TOAST_EVERY:
+                self._gap_toasted = now
+                self.notify(f"{self.missed_events} engine events were not shown (more than the snapshot's "
+                            "event ring holds between two snapshots)", severity="warning")
+                self.missed_events = 0
         self.last_event_seq = new[-1].seq
         self.event_log.extend(new)
         self.post_message(EventsSeen(tuple(e.kind for e in new), missed))
