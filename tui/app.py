@@ -46,6 +46,10 @@ GAP_TOAST_EVERY = 30.0  # seconds
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
 
 
+class EngineStopped(RuntimeError):
+    """The runtime reported an error without a crashed snapshot."""
+
+
 def _screen(name: str) -> Screen:
     if name == "routes":
         from tui.screens.routes import RoutesScreen  # noqa: PLC0415
@@ -122,7 +126,14 @@ class RouteDeckApp(CommandLineMixin, App):
                         return
                 error = getattr(self.runtime, "error", None)
                 if error:
-                    raise RuntimeError(str(error))
+                    # The runtime records the error, then publishes a "crashed" snapshot: give it a
+                    # moment so the crash arrives by the usual path, else report the error itself.
+                    worker.cancelled_event.wait(0.2)
+                    snap = self.runtime.latest()
+                    if snap is not None and snap.engine_state == "crashed" and snap.seq != last:
+                        self.post_message(SnapshotArrived(snap))
+                        return
+                    raise EngineStopped(str(error))
                 worker.cancelled_event.wait(self.poll_interval)
         finally:
             if worker.is_cancelled:
