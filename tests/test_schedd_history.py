@@ -34,3 +34,12 @@ def test_torn_last_record_is_ignored_and_bad_line_named(tmp_path):
     assert len(list(iter_history(good + "ClusterId = 2\n"))) == 1
     with pytest.raises(HistoryError, match=r"h:5: .*ProcId"):
         list(iter_history(good + "ClusterId = 2\nProcId = (\n***\n", "h"))
+
+
+def test_append_many_offsets(tmp_path):
+    p = tmp_path / "history"
+    HistoryWriter(p).append_many([{"ClusterId": "1", "ProcId": "0"}, {"ClusterId": "1", "ProcId": "1"}])
+    text = p.read_text()
+    banners = [line for line in text.splitlines() if line.startswith("***")]
+    second = text.index("ClusterId = 1\nProcId = 1")
+    assert banners[1].startswith(f"*** Offset = {second} ")

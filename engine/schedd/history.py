@@ -62,15 +62,24 @@ class HistoryWriter:
         self.count = 0
 
     def append(self, attrs: Mapping[str, str]) -> None:
-        body = format_ad(attrs)
-        record = body + banner(attrs, self._offset)
-        data = record.encode()
+        self.append_many([attrs])
+
+    def append_many(self, ads: list[Mapping[str, str]]) -> None:
+        """Append several records with one write and one fsync."""
+        if not ads:
+            return
+        parts = []
+        offset = self._offset
+        for attrs in ads:
+            data = (format_ad(attrs) + banner(attrs, offset)).encode()
+            parts.append(data)
+            offset += len(data)
         with open(self.path, "ab") as f:
-            f.write(data)
+            f.write(b"".join(parts))
             f.flush()
             os.fsync(f.fileno())
-        self._offset += len(data)
-        self.count += 1
+        self._offset = offset
+        self.count += len(ads)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ PERIODIC_EXPR_INTERVAL = 60  # htcondor.md §1.3 timing knobs
 HOLD_USER_REQUEST = 1
 HOLD_MISSED_DEFERRAL = 20  # htcondor.md §2.5
 HOLD_INVALID_CRON = 25  # htcondor.md §2.4
+REAP_BATCH = 100
 
 
 def _str(attrs: Mapping[str, str], name: str) -> str | None:
@@ -394,24 +395,27 @@ class Schedd:
     # ---------------------------------------------------------------------------- leaving
 
     def reap(self, now: float) -> list[str]:
-        """Jobs that leave the queue: history record, then destroy (cluster ad with the last proc)."""
+        """Jobs that leave the queue: history record, then destroy (cluster ad with the last proc).
+
+        Destroys are committed in batches of ``REAP_BATCH`` jobs: HTCondor commits one
+        ``DestroyProc`` per job; batching keeps the number of fsyncs down without making one
+        transaction huge. The history record is written before the destroy is committed, so a
+        crash in between can only repeat a record, never lose one."""
         gone = []
-        for job, attrs in sorted(self.store.finished_jobs(), key=lambda ja: job_order(ja[0])):
-            if _str(attrs, "Managed") == "External":
+        for job, view in sorted(self.store.views((REMOVED, COMPLETED)), key=lambda jv: job_order(jv[0])):
+            if view.get("Managed") == '"External"':
                 continue
-            leave = attrs.get("LeaveJobInQueue")
-            if leave is not None and is_true(evaluate(leave, my=make_ad(attrs), now=now)):
+            leave = view.get("LeaveJobInQueue")
+            if leave is not None and is_true(evaluate(leave, my=view.classad(), now=now)):
                 continue
-            gone.append((job, attrs))
-        if not gone:
-            return []
-        with self.store.transaction(now) as tx:
-            for job, attrs in gone:
-                if self.history is not None:
-                    rec = dict(attrs)
-                    rec["EnteredHistoryTime"] = str(int(now))
-                    self.history.append(rec)
-                tx.destroy(job)
-                self.runtimes.pop(job, None)
-                self.placement.pop(job, None)
+            gone.append((job, view.attrs))
+        for i in range(0, len(gone), REAP_BATCH):
+            chunk = gone[i:i + REAP_BATCH]
+            if self.history is not None:
+                self.history.append_many([dict(attrs, EnteredHistoryTime=str(int(now))) for _, attrs in chunk])
+            with self.store.transaction(now) as tx:
+                for job, _attrs in chunk:
+                    tx.destroy(job)
+                    self.runtimes.pop(job, None)
+                    self.placement.pop(job, None)
         return [j for j, _ in gone]
