@@ -127,7 +127,10 @@ class Engine:
         self.writer = writer
         self.tz = tz
         self.poll_period = poll_period
-        self.next_tick = float(start)
+        # The first router poll / schedd cycle comes half a polling period after the start, so
+        # the router's 600 s windows do not close exactly on round snapshot times (a snapshot at
+        # a window's close would always show freshly reset "recent" counters).
+        self.next_tick = float(start) + poll_period / 2
         self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
         self.event_seq = 0
         self.ticks = 0
