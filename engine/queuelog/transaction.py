@@ -74,6 +74,9 @@ class Transaction:
         # the same for proc ads, by cluster: {cluster: {proc: alive}}, so proc lookups do not scan
         # every key this transaction touched (a 50,000-job transaction was quadratic)
         self._proc_alive: dict[int, dict[int, bool]] = {}
+        self._proc_max: dict[int, int] = {}  # highest proc id used here, per cluster
+        self._proc_max_committed: dict[int, int] = {}
+        self._live: dict[int, int] = {}  # live proc count per touched cluster
         self._next_cluster: int | None = None
 
     # ------------------------------------------------------------ the pending view
@@ -93,7 +96,28 @@ class Transaction:
         self._alive[key] = alive
         ids = parse_key(key)
         if ids and ids[1] >= 0 and key == job_key(*ids):
-            self._proc_alive.setdefault(ids[0], {})[ids[1]] = alive
+            c, p = ids
+            touched = self._proc_alive.setdefault(c, {})
+            before = touched[p] if p in touched else p in self._committed_procs(c)
+            touched[p] = alive
+            if before != alive:
+                self._live[c] = self._live_count(c) + (1 if alive else -1)
+            if p > self._proc_max.get(c, -1):
+                self._proc_max[c] = p
+
+    def _committed_procs(self, cluster: int) -> set[int] | tuple:
+        return self._q._cluster_index().get(cluster, ())
+
+    def _live_count(self, cluster: int) -> int:
+        """Procs of ``cluster`` alive in the pending view (committed, plus created, minus destroyed)."""
+        if cluster not in self._live:
+            self._live[cluster] = len(self._committed_procs(cluster))
+        return self._live[cluster]
+
+    def _highest_proc(self, cluster: int) -> int:
+        if cluster not in self._proc_max_committed:  # once per cluster and transaction
+            self._proc_max_committed[cluster] = max(self._q._cluster_index().get(cluster, ()), default=-1)
+        return max(self._proc_max_committed[cluster], self._proc_max.get(cluster, -1))
 
     def _add(self, rec: R.Record) -> None:
         R.format_record(rec)  # refuse anything that cannot be written, now
@@ -122,8 +146,7 @@ class Transaction:
         if not self.exists(cluster_key(cluster)):
             raise KeyError(f"cluster {cluster} does not exist")
         # Proc ids are never reused, not even for one destroyed earlier in this transaction.
-        used = self._procs(cluster) | set(self._proc_alive.get(cluster, ()))
-        p = max(used) + 1 if used else 0
+        p = self._highest_proc(cluster) + 1
         self.new_ad(job_key(cluster, p), "Job")
         return (cluster, p)
 
@@ -157,7 +180,7 @@ class Transaction:
         self._destroy_one(key)
         if kind == R.JOB:
             c = parse_key(key)[0]  # type: ignore[index]
-            if not self._procs(c):
+            if not self._live_count(c):
                 self._destroy_cluster(c)
 
     def _destroy_one(self, key: str) -> None:
