@@ -104,13 +104,18 @@ class JobsScreen(DeckScreen):
         self.table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
         if self.table.model.rows is not rows_before:
             self._adopted = time.monotonic()
-            if len(snap.jobs) >= PREPARE_ABOVE:
-                self._prepare(snap.jobs)
+            if len(snap.jobs) >= PREPARE_ABOVE and (not rows_before or self._filtering()):
+                # search text ahead of the keystrokes: on first view and while a filter is in use
+                # (not on every queue change of an unfiltered view: that would be CPU for nothing)
+                self._prepare(snap.jobs, ("job",) if not rows_before else ())
         self._status()
 
+    def _filtering(self) -> bool:
+        return bool(self.table.model.text) or self.query_one("#job-filter", Input).has_class("-shown")
+
     @work(thread=True, exclusive=True, group="prepare")
-    def _prepare(self, rows) -> None:
-        self.table.model.prepare(rows)
+    def _prepare(self, rows, keys: tuple[str, ...] = ()) -> None:
+        self.table.model.prepare(rows, keys)
 
     def _status(self) -> None:
         m = self.table.model
@@ -131,6 +136,9 @@ class JobsScreen(DeckScreen):
 
     # -- filter and sort ----------------------------------------------------------------------
     def action_filter(self) -> None:
+        m = self.table.model
+        if m._hay is None and len(m.rows) >= PREPARE_ABOVE:
+            self._prepare(m.rows)  # ready before the first keystroke, most likely
         box = self.query_one("#job-filter", Input)
         box.add_class("-shown")
         box.cursor_blink = self.app.blink

@@ -81,10 +81,25 @@ class JobModel:
         self._sorted: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._copy_routes: dict[str, str] | None = None
+        # Search text by row object: the engine rebuilds only changed rows, so consecutive jobs
+        # tuples share most JobRow objects and their text is reused (the row is kept in the
+        # value, so its id cannot be recycled while cached).
+        self._text_cache: dict[int, tuple[JobRow, str]] = {}
+
+    def _build_haystack(self, rows: Sequence[JobRow]) -> list[str]:
+        cache, fresh, hay = self._text_cache, {}, []
+        for r in rows:
+            entry = cache.get(id(r))
+            if entry is None or entry[0] is not r:
+                entry = (r, search_text(r))
+            fresh[id(r)] = entry
+            hay.append(entry[1])
+        self._text_cache = fresh  # rows that left the queue are dropped
+        return hay
 
     def prepare(self, rows: Sequence[JobRow], keys: tuple[str, ...] = ("job",)) -> None:
         """Build search text and sort orders for ``rows`` (any thread); adopted if still current."""
-        hay = [search_text(r) for r in rows]
+        hay = self._build_haystack(rows)
         orders = {k: self._sort_order(rows, k) for k in keys}
         with self._lock:
             if rows is self.rows:
@@ -154,7 +169,7 @@ class JobModel:
     def _haystack(self) -> list[str]:
         hay = self._hay
         if hay is None:
-            hay = [search_text(r) for r in self.rows]
+            hay = self._build_haystack(self.rows)
             with self._lock:
                 self._hay = hay
         return hay
