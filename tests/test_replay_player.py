@@ -142,7 +142,8 @@ def test_example_counts_at_each_step(example):
     its submission to its removal. Running is what the router last saw (§1.5: ``is_running`` is
     refreshed only at the status check, which mirrors the copy's status into the source, §1.6):
     the copy starts at step 5 but counts as running from step 6, when the source shows it, until
-    step 9, when the source shows Completed."""
+    step 9, when the source shows Completed. Once its copies are gone the route stays on the board
+    with zero counts (its recent figures still count the copy, engine/replay/stats.py)."""
     player = Player(example, ManualClock(0))
     seen = []
     for i in range(example.steps):
@@ -151,7 +152,8 @@ def test_example_counts_at_each_step(example):
         r = {v.name: (v.routed, v.idle, v.running) for v in snap.routes}
         seen.append(r.get("Site1"))
     idle, run = (1, 1, 0), (1, 0, 1)
-    assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, None, None]
+    gone = (0, 0, 0)
+    assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, gone, gone]
     player.seek(step=5)  # the queue's own view: the copy itself is Running
     from engine.replay import views
     assert views.route_counts(player.state.ads, router_view=False)["Site1"].running == 1

@@ -79,15 +79,34 @@ def parse_time(text: str, start: float, end: float, tz: str | None) -> float:
 
 def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
     """Route limits of the config's routing table (name → (MaxJobs, MaxIdleJobs)) and its errors."""
+    limits, _rules, _period, errors = load_table(paths)
+    return limits, errors
+
+
+def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
+    """(limits, failure rules for engine.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
+    from engine.replay.stats import DEFAULT_POLLING_PERIOD, RouteRule  # noqa: PLC0415
+
     if not paths:
-        return None, []
+        return None, None, DEFAULT_POLLING_PERIOD, []
     from engine.config import Config  # noqa: PLC0415  (only when a config is given)
     from engine.router.table import load_routing_table  # noqa: PLC0415
 
     cfg = Config.load(paths)
     table = load_routing_table(cfg)
     errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
-    return {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}, errors
+    limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}
+    rules = {r.name: RouteRule(r.failure_rate_threshold, r.job_failure_test) for r in table.routes}
+    period = getattr(getattr(table, "knobs", None), "polling_period", DEFAULT_POLLING_PERIOD)
+    return limits, rules, period, errors
+
+
+def make_player(index, args: argparse.Namespace, clock=None) -> tuple[Player, list[str]]:
+    """A player on ``index`` with --config's limits and failure rules (and the table's errors)."""
+    limits, rules, period, errors = load_table(args.config)
+    player = Player(index, clock or ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC",
+                    rules=rules, polling_period=period)
+    return player, errors
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,8 +122,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
     from engine.runtime import Runtime  # noqa: PLC0415
 
     index = build_index(args.log, tz=args.tz)
-    limits, _errors = load_limits(args.config)
-    player = Player(index, ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC")
+    player, _errors = make_player(index, args)
     if args.transaction is not None:
         player.seek(step=args.transaction)
     elif args.at:
@@ -128,10 +146,9 @@ def run_headless(args: argparse.Namespace) -> int:
         from engine.replay.reroute import run_reroute  # noqa: PLC0415
 
         return run_reroute(index, args)
-    limits, errors = load_limits(args.config)
+    player, errors = make_player(index, args)
     for e in errors:
         print(e, file=sys.stderr)
-    player = Player(index, ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC")
     try:
         if args.transaction is not None:
             player.seek(step=args.transaction)
@@ -163,7 +180,10 @@ def run_headless(args: argparse.Namespace) -> int:
     print(f"{args.log}: transaction {pos.transaction + 1} of {pos.transactions} at {when}"
           f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
     print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
-    print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}")
+    print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"
+          f" {'Throttle':>9} {'Started':>7} {'Succ':>5} {'Failed':>6}")
     for r in snap.routes:
-        print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {r.max_jobs:7d} {r.max_idle:7d}")
+        thr = "none" if r.throttle is None else f"{r.throttle:.4g}"
+        print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {r.max_jobs:7d} {r.max_idle:7d}"
+              f" {thr:>9} {r.recent_started:7d} {r.recent_succeeded:5d} {r.recent_failed:6d}")
     return 0

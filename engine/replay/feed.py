@@ -118,7 +118,7 @@ class ReplayFeed:
                  clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
         p = self.player
         pos = dataclasses.replace(p.replay_position(), time=min(self.replay_time, p.end))
-        snap = p.snapshot(seq)
+        snap = p.snapshot(seq, time=pos.time)
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
         return dataclasses.replace(
             snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,

@@ -195,12 +195,15 @@ class LogIndex:
             self.advance(state, cp_step, step)
         return state
 
-    def advance(self, state: QueueState, frm: int, to: int) -> None:
-        """Apply steps ``frm+1..to`` to ``state`` (which must be the state after ``frm``)."""
+    def advance(self, state: QueueState, frm: int, to: int,
+                on_records: Callable[[list], None] | None = None) -> None:
+        """Apply steps ``frm+1..to`` to ``state`` (which must be the state after ``frm``);
+        ``on_records(records)`` sees each applied step's records (the jobs table's dirty keys)."""
         if to <= frm:
             return
         start = self.ends[frm] if frm >= 0 else self.starts[0]
-        _scan(self.data, start, self.ends[to], state, None, None)
+        on_step = None if on_records is None else (lambda _s, _e, _l, records, _end=None: on_records(records))
+        _scan(self.data, start, self.ends[to], state, on_step, None)
 
     def step_at_time(self, t: float) -> int:
         """The last step whose time is ≤ ``t`` (``-1`` if ``t`` is before the first)."""

@@ -30,6 +30,8 @@ from engine.replay.index import LogIndex, QueueState
 from engine.snapshot import Pause, ReplayPosition, Resume, Seek, SetSpeed, Snapshot, Step
 from engine.replay.timeline import COMMENT
 from engine.replay import views
+from engine.replay.rows import ReplayRows
+from engine.replay.stats import DEFAULT_POLLING_PERIOD, RouteHistory
 
 MAX_SPEED = 1_000_000.0
 
@@ -40,7 +42,8 @@ class ReplayError(ValueError):
 
 class Player:
     def __init__(self, index: LogIndex, clock: Clock, speed: float = 1.0,
-                 limits: dict | None = None, tz: str = "UTC") -> None:
+                 limits: dict | None = None, tz: str = "UTC", rules: dict | None = None,
+                 polling_period: float = DEFAULT_POLLING_PERIOD) -> None:
         if speed <= 0:
             raise ReplayError(f"speed must be positive, not {speed}")
         self.index = index
@@ -53,6 +56,8 @@ class Player:
         self.paused = True
         self.bookmarks: dict[str, int] = {}
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
+        self.rows = ReplayRows(self.state.ads)  # the jobs table, rebuilt only for changed jobs
+        self.history = RouteHistory(index, rules, polling_period)  # built on the first snapshot
         self._anchor_clock = clock.now()
         self._anchor_time = self.start
 
@@ -93,9 +98,14 @@ class Player:
             return
         cps = self.index._cp_steps
         if self.position < step and bisect_right(cps, step) <= bisect_right(cps, self.position) + 1:
-            self.index.advance(self.state, self.position, step)
+            touched: set[str] = set()
+            self.index.advance(self.state, self.position, step,
+                               lambda records: touched.update(r[1] for r in records))
+            self.rows.touched(touched)
         else:
+            old = self.state.ads
             self.state = self.index.state_at(step)
+            self.rows.restored(old, self.state.ads)
         self.position = step
         self.version += 1
 
@@ -209,9 +219,12 @@ class Player:
         merged.update(proc)
         return merged
 
-    def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
+    def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
+        """The recorded queue now; ``time`` (default: :meth:`time`) dates the route figures."""
+        t = self.time() if time is None else time
         return views.snapshot_of(
-            self.state.ads, seq=seq, time=self.time(), mode="replay", speed=self.speed,
+            self.state.ads, seq=seq, time=t, mode="replay", speed=self.speed,
             paused=self.paused, position=self.replay_position(), limits=self.limits,
             jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
+            figures=self.history.figures(self.position, t), rows=self.rows,
         )

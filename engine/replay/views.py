@@ -210,15 +210,23 @@ def cron_view(job: str, attrs: Mapping[str, str], now: float, tz: str) -> CronVi
 
 
 def route_views(counts: Mapping[str, RouteCounts],
-                limits: Mapping[str, tuple[int, int]] | None = None) -> tuple[RouteView, ...]:
-    """Board rows: the table's routes in order (when given), then recorded routes not in it."""
+                limits: Mapping[str, tuple[int, int]] | None = None,
+                figures: Mapping[str, Any] | None = None) -> tuple[RouteView, ...]:
+    """Board rows: the table's routes in order (when given), then recorded routes not in it.
+
+    ``figures`` (route name → :class:`engine.replay.stats.Figures`) adds the reconstructed recent
+    counts and throttle; a reached throttle is checked first, in HTCondor's order (§1.5)."""
     names = list(limits or {})
     names += sorted((n for n in counts if n not in (limits or {})), key=lambda n: counts[n].first_seen)
+    names += [n for n in (figures or {}) if n not in names]  # no copy in the queue now, figures recent
     rows = []
     for i, name in enumerate(names, 1):
         rc = counts.get(name) or RouteCounts()
+        fig = (figures or {}).get(name)
         max_jobs, max_idle = (limits or {}).get(name, (-1, -1))
-        if limits is not None and name not in limits:
+        if fig is not None and fig.state == "throttled" and (limits is None or name in limits):
+            state, reason = "throttled", fig.reason
+        elif limits is not None and name not in limits:
             state, reason = "unlisted", "recorded copies of a route not in the routing table"
         elif limits is None:
             state, reason = "accepting", "recorded figures (no routing table given)"
@@ -231,16 +239,28 @@ def route_views(counts: Mapping[str, RouteCounts],
         rows.append(RouteView(
             index=i, name=name, source_label="recorded", syntax="transform", state=state, reason=reason,
             routed=rc.routed, idle=rc.idle, running=rc.running, held=rc.held, max_jobs=max_jobs,
-            max_idle=max_idle, recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
-            failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0,
+            max_idle=max_idle, **(_figure_fields(fig) if fig is not None else _NO_FIGURES),
         ))
     return tuple(rows)
+
+
+_NO_FIGURES = dict(recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
+                   failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
+
+
+def _figure_fields(fig: Any) -> dict:
+    return dict(recent_started=fig.recent_started, recent_succeeded=fig.recent_succeeded,
+                recent_failed=fig.recent_failed, failure_rate=fig.failure_rate,
+                failure_threshold=fig.threshold, throttle=fig.throttle if fig.throttle > 0 else None,
+                window_start=fig.window_start, next_reevaluation=fig.window_start + 600,
+                rate_history=fig.rate_history)
 
 
 def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "replay",
                 speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
                 limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
-                with_jobs: bool = True, tz: str = "UTC", **extra: Any) -> Snapshot:
+                with_jobs: bool = True, tz: str = "UTC", figures: Mapping[str, Any] | None = None,
+                rows: Any = None, **extra: Any) -> Snapshot:
     """One snapshot of the recorded queue (module docstring for the rules)."""
     jobs = list(iter_jobs(ads))
     counts = route_counts(ads, jobs)
@@ -250,20 +270,30 @@ def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "
         if name is not None:
             route_of[job] = name
     queue: dict[str, int] = {}
-    rows = []
     crons = []
-    for job, attrs in jobs:
-        row = job_row(job, attrs, route_of)
-        key = STATUS_NAMES.get(row.status, str(row.status)).lower()
-        queue[key] = queue.get(key, 0) + 1
-        if with_jobs:
-            rows.append(row)
-        if any(a in attrs for a in CRON_ATTRS):
-            crons.append(cron_view(job, attrs, time, tz))
+    if rows is not None:  # reused rows (engine.replay.rows): only changed jobs were rebuilt
+        table = rows.table()
+        for row in table:
+            key = STATUS_NAMES.get(row.status, str(row.status)).lower()
+            queue[key] = queue.get(key, 0) + 1
+        rows = table if with_jobs else ()
+        for job, attrs in jobs:
+            if any(a in attrs for a in CRON_ATTRS):
+                crons.append(cron_view(job, attrs, time, tz))
+    else:
+        rows = []
+        for job, attrs in jobs:
+            row = job_row(job, attrs, route_of)
+            key = STATUS_NAMES.get(row.status, str(row.status)).lower()
+            queue[key] = queue.get(key, 0) + 1
+            if with_jobs:
+                rows.append(row)
+            if any(a in attrs for a in CRON_ATTRS):
+                crons.append(cron_view(job, attrs, time, tz))
     return Snapshot(
         seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
         paused=paused, engine_state="paused" if paused else "running",
-        routes=route_views(counts, limits), queue_counts=MappingProxyType(queue), total_jobs=len(jobs),
+        routes=route_views(counts, limits, figures), queue_counts=MappingProxyType(queue), total_jobs=len(jobs),
         jobs=tuple(rows), jobs_version=jobs_version, cron_jobs=tuple(crons), replay=position, tz=tz,
         **extra,
     )
