@@ -19,11 +19,16 @@ Design decisions and invariants:
   site run was lost with the old process go back to Idle (the schedd's restart rule for jobs
   without a shadow) and the router adopts its routed copies from their attributes (htcondor.md
   §1.7), so no job is lost or routed twice.
+- Events go to two bounded rings numbered from one sequence: per-job facts (``job-*``,
+  ``routing-failed``, …) and the notable rest (throttles, config reloads, hook failures). A burst
+  of job events at maximum speed cannot push a notable event out before a snapshot carries it;
+  ``events`` is both, merged by sequence number.
 - No clock is read here; :mod:`engine.runtime` drives ``step`` from a clock.
 """
 
 from __future__ import annotations
 
+import heapq
 import tomllib
 from collections import deque
 from dataclasses import dataclass
@@ -43,7 +48,14 @@ from engine.workload import Arrivals, Workload, load_workload
 
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parent.parent / "sample_configs" / "demo"
-EVENT_RING = 500
+EVENT_RING = 500  # job events kept (job-routed, job-finished, …: thousands per minute at max speed)
+NOTABLE_RING = 200  # everything else: throttles, config reloads/rejections, hook failures, …
+# Per-job facts: high volume, so they get their own ring and cannot push the notable ones out.
+JOB_KINDS = frozenset({"routing-failed", "orphan-adopted", "orphan-removed", "orphan-yielded", "policy-fired"})
+
+
+def is_job_event(kind: str) -> bool:
+    return kind.startswith("job-") or kind in JOB_KINDS
 
 
 class DemoError(ValueError):
@@ -131,7 +143,10 @@ class Engine:
         # the router's 600 s windows do not close exactly on round snapshot times (a snapshot at
         # a window's close would always show freshly reset "recent" counters).
         self.next_tick = float(start) + poll_period / 2
-        self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
+        # Two bounded rings numbered from one sequence: a burst of job events never pushes a
+        # throttle or config event out before a snapshot carries it (the UI toasts those).
+        self.job_events: deque[S.Event] = deque(maxlen=EVENT_RING)
+        self.notable_events: deque[S.Event] = deque(maxlen=NOTABLE_RING)
         self.event_seq = 0
         self.ticks = 0
         self.jobs_version = 0
@@ -144,10 +159,18 @@ class Engine:
     def _queue_changed(self, _ev: Any) -> None:
         self.jobs_version += 1
 
+    @property
+    def events(self) -> tuple[S.Event, ...]:
+        """Both rings, oldest first (by sequence number)."""
+        return recent_events(self, EVENT_RING)
+
+    def _record(self, event: S.Event) -> None:
+        (self.job_events if is_job_event(event.kind) else self.notable_events).append(event)
+
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
         self.event_seq += 1
-        self.events.append(S.Event(self.event_seq, time, kind, message, level, route, job))
+        self._record(S.Event(self.event_seq, time, kind, message, level, route, job))
 
     def _schedd_event(self, e: ScheddEvent) -> None:
         self.emit(e.time, e.kind, e.message, e.level, job=e.job)
@@ -157,7 +180,7 @@ class Engine:
             return
         for e in self.router.drain_events():
             self.event_seq += 1
-            self.events.append(e.to_snapshot_event(self.event_seq))
+            self._record(e.to_snapshot_event(self.event_seq))
 
     # ---------------------------------------------------------------------------- time
 
@@ -233,6 +256,9 @@ class Engine:
             config = Config.load(files, env={})
         except Exception as exc:  # the config reader names file and line
             return str(exc)
+        errors = getattr(config, "errors", ())
+        if errors:  # refused whatever the router makes of the rest (a line like `foo bar`)
+            return "; ".join(str(e) for e in errors)
         table = load_routing_table(config, previous=self.table)
         if table.kept_previous:
             return "; ".join(str(d) for d in table.errors) or "the new table has errors"
@@ -259,6 +285,14 @@ class Engine:
     def close(self) -> None:
         if self.writer is not None and hasattr(self.writer, "close"):
             self.writer.close()
+
+
+def recent_events(engine: Any, job_limit: int) -> tuple[S.Event, ...]:
+    """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
+    jobs = engine.job_events
+    if len(jobs) > job_limit:
+        jobs = list(jobs)[-job_limit:]
+    return tuple(heapq.merge(jobs, engine.notable_events, key=lambda e: e.seq))
 
 
 def system_policy(config: Config) -> SystemPolicy:

@@ -11,9 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine import snapshot as S
+from engine.demo import recent_events
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import needs_cron, schedule_of
 from engine.schedd.schedd import job_order
+
+SNAPSHOT_JOB_EVENTS = 200  # job events per snapshot; the notable ring rides along whole
 
 STATE_KEYS = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring", 7: "suspended"}
 
@@ -33,6 +36,21 @@ def _i(attrs: dict[str, str], name: str) -> int | None:
         return None
 
 
+def source_route(engine: Any, job: str, routed_to: str | None) -> str | None:
+    """A source job's route (``JobRow.route`` contract): the ``RouteName`` of the copy its
+    ``RoutedToJobId`` points to, else the route the router tracks it on (claimed, copy not yet
+    recorded in the source; or retired, copy gone to history)."""
+    if routed_to:
+        copy = engine.store.attrs(routed_to)
+        name = _s(copy, "RouteName") if copy is not None else None
+        if name is not None:
+            return name
+    tracked = getattr(engine.router, "jobs", {}).get(job) if engine.router is not None else None
+    if tracked is not None:
+        return tracked.route_name or tracked.last_route or None
+    return None
+
+
 def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
     a = engine.store.attrs(job)
     if a is None:
@@ -40,8 +58,11 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
     routed_from = _s(a, "RoutedFromJobId")
     routed_to = _s(a, "RoutedToJobId")
     kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
+    route = _s(a, "RouteName")
+    if kind == "source" and route is None:
+        route = source_route(engine, job, routed_to)
     return S.JobRow(
-        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=_s(a, "RouteName"),
+        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=route,
         kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
         entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
@@ -173,6 +194,6 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         engine_state=engine_state, routes=routes, inactive_routes=inactive,
         queue_counts=S.frozen_map(counts), total_jobs=len(engine.store.status),
         jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
-        cron_jobs=cron_views(engine), events=tuple(engine.events)[-200:],
+        cron_jobs=cron_views(engine), events=recent_events(engine, SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)

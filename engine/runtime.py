@@ -17,6 +17,12 @@ Design decisions and invariants:
   which makes a headless run's output deterministic for a seed.
 - Speeds: a :class:`~engine.clock.VirtualClock` speed factor, or ``"max"`` — then the loop jumps
   the clock from one engine action to the next without waiting.
+- Queries (:meth:`Runtime.query`): a consumer thread that needs more than a snapshot (a full job
+  ad, the router's why-not) hands a function to the engine thread, which runs it between two
+  steps — the only moment the engine's containers are consistent — and puts the result in a
+  ``concurrent.futures.Future``. The consumer waits on the future; the engine thread never waits
+  for the consumer. A query wakes a paused or idle loop; when the loop ends (stop, crash, until)
+  every pending query fails with :class:`EngineNotRunning`.
 - Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes its current
   step and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
   with ``engine_state == "crashed"`` and its text, and ends the loop.
@@ -24,6 +30,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import math
 import queue as _queue
@@ -36,6 +43,10 @@ from engine import snapshot as S
 from engine.clock import VirtualClock
 
 MAX_SPEED = "max"
+
+
+class EngineNotRunning(RuntimeError):
+    """A query to an engine thread that is not running (not started, stopped or crashed)."""
 
 
 class Mailbox:
@@ -74,6 +85,7 @@ class Runtime:
         self.until = until
         self.mailbox = Mailbox()
         self.commands: _queue.SimpleQueue = _queue.SimpleQueue()
+        self._queries: _queue.SimpleQueue = _queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -106,6 +118,57 @@ class Runtime:
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+
+    def query(self, fn: Callable[[Any], Any], timeout: float | None = 10.0) -> Any:
+        """``fn(engine)`` run on the engine thread between two steps; its result (or exception).
+
+        Raises :class:`EngineNotRunning` when the loop is not running or ends before answering,
+        and ``TimeoutError`` when no answer came within ``timeout`` seconds (the query is then
+        cancelled if it has not started)."""
+        if threading.current_thread() is self._thread:
+            return fn(self.engine)  # from a publish callback: already between steps
+        if self._thread is None or self.done.is_set():
+            raise EngineNotRunning(self._not_running())
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queries.put((fn, fut))
+        self._wake.set()
+        if self.done.is_set():  # the loop ended while we queued: it will not drain again
+            self._fail_queries()
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            raise TimeoutError(f"the engine did not answer within {timeout} s") from None
+
+    def _not_running(self) -> str:
+        if self._thread is None:
+            return "the engine is not running (not started)"
+        if self.state == "crashed":
+            last = (self.error or "").strip().splitlines()[-1:] or ["unknown error"]
+            return f"the engine has crashed ({last[0][:300]})"
+        return "the engine has stopped"
+
+    def _answer_queries(self) -> None:
+        while True:
+            try:
+                fn, fut = self._queries.get_nowait()
+            except _queue.Empty:
+                return
+            if not fut.set_running_or_notify_cancel():
+                continue  # the asker gave up
+            try:
+                fut.set_result(fn(self.engine))
+            except BaseException as exc:  # noqa: BLE001 - the asker gets the query's own error
+                fut.set_exception(exc)
+
+    def _fail_queries(self) -> None:
+        while True:
+            try:
+                _fn, fut = self._queries.get_nowait()
+            except _queue.Empty:
+                return
+            if fut.set_running_or_notify_cancel():
+                fut.set_exception(EngineNotRunning(self._not_running()))
 
     def latest(self) -> S.Snapshot | None:
         return self._latest
@@ -176,8 +239,9 @@ class Runtime:
             self._stop.set()
         else:
             err = eng.handle(cmd)
-            if err:
-                eng.emit(eng.now, "command-failed", err, "error")
+            if err:  # a refused table is its own kind: the UI's editor and toasts key on it
+                kind = "config-rejected" if isinstance(cmd, S.ApplyRoutes) else "command-failed"
+                eng.emit(eng.now, kind, err, "error")
 
     def _step_to(self, t: float) -> None:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
@@ -202,6 +266,7 @@ class Runtime:
                         break
                     had_command = True
                     self._command(cmd)
+                self._answer_queries()
                 if self._stop.is_set():
                     break
                 if self.max_speed and not self.paused:
@@ -245,3 +310,4 @@ class Runtime:
             if self.state not in ("crashed",):
                 self.state = "stopped"
             self.done.set()
+            self._fail_queries()

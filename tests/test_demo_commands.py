@@ -67,3 +67,18 @@ def test_apply_routes_with_errors_is_refused(engine, tmp_path):
     table = engine.table
     err = engine.handle(S.ApplyRoutes((str(bad),)))
     assert err and engine.table is table
+
+
+def test_apply_routes_refuses_config_reader_errors_with_file_and_line(engine, tmp_path):
+    """A line that is neither a macro definition nor a keyword (`foo bar`) is a syntax error of the
+    config language (htcondor.md §1.3: the reader, not the router, rejects it); the table stays
+    and the message names file:line."""
+    bad = tmp_path / "typo.conf"
+    text = Path(engine.config_files[0]).read_text()
+    bad.write_text(text + "\nfoo bar\n")
+    line = len((text + "\nfoo bar\n").splitlines())
+    table, version = engine.table, engine.table.version
+    err = engine.handle(S.ApplyRoutes((str(bad),)))
+    assert err and f"{bad}:{line}" in err and "foo bar" in err
+    assert engine.table is table and engine.table.version == version
+    assert engine.config_files != (str(bad),)

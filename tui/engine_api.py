@@ -5,6 +5,11 @@ router: ``load_routing_table``). The screens call only the functions here, which
 runtime's or engine's API when it is there and otherwise say plainly what is unavailable —
 never a crash of the screen. Slow calls (ClassAd constraints over 100,000 jobs) are meant to be
 run from a thread worker by the caller.
+
+Engine state (router, queue) belongs to the engine thread: with a runtime that offers
+``query(fn, timeout)`` (``engine.runtime.Runtime``) every read here runs on that thread between
+two steps; full ads are fetched in batches of :data:`AD_BATCH` per query. Objects without
+``query`` (test fakes) are read directly, as before.
 """
 
 from __future__ import annotations
@@ -60,27 +65,82 @@ def _why_not_fn(runtime: Any):
     return None
 
 
-def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
-    """``(verdict, checks)`` from the router's ``why_not(job_id, now)``.
+QUERY_TIMEOUT = 5.0  # seconds a screen waits for the engine thread to answer
 
-    The router's state belongs to the engine thread; this read-only query runs beside it and is
-    retried if the engine changed a container under it mid-read.
-    """
-    fn = _why_not_fn(runtime)
-    if fn is None:
-        return None, [Check("why-not", None, "this engine offers no routing explanation")]
-    for attempt in range(3):
-        try:
-            result = fn(job, now)
-            break
-        except RuntimeError:
-            if attempt == 2:
-                raise
+
+def _has_query(runtime: Any) -> bool:
+    return callable(getattr(runtime, "query", None)) and getattr(runtime, "engine", None) is not None
+
+
+def _explain(fn: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
+    result = fn(job, now)
     verdict = _first_attr(result, ("verdict",))
     return (str(verdict) if verdict else None), normalise_checks(result)
 
 
+NO_EXPLANATION = [Check("why-not", None, "this engine offers no routing explanation")]
+
+
+def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
+    """``(verdict, checks)`` from the router's ``why_not(job_id, now)``.
+
+    The router's state belongs to the engine thread: with a runtime that has ``query`` the
+    explanation is built there, between two steps (``Runtime.query``); a runtime without it (test
+    fakes) is read from this thread, retried if a container changed under it mid-read.
+    """
+    if _has_query(runtime):
+        def on_engine(engine: Any) -> tuple[str | None, list[Check]] | None:
+            for owner in (engine, getattr(engine, "router", None)):
+                fn = getattr(owner, "why_not", None)
+                if fn is not None:
+                    return _explain(fn, job, now)
+            return None
+
+        out = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
+        return out if out is not None else (None, list(NO_EXPLANATION))
+    fn = _why_not_fn(runtime)
+    if fn is None:
+        return None, list(NO_EXPLANATION)
+    for attempt in range(3):
+        try:
+            return _explain(fn, job, now)
+        except RuntimeError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
+    """One job's full ad from an engine object (its ``job_ad``, or the demo queue's job)."""
+    fn = getattr(engine, "job_ad", None)
+    if fn is not None:
+        ad = fn(key)
+        if ad:
+            return dict(ad)
+    queue = getattr(engine, "queue", None)
+    if queue is not None and hasattr(queue, "get"):
+        job = queue.get(key)
+        if job is not None:
+            attrs = job.attrs  # a property on engine.jobqueue.Job
+            return dict(attrs() if callable(attrs) else attrs)
+    return None
+
+
+def job_ads(runtime: Any, rows: list[JobRow]) -> list[dict[str, str]]:
+    """Full ads of ``rows`` in one engine query (the row's own attributes for a job not found)."""
+    if _has_query(runtime):
+        keys = [r.job for r in rows]
+        try:
+            found = runtime.query(lambda engine: [_engine_ad(engine, k) for k in keys], timeout=QUERY_TIMEOUT)
+        except Exception:  # noqa: BLE001 - engine stopped or busy: the rows' own attributes, as before
+            found = [None] * len(rows)
+        return [ad if ad else row_ad(r) for ad, r in zip(found, rows)]
+    return [job_ad(runtime, r) for r in rows]
+
+
 def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
+    if _has_query(runtime):
+        return job_ads(runtime, [row])[0]
     for owner in (runtime, getattr(runtime, "engine", None)):
         fn = getattr(owner, "job_ad", None)
         if fn is not None:
@@ -89,16 +149,15 @@ def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
                 return dict(ad)
     queue = getattr(getattr(runtime, "engine", None), "queue", None)
     if queue is not None and hasattr(queue, "get"):
-        # The demo engine's queue: one job's attributes, copied under the GIL (a dict copy is atomic
-        # enough for a read-only view; the engine thread only replaces values).
+        # A fake without ``query``: read from this thread, retried if the engine was mid-update.
         for _ in range(3):
             try:
                 job = queue.get(row.job)
                 if job is not None:
-                    attrs = job.attrs  # a property on engine.jobqueue.Job
+                    attrs = job.attrs
                     return dict(attrs() if callable(attrs) else attrs)
                 break
-            except RuntimeError:  # changed size during iteration: the engine was mid-update
+            except RuntimeError:  # changed size during iteration
                 continue
     return row_ad(row)
 
@@ -128,21 +187,57 @@ def row_ad(row: JobRow) -> dict[str, str]:
     return ad
 
 
+AD_BATCH = 2048  # ads fetched per engine query: a few ms of the engine thread's time
+
+
+class FullAds:
+    """``ad_of`` for :func:`constraint_hits`: the engine's full job ads, fetched in batches
+    (one engine query per :data:`AD_BATCH` rows, not one per row)."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+
+    def __call__(self, row: JobRow) -> dict[str, str]:
+        return job_ad(self.runtime, row)
+
+    def many(self, rows: list[JobRow]) -> list[dict[str, str]]:
+        return job_ads(self.runtime, rows)
+
+
+def _ads_in_batches(rows: Iterable[JobRow], ad_of: Any, cancelled=lambda: False):
+    """``(row, ad or None)`` for every row; ``None`` when the ad cannot be had."""
+    rows = list(rows)
+    many = getattr(ad_of, "many", None)
+    for start in range(0, len(rows), AD_BATCH):
+        if cancelled():
+            return
+        chunk = rows[start:start + AD_BATCH]
+        if many is not None:
+            yield from zip(chunk, many(chunk))
+            continue
+        for r in chunk:
+            try:
+                yield r, ad_of(r)
+            except Exception:  # noqa: BLE001 - no ad: treated as not matching
+                yield r, None
+
+
 def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lambda: False,
                     ad_of=row_ad) -> frozenset[str]:
     """Job ids whose ad satisfies the ClassAd ``text`` (raises ClassAdError if it does not parse).
 
-    ``ad_of(row)`` gives the attributes: the engine's full ad when it offers one, else the row's.
+    ``ad_of(row)`` gives the attributes: the engine's full ad when it offers one, else the row's;
+    an ``ad_of`` with ``many(rows)`` is asked for a batch at a time.
     """
     from engine.classad import evaluate, is_true, make_ad, parse_expr  # noqa: PLC0415
 
     expr = parse_expr(text)
     hits = []
-    for k, r in enumerate(rows):
-        if k % 2048 == 0 and cancelled():
-            break
+    for r, texts in _ads_in_batches(rows, ad_of, cancelled):
+        if texts is None:
+            continue
         try:
-            ad = make_ad(ad_of(r))
+            ad = make_ad(texts)
         except Exception:  # noqa: BLE001 - an attribute that does not parse: the job does not match
             continue
         if is_true(evaluate(expr, my=ad, now=now)):
@@ -152,11 +247,12 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
 
 def full_ads_of(runtime: Any):
     """``ad_of`` for :func:`constraint_hits`: the engine's full job ads when it has them."""
-    has_full = any(hasattr(o, "job_ad") for o in (runtime, getattr(runtime, "engine", None))) or hasattr(
-        getattr(getattr(runtime, "engine", None), "queue", None), "get")
+    engine = getattr(runtime, "engine", None)
+    has_full = _has_query(runtime) or any(hasattr(o, "job_ad") for o in (runtime, engine)) or hasattr(
+        getattr(engine, "queue", None), "get")
     if not has_full:
         return row_ad
-    return lambda row: job_ad(runtime, row)
+    return FullAds(runtime)
 
 
 # ------------------------------------------------------------------------------------------
@@ -243,6 +339,10 @@ def _first_route(table: Any, ad: Any, now: float) -> str | None:
     return None
 
 
+def _no_ad(row: JobRow) -> None:
+    return None
+
+
 def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limit: int = 5000) -> WhatIf:
     """Route the idle, not-yet-routed jobs of the current queue through both tables (first
     matching route after the source constraint; jobs neither table would take are not counted)."""
@@ -253,13 +353,8 @@ def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limi
     after: dict[str, int] = {}
     moved = 0
     approximate = False
-    for row in rows[:limit]:
-        texts = None
-        if runtime is not None:
-            try:
-                texts = job_ad(runtime, row)
-            except Exception:  # noqa: BLE001 - fall back to the row's attributes
-                texts = None
+    full = full_ads_of(runtime) if runtime is not None else row_ad
+    for row, texts in _ads_in_batches(rows[:limit], full if full is not row_ad else _no_ad):
         if not texts:
             texts, approximate = row_ad(row), True
         try:
