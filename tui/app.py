@@ -15,6 +15,10 @@ Design decisions and invariants:
 - Toasts come from the events ring: only events with a sequence number above the last one seen,
   so a replaced snapshot loses none; a gap in the numbers is reported, never hidden.
 - ``readonly`` refuses every command that changes jobs or the routing table.
+- ``mode`` is "demo", "replay" or "watch". Replay adds the replay bar and its keys
+  (``tui.screens.replay_controls``; the keys are disabled in other modes by ``check_action``);
+  watch shows the routes board with the real router's JobRouterLog figures beside RouteDeck's
+  (``tui.screens.watch_board``).
 - The routing table's files are watched (``tui.config_watch``); a change made outside RouteDeck
   is sent to the engine as ``ApplyRoutes``; the engine keeps the last good table if it is broken.
 """
@@ -36,6 +40,7 @@ from engine import snapshot as S
 from tui.command_handlers import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.palette import COMMANDS
+from tui.screens.replay_controls import REPLAY_BINDINGS, ReplayControls
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -64,7 +69,7 @@ def _screen(name: str) -> Screen:
     return CronScreen()
 
 
-class RouteDeckApp(CommandLineMixin, App):
+class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
     BINDINGS = [
@@ -77,6 +82,7 @@ class RouteDeckApp(CommandLineMixin, App):
         Binding("plus", "speed(2)", "Faster", key_display="+"),
         Binding("minus", "speed(0.5)", "Slower", key_display="-"),
         Binding("q", "quit", "Quit"),
+        *REPLAY_BINDINGS,
     ]
 
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
@@ -100,6 +106,20 @@ class RouteDeckApp(CommandLineMixin, App):
         self._gap_toasted = -GAP_TOAST_EVERY
         self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
         self._watching: tuple[str, ...] = ()
+        self.bookmarks: list[tuple[str, int, float]] = []  # replay: (name, transaction, time)
+        if mode == "watch":
+            self._modes["routes"] = _watch_board
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        replay = self.replay_check_action(action)
+        if replay is not None:
+            return replay
+        return super().check_action(action, parameters)
+
+    def run_command_line(self, text: str | None) -> None:
+        word, _, arg = (text or "").strip().lstrip(":").partition(" ")
+        if not self.replay_command(word, arg.strip()):
+            super().run_command_line(text)
 
     def on_mount(self) -> None:
         self.switch_mode("routes")
@@ -200,6 +220,8 @@ class RouteDeckApp(CommandLineMixin, App):
         show = getattr(screen, "show_snapshot", None)
         if show is not None:
             show(snap)
+            if self.mode == "replay":
+                self.show_replay_bar(screen)
 
     def _toast_events(self, snap: S.Snapshot, quiet: bool) -> None:
         new = [e for e in snap.events if e.seq > self.last_event_seq]
@@ -309,6 +331,12 @@ class RouteDeckApp(CommandLineMixin, App):
             self.runtime.stop()
         except Exception:  # noqa: BLE001 - shutting down; nothing left to tell
             pass
+
+
+def _watch_board() -> Screen:
+    from tui.screens.watch_board import WatchRoutesScreen  # noqa: PLC0415
+
+    return WatchRoutesScreen()
 
 
 def make_app(runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,

@@ -246,6 +246,10 @@ class RouteHistory:
                 window_start=begin, failure_rate=failed / delta if delta > 0 else 0.0, threshold=threshold,
                 rate_history=history, state="throttled" if st == "throttled" else None,
                 reason=reason if st == "throttled" else None)
+        for name in self.rules or ():  # table routes with no copy yet: an empty window
+            if name not in out:
+                threshold = self.rules[name].threshold
+                out[name] = Figures(0, 0, 0, 0.0, begin, 0.0, threshold, (), None, None)
         return out
 
     def adjustments_before(self, time: float) -> int:

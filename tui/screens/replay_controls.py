@@ -1,0 +1,151 @@
+"""Replay mode's controls, a mixin of :class:`tui.app.RouteDeckApp` (product.md §6 replay bar).
+
+Keys (active only in replay mode, see :meth:`ReplayControls.replay_check_action`): space
+play/pause, ``.``/``,`` one transaction forward/back (pausing first, as a media player does),
+→/← the same while paused, ``]``/``[`` ±1 min, ``}``/``{`` ±10 min, ``m`` bookmark here, ``'``
+pick a bookmark; ``+``/``-`` are the app's speed keys. Command line: ``:seek TIME|+SECONDS|#N``,
+``:mark [NAME]``, ``:bookmark NAME``.
+
+Design decisions:
+
+- Everything goes to the engine as commands (``Seek``, ``Step``, ``Pause``/``Resume``,
+  ``AddBookmark``/``GotoBookmark``); the screen never moves the player itself, so what the bar
+  shows is always the engine's position from the latest snapshot.
+- Stepping back is a ``Seek`` to the previous transaction (the runtime's ``Step`` only goes
+  forward). Relative jumps are seeks to the shown time ± seconds.
+- The app keeps its own list of bookmarks (name, transaction, time at the moment ``m`` was
+  pressed) for the bar and the picker; the engine keeps the same names → positions.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+from engine import snapshot as S
+
+REPLAY_ACTIONS = frozenset({"replay_play", "replay_step", "replay_arrow", "replay_jump", "replay_mark",
+                            "replay_bookmarks"})
+
+# Only space is in the footer (it is full already); the bar lists the other keys when it has room.
+REPLAY_BINDINGS = [
+    Binding("space", "replay_play", "Play"),
+    Binding("full_stop", "replay_step(1)", "Step", key_display=".", show=False),
+    Binding("comma", "replay_step(-1)", "Back", key_display=",", show=False),
+    Binding("right", "replay_arrow(1)", "Step", show=False),
+    Binding("left", "replay_arrow(-1)", "Back", show=False),
+    Binding("right_square_bracket", "replay_jump(60)", "+1m", key_display="]", show=False),
+    Binding("left_square_bracket", "replay_jump(-60)", "-1m", key_display="[", show=False),
+    Binding("right_curly_bracket", "replay_jump(600)", "+10m", key_display="}", show=False),
+    Binding("left_curly_bracket", "replay_jump(-600)", "-10m", key_display="{", show=False),
+    Binding("m", "replay_mark", "Mark", show=False),
+    Binding("apostrophe", "replay_bookmarks", "Marks", key_display="'", show=False),
+]
+
+
+class ReplayControls:
+    """Needs ``self.mode``, ``self.snapshot``, ``self.send``, ``self.notify``, ``self.push_screen``."""
+
+    def replay_check_action(self, action: str) -> bool | None:
+        """None = not a replay action; False hides and disables it outside replay mode."""
+        if action not in REPLAY_ACTIONS:
+            return None
+        return self.mode == "replay"
+
+    def _replay_pos(self) -> S.ReplayPosition | None:
+        snap = self.snapshot
+        return snap.replay if snap is not None else None
+
+    def action_replay_play(self) -> None:
+        paused = self.snapshot.paused if self.snapshot else True
+        self.send(S.Resume() if paused else S.Pause())
+
+    def action_replay_step(self, n: int) -> None:
+        pos = self._replay_pos()
+        if pos is None:
+            return
+        if self.snapshot is not None and not self.snapshot.paused:
+            self.send(S.Pause())
+        if n > 0:
+            self.send(S.Step(n))
+        else:
+            self.send(S.Seek(transaction=max(-1, pos.transaction + n)))
+
+    def action_replay_arrow(self, n: int) -> None:
+        if self.snapshot is not None and self.snapshot.paused:
+            self.action_replay_step(n)
+
+    def action_replay_jump(self, seconds: float) -> None:
+        pos = self._replay_pos()
+        if pos is not None:
+            self.send(S.Seek(time=min(pos.end, max(pos.start - 1, pos.time + seconds))))
+
+    def add_replay_bookmark(self, name: str | None = None) -> str | None:
+        from engine.replay.feed import AddBookmark  # noqa: PLC0415
+
+        pos = self._replay_pos()
+        if pos is None:
+            return None
+        if not name:
+            taken = {b[0] for b in self.bookmarks}
+            n = len(self.bookmarks) + 1
+            while f"B{n}" in taken:
+                n += 1
+            name = f"B{n}"
+        self.bookmarks = [b for b in self.bookmarks if b[0] != name] + [(name, pos.transaction, pos.time)]
+        self.send(AddBookmark(name))
+        self.notify(f"bookmark {name} at transaction {pos.transaction + 1}", title="bookmark")
+        return name
+
+    def action_replay_mark(self) -> None:
+        self.add_replay_bookmark()
+
+    def goto_replay_bookmark(self, name: str | None) -> None:
+        from engine.replay.feed import GotoBookmark  # noqa: PLC0415
+
+        if not name:
+            return
+        if name not in {b[0] for b in self.bookmarks}:
+            raise LookupError(f"no bookmark named {name!r}")
+        self.send(GotoBookmark(name))
+
+    def action_replay_bookmarks(self) -> None:
+        from tui.screens.replay_bookmarks import BookmarkPicker  # noqa: PLC0415
+
+        if not self.bookmarks:
+            self.notify("no bookmarks yet: m marks the current moment", severity="warning")
+            return
+        tz = self.snapshot.tz if self.snapshot else "UTC"
+        self.push_screen(BookmarkPicker(self.bookmarks, tz), self.goto_replay_bookmark)
+
+    def replay_command(self, word: str, arg: str) -> bool:
+        """``:seek`` / ``:mark`` / ``:bookmark``; False when ``word`` is none of them."""
+        from tui.widgets.replay_bar import parse_seek  # noqa: PLC0415
+
+        if word not in ("seek", "mark", "bookmark"):
+            return False
+        try:
+            if self.mode != "replay":
+                raise ValueError("only in replay mode (routedeck replay LOG)")
+            if word == "seek":
+                self.send(parse_seek(arg, self.snapshot))
+            elif word == "mark":
+                self.add_replay_bookmark(arg or None)
+            else:
+                self.goto_replay_bookmark(arg)
+        except (ValueError, LookupError) as exc:
+            self.notify(f":{word}: {exc}", severity="error")
+        return True
+
+    def show_replay_bar(self, screen) -> None:
+        """Give a main screen its replay bar (above the footer) and redraw it."""
+        from textual.widgets import Footer  # noqa: PLC0415
+
+        from tui.widgets.replay_bar import ReplayBar  # noqa: PLC0415
+
+        bars = screen.query(ReplayBar)
+        if bars:
+            bars.first().show(self.snapshot, self.bookmarks)
+            return
+        footers = screen.query(Footer)
+        if footers:
+            screen.mount(ReplayBar(id="replay-bar"), before=footers.first())

@@ -1,0 +1,106 @@
+"""The replay bar (product.md §6: "position, time, speed, play/pause/step/seek, bookmarks").
+
+Design decisions:
+
+- The bar draws only from the snapshot (``Snapshot.replay``, the time-source diagnostic the
+  replay feed adds) and the app's bookmark list, never from the wall clock, so a frozen
+  snapshot renders the same bar every time (snapshot tests).
+- Positions are shown 1-based ("transaction 12/19,455"; 0 = before the first), as the headless
+  ``routedeck replay`` prints them; ``:seek #N`` takes the same number.
+- The recorded time says where it came from when it is not a ``106 #`` commit comment:
+  "inferred" (from time attributes the transaction set) or "carried" (from an earlier
+  transaction), and "times inferred" when the log has no comments at all.
+- :func:`parse_seek` turns ``:seek``'s argument into a ``Seek`` command; it raises
+  ``ValueError`` with the accepted forms, which the command line shows as an error toast.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from engine import snapshot as S
+from tui.format import clock_time, count, duration, speed
+
+KEYS = ". , step  [ ] { } seek  m mark  ' marks "
+SOURCE_PREFIX = "time of this transaction: "
+SEEK_FORMS = "TIME (epoch, ISO date-time, start, end), +SECONDS from the start, or #TRANSACTION"
+
+
+def time_source(snap: S.Snapshot) -> str | None:
+    """"comment" / "inferred" / "carried" / "start", from the replay feed's diagnostic."""
+    for d in snap.diagnostics:
+        if d.message.startswith(SOURCE_PREFIX):
+            return d.message[len(SOURCE_PREFIX):]
+    return None
+
+
+def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = (), width: int = 120) -> Text:
+    if snap is None or snap.replay is None:
+        return Text(" replay · waiting for the engine…", style="dim")
+    pos = snap.replay
+    t = Text(" ")
+    if snap.paused or snap.engine_state in ("paused", "stopped"):
+        t.append("⏸ paused ", style="bold yellow")
+    else:
+        t.append("▶ playing", style="bold green")
+    t.append(f" · transaction {count(pos.transaction + 1)}/{count(pos.transactions)}")
+    t.append(f" · {clock_time(pos.time, snap.tz)}")
+    source = time_source(snap)
+    if pos.times_inferred:
+        t.append(" (times inferred)", style="yellow")
+    elif source in ("inferred", "carried"):
+        t.append(f" (time {source})", style="yellow")
+    t.append(f" · {speed(snap.speed)}")
+    span = pos.end - pos.start
+    done = (pos.time - pos.start) / span if span > 0 else 1.0
+    t.append(f" · +{duration(pos.time - pos.start)} of {duration(span)} ")
+    room = width - t.cell_len - 2 - (8 + 4 * len(bookmarks) if bookmarks else 0)
+    bar_w = max(0, min(30, room - (len(KEYS) + 1 if room - len(KEYS) - 1 >= 10 else 0)))
+    if bar_w >= 5:
+        filled = int(round(max(0.0, min(1.0, done)) * bar_w))
+        t.append("━" * filled, style="cyan")
+        t.append("─" * (bar_w - filled), style="dim")
+    if bookmarks:
+        names = " ".join(name for name, _step, _t in bookmarks)
+        t.append(f" · marks {names}", style="magenta")
+    if width - t.cell_len >= len(KEYS) + 1:
+        t.append(" " * (width - t.cell_len - len(KEYS)) + KEYS, style="dim")
+    return t
+
+
+def parse_seek(arg: str, snap: S.Snapshot | None) -> S.Seek:
+    """``:seek`` argument → ``Seek``: ``#N`` (the bar's 1-based transaction; #0 = before the
+    first), ``+SECONDS`` from the start, ``start``/``end``, epoch seconds or an ISO date-time
+    (naive = the snapshot's zone)."""
+    from engine.commands.replay import parse_time  # noqa: PLC0415
+
+    text = arg.strip()
+    if not text:
+        raise ValueError(f"seek where? {SEEK_FORMS}")
+    if text.startswith("#"):
+        try:
+            n = int(text[1:])
+        except ValueError:
+            raise ValueError(f"not a transaction number: {text!r}") from None
+        return S.Seek(transaction=n - 1)
+    if snap is None or snap.replay is None:
+        raise ValueError("no replay position yet")
+    pos = snap.replay
+    try:
+        return S.Seek(time=parse_time(text, pos.start, pos.end, snap.tz))
+    except ValueError:
+        raise ValueError(f"not a time: {text!r}; {SEEK_FORMS}") from None
+
+
+class ReplayBar(Static):
+    DEFAULT_CSS = """
+    ReplayBar { height: 1; background: $panel; color: $text; }
+    """
+
+    def show(self, snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]]) -> None:
+        self.update(bar_text(snap, bookmarks, self.size.width or 120))
+
+    def on_mount(self) -> None:
+        app = self.app
+        self.show(getattr(app, "snapshot", None), getattr(app, "bookmarks", []))
