@@ -71,3 +71,39 @@ def test_bad_input_exit_codes(tmp_path, capsys):
     bad.write_text("107 1 CreationTimestamp 1\n105 \n101 1.0 Job Machine\nXYZ\n106 \n")
     rc, out, err = _run(capsys, "replay", str(bad), "--json")
     assert rc == 0 and f"{bad}:4: error" in err and json.loads(out)["total_jobs"] == 1
+
+
+def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):
+    """product.md §5: ``replay``/``watch`` are one subcommand each (tui.commands), the headless
+    flags forwarded to the engine; without them the dashboard opens in replay/watch mode."""
+    import argparse
+
+    import tui.app
+    import tui.commands
+    from tui.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices["replay"].get_default("func") is tui.commands.run_replay
+    assert sub.choices["watch"].get_default("func") is tui.commands.run_watch
+    opened = []
+
+    class FakeApp:
+        return_code = 0
+
+        def run(self):
+            pass
+
+    def fake_make_app(runtime, *, mode, readonly=False, **kw):
+        opened.append((mode, readonly, runtime))
+        return FakeApp()
+
+    monkeypatch.setattr(tui.app, "make_app", fake_make_app)
+    assert main(["replay", REAL]) == 0
+    assert opened[-1][:2] == ("replay", True) and opened[-1][2].engine.player.index.steps == 5
+    assert main(["watch", "--queue-log", REAL]) == 0
+    assert opened[-1][:2] == ("watch", True)
+    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "1", "--json")
+    assert rc == 0 and json.loads(out)["replay"]["transaction"] == 1 and len(opened) == 2
+    rc, out, _ = _run(capsys, "watch", "--queue-log", REAL, "--once", "--json")
+    assert rc == 0 and json.loads(out.splitlines()[0])["total_jobs"] == 1 and len(opened) == 2
