@@ -28,17 +28,17 @@ REPLAY_ACTIONS = frozenset({"replay_play", "replay_step", "replay_arrow", "repla
 
 # Only space is in the footer (it is full already); the bar lists the other keys when it has room.
 REPLAY_BINDINGS = [
-    Binding("space", "replay_play", "Play"),
-    Binding("full_stop", "replay_step(1)", "Step", key_display=".", show=False),
-    Binding("comma", "replay_step(-1)", "Back", key_display=",", show=False),
-    Binding("right", "replay_arrow(1)", "Step", show=False),
-    Binding("left", "replay_arrow(-1)", "Back", show=False),
-    Binding("right_square_bracket", "replay_jump(60)", "+1m", key_display="]", show=False),
-    Binding("left_square_bracket", "replay_jump(-60)", "-1m", key_display="[", show=False),
-    Binding("right_curly_bracket", "replay_jump(600)", "+10m", key_display="}", show=False),
-    Binding("left_curly_bracket", "replay_jump(-600)", "-10m", key_display="{", show=False),
-    Binding("m", "replay_mark", "Mark", show=False),
-    Binding("apostrophe", "replay_bookmarks", "Marks", key_display="'", show=False),
+    Binding("space", "replay_play", "Play", tooltip="replay: play / pause"),
+    Binding("full_stop", "replay_step(1)", "replay: one transaction forward", key_display=".", show=False),
+    Binding("comma", "replay_step(-1)", "replay: one transaction back", key_display=",", show=False),
+    Binding("right", "replay_arrow(1)", "replay: forward (paused)", show=False),
+    Binding("left", "replay_arrow(-1)", "replay: back (paused)", show=False),
+    Binding("right_square_bracket", "replay_jump(60)", "replay: +1 min", key_display="]", show=False),
+    Binding("left_square_bracket", "replay_jump(-60)", "replay: -1 min", key_display="[", show=False),
+    Binding("right_curly_bracket", "replay_jump(600)", "replay: +10 min", key_display="}", show=False),
+    Binding("left_curly_bracket", "replay_jump(-600)", "replay: -10 min", key_display="{", show=False),
+    Binding("m", "replay_mark", "replay: bookmark this moment", show=False),
+    Binding("apostrophe", "replay_bookmarks", "replay: go to a bookmark", key_display="'", show=False),
 ]
 
 

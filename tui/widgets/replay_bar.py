@@ -39,22 +39,23 @@ def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = 
     if snap is None or snap.replay is None:
         return Text(" replay · waiting for the engine…", style="dim")
     pos = snap.replay
+    narrow = width < 100  # 80 columns: symbols, no date, shorter words
     t = Text(" ")
     if snap.paused or snap.engine_state in ("paused", "stopped"):
-        t.append("⏸ paused ", style="bold yellow")
+        t.append("⏸" if narrow else "⏸ paused ", style="bold yellow")
     else:
-        t.append("▶ playing", style="bold green")
-    t.append(f" · transaction {count(pos.transaction + 1)}/{count(pos.transactions)}")
-    t.append(f" · {clock_time(pos.time, snap.tz)}")
+        t.append("▶" if narrow else "▶ playing", style="bold green")
+    t.append(f" · {'tx' if narrow else 'transaction'} {count(pos.transaction + 1)}/{count(pos.transactions)}")
+    t.append(f" · {clock_time(pos.time, snap.tz, date=not narrow)}")
     source = time_source(snap)
     if pos.times_inferred:
         t.append(" (times inferred)", style="yellow")
     elif source in ("inferred", "carried"):
-        t.append(f" (time {source})", style="yellow")
+        t.append(f" ({source})" if narrow else f" (time {source})", style="yellow")
     t.append(f" · {speed(snap.speed)}")
     span = pos.end - pos.start
     done = (pos.time - pos.start) / span if span > 0 else 1.0
-    t.append(f" · +{duration(pos.time - pos.start)} of {duration(span)} ")
+    t.append(f" · +{duration(pos.time - pos.start)}{'/' if narrow else ' of '}{duration(span)} ")
     room = width - t.cell_len - 2 - (8 + 4 * len(bookmarks) if bookmarks else 0)
     bar_w = max(0, min(30, room - (len(KEYS) + 1 if room - len(KEYS) - 1 >= 10 else 0)))
     if bar_w >= 5:
