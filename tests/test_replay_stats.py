@@ -209,3 +209,19 @@ def test_reused_rows_equal_fresh_rows(tmp_path, seed):
     kept = [j for j in after if j in before and j not in touched and not any(t.startswith("0" + j.split(".")[0] + ".")
                                                                           for t in touched)]
     assert kept and all(after[j] is before[j] for j in kept)
+
+
+def test_feed_emits_throttle_events_it_plays_through(tmp_path):
+    """The router logs/emits a throttle change when a window closes (§1.5; engine.router.stats
+    wording): playing through the close emits route-throttled once; a seek over it does not."""
+    from engine.replay.feed import ReplayFeed
+
+    index = build_index(_black_hole(tmp_path))
+    feed = ReplayFeed(Player(index, ManualClock(0)))
+    feed.handle(__import__("engine.snapshot", fromlist=["Seek"]).Seek(time=T0 + 1100))
+    assert not [e for e in feed.events if e.kind == "route-throttled"]  # jumped over
+    feed = ReplayFeed(Player(index, ManualClock(0)))
+    feed.step(feed.now + 1100)
+    throttled = [e for e in feed.events if e.kind == "route-throttled"]
+    assert len(throttled) == 1 and throttled[0].route == "BH" and throttled[0].level == "warning"
+    assert throttled[0].time == pytest.approx(T0 + 1 + 605, abs=1)  # the first poll after 600 s

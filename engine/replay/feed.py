@@ -17,6 +17,9 @@ to ``next_time()``. Design decisions and invariants:
 - The state at any moment is the player's (:class:`~engine.replay.player.Player`), which keeps
   the invariant "state == index.state_at(position)".
 - Bookmark commands are :class:`AddBookmark` / :class:`GotoBookmark` (replay only).
+- Playing (or stepping) through a recorded throttle change emits the router's event for it
+  (``engine.replay.stats``), so the events pane and its toasts show them as live; a seek jumps
+  over them.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class ReplayFeed:
         self.now = player.time()
         self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
         self._seq = 0
+        self._events_upto = self.now
         for p in player.index.problems[:50]:
             self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
 
@@ -91,6 +95,14 @@ class ReplayFeed:
             p._go(target)
         if t > self.now:
             self.now = t
+        self._played_through(min(self.replay_time, p.end))
+
+    def _played_through(self, upto: float) -> None:
+        """Emit the recorded router's throttle events between the last moment played and ``upto``."""
+        if upto > self._events_upto:
+            for when, kind, message, level, route in self.player.history.changes_between(self._events_upto, upto):
+                self.emit(when + self.offset, kind, message, level, route)
+            self._events_upto = upto
 
     def handle(self, command: Any) -> str | None:
         p = self.player
@@ -109,6 +121,7 @@ class ReplayFeed:
             return str(exc)
         moment = self.keys[p.position] if p.position >= 0 else p.start
         self.offset = self.now - moment
+        self._events_upto = moment  # a seek jumps over events; playing on from here emits them
         return None
 
     def job_ad(self, job: str) -> dict[str, str]:

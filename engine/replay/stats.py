@@ -29,6 +29,9 @@ re-implements the formula). Design decisions and invariants:
 - One pass over the log (lazy, on first use) records per route the step of each event with
   cumulative counts, and per closed window the throttle after it; the figures at any position
   are then two bisections — seeking costs nothing more.
+- Throttle changes are also kept as the router's events (``throttle-adjusted``,
+  ``route-throttled``, ``route-unthrottled``, the live router's wording); the replay feed emits
+  those it plays through (not those a seek jumps over).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dataclasses import dataclass, field
 from engine import classad
 from engine.replay.index import LogIndex, QueueState, _scan
 from engine.replay.views import literal_int, literal_str
-from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
 
 DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
 DEFAULT_POLLING_PERIOD = 10
@@ -121,6 +124,7 @@ class RouteHistory:
         self.start = index.times[0] if index.steps else 0.0
         self.closes = array("d")  # global window close times
         self.tracks: dict[str, _Track] = {}
+        self.changes: list[tuple] = []  # throttle events in time order (see _note_change)
         self._built = False
 
     def _rule(self, name: str) -> RouteRule | None:
@@ -160,6 +164,8 @@ class RouteHistory:
                     threshold = (self._rule(tr.stats.name) or RouteRule()).threshold
                     adj = tr.stats.adjust_failure_throttle(c, threshold)
                     tr.at_close.append((len(tr.steps), tr.stats.throttle, adj.rate if adj else 0.0))
+                    if adj is not None and adj.old_throttle != adj.new_throttle:
+                        self._note_change(tr.stats.name, adj)
                 next_close[0] = self._next_close(c)
 
         def event(tr: _Track, step: int, kind: str) -> None:
@@ -217,6 +223,25 @@ class RouteHistory:
         close_until(idx.times[-1])
         self._built = True
         return self
+
+    def _note_change(self, name: str, adj) -> None:
+        """The router's throttle events (engine.router.stats wording), kept for the replay's
+        events pane: (time, kind, message, level, route)."""
+        self.changes.append((adj.time, "throttle-adjusted",
+                             f"route {name}: throttle {throttle_desc(adj.old_throttle)} -> "
+                             f"{throttle_desc(adj.new_throttle)} ({adj.explain()})", "info", name))
+        if adj.old_throttle <= 0 < adj.new_throttle:
+            self.changes.append((adj.time, "route-throttled",
+                                 f"{name} throttled: {adj.recent_failed} failures in {adj.delta:.0f} s; at most "
+                                 f"{adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s", "warning", name))
+        elif adj.new_throttle <= 0 < adj.old_throttle:
+            self.changes.append((adj.time, "route-unthrottled", f"{name}: throttle removed", "info", name))
+
+    def changes_between(self, after: float, upto: float) -> list[tuple]:
+        """Throttle events with ``after < time <= upto``."""
+        self.build()
+        times = [c[0] for c in self.changes]
+        return self.changes[bisect_right(times, after):bisect_right(times, upto)]
 
     def figures(self, position: int, time: float) -> dict[str, Figures]:
         """Every route's figures after step ``position`` at replay time ``time``."""
