@@ -41,7 +41,7 @@ def test_step_seek_back_and_forth_with_a_forward_only_clock(tmp_path):
     clock += 1.0  # the clock went on; replay time continues from transaction 2's time
     feed.step(clock)
     assert abs(feed.replay_time - (ix.times[2] + 1.0)) < 1e-3
-    assert feed.handle(S.Seek(time=ix.times[-1])) is None and feed.next_time() == math.inf
+    assert feed.handle(S.Seek(time=ix.times[-1])) is None and math.isfinite(feed.next_time())
     assert feed.handle(AddBookmark("end")) is None
     feed.handle(S.Seek(transaction=-1))
     assert feed.player.state.ads == {}

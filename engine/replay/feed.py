@@ -13,7 +13,9 @@ to ``next_time()``. Design decisions and invariants:
   applies exactly one transaction. Transactions that share a time (common: a schedd commits
   many per second, and a log without time stamps carries one time over many) are told apart
   by ranking them 1 µs apart on the clock (``keys``); replay time shown is unaffected beyond
-  that. At the end ``next_time()`` is +inf and the runtime just waits.
+  that. At the end ``next_time()`` is ``now + AFTER_END``: never +inf, because the runtime's
+  ``Step`` (``:step``) and its maximum speed jump the virtual clock to ``next_time()``, and a
+  clock at +inf could never be seeked back; a step there moves time, not the replay.
 - The state at any moment is the player's (:class:`~engine.replay.player.Player`), which keeps
   the invariant "state == index.state_at(position)".
 - Bookmark commands are :class:`AddBookmark` / :class:`GotoBookmark` (replay only).
@@ -25,7 +27,6 @@ to ``next_time()``. Design decisions and invariants:
 from __future__ import annotations
 
 import dataclasses
-import math
 from array import array
 from bisect import bisect_right
 from collections import deque
@@ -38,6 +39,7 @@ from engine.replay.timeline import SOURCE_NAMES
 
 EVENT_RING = 200
 TIE = 1e-6  # clock seconds between transactions that share a time
+AFTER_END = 3600.0  # clock seconds to the next "action" once the last transaction is applied
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class ReplayFeed:
     def next_time(self) -> float:
         p = self.player
         if p.position >= p.index.steps - 1:
-            return math.inf
+            return self.now + AFTER_END
         return self.keys[p.position + 1] + self.offset
 
     def step(self, t: float) -> None:

@@ -66,6 +66,10 @@ class ReplayControls:
         if self.snapshot is not None and not self.snapshot.paused:
             self.send(S.Pause())
         if n > 0:
+            if pos.transaction + n > pos.transactions - 1:
+                # the runtime's Step would jump the clock to the feed's next_time() = +inf
+                self.notify("at the last transaction of the recording", severity="warning")
+                return
             self.send(S.Step(n))
         else:
             self.send(S.Seek(transaction=max(-1, pos.transaction + n)))
