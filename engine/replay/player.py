@@ -17,6 +17,9 @@ Design decisions and invariants:
   the empty queue, position -1).
 - Bookmarks are names → step indices (RouteDeck's addition; kept in memory, the UI may save
   them). Unnamed bookmarks are called B1, B2, …
+- A snapshot's route figures come from :class:`~engine.replay.stats.RouteHistory` (built on
+  the first snapshot, then bisections), its jobs table from :class:`~engine.replay.rows.ReplayRows`,
+  told after every move which keys changed (the records applied, or a diff after a restore).
 - Commands (``Seek``, ``Step``, ``Pause``, ``Resume``, ``SetSpeed``) arrive through
   :meth:`handle`, the same dataclasses the UI sends for the demo.
 """
