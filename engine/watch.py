@@ -58,7 +58,7 @@ def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | Non
         return list(explicit)
     env = os.environ if env is None else env
     path = env.get("CONDOR_CONFIG")
-    if path and path.upper() != "ONLY_ENV":
+    if path and path.upper() != "ONLY_ENV" and path != os.devnull:  # /dev/null: "no config file"
         return [path]
     return [DEFAULT_CONDOR_CONFIG] if os.path.exists(DEFAULT_CONDOR_CONFIG) else []
 
@@ -79,7 +79,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
             from engine.router.table import load_routing_table  # noqa: PLC0415
 
             table = load_routing_table(cfg)
-            limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}
+            # no routes in the config: the copies' routes are unknown, not all "unlisted"
+            limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
             diagnostics += [str(d) for d in table.errors]
         except ImportError:
             diagnostics.append("routing table reader unavailable; route limits are not shown")

@@ -164,3 +164,14 @@ def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):
         rt.stop()
         watcher.join(5)
     assert rt.latest().mode == "watch"
+
+
+def test_condor_config_dev_null_means_no_config():
+    """HTCondor's idiom CONDOR_CONFIG=/dev/null ("no config file"; the Python bindings set it when
+    they find none) is not a config source: no error, no empty routing table."""
+    import os
+
+    from engine.watch import condor_config_paths
+
+    assert os.devnull not in condor_config_paths(None, {"CONDOR_CONFIG": os.devnull})
+    assert condor_config_paths(None, {"CONDOR_CONFIG": "/etc/x/condor_config"}) == ["/etc/x/condor_config"]
