@@ -113,3 +113,38 @@ def test_pending_queries_fail_when_the_loop_ends():
     rt._fail_queries()
     with pytest.raises(EngineNotRunning):
         fut.result(1)
+
+
+def test_the_uis_why_not_and_full_ads_are_engine_queries():
+    """tui.engine_api reads router and queue state through Runtime.query (one query per batch of
+    ads, not per row), on the engine thread."""
+    from engine.demo import build_demo
+    from tui import engine_api
+
+    engine = build_demo(seed=2, durable=False)
+    engine.step(engine.start + 600)
+    rt = Runtime(engine, ManualClock(engine.now), snapshot_interval=3600.0)
+    rt.send(S.Pause())
+    threads = []
+    real_query = rt.query
+
+    def counting(fn, timeout=10.0):
+        return real_query(lambda e: (threads.append(threading.current_thread().name), fn(e))[1], timeout)
+
+    rt.query = counting
+    rt.start()
+    try:
+        rows = list(engine.snapshot().jobs)
+        verdict, checks = engine_api.why_not(rt, rows[0].job, engine.now)
+        assert checks and threads == ["routedeck-engine"]
+        ads = engine_api.FullAds(rt)
+        hits = engine_api.constraint_hits(rows, "JobUniverse =!= undefined", engine.now, ad_of=ads)
+        # JobUniverse is not in a JobRow: only the full ads can match it
+        assert len(hits) == len(rows)
+        assert len(threads) == 1 + -(-len(rows) // engine_api.AD_BATCH)
+        assert set(threads) == {"routedeck-engine"}
+        assert engine_api.job_ad(rt, rows[0])["JobUniverse"]
+    finally:
+        rt.stop()
+    # stopped: the UI falls back to the row's own attributes instead of failing
+    assert "JobUniverse" not in engine_api.job_ad(rt, rows[0])

@@ -107,6 +107,14 @@ class Lifecycle:
         result = self.hooks.run(key, kind, path, stdin_fn())
         return "pending" if result is None else result
 
+    def _seen(self, *keys: str | None) -> None:
+        """The job's ads as they are now have been checked: their changes so far do not call
+        for another check (see ``JobRouter._unchanged``)."""
+        changed = getattr(self, "_changed", None)
+        if changed is not None:
+            for key in keys:
+                changed.discard(key)
+
     def _keyword(self, job: RoutedJob) -> str | None:
         if job.keyword is None:
             job.keyword = (self.hooks.keyword(job.src),)
@@ -126,11 +134,12 @@ class Lifecycle:
         except KeyError:
             return False
         job.dirty = {}
+        lower = _lower_index(job.src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
-            _set_local(job.src, name, text)
+            _set_local(job.src, name, text, lower)
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -254,6 +263,7 @@ class Lifecycle:
         self.finish_check_status(job, now)
 
     def finish_check_status(self, job: RoutedJob, now: float) -> None:
+        self._seen(job.src_key, job.dest_key)  # changes so far are what this check reads
         src = View.of(self.src_q.get(job.src_key))
         if src is None:
             self._fail(job, now, "source job left the queue", interrupted=True)
@@ -284,6 +294,11 @@ class Lifecycle:
             if not self._push_src(job, update, now):
                 self._fail(job, now, "failed to update the source job")
                 return
+            if not ("JobStatus" in update and status == ops.COMPLETED):
+                # The source now mirrors the copy: checking again with the copy unchanged would
+                # push nothing, so this write alone does not call for another check. (A status
+                # the schedd refused — the source is Completed — would be pushed again.)
+                self._seen(job.src_key)
         dstatus = dest.int("JobStatus")
         if dstatus is None:
             self._fail(job, now, "cannot evaluate JobStatus of the routed job")
@@ -385,11 +400,27 @@ STEPS = (
 )
 
 
-def _set_local(attrs: dict[str, str], name: str, text: str | None) -> None:
-    for k in [k for k in attrs if k.lower() == name.lower()]:
-        del attrs[k]
+def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
+    """{lower-case name: name} of ``attrs``, or None when two names differ only by case."""
+    lower = {k.lower(): k for k in attrs}
+    return lower if len(lower) == len(attrs) else None
+
+
+def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None) -> None:
+    """Set ``name`` in ``attrs``, replacing any spelling of it; ``lower`` (from
+    :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute."""
+    low = name.lower()
+    if lower is None:
+        for k in [k for k in attrs if k.lower() == low]:
+            del attrs[k]
+    else:
+        old = lower.pop(low, None)
+        if old is not None:
+            del attrs[old]
     if text is not None:
         attrs[name] = text
+        if lower is not None:
+            lower[low] = name
 
 
 def _truth(route: Any, attr: str, ad: Any, now: float) -> bool:

@@ -21,9 +21,11 @@ Design decisions and invariants:
 - Facts are reported as frozen :mod:`.events` dataclasses, collected until the runtime calls
   :meth:`drain_events`.
 - The router listens to both queues' change events: a SUBMITTED job whose source and routed
-  copy did not change since the last poll, and that has no update hook, is not checked again
-  (the check is a pure function of the two ads once the copy was seen). A queue reload, or a
-  queue without ``subscribe``, makes every job be checked.
+  copy did not change since its last status check, and that has no update hook, is not checked
+  again (the check is a pure function of the two ads once the copy was seen). Changes made
+  before a check in the same poll (the claim, the submission) are seen by it, and so is the
+  check's own mirroring push (checking again would push nothing). A queue reload, or a queue
+  without ``subscribe``, makes every job be checked.
 - Periodic policy is evaluated for claimed jobs that are not RETIRED (HTCondor iterates all
   tracked jobs, including retired ones whose router copy may be stale; RouteDeck does not push
   policy decisions for jobs it no longer manages). ``TimerRemove`` is checked first, then

@@ -59,25 +59,42 @@ ATTRS_TO_COPY = (
 class View:
     """Case-insensitive read access to an ad given as {name: text} (a queue job or a dict)."""
 
-    def __init__(self, attrs: Mapping[str, str], ad: Any = None, job: Any = None) -> None:
-        self.attrs = attrs
-        self._lower = {k.lower(): k for k in attrs}
+    __slots__ = ("_attrs", "_lower", "_ad", "_job")
+
+    def __init__(self, attrs: Mapping[str, str] | None, ad: Any = None, job: Any = None) -> None:
+        self._attrs = attrs
+        self._lower: dict[str, str] | None = None
         self._ad = ad
         self._job = job
 
     @classmethod
     def of(cls, job: Any) -> "View | None":
-        """A view of a queue job; its (cached) evaluation ad is fetched only when needed."""
+        """A view of a queue job, read through the queue (no copy of the ad; the router's status
+        checks make hundreds of thousands of these). Its merged ad and evaluation ad are made
+        only when asked for."""
         if job is None:
             return None
-        return cls(job.attrs, job=job)
+        return cls(None, job=job)
+
+    @property
+    def attrs(self) -> Mapping[str, str]:
+        if self._attrs is None:
+            self._attrs = self._job.attrs
+        return self._attrs
+
+    def _names(self) -> dict[str, str]:
+        if self._lower is None:
+            self._lower = {k.lower(): k for k in self.attrs}
+        return self._lower
 
     def name(self, name: str) -> str | None:
-        return self._lower.get(name.lower())
+        return self._names().get(name.lower())
 
     def get(self, name: str) -> str | None:
-        key = self._lower.get(name.lower())
-        return None if key is None else self.attrs[key]
+        if self._attrs is None:
+            return self._job.get(name)  # the queue's own case-insensitive lookup
+        key = self._names().get(name.lower())
+        return None if key is None else self._attrs[key]
 
     def ad(self) -> Any:
         if self._ad is None:
