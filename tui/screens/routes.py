@@ -32,7 +32,7 @@ COLUMNS = (
     ("#", "idx", 2), ("Route", "name", 12), ("State", "state", 10), ("Routed/Max", "routed", 12),
     ("Idle/MaxIdle", "idle", 12), ("Run", "running", 4), ("Held", "held", 4),
     ("St/Ok/Fail", "recent", 11), ("Fail/s", "rate", 6), ("Trend", "trend", 5),
-    ("Throttle", "throttle", 8), ("Re-eval", "reeval", 7),
+    ("Throttle", "throttle", 9), ("Re-eval", "reeval", 7),
 )
 
 
@@ -68,13 +68,14 @@ def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = 
     if inactive:
         return (Text("─", style="dim"), name, state) + ("",) * (len(COLUMNS) - 3) + extra
     rate = Text(f"{r.failure_rate:.3f}", style="red" if r.failure_rate > r.failure_threshold else "")
-    throttle = f"{r.throttle:g}/600s" if r.throttle is not None else "—"
+    # jobs per 600 s window (htcondor.md §1.5); one decimal keeps "18.6/600s" inside the column
+    throttle = f"{r.throttle:.1f}".removesuffix(".0") + "/600s" if r.throttle is not None else "—"
     recent = Text(f"{r.recent_started}/{r.recent_succeeded}/")
     recent.append(str(r.recent_failed), style="red" if r.recent_failed else "")
     return (
         str(r.index), name, state, gauge(r.routed, r.max_jobs, digits=7), gauge(r.idle, r.max_idle, digits=7),
         str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold, 5),
-        throttle, duration(r.next_reevaluation - now),
+        throttle, duration(r.next_reevaluation - now) if r.next_reevaluation > 0 else "—",
     ) + extra
 
 
