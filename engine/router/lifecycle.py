@@ -250,7 +250,7 @@ class Lifecycle:
                     self._fail(job, now, "update hook output rejected", event=False)
                     return
                 if out.action == "merge":
-                    live = self.dst_q.get(job.dest_key)
+                    live = ops.get(self.dst_q, job.dest_key)
                     if live is None:
                         self._fail(job, now, "routed job disappeared before the update finished")
                         return
@@ -264,7 +264,7 @@ class Lifecycle:
 
     def finish_check_status(self, job: RoutedJob, now: float) -> None:
         self._seen(job.src_key, job.dest_key)  # changes so far are what this check reads
-        src = View.of(self.src_q.get(job.src_key))
+        src = View.of(ops.get(self.src_q, job.src_key))
         if src is None:
             self._fail(job, now, "source job left the queue", interrupted=True)
             return
@@ -278,7 +278,7 @@ class Lifecycle:
         if status == ops.HELD and not src.true("HoldCopiedFromTargetJob"):
             self._fail(job, now, "source job was put on hold", interrupted=True)
             return
-        dest_job = self.dst_q.get(job.dest_key) if job.dest_key else None
+        dest_job = ops.get(self.dst_q, job.dest_key) if job.dest_key else None
         if dest_job is None:
             if job.saw_dest:
                 self._fail(job, now, f"routed job {job.dest_key} was removed")
@@ -363,7 +363,7 @@ class Lifecycle:
         if job.is_claimed:
             ok, keep_trying, detail = ops.yield_job(self.src_q, job.src_key, self.name, job.is_done,
                                                     self.release_on_hold, now)
-            if not ok and keep_trying and self.src_q.get(job.src_key) is not None:
+            if not ok and keep_trying and ops.get(self.src_q, job.src_key) is not None:
                 return  # stay in CLEANUP, try again next poll
             job.is_claimed = False
         stats = self.book.get(job.route_name) if self.table.route(job.route_name) is not None else None
@@ -382,9 +382,9 @@ class Lifecycle:
 
     def cleanup_retired(self, job: RoutedJob, now: float) -> None:
         """``CleanupRetiredJob``: forget the job once the queues no longer show it as ours."""
-        src = View.of(self.src_q.get(job.src_key))
+        src = View.of(ops.get(self.src_q, job.src_key))
         src_sync = src is None or not (src.str("Managed") == "External" and src.str("ManagedManager") == self.name)
-        dest = View.of(self.dst_q.get(job.dest_key)) if job.dest_key else None
+        dest = View.of(ops.get(self.dst_q, job.dest_key)) if job.dest_key else None
         dest_sync = dest is None or dest.str("RoutedBy") != self.name
         if (src_sync and dest_sync) or now - job.retirement_time >= self.max_job_mirror_update_lag:
             self.jobs.pop(job.src_key, None)

@@ -256,7 +256,7 @@ class JobRouter(Lifecycle, StatsMixin):
         """The decision for one source job, step by step (:mod:`engine.router.whynot`)."""
         from engine.router.whynot import Explanation, explain_job  # noqa: PLC0415
 
-        job = self.src_q.get(job_id)
+        job = ops.get(self.src_q, job_id)
         if job is None:
             return Explanation(ops.job_key(job_id), None, "no such job in the source queue")
         stats = {s.name.lower(): s for s in self.book}
@@ -281,7 +281,7 @@ class JobRouter(Lifecycle, StatsMixin):
             known = self.jobs.get(src_key)
             if known is not None and known.dest_key == dest_job.key:
                 continue
-            src_job = self.src_q.get(src_key)
+            src_job = ops.get(self.src_q, src_key)
             if src_job is None:
                 ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
                 self._emit(ev.OrphanRemoved(now, f"removed orphaned routed job {dest_job.key}: source {src_key} is gone",
@@ -319,7 +319,7 @@ class JobRouter(Lifecycle, StatsMixin):
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
-            live = View.of(self.src_q.get(job.src_key))
+            live = View.of(ops.get(self.src_q, job.src_key))
             if live is not None:
                 for name in ("TimerRemove", "x509UserProxyExpiration"):
                     value = live.int(name)

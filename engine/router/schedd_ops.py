@@ -24,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Mapping
 
@@ -126,6 +127,24 @@ class View:
         return self.get(name) is not None and is_true(self.eval(name))
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _job_id(key: str) -> tuple[int, int] | None:
+    from engine.queuelog.records import parse_key  # noqa: PLC0415
+
+    return parse_key(key)
+
+
+def get(q: Any, key: Any) -> Any:
+    """``q.get(key)`` with a "c.p" key parsed once, not on every lookup (the router looks its jobs
+    up by key several times per job per poll)."""
+    if isinstance(key, str):
+        jid = _job_id(key)
+        if jid is None:
+            return None
+        key = jid
+    return q.get(key)
+
+
 def job_key(job_id: tuple[int, int] | str) -> str:
     return job_id if isinstance(job_id, str) else f"{job_id[0]}.{job_id[1]}"
 
@@ -156,7 +175,7 @@ def _write(t: Any, key: Any, changes: Mapping[str, Any]) -> None:
 
 def claim_job(q: Any, key: str, my_name: str, now: float) -> tuple[str, str]:
     """``claim_job``: ("ok"|"busy"|"error", detail)."""
-    v = View.of(q.get(key))
+    v = View.of(get(q, key))
     if v is None:
         return "error", f"job {key} not found in the source queue"
     status = v.int("JobStatus")
@@ -173,7 +192,7 @@ def claim_job(q: Any, key: str, my_name: str, now: float) -> tuple[str, str]:
 
 def yield_job(q: Any, key: str, my_name: str, done: bool, release_on_hold: bool, now: float) -> tuple[bool, bool, str]:
     """``yield_job``: (ok, keep_trying, detail). Destroys a Removed source (DestroyProc)."""
-    v = View.of(q.get(key))
+    v = View.of(get(q, key))
     if v is None:
         return False, False, f"job {key} is gone"
     if v.str("Managed") != "External":
@@ -244,7 +263,7 @@ def _drop_case_dupes(ad: dict[str, str]) -> dict[str, str]:
 
 def remove_job(q: Any, key: str, reason: str, now: float) -> bool:
     """``remove_job`` (condor_rm through the schedd): status Removed with a reason."""
-    v = View.of(q.get(key))
+    v = View.of(get(q, key))
     if v is None:
         return False
     if v.int("JobStatus") == REMOVED:
@@ -256,7 +275,7 @@ def remove_job(q: Any, key: str, reason: str, now: float) -> bool:
 
 def finalize_job(q: Any, key: str, now: float) -> bool:
     """``finalize_job``: ``LeaveJobInQueue = FALSE`` so the schedd lets the copy go to history."""
-    if q.get(key) is None:
+    if get(q, key) is None:
         return False
     with q.transaction(now=now) as t:
         t.set_attribute(key, "LeaveJobInQueue", "FALSE")
@@ -269,7 +288,7 @@ def push(q: Any, key: str, changes: Mapping[str, Any], now: float) -> dict[str, 
     The schedd refuses to change ``JobStatus`` of a job that is already Removed or Completed
     (htcondor.md §1.6 "Pushing to the schedd").
     """
-    v = View.of(q.get(key))
+    v = View.of(get(q, key))
     if v is None:
         raise KeyError(key)
     changes = dict(changes)
@@ -337,17 +356,24 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
             pass  # never passed back to the source
         else:
             update["JobStatus"] = new_status
-    names = list(ATTRS_TO_COPY) + [a for a in custom_attrs if a]
+    names = list(_COPY_LOWER) + [(a, a.lower()) for a in custom_attrs if a]
     if chirp_prefix:
         prefixes = ["Chirp"] if chirp_prefix.strip() == "Chirp*" else [p.strip() for p in re.split(r"[\s,]+", chirp_prefix) if p.strip()]
         for a in new.attrs:
             if any(_wild(p, a) for p in prefixes):
-                names.append(a)
-    for a in names:
-        nv = new.get(a)
-        if nv is not None and orig.get(a) != nv:
-            update[new.name(a) or a] = nv
+                names.append((a, a.lower()))
+    spelled = new._names()  # one pass over the copy's names instead of a lookup per name
+    for a, low in names:
+        k = spelled.get(low)
+        if k is None:
+            continue
+        nv = new.attrs[k]
+        if orig.get(a) != nv:
+            update[k] = nv
     return update
+
+
+_COPY_LOWER = tuple((a, a.lower()) for a in ATTRS_TO_COPY)
 
 
 def _wild(pattern: str, name: str) -> bool:

@@ -71,6 +71,9 @@ class QueueStore:
     def __init__(self, queue: JobQueue) -> None:
         self.queue = queue
         self.status: dict[str, int] = {}
+        # the queue's Job views by key, kept with ``status``: the schedd's passes look jobs up by
+        # "c.p" hundreds of thousands of times, and the queue parses such a key on every get
+        self._jobs: dict[str, Any] = {}
         self._rebuild()
         self._unsubscribe = queue.subscribe(self._on_event)
 
@@ -79,38 +82,48 @@ class QueueStore:
 
     def _rebuild(self) -> None:
         self.status = {}
+        self._jobs = {}
         for job in self.queue:
             st = _status_of(job)
             if st is not None:
                 self.status[job.key] = st
+                self._jobs[job.key] = job
 
     def _on_event(self, ev: Any) -> None:
         if isinstance(ev, QueueReloaded):
             self._rebuild()
         elif isinstance(ev, JobRemoved):
-            self.status.pop(_key(ev.id), None)
+            key = _key(ev.id)
+            self.status.pop(key, None)
+            self._jobs.pop(key, None)
         elif isinstance(ev, (JobAdded, JobChanged)):
             job = self.queue.get(ev.id)
             if job is not None:
                 st = _status_of(job)
                 if st is None:
                     self.status.pop(job.key, None)
+                    self._jobs.pop(job.key, None)
                 else:
                     self.status[job.key] = st
+                    self._jobs[job.key] = job
 
     @contextmanager
     def transaction(self, now: float):
         with self.queue.transaction(now=now) as tx:
             yield _QueueTx(tx)
 
+    def _job(self, key: str) -> Any:
+        j = self._jobs.get(key)
+        return j if j is not None else self.queue.get(key)
+
     def attrs(self, job: str) -> dict[str, str] | None:
-        j = self.queue.get(job)
+        j = self._job(job)
         return None if j is None else j.attrs
 
     def _with(self, states: tuple[int, ...]) -> Iterator[tuple[str, dict[str, str]]]:
         for key, st in list(self.status.items()):
             if st in states:
-                j = self.queue.get(key)
+                j = self._job(key)
                 if j is not None:
                     yield key, j.attrs
 
@@ -129,7 +142,7 @@ class QueueStore:
     def views(self, states: tuple[int, ...]):
         for key, st in list(self.status.items()):
             if st in states:
-                j = self.queue.get(key)
+                j = self._job(key)
                 if j is not None:
                     yield key, _JobView(j)
 

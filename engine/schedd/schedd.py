@@ -227,11 +227,11 @@ class Schedd:
     def dispatch(self, now: float) -> None:
         """Hand idle grid and local jobs to their sites (the gridmanager's / local starter's role)."""
         starts: list[tuple[str, Mapping[str, str]]] = []
-        for job, view in sorted(self.store.views((IDLE,)), key=lambda jv: job_order(jv[0])):
-            if self.sites.location(job) is not None:
-                continue
-            if view.get("Managed") == '"External"':
-                continue
+        location = self.sites.location
+        # filtered before sorting: most idle jobs are at a site already or managed by the router
+        ready = [(job, view) for job, view in self.store.views((IDLE,))
+                 if location(job) is None and view.get("Managed") != '"External"']
+        for job, view in sorted(ready, key=lambda jv: job_order(jv[0])):
             universe = _int(view, "JobUniverse")
             if universe == 9:
                 site = self.sites.site_for(_str(view, "RouteName"), _str(view, "GridResource"), 9)
@@ -402,13 +402,14 @@ class Schedd:
         transaction huge. The history record is written before the destroy is committed, so a
         crash in between can only repeat a record, never lose one."""
         gone = []
-        for job, view in sorted(self.store.views((REMOVED, COMPLETED)), key=lambda jv: job_order(jv[0])):
+        for job, view in self.store.views((REMOVED, COMPLETED)):  # sorted below: the filter is per job
             if view.get("Managed") == '"External"':
                 continue
             leave = view.get("LeaveJobInQueue")
             if leave is not None and is_true(evaluate(leave, my=view.classad(), now=now)):
                 continue
             gone.append((job, view.attrs))
+        gone.sort(key=lambda ja: job_order(ja[0]))
         for i in range(0, len(gone), REAP_BATCH):
             chunk = gone[i:i + REAP_BATCH]
             if self.history is not None:
