@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual import work
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -24,7 +25,17 @@ class AdScreen(ModalScreen[None]):
         with VerticalScroll(id="ad-box", classes="dialog") as box:
             box.border_title = f"Job {self.row.job}"
             box.border_subtitle = "Esc close · w why not"
-            yield Static(self._text(), id="ad-text")
+            yield Static(Text("reading the job's ad …", style="dim"), id="ad-text")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True)
+    def _load(self) -> None:
+        # The full ad comes from the engine thread (Runtime.query), which may take as long as one
+        # engine step: wait for it in a worker, never on the UI thread.
+        text = self._text()
+        self.app.call_from_thread(self.query_one("#ad-text", Static).update, text)
 
     def _text(self) -> Text:
         try:
