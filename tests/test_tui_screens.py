@@ -114,8 +114,7 @@ async def test_jobs_filter_sort_and_drill_into_the_ad():
         await pilot.press("down", "enter")
         await pilot.pause()
         assert _name(app) == "AdScreen" and app.screen.row.job == jobs[1]
-        # the ad is read in the screen's own worker, off the UI thread
-        await app.workers.wait_for_complete([w for w in app.workers if w.node is app.screen])
+        await app.screen.loader.wait()  # the ad is read in the screen's own worker, off the UI thread
         await pilot.pause()
         assert "Owner" in str(app.screen.query_one("#ad-text").render())
         await pilot.press("escape", "escape")  # close the ad, then clear the filter

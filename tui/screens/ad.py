@@ -28,7 +28,7 @@ class AdScreen(ModalScreen[None]):
             yield Static(Text("reading the job's ad …", style="dim"), id="ad-text")
 
     def on_mount(self) -> None:
-        self._load()
+        self.loader = self._load()  # the Worker: tests await it
 
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
