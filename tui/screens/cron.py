@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.snapshot import CronView, Snapshot
 from tui.format import duration, short, zoned
 from tui.screens.base import DeckScreen
+from tui.screens.filter_box import FilterBox
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
 COLUMNS = (("Job", "job", 8), ("Schedule", "schedule", 16), ("Next run", "next", 20),
@@ -73,7 +74,10 @@ def cron_detail(c: CronView, now: float) -> Text:
     return t
 
 
-class CronScreen(DeckScreen):
+class CronScreen(FilterBox, DeckScreen):
+    FILTER_INPUT = "#cron-filter"
+    FILTER_TABLE = "#cron"
+
     AUTO_FOCUS = "#cron"
     BINDINGS = [Binding("slash", "filter", "Filter"), Binding("escape", "back", "Back", show=False)]
 
@@ -142,21 +146,6 @@ class CronScreen(DeckScreen):
     def on_data_table_row_highlighted(self, event) -> None:
         if self.app.snapshot is not None:
             self._detail(self.app.snapshot)
-
-    def action_filter(self) -> None:
-        box = self.query_one("#cron-filter", Input)
-        box.add_class("-shown")
-        box.cursor_blink = self.app.blink
-        # the box is display:none until the class lands; focus it once it is laid out
-        self.call_after_refresh(box.focus)
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self.filter_text = event.value
-        if self.app.snapshot is not None:
-            self.update_body(self.app.snapshot)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.query_one("#cron", DataTable).focus()
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)

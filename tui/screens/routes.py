@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.snapshot import RouteView, Snapshot
 from tui.format import clock_time, duration
 from tui.screens.base import DeckScreen
+from tui.screens.filter_box import FilterBox
 from tui.widgets.gauge import gauge, sparkline
 
 STATE_STYLE = {
@@ -105,7 +106,10 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
     return t
 
 
-class RoutesScreen(DeckScreen):
+class RoutesScreen(FilterBox, DeckScreen):
+    FILTER_INPUT = "#route-filter"
+    FILTER_TABLE = "#routes"
+
     AUTO_FOCUS = "#routes"
     BINDINGS = [
         Binding("enter", "open_route", "Open"),
@@ -253,21 +257,6 @@ class RoutesScreen(DeckScreen):
             self.notify("no idle job is waiting to be routed")
             return
         self.app.open_why_not(job.job)
-
-    def action_filter(self) -> None:
-        box = self.query_one("#route-filter", Input)
-        box.add_class("-shown")
-        box.cursor_blink = self.app.blink
-        # the box is display:none until the class lands; focus it once it is laid out
-        self.call_after_refresh(box.focus)
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self.filter_text = event.value
-        if self.app.snapshot is not None:
-            self.update_body(self.app.snapshot)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.query_one("#routes", DataTable).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#route-filter", Input)
