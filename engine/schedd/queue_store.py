@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from engine.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
+from engine.schedd.store import StatusQueries
 
 
 def _key(jid: tuple[int, int]) -> str:
@@ -67,7 +68,7 @@ class _JobView:
         return self.job.attrs
 
 
-class QueueStore:
+class QueueStore(StatusQueries):
     def __init__(self, queue: JobQueue) -> None:
         self.queue = queue
         self.status: dict[str, int] = {}
@@ -127,18 +128,6 @@ class QueueStore:
                 if j is not None:
                     yield key, j.attrs
 
-    def idle_jobs(self):
-        return self._with((1,))
-
-    def policy_jobs(self):
-        return self._with((1, 2, 5))
-
-    def finished_jobs(self):
-        return self._with((3, 4))
-
-    def policy_views(self):
-        return self.views((1, 2, 5))
-
     def views(self, states: tuple[int, ...]):
         for key, st in list(self.status.items()):
             if st in states:
@@ -146,8 +135,3 @@ class QueueStore:
                 if j is not None:
                     yield key, _JobView(j)
 
-    def counts(self) -> dict[int, int]:
-        out: dict[int, int] = {}
-        for st in self.status.values():
-            out[st] = out.get(st, 0) + 1
-        return out

@@ -94,7 +94,38 @@ class _MemTx:
         self.ops.append(("destroy", job))
 
 
-class MemoryStore:
+class StatusQueries:
+    """The queries every store answers from its ``status`` index ({job: JobStatus}) and its own
+    ``_with(states)`` / ``views(states)``."""
+
+    status: dict[str, int]
+
+    def _with(self, states: tuple[int, ...]) -> Iterator[tuple[str, dict[str, str]]]:
+        raise NotImplementedError
+
+    def views(self, states: tuple[int, ...]) -> Iterator[tuple[str, "JobView"]]:
+        raise NotImplementedError
+
+    def idle_jobs(self):
+        return self._with((1,))
+
+    def policy_jobs(self):
+        return self._with((1, 2, 5))
+
+    def finished_jobs(self):
+        return self._with((3, 4))
+
+    def policy_views(self):
+        return self.views((1, 2, 5))
+
+    def counts(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for st in self.status.values():
+            out[st] = out.get(st, 0) + 1
+        return out
+
+
+class MemoryStore(StatusQueries):
     """Dictionaries only; the same semantics as the queue-backed store."""
 
     def __init__(self) -> None:
@@ -157,24 +188,7 @@ class MemoryStore:
                 if a is not None:
                     yield job, a
 
-    def idle_jobs(self):
-        return self._with((1,))
-
-    def policy_jobs(self):
-        return self._with((1, 2, 5))
-
-    def finished_jobs(self):
-        return self._with((3, 4))
-
-    def policy_views(self):
-        return self.views((1, 2, 5))
-
     def views(self, states: tuple[int, ...]):
         for job, attrs in self._with(states):
             yield job, DictView(attrs)
 
-    def counts(self) -> Mapping[int, int]:
-        out: dict[int, int] = {}
-        for st in self.status.values():
-            out[st] = out.get(st, 0) + 1
-        return out
