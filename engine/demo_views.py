@@ -12,6 +12,7 @@ from typing import Any
 
 from engine import snapshot as S
 from engine.demo import recent_events
+from engine.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import needs_cron, schedule_of
 from engine.schedd.schedd import job_order
@@ -83,20 +84,18 @@ class RowIndex:
         self.cached: tuple[S.JobRow, ...] = ()
 
     def on_event(self, ev: Any) -> None:
-        name = type(ev).__name__
-        if name == "QueueReloaded":
+        if isinstance(ev, QueueReloaded):
             self.full = True
             return
-        jid = getattr(ev, "id", None)
-        if jid is None:
+        if not isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
             return
-        key = f"{jid[0]}.{jid[1]}"
-        if name == "JobRemoved":
+        key = f"{ev.id[0]}.{ev.id[1]}"
+        if isinstance(ev, JobRemoved):
             self.rows.pop(key, None)
             self.dirty.discard(key)
             self.order = None
         else:
-            if name == "JobAdded":
+            if isinstance(ev, JobAdded):
                 self.order = None
             self.dirty.add(key)
 

@@ -18,31 +18,11 @@ replay's moves into the same change events. Design decisions and invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from engine.demo_views import RowIndex
+from engine.jobqueue import JobAdded, JobChanged, JobRemoved
 from engine.replay.views import Effective, literal_int, literal_str
-
-
-@dataclass(frozen=True)
-class JobAdded:
-    id: tuple
-
-
-@dataclass(frozen=True)
-class JobRemoved:
-    id: tuple
-
-
-@dataclass(frozen=True)
-class JobChanged:
-    id: tuple
-
-
-@dataclass(frozen=True)
-class QueueReloaded:
-    pass
 
 
 def _is_proc(key: str) -> bool:
@@ -139,7 +119,7 @@ class ReplayRows:
             elif old is not None and key not in old:
                 on_event(JobAdded((c, p)))
             else:
-                on_event(JobChanged((c, p)))
+                on_event(JobChanged((c, p), frozenset()))
         if procs:
             self.index.order = None  # jobs may have come or gone: re-sort the ids (cheap)
         self.jobs_version += 1
