@@ -172,13 +172,20 @@ class WatchEngine:
         self.follower = follower if follower is not None else make_follower(setup.queue_log, self.queue)
         self.version = 0
         self.paused = False
+        # the jobs table is kept from the queue's change events (only changed jobs get a new row),
+        # the same row index the demo and replay use
+        from engine.replay.rows import ReplayRows  # noqa: PLC0415
+
+        self.rows = ReplayRows(queue_ads(self.queue))
         self.queue.subscribe(self._changed)
         self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
         self.problems: list[str] = []
         self._seen = -1
 
-    def _changed(self, _event: Any) -> None:
+    def _changed(self, event: Any) -> None:
         self.version += 1
+        self.rows.index.on_event(event)
+        self.rows.jobs_version += 1
 
     def poll(self) -> bool:
         """Read new records (and router log lines); True when a new snapshot is worth building."""
@@ -212,8 +219,10 @@ class WatchEngine:
         return dict(j.attrs()) if j is not None else {}
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
+        ads = queue_ads(self.queue)
+        self.rows.rebind(ads)
         snap = views.snapshot_of(
-            queue_ads(self.queue), seq=seq, time=self.clock.now(), mode="watch", paused=self.paused,
+            ads, rows=self.rows, seq=seq, time=self.clock.now(), mode="watch", paused=self.paused,
             limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             readonly=True, config_files=self.setup.config_files,
         )

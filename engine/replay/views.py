@@ -38,7 +38,7 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
 from engine import classad
-from engine.snapshot import STATUS_NAMES, CronView, JobRow, ReplayPosition, RouteView, Snapshot
+from engine.snapshot import STATUS_NAMES, CronView, ReplayPosition, RouteView, Snapshot
 
 CRON_ATTRS = ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
 
@@ -166,28 +166,6 @@ def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
     return out
 
 
-def job_row(job: str, attrs: Mapping[str, str], route_of: Mapping[str, str]) -> JobRow:
-    route = literal_str(attrs.get("RouteName"))
-    routed_to = literal_str(attrs.get("RoutedToJobId"))
-    routed_from = literal_str(attrs.get("RoutedFromJobId"))
-    if route is not None or routed_from is not None:
-        kind = "routed"
-    elif routed_to is not None or literal_str(attrs.get("Managed")) == "External":
-        kind = "source"
-        route = route_of.get(routed_to) if routed_to else None
-    else:
-        kind = "plain"
-    status = literal_int(attrs.get("JobStatus"))
-    return JobRow(
-        job=job, status=status if status is not None else 0,
-        owner=literal_str(attrs.get("Owner")) or "", route=route, kind=kind,
-        routed_to=routed_to, routed_from=routed_from,
-        qdate=literal_int(attrs.get("QDate")), entered_status=literal_int(attrs.get("EnteredCurrentStatus")),
-        cmd=literal_str(attrs.get("Cmd")) or "", hold_reason=literal_str(attrs.get("HoldReason")),
-        deferral_time=literal_int(attrs.get("DeferralTime")),
-    )
-
-
 def cron_view(job: str, attrs: Mapping[str, str], now: float, tz: str) -> CronView:
     # A cron field is normally a string literal ("*/10"); anything else is shown as written.
     fields = tuple(literal_str(attrs.get(a)) or attrs.get(a) for a in CRON_ATTRS)
@@ -260,36 +238,19 @@ def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "
                 speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
                 limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
                 with_jobs: bool = True, tz: str = "UTC", figures: Mapping[str, Any] | None = None,
-                rows: Any = None, **extra: Any) -> Snapshot:
+                rows: Any, **extra: Any) -> Snapshot:
     """One snapshot of the recorded queue (module docstring for the rules)."""
     jobs = list(iter_jobs(ads))
     counts = route_counts(ads, jobs)
-    route_of = {}
-    for job, attrs in jobs:
-        name = literal_str(attrs.get("RouteName"))
-        if name is not None:
-            route_of[job] = name
     queue: dict[str, int] = {}
-    crons = []
-    if rows is not None:  # reused rows (engine.replay.rows): only changed jobs were rebuilt
-        table = rows.table()
-        for row in table:
-            key = STATUS_NAMES.get(row.status, str(row.status)).lower()
-            queue[key] = queue.get(key, 0) + 1
-        rows = table if with_jobs else ()
-        for job, attrs in jobs:
-            if any(a in attrs for a in CRON_ATTRS):
-                crons.append(cron_view(job, attrs, time, tz))
-    else:
-        rows = []
-        for job, attrs in jobs:
-            row = job_row(job, attrs, route_of)
-            key = STATUS_NAMES.get(row.status, str(row.status)).lower()
-            queue[key] = queue.get(key, 0) + 1
-            if with_jobs:
-                rows.append(row)
-            if any(a in attrs for a in CRON_ATTRS):
-                crons.append(cron_view(job, attrs, time, tz))
+    # rows come from the shared row index (engine.replay.rows over engine.demo_views.RowIndex):
+    # only jobs that changed since the last snapshot were rebuilt
+    table = rows.table()
+    for row in table:
+        key = STATUS_NAMES.get(row.status, str(row.status)).lower()
+        queue[key] = queue.get(key, 0) + 1
+    rows = table if with_jobs else ()
+    crons = [cron_view(job, attrs, time, tz) for job, attrs in jobs if any(a in attrs for a in CRON_ATTRS)]
     return Snapshot(
         seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
         paused=paused, engine_state="paused" if paused else "running",
