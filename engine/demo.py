@@ -340,7 +340,8 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         from engine.router.table import load_routing_table  # noqa: PLC0415
 
         table = load_routing_table(config)
-        router = JobRouter(table, queue, now=now)
+        # the demo is allowed to run hook programs (product.md §4); nothing else is by default
+        router = JobRouter(table, queue, now=now, allow_hooks=True)
     engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
                     config=config, start=now, seed=seed,
                     state_dir=Path(state_dir) if state_dir else None,

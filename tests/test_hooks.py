@@ -144,7 +144,7 @@ def test_runner_runs_real_scripts_with_stdin(hookdir, tmp_path):
     """Hooks run with no arguments and get the stdin block (§1.8)."""
     dump = tmp_path / "stdin.txt"
     echo = script(hookdir, "t.sh", f'cat > {dump}\necho "ArgCount = $#"\necho \'Foo = "bar"\'\n')
-    mgr = HookManager({"K_HOOK_TRANSLATE_JOB": echo})
+    mgr = HookManager({"K_HOOK_TRANSLATE_JOB": echo}, allow_run=True)
     stdin = translate_stdin(route_description("R", 9, None), {"A": "1"})
     res = mgr.run("1.0", TRANSLATE, mgr.path(TRANSLATE, "K"), stdin)
     assert res.returncode == 0
@@ -155,7 +155,7 @@ def test_runner_runs_real_scripts_with_stdin(hookdir, tmp_path):
 def test_runner_timeout_kills_the_hook(hookdir):
     """RouteDeck improvement (product.md §4): a configurable timeout; HTCondor has none."""
     slow = script(hookdir, "slow.sh", "exec sleep 30\n")
-    mgr = HookManager({}, timeout=0.3)
+    mgr = HookManager({}, timeout=0.3, allow_run=True)
     res = mgr.run("1.0", CLEANUP, slow, "")
     assert res.timed_out and cleanup_outcome(res).action == "retry"
     assert "timed out" in res.describe()
@@ -165,7 +165,7 @@ def test_background_runner_does_not_start_twice(hookdir, tmp_path):
     """§1.8: while a hook runs for a job, it is not started again; the result comes later."""
     counter = tmp_path / "count"
     h = script(hookdir, "u.sh", f"echo x >> {counter}\necho 'X = 1'\n")
-    mgr = HookManager({}, background=True)
+    mgr = HookManager({}, background=True, allow_run=True)
     try:
         assert mgr.run("1.0", UPDATE, h, "") is None
         res = None

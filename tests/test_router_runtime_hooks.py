@@ -1,7 +1,8 @@
 """Hooks inside a running router (htcondor.md §1.8 table; product.md §4 bounded retries).
 
 The hooks are small shell scripts written into tmp_path; JOB_ROUTER_HOOK_KEYWORD or the job's
-HookKeyword selects them.
+HookKeyword selects them. Every router here opts in to running them (``allow_hooks=True``):
+by default no hook program runs (tests/test_hook_safety.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def test_translate_hook_output_replaces_the_ad_and_transforms_still_run(tmp_path
     t = hook(tmp_path, "t.sh", f"cat > {seen}\n"
              "echo 'Owner = \"alice\"'\necho 'Cmd = \"/bin/translated\"'\necho 'JobUniverse = 5'\n")
     tbl = table([route("A", grid_resource="batch pbs")], config(translate_job=t), hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     job = r.jobs[key]
@@ -52,7 +53,7 @@ def test_job_hook_keyword_wins_over_knob(tmp_path):
     t = hook(tmp_path, "t.sh", "exit 1\n")
     cfg = f"JOBKW_HOOK_TRANSLATE_JOB = {t}"
     tbl = table([route("A")], cfg, hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (plain,) = submit(src)
     (special,) = submit(src, HookKeyword='"JOBKW"')
     r.poll(T0 + 10)
@@ -68,7 +69,7 @@ def test_translate_no_output_retried_then_given_up(tmp_path):
     count = tmp_path / "count"
     t = hook(tmp_path, "t.sh", f"echo x >> {count}\n")
     tbl = table([route("A")], config(translate_job=t), hook_keyword="RD")
-    r, src, dst = make_router(tbl, hook_attempts=3)
+    r, src, dst = make_router(tbl, hook_attempts=3, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     assert r.jobs[key].state is State.CLAIMED
@@ -85,7 +86,7 @@ def test_update_hook_merges_into_the_routed_copy(tmp_path):
     merged into the dest and pushed; then normal status processing mirrors it to the source."""
     u = hook(tmp_path, "u.sh", "cat > /dev/null\necho 'MyType = \"Junk\"'\necho 'JobStatus = 2'\necho 'SiteNote = \"ok\"'\n")
     tbl = table([route("A")], config(update_job_info=u), hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)  # submitted and seen; the hook runs from the next poll on
     dest = r.jobs[key].dest_key
@@ -99,7 +100,7 @@ def test_update_hook_failure_skips_the_status_check(tmp_path):
     """§1.8: a non-zero exit ignores the output and skips this poll's status check."""
     u = hook(tmp_path, "u.sh", "exit 2\n")
     tbl = table([route("A")], config(update_job_info=u), hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     schedd_set(dst, r.jobs[key].dest_key, T0 + 11, JobStatus=2)
@@ -113,7 +114,7 @@ def test_finalize_hook_updates_source_or_reroutes(tmp_path):
     seen = tmp_path / "fin"
     good = hook(tmp_path, "f.sh", f"cat > {seen}\necho 'FinalizedBy = \"hook\"'\n")
     tbl = table([route("A")], config(job_finalize=good), hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     dest = r.jobs[key].dest_key
@@ -125,7 +126,7 @@ def test_finalize_hook_updates_source_or_reroutes(tmp_path):
 
     bad = hook(tmp_path, "bad.sh", "exit 1\n")
     tbl = table([route("A")], config(job_finalize=bad), hook_keyword="RD")
-    r, src, dst = make_router(tbl)
+    r, src, dst = make_router(tbl, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     dest = r.jobs[key].dest_key
@@ -145,7 +146,7 @@ def test_cleanup_hook_retries_bounded(tmp_path):
     gives up after max_attempts with a hook-failed event (HTCondor retries forever)."""
     c = hook(tmp_path, "c.sh", "cat > /dev/null\nexit 3\n")
     tbl = table([route("A")], config(job_cleanup=c), hook_keyword="RD")
-    r, src, dst = make_router(tbl, hook_attempts=2)
+    r, src, dst = make_router(tbl, hook_attempts=2, allow_hooks=True)
     (key,) = submit(src)
     r.poll(T0 + 10)
     schedd_set(src, key, T0 + 11, JobStatus=3)  # user removes the source: cleanup

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from engine.commands import register_all
+from engine.commands.args import Parser
 
 DESCRIPTION = """\
 RouteDeck: a terminal dashboard for HTCondor's Job Router and crondor.
@@ -18,7 +19,7 @@ recorded one."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="routedeck", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")

@@ -16,6 +16,8 @@ import importlib
 import sys
 import threading
 
+from engine.commands import args as argcheck
+
 
 def _headless_module():
     try:
@@ -76,9 +78,9 @@ def run_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:
+    except ValueError as exc:  # NotARecording (nothing to replay) is checked before the screen opens
         print(f"routedeck replay: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, getattr(engine, "NotARecording", ())) else 1
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(runtime, mode="replay", readonly=True)
@@ -138,8 +140,8 @@ def register_demo(subparsers) -> None:
         "demo", help="the embedded demo: sample routes, workload and simulated sites, on the dashboard",
         description="Run the embedded Job Router + crondor demo and open the dashboard on it "
                     "(--headless prints snapshots instead).")
-    p.add_argument("--config-dir", help="demo configuration directory (default: sample_configs/demo)")
-    p.add_argument("--state-dir", help="keep job_queue.log and history here (a recording replay can open)")
+    p.add_argument("--config-dir", type=argcheck.path, help="demo configuration directory (default: sample_configs/demo)")
+    p.add_argument("--state-dir", type=argcheck.path, help="keep job_queue.log and history here (a recording replay can open)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the workload and sites (default 1)")
     p.add_argument("--speed", type=float, default=60.0, help="virtual seconds per real second (default 60)")
     p.add_argument("--classad-routes", action="store_true", help="use the ClassAd-syntax routing table")

@@ -2,7 +2,8 @@
 
 ``--at TIME --json`` prints the snapshot at that moment; ``--reroute --config CONFIG…`` feeds
 the recorded source jobs through the engine's router and prints, per route, the recording
-against the new table (see :mod:`engine.replay.reroute`).
+against the new table (see :mod:`engine.replay.reroute`). Router hook programs run only with
+``--allow-hooks`` (and only with ``--reroute``: a plain replay routes nothing).
 
 Design decisions:
 
@@ -13,7 +14,11 @@ Design decisions:
 - ``TIME`` is epoch seconds, an ISO-8601 date-time (naive = ``--tz``, default this machine's
   zone), ``+SECONDS`` after the first step, ``start`` or ``end``; ``--transaction N`` seeks by
   step instead (``-1`` = before the first).
-- Exit status: 0 done, 1 the log could not be read or the moment is invalid, 2 usage.
+- A file that holds nothing to replay is refused before anything is shown (also before the
+  screen opens): empty, not a job queue log at all (no valid record; the rule of
+  :meth:`engine.queuelog.result.LoadResult.not_a_log`), or without a committed transaction.
+- Exit status: 0 done, 1 the log could not be read or the moment is invalid, 2 usage or nothing
+  to replay (one line on stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from engine.clock import ManualClock
+from engine.commands import args as argcheck
 from engine.replay.index import build_index
 from engine.replay.player import Player, ReplayError
 from engine.replay.timeline import SOURCE_NAMES
@@ -33,21 +39,26 @@ MAX_PROBLEMS_SHOWN = 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOG", help="a recorded job_queue.log")
+    p.add_argument("log", metavar="LOG", type=argcheck.path, help="a recorded job_queue.log")
     p.add_argument("--at", metavar="TIME",
                    help="moment to show: epoch seconds, ISO date-time, +SECONDS from the start, start, end")
     p.add_argument("--transaction", type=int, metavar="N", help="show the state after transaction N")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
     p.add_argument("--speed", type=float, default=1.0, help="playing speed (screen mode)")
-    p.add_argument("--config", nargs="+", metavar="CONFIG", default=[],
+    p.add_argument("--config", nargs="+", metavar="CONFIG", default=[], type=argcheck.path,
                    help="HTCondor config file(s) with the routing table (limits; --reroute's table)")
     p.add_argument("--reroute", action="store_true",
                    help="feed the recorded source jobs through the router with --config's table")
-    p.add_argument("--tz", help="time zone of the log's 106 # time stamps and of ISO --at (IANA name)")
+    p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps and of ISO --at (IANA name)")
     p.add_argument("--seed", type=int, default=1, help="--reroute: seed of the simulated sites")
-    p.add_argument("--sites", metavar="SITES_TOML",
+    p.add_argument("--sites", metavar="SITES_TOML", type=argcheck.path,
                    help="--reroute: simulated sites (default: sites.toml beside the first --config file)")
+    p.add_argument("--allow-hooks", action="store_true",
+                   help="--reroute: run router hook programs named by the config or by a job's HookKeyword "
+                        "(off by default: a recording or config from someone else could run any program; "
+                        "without it such hooks are listed as 'would run: PATH' and the jobs they would "
+                        "translate are not routed). Replaying without --reroute never runs a program.")
 
 
 def register(subparsers) -> None:
@@ -113,6 +124,25 @@ def run(args: argparse.Namespace) -> int:
     return run_headless(args)
 
 
+class NotARecording(ValueError):
+    """The file holds nothing to replay (see the module docstring); the message is one line."""
+
+
+def check_recording(index, path: str) -> None:
+    """Raise :class:`NotARecording` when ``index`` (of ``path``) has no step to replay."""
+    if index.steps:
+        return
+    if not index.data:
+        if not index.problems:
+            raise NotARecording(f"{path}: the recording is empty (0 bytes): nothing to replay")
+        first = index.problems[0]
+        raise NotARecording(f"{path}:{first.line}: not a job queue log: no complete record ({first.message})")
+    from engine.queuelog.reader import load_bytes  # noqa: PLC0415  (only for a file without steps)
+
+    why = load_bytes(index.data, source=path).not_a_log()
+    raise NotARecording(why or f"{path}: the recording is empty: no committed transaction to replay")
+
+
 def build_runtime(args: argparse.Namespace, publish=None):
     """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
     ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
@@ -122,6 +152,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
     from engine.runtime import Runtime  # noqa: PLC0415
 
     index = build_index(args.log, tz=args.tz)
+    check_recording(index, args.log)
     player, _errors = make_player(index, args)
     if args.transaction is not None:
         player.seek(step=args.transaction)
@@ -138,6 +169,11 @@ def run_headless(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    try:
+        check_recording(index, args.log)
+    except NotARecording as exc:
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 2
     for problem in index.problems[:MAX_PROBLEMS_SHOWN]:
         print(problem.where(args.log), file=sys.stderr)
     if len(index.problems) > MAX_PROBLEMS_SHOWN:

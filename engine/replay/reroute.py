@@ -28,6 +28,11 @@ Design decisions and invariants:
 - Sites: ``--sites FILE`` (the demo's ``sites.toml`` format), else ``sites.toml`` beside the first
   config file, else one generic site per route (1000 slots, 5–30 s start, exponential 600 s runs,
   no failures). Runs are deterministic for a given ``--seed``.
+- Hooks (htcondor.md §1.8): a recording or a config names programs (``JOB_ROUTER_HOOK_KEYWORD``,
+  a job's ``HookKeyword``, ``<KW>_HOOK_<TYPE>``). They run only with ``--allow-hooks``; without
+  it the router withholds them (engine.router.hooks: a job whose translate hook is withheld is not
+  routed, the other hooks are treated as not defined) and the report lists each program as
+  ``would run: PATH`` (JSON ``hooks``: type, path, ran, jobs, runs).
 """
 
 from __future__ import annotations
@@ -192,10 +197,11 @@ def default_sites(route_names: list[str]) -> list[Any]:
 
 
 def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None = None,
-             seed: int = 1) -> tuple[dict[str, RouteTally], int, list[str], list[str]]:
+             seed: int = 1, allow_hooks: bool = False) -> tuple[dict[str, RouteTally], int, list[str], list[str], list]:
     """Run the recorded arrivals through the router with the table of ``config_files``.
 
-    Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics)."""
+    Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
+    the hook programs that ran or — without ``allow_hooks`` — would have run)."""
     from engine.config import Config  # noqa: PLC0415
     from engine.demo import Engine, load_sites, system_policy  # noqa: PLC0415
     from engine.jobqueue import JobAdded, JobChanged, JobRemoved  # noqa: PLC0415
@@ -242,14 +248,17 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     queue.subscribe(on_event)
     sites = SiteSet(specs, seed=seed)
     schedd = Schedd(QueueStore(queue), sites, None, system_policy(config))
-    router = JobRouter(table, queue, now=rec.start)
+    router = JobRouter(table, queue, now=rec.start, allow_hooks=allow_hooks)
     engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=RecordedArrivals(rec.jobs), router=router,
                     table=table, config=config, start=rec.start, seed=seed, state_dir=None,
                     config_files=tuple(config_files),
                     poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
-    engine.run_until(rec.end)
+    try:
+        engine.run_until(rec.end)
+    finally:
+        router.close()
     unrouted = len(sources - routed_sources)
-    return tally.finish(), unrouted, names, diagnostics
+    return tally.finish(), unrouted, names, diagnostics, router.hooks.report()
 
 
 def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], order: list[str]) -> list[dict]:
@@ -269,14 +278,16 @@ def run_reroute(index: LogIndex, args: argparse.Namespace) -> int:
         print("routedeck replay: --reroute needs --config CONFIG… with the routing table", file=sys.stderr)
         return 2
     rec = read_recording(index)
-    tallies, unrouted, order, diagnostics = simulate(rec, args.config, sites_file=getattr(args, "sites", None),
-                                                     seed=args.seed)
+    tallies, unrouted, order, diagnostics, hooks = simulate(
+        rec, args.config, sites_file=getattr(args, "sites", None), seed=args.seed,
+        allow_hooks=bool(getattr(args, "allow_hooks", False)))
     for d in diagnostics:
         print(d, file=sys.stderr)
     rows = compare(rec.routes, tallies, order)
     if args.json:
         json.dump({"log": args.log, "start": rec.start, "end": rec.end, "source_jobs": len(rec.jobs),
-                   "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows},
+                   "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
+                   "hooks": [h.to_json() for h in hooks]},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
@@ -289,4 +300,6 @@ def run_reroute(index: LogIndex, args: argparse.Namespace) -> int:
         flag = "" if r["in_table"] else "  (not in the new table)"
         print(f"{r['route']:24} " + " ".join(f"{c:>15}" for c in cells) + flag)
     print(f"{'(not routed)':24} {rec.unrouted:>6} → {unrouted:<6}")
+    for h in hooks:
+        print(f"hook {h.line()}")
     return 0

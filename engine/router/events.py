@@ -90,6 +90,16 @@ class HookFailed(RouterEvent):
 
 
 @dataclass(frozen=True)
+class HookWithheld(RouterEvent):
+    """A hook program that would run but may not (no ``--allow-hooks``); said once per program."""
+
+    hook: str = ""
+    path: str = ""
+    kind: ClassVar[str] = "hook-withheld"
+    level: ClassVar[str] = "warning"
+
+
+@dataclass(frozen=True)
 class OrphanAdopted(RouterEvent):
     dest: str | None = None
     kind: ClassVar[str] = "orphan-adopted"

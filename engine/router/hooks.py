@@ -42,6 +42,20 @@ RouteDeck departures (product.md §4 "Hooks"), each visible as an event in the r
   picked up on a later poll; while one runs it is not started again (HTCondor's known-hook
   list, without its "1.1 matches 1.10" prefix bug).
 
+Safe by default (product.md §4: opening someone's config or recording must never run a program):
+
+- A :class:`HookManager` runs hook programs only when built with ``allow_run=True``: the demo
+  (its own sample config) and the commands given ``--allow-hooks``. Otherwise :meth:`HookManager.run`
+  refuses to spawn anything (it raises :class:`HooksNotAllowed`); the router asks
+  :attr:`HookManager.allow_run` first and records the hook as *withheld*
+  (:meth:`HookManager.withhold`), shown as ``would run: PATH`` in reports and events
+  (:meth:`HookUse.line`). What a withheld hook would have decided is unknown, so:
+  a job whose TRANSLATE_JOB hook is withheld is **not routed** (it is left alone, never claimed:
+  the hook's output would be its routed ad); a withheld UPDATE_JOB_INFO, JOB_FINALIZE or
+  JOB_CLEANUP hook is treated as not defined (the router goes on as HTCondor does without it).
+- Every hook that ran or would have run is kept in :attr:`HookManager.uses` (type, path, jobs,
+  runs) for the reports.
+
 Nothing here reads the clock: the subprocess timeout is the only real-time element.
 """
 
@@ -77,6 +91,13 @@ PRIVATE_ATTRS = frozenset(
 
 class HookOutputError(ValueError):
     """Hook stdout that HTCondor would reject (names the bad line)."""
+
+
+class HooksNotAllowed(RuntimeError):
+    """A hook program was about to be spawned by a manager built without ``allow_run``."""
+
+
+ALLOW_FLAG = "--allow-hooks"  # the command-line flag that lets hook programs run (named in messages)
 
 
 # ------------------------------------------------------------------------------------------
@@ -290,6 +311,33 @@ def cleanup_outcome(r: HookResult) -> Outcome:
     return Outcome("retry", message=r.describe())
 
 
+@dataclass
+class HookUse:
+    """One hook program as a report shows it: ran (how often, for which jobs) or would run."""
+
+    hook_type: str
+    path: str
+    ran: bool
+    jobs: set[str] = field(default_factory=set)
+    runs: int = 0
+
+    def line(self) -> str:
+        jobs = f"{len(self.jobs)} job{'s' if len(self.jobs) != 1 else ''}"
+        if self.ran:
+            return f"ran: {self.path} ({self.hook_type}, {self.runs} runs for {jobs})"
+        return f"would run: {self.path} ({self.hook_type}, {jobs}; not run: needs {ALLOW_FLAG})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hook": self.hook_type, "path": self.path, "ran": self.ran, "jobs": len(self.jobs),
+                "runs": self.runs}
+
+
+def withheld_reason(path: str) -> str:
+    """Why a job with a withheld translate hook is not routed (why-not, route, reports)."""
+    return (f"its translate hook would run: {path} (not run: needs {ALLOW_FLAG}; what the hook would "
+            f"make of the job is unknown, so it is not routed)")
+
+
 # ------------------------------------------------------------------------------------------
 # the manager: knobs, paths, running
 
@@ -306,8 +354,11 @@ class HookManager:
         max_attempts: int = 3,
         background: bool = False,
         max_output: int = MAX_OUTPUT,
+        allow_run: bool = False,
     ) -> None:
         self.config = config
+        self.allow_run = bool(allow_run)  # False: no hook program is ever spawned (module docstring)
+        self.uses: dict[tuple[str, str], HookUse] = {}  # (hook type, path) -> what ran / would run
         self.max_output = max_output
         self.default_keyword = default_keyword or None
         self.timeout = timeout
@@ -359,8 +410,30 @@ class HookManager:
         out, self._unreported = self._unreported, []
         return out
 
+    def job_keyword(self, job: Any) -> str | None:
+        """The keyword of a queue job (``get``/``attrs``) without building its ad when it has no
+        ``HookKeyword`` (the common case)."""
+        if job.get("HookKeyword") is None:
+            return self.default_keyword
+        return hook_keyword(job.attrs, self.default_keyword)
+
+    def withhold(self, hook_type: str, path: str, job_key: str) -> bool:
+        """Record that ``path`` would run for ``job_key`` but may not; True the first time this
+        program is withheld (the router reports it once)."""
+        use = self.uses.get((hook_type, path))
+        first = use is None
+        if first:
+            use = self.uses[(hook_type, path)] = HookUse(hook_type, path, ran=False)
+        use.jobs.add(job_key)
+        return first
+
+    def report(self) -> list[HookUse]:
+        """Every hook program that ran or would have run, in the order first met."""
+        return list(self.uses.values())
+
     def run(self, job_key: str, hook_type: str, path: str, stdin: str) -> HookResult | None:
-        """Run (or collect) a hook for one job. None = still running (background mode)."""
+        """Run (or collect) a hook for one job. None = still running (background mode).
+        Raises :class:`HooksNotAllowed` unless the manager was built with ``allow_run=True``."""
         key = (job_key, hook_type)
         fut = self._running.get(key)
         if fut is not None:
@@ -368,6 +441,15 @@ class HookManager:
                 return None
             del self._running[key]
             return fut.result()
+        if not self.allow_run:
+            self.withhold(hook_type, path, job_key)
+            raise HooksNotAllowed(f"{hook_type} hook {path} not run: needs {ALLOW_FLAG}")
+        use = self.uses.get((hook_type, path))
+        if use is None:
+            use = self.uses[(hook_type, path)] = HookUse(hook_type, path, ran=True)
+        use.ran = True
+        use.runs += 1
+        use.jobs.add(job_key)
         if not self.background:
             return self._execute(hook_type, path, stdin)
         if self._pool is None:
@@ -379,6 +461,8 @@ class HookManager:
         return (job_key, hook_type) in self._running
 
     def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
+        if not self.allow_run:  # the one place a hook is spawned: refuse here too
+            raise HooksNotAllowed(f"{hook_type} hook {path} not run: needs {ALLOW_FLAG}")
         try:
             ran = run_bounded([path], stdin.encode("utf-8", "surrogateescape"), self.timeout, self.max_output)
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path

@@ -83,6 +83,7 @@ class Lifecycle:
     dst_q: Any
     name: str
     hooks: hk.HookManager
+    translate_failures: dict[str, int]
 
     # -------------------------------------------------------------------------------- helpers
 
@@ -97,13 +98,22 @@ class Lifecycle:
                                            job.route_name or job.last_route, job.src_key))
 
     def _hook(self, job: RoutedJob, kind: str, key: str, stdin_fn, now: float) -> hk.HookResult | str | None:
-        """Run the job's hook of ``kind`` if configured: a result, ``None`` (not configured) or
-        ``"pending"`` (still running in the background)."""
+        """Run the job's hook of ``kind`` if configured: a result, ``None`` (not configured),
+        ``"pending"`` (still running in the background) or ``"withheld"`` (configured, but hook
+        programs may not run: recorded as "would run", reported once per program)."""
         path = self.hooks.path(kind, self._keyword(job))
         for message in self.hooks.take_rejections():  # validateHookPath: logged once, then "not defined"
             self._hook_failed(job, kind, now, f"{message} The hook is treated as not defined.")
         if path is None:
             return None
+        if not self.hooks.allow_run:
+            if self.hooks.withhold(kind, path, job.src_key):
+                what = ("jobs it would translate are not routed" if kind == hk.TRANSLATE
+                        else "the router goes on as if it were not defined")
+                self._emit(ev.HookWithheld(now, f"{kind} hook would run: {path} (not run: needs "
+                                                f"{hk.ALLOW_FLAG}); {what}",
+                                           job.route_name or job.last_route, job.src_key, hook=kind, path=path))
+            return "withheld"
         result = self.hooks.run(key, kind, path, stdin_fn())
         return "pending" if result is None else result
 
@@ -178,20 +188,33 @@ class Lifecycle:
             hk.route_description(route.name, job.target_universe, job.grid_resource), job.src), now)
         if res == "pending":
             return
+        if res == "withheld":  # claimed before the hook applied (a table switch): give the job back
+            self._fail(job, now, hk.withheld_reason(self.hooks.path(hk.TRANSLATE, self._keyword(job)) or "?"),
+                       interrupted=True)
+            return
         if isinstance(res, hk.HookResult):
+            # Translate attempts that gave no routed ad are counted per source job across claims
+            # and bounded by max_attempts (a RouteDeck departure, product.md §4). HTCondor has no
+            # limit: JobRouterHookMgr.cpp TranslateClient::hookExited leaves a "returned no data"
+            # job CLAIMED, so JobRouter.cpp SubmitJob runs the hook again on every poll, and a
+            # failing hook ends in GracefullyRemoveJob -> FinishCleanupJob (yield, RETIRED) ->
+            # CleanupRetiredJob forgets the job, which is a candidate again on a later poll.
             out = hk.translate_outcome(res)
             if out.action == "replace":
                 base = dict(out.attrs)
-            elif out.action == "no-data":
-                n = job.hook_attempts[hk.TRANSLATE] = job.hook_attempts.get(hk.TRANSLATE, 0) + 1
-                if n < self.hooks.max_attempts:
-                    self._hook_failed(job, hk.TRANSLATE, now, f"{out.message}; will run it again ({n}/{self.hooks.max_attempts})")
-                    return
-                self._hook_failed(job, hk.TRANSLATE, now, f"{out.message} {n} times; giving up")
-                self._fail(job, now, "translate hook returned no data", event=False)
-                return
+                self.translate_failures.pop(job.src_key, None)
             else:
-                self._hook_failed(job, hk.TRANSLATE, now, out.message)
+                limit = self.hooks.max_attempts
+                n = self.translate_failures[job.src_key] = self.translate_failures.get(job.src_key, 0) + 1
+                if out.action == "no-data":
+                    if n < limit:
+                        self._hook_failed(job, hk.TRANSLATE, now, f"{out.message}; will run it again ({n}/{limit})")
+                        return
+                    self._hook_failed(job, hk.TRANSLATE, now, f"{out.message} {n} times; giving up")
+                    self._fail(job, now, "translate hook returned no data", event=False)
+                    return
+                tail = f"; not routed again after {n} failed attempts" if n >= limit else f" ({n}/{limit})"
+                self._hook_failed(job, hk.TRANSLATE, now, out.message + tail)
                 self._fail(job, now, f"translate hook failed: {out.message}", event=False)
                 return
         self.finish_submit(job, route, base, now)

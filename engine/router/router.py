@@ -18,6 +18,12 @@ Design decisions and invariants:
   ``AdoptOrphans``. The only in-memory state that matters is the tracked jobs and the per-route
   statistics, which survive :meth:`set_table` by route name (``CopyState``).
 - No clock is read: every entry point takes ``now``.
+- Hook programs run only when the router is built with ``allow_hooks=True`` (the demo, and the
+  commands given ``--allow-hooks``). Otherwise none is ever spawned: a job whose translate hook
+  would run is left alone (not a candidate; why-not and a ``hook-withheld`` event say
+  "would run: PATH"), and the other hooks are treated as not defined (:mod:`.hooks`).
+  A translate hook that gives no routed ad is tried at most ``hook_attempts`` times per source
+  job over all its claims (HTCondor has no limit; :meth:`Lifecycle.submit`).
 - Facts are reported as frozen :mod:`.events` dataclasses, collected until the runtime calls
   :meth:`drain_events`.
 - The router listens to both queues' change events: a SUBMITTED job whose source and routed
@@ -52,7 +58,8 @@ class JobRouter(Lifecycle, StatsMixin):
 
     def __init__(self, table: Any, source: Any, dest: Any = None, *, now: float,
                  hooks: hk.HookManager | None = None, hook_timeout: float = 60.0,
-                 hook_attempts: int = 3, background_hooks: bool = False, build: Any = None) -> None:
+                 hook_attempts: int = 3, background_hooks: bool = False, allow_hooks: bool = False,
+                 build: Any = None) -> None:
         self.src_q = source
         self.dst_q = dest if dest is not None else source
         self.jobs: dict[str, RoutedJob] = {}
@@ -60,8 +67,11 @@ class JobRouter(Lifecycle, StatsMixin):
         self.poll_count = 0
         self._rr = 0  # ChooseRoute's function-level static round-robin counter
         self._events: list[ev.RouterEvent] = []
-        self._hook_opts = (hook_timeout, hook_attempts, background_hooks)
+        # allow_hooks=False (the default): no hook program ever runs (engine.router.hooks docstring)
+        self._hook_opts = (hook_timeout, hook_attempts, background_hooks, allow_hooks)
         self._given_hooks = hooks
+        # source job -> failed translate attempts, kept across claims (Lifecycle.submit)
+        self.translate_failures: dict[str, int] = {}
         self._builder = build  # default: engine.router.routed_copy.build_routed_ad
         self.next_periodic = 0.0
         self.last_cycle: dict[str, Any] = {}
@@ -88,12 +98,14 @@ class JobRouter(Lifecycle, StatsMixin):
         self.polling_period = int(k.polling_period)
         cfg = table.config
         self.chirp_prefix = _knob(cfg, "CHIRP_DELAYED_UPDATE_PREFIX")
-        timeout, attempts, background = self._hook_opts
+        timeout, attempts, background, allow = self._hook_opts
         old = getattr(self, "hooks", None)
         self.hooks = self._given_hooks or hk.HookManager(cfg, k.hook_keyword, timeout=timeout,
-                                                          max_attempts=attempts, background=background)
+                                                          max_attempts=attempts, background=background,
+                                                          allow_run=allow)
         if old is not None and old is not self.hooks:
             self.hooks._running = old._running  # hooks still running keep their results
+            self.hooks.uses = old.uses  # the report covers the whole run
         self.book.sync([r.name for r in table.routes], now)
         self.scanner = Scanner(table.routes, k.source_job_constraint, self.name)
 
@@ -146,7 +158,7 @@ class JobRouter(Lifecycle, StatsMixin):
         pure function of the two ads once the copy has been seen)."""
         return (changed is not None and self._watching and job.saw_dest and not job.dirty
                 and job.src_key not in changed and job.dest_key not in changed
-                and self.hooks.path(hk.UPDATE, self._keyword(job)) is None)
+                and (not self.hooks.allow_run or self.hooks.path(hk.UPDATE, self._keyword(job)) is None))
 
     def poll(self, now: float) -> None:
         self.poll_count += 1
@@ -219,6 +231,8 @@ class JobRouter(Lifecycle, StatsMixin):
                     info["stopped"] = "all routes are full"
                     break
                 continue
+            if self._translate_blocked(job, now) is not None:
+                continue
             route, st = routes[idx], stats[idx]
             st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
             st.recent_routed += 1
@@ -230,6 +244,28 @@ class JobRouter(Lifecycle, StatsMixin):
             info["new"] += 1
         info["signatures"] = scanner.signatures
         info["evaluations"] = scanner.evaluations
+
+    def _translate_blocked(self, job: Any, now: float | None) -> str | None:
+        """Why this untracked job is left alone although a route would take it, or None:
+
+        - its translate hook may not run (``allow_hooks`` off): what the hook would make of the
+          job is unknown, so it is not routed; the program is reported once as "would run";
+        - its translate hook failed ``max_attempts`` times (over any number of claims): RouteDeck
+          stops retrying (see :meth:`Lifecycle.submit`). ``now=None``: only say why (why-not)."""
+        failures = self.translate_failures.get(job.key)
+        if failures is not None and failures >= self.hooks.max_attempts:
+            return (f"its translate hook failed {failures} times; RouteDeck stopped retrying "
+                    f"(HTCondor would run it again on every claim)")
+        if self.hooks.allow_run:
+            return None
+        path = self.hooks.path(hk.TRANSLATE, self.hooks.job_keyword(job))
+        if path is None:
+            return None
+        if now is not None and self.hooks.withhold(hk.TRANSLATE, path, job.key):
+            self._emit(ev.HookWithheld(now, f"{hk.TRANSLATE} hook would run: {path} (not run: needs "
+                                            f"{hk.ALLOW_FLAG}); jobs it would translate are not routed",
+                                       None, job.key, hook=hk.TRANSLATE, path=path))
+        return hk.withheld_reason(path)
 
     def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
         src = dict(job.attrs)
@@ -260,8 +296,16 @@ class JobRouter(Lifecycle, StatsMixin):
         if job is None:
             return Explanation(ops.job_key(job_id), None, "no such job in the source queue")
         stats = {s.name.lower(): s for s in self.book}
-        return explain_job(self.table, job, now=now, stats=stats, tracked=self.jobs.get(job.key),
+        tracked = self.jobs.get(job.key)
+        expl = explain_job(self.table, job, now=now, stats=stats, tracked=tracked,
                            managed=self.num_managed(), router_name=self.name)
+        blocked = self._translate_blocked(job, None) if tracked is None and expl.route is not None else None
+        if blocked is None:
+            return expl
+        from engine.router.whynot import Step  # noqa: PLC0415
+
+        return Explanation(expl.job, None, f"not routed: {blocked}",
+                           expl.steps + (Step("translate hook", False, blocked, expl.route),))
 
     # ------------------------------------------------------------------------ crash recovery
 
