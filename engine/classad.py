@@ -16,6 +16,12 @@ Design decisions and invariants:
 - ``classad2.Value.Error`` and ``.Undefined`` are int-like (1 and 2): results are normalised to
   the sentinels :data:`UNDEFINED` / :data:`ERROR` and tested with :func:`is_true` so that an error
   is never mistaken for the number 1.
+- Hostile text must not crash the process: classad2 refuses brackets nested more than ~165 deep
+  itself, but builds a left-deep tree for a flat chain (``1+1+…``) and then crashes (SIGSEGV)
+  unparsing or walking one about 40,000 deep. Text that can hold more than
+  :data:`MAX_OPERATORS` operators in one expression is refused before classad2 sees it (a
+  RouteDeck limit; real values have a few hundred at most). A value that does not parse stays
+  text wherever values are kept, and evaluates to ``error`` (:func:`make_ad`).
 """
 
 from __future__ import annotations
@@ -56,18 +62,18 @@ _TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
 def _split_strings(text: str) -> list[tuple[bool, str]]:
     """Split ``text`` into (is_string_literal, chunk) pieces. Handles ``\\"`` inside strings."""
     out: list[tuple[bool, str]] = []
-    i, n, start = 0, len(text), 0
-    while i < n:
-        if text[i] == '"':
-            if i > start:
-                out.append((False, text[start:i]))
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append((True, text[i : j + 1]))
-            i = start = j + 1
-        else:
-            i += 1
+    n, start = len(text), 0
+    while start < n:
+        i = text.find('"', start)
+        if i < 0:
+            break
+        if i > start:
+            out.append((False, text[start:i]))
+        j = i + 1
+        while j < n and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        out.append((True, text[i : j + 1]))
+        start = j + 1
     if start < n:
         out.append((False, text[start:]))
     return out
@@ -117,6 +123,60 @@ class Expr:
         return evaluate(self, my, target, now)
 
 
+MAX_OPERATORS = 10_000  # per expression; classad2 crashed at ~40,000 (see the module docstring)
+_OPERATOR = re.compile(r"[-+*/%&|^<>=!?~:]+|[.\[(]")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
+_SEPARATOR = re.compile(r"[,;]")
+
+
+@functools.lru_cache(maxsize=16)  # a failing value is checked again by each caller
+def longest_chain(text: str) -> int:
+    """An upper bound of the operators in one expression of ``text``: the most operator tokens
+    between two ``,``/``;`` separators, outside string literals and numbers. Cheap; 0 when
+    ``text`` is shorter than :data:`MAX_OPERATORS` (it cannot hold more)."""
+    if len(text) <= MAX_OPERATORS:
+        return 0
+    best = run = 0
+    for is_str, chunk in _split_strings(text):
+        if is_str:
+            continue
+        pieces = _SEPARATOR.split(_NUMBER.sub("0", chunk))
+        for k, piece in enumerate(pieces):
+            if k:
+                run = 0
+            run += _OPERATOR.subn("", piece)[1]
+            best = max(best, run)
+    return best
+
+
+@functools.lru_cache(maxsize=16)
+def _max_nesting(text: str) -> int:
+    depth = best = 0
+    for is_str, chunk in _split_strings(text):
+        if is_str:
+            continue
+        for c in chunk:
+            if c in "([{":
+                depth += 1
+                best = max(best, depth)
+            elif c in ")]}":
+                depth -= 1
+    return best
+
+
+def _clip(text: str, limit: int = 100) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text)} characters)"
+
+
+def parse_problem(text: str) -> str:
+    """Why ``text`` does not parse as one expression, in a few words ("" when it parses)."""
+    try:
+        parse_expr(text)
+    except ClassAdError as exc:
+        return str(exc)
+    return ""
+
+
 @functools.lru_cache(maxsize=65536)
 def parse_expr(text: str) -> Expr:
     """Parse one expression written in old-ClassAd syntax (job_queue.log values, config and route
@@ -126,11 +186,19 @@ def parse_expr(text: str) -> Expr:
     src = text.strip()
     if not src:
         raise ClassAdError("empty expression", text)
+    chain = longest_chain(src)
+    if chain > MAX_OPERATORS:
+        raise ClassAdError(f"{chain} operators and brackets in one expression, more than RouteDeck's limit of "
+                           f"{MAX_OPERATORS}: {_clip(src, 40)}", text)
     rewritten = rewrite_time_calls(old_to_new_syntax(src))
     try:
         tree = classad2.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
-        raise ClassAdError(f"cannot parse expression: {src!r}", text) from exc
+        depth = _max_nesting(src) if len(src) > 300 else 0
+        if depth > 150:
+            raise ClassAdError(f"brackets nested {depth} deep, more than the ClassAd parser takes: "
+                               f"{_clip(src, 40)}", text) from exc
+        raise ClassAdError(f"cannot parse expression: {_clip(src, 200)}", text) from exc
     refs = _refs_of(tree)
     return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs)
 
@@ -333,19 +401,45 @@ def parse_old_ad(text: str, source: str = "<text>") -> dict[str, str]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        bad = _undecodable(line)
+        if bad is not None:
+            raise ClassAdError(f"{source}:{n}: not UTF-8 text (byte 0x{bad:02x})", raw, n)
         name, eq, value = line.partition("=")
         name = name.strip()
         if not eq or not name or not re.fullmatch(r"[A-Za-z_][\w.]*", name):
-            raise ClassAdError(f"{source}:{n}: not an 'Attr = expr' line: {raw!r}", raw, n)
+            raise ClassAdError(f"{source}:{n}: not an 'Attr = expr' line: {_clip(raw)}", raw, n)
         value = value.strip()
         if not is_valid_expr(value):
-            raise ClassAdError(f"{source}:{n}: cannot parse the value of {name}: {value!r}", raw, n)
+            why = parse_problem(value).removeprefix("cannot parse expression: ")
+            raise ClassAdError(f"{source}:{n}: cannot parse the value of {name[:80]}: {why}", raw, n)
         out[name] = value
     return out
 
 
-def parse_old_ads(text: str, source: str = "<text>") -> list[dict[str, str]]:
-    """Several old-syntax ads separated by blank lines (or ``***`` / ``---`` separator lines)."""
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _undecodable(text: str) -> int | None:
+    """The first byte that was not UTF-8 (decoded with ``surrogateescape``), or None."""
+    if text.isascii():
+        return None
+    m = _SURROGATE.search(text)
+    return None if m is None else ord(m[0]) - 0xDC00
+
+
+def _bad_ad(errors: list | None, exc: ClassAdError, position: int) -> None:
+    """Tolerant reading: keep ``exc`` (``position``: the ad's 0-based place in the text), or raise."""
+    if errors is None:
+        raise exc
+    exc.position = position  # type: ignore[attr-defined]
+    errors.append(exc)
+
+
+def parse_old_ads(text: str, source: str = "<text>", errors: list | None = None) -> list[dict[str, str]]:
+    """Several old-syntax ads separated by blank lines (or ``***`` / ``---`` separator lines).
+
+    An ad with a bad line raises :class:`ClassAdError`; with an ``errors`` list it is left out
+    instead and its error appended (with ``position``, the ad's 0-based place in the text)."""
     ads: list[dict[str, str]] = []
     block: list[str] = []
     start = 1
@@ -357,9 +451,8 @@ def parse_old_ads(text: str, source: str = "<text>") -> list[dict[str, str]]:
                 ads.append(parse_old_ad("\n".join(block), source))
             except ClassAdError as exc:
                 line = (exc.line or 1) + start - 1
-                raise ClassAdError(
-                    f"{source}:{line}: {str(exc).split(': ', 1)[-1]}", exc.text, line
-                ) from None
+                _bad_ad(errors, ClassAdError(f"{source}:{line}: {str(exc).split(': ', 1)[-1]}", exc.text, line),
+                        len(ads) + len(errors or ()))
         block = []
         start = end_line + 1
 
@@ -379,9 +472,11 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def parse_new_ads(text: str, source: str = "<text>") -> list[Any]:
+def parse_new_ads(text: str, source: str = "<text>", errors: list | None = None) -> list[Any]:
     """One or more new-syntax ads ``[ … ] [ … ]``, whitespace/commas and ``/* */`` or ``//``
-    comments between them. Returns classad2 ads; errors name the line."""
+    comments between them. Returns classad2 ads; errors name the line. With an ``errors`` list a
+    bad ad is left out and its error appended (as :func:`parse_old_ads`); text that is not an ad,
+    or an unterminated ad, still ends the reading."""
     ads: list[Any] = []
     pos = 0
     n = len(text)
@@ -389,17 +484,32 @@ def parse_new_ads(text: str, source: str = "<text>") -> list[Any]:
         pos = _skip_separators(text, pos)
         if pos >= n:
             break
+        here = len(ads) + len(errors or ())
         if text[pos] != "[":
-            raise ClassAdError(f"{source}:{_line_of(text, pos)}: expected '[' to start a ClassAd", text, _line_of(text, pos))
+            line = _line_of(text, pos)
+            _bad_ad(errors, ClassAdError(f"{source}:{line}: expected '[' to start a ClassAd", text, line), here)
+            break
         end = _matching_bracket(text, pos)
         if end < 0:
-            raise ClassAdError(f"{source}:{_line_of(text, pos)}: unterminated ClassAd", text, _line_of(text, pos))
+            line = _line_of(text, pos)
+            _bad_ad(errors, ClassAdError(f"{source}:{line}: unterminated ClassAd", text, line), here)
+            break
         chunk = text[pos : end + 1]
+        line = _line_of(text, pos)
+        bad = _undecodable(chunk)
+        if bad is not None:
+            at = line + chunk[: chunk.index(chr(0xDC00 + bad))].count("\n")
+            _bad_ad(errors, ClassAdError(f"{source}:{at}: not UTF-8 text (byte 0x{bad:02x})", chunk, at), here)
+            pos = end + 1
+            continue
         try:
+            if longest_chain(chunk) > MAX_OPERATORS:
+                raise ValueError("too many operators")
             ad = classad2.ClassAd(chunk)
         except Exception:
-            raise ClassAdError(f"{source}:{_line_of(text, pos)}: ClassAd does not parse", chunk, _line_of(text, pos)) from None
-        ads.append(ad)
+            _bad_ad(errors, ClassAdError(f"{source}:{line}: ClassAd does not parse", chunk, line), here)
+        else:
+            ads.append(ad)
         pos = end + 1
     return ads
 
@@ -503,6 +613,10 @@ def iter_new_ads(text: str) -> Iterator[tuple[int, int, Any, str | None]]:
         if end < 0:
             yield pos, n, None, "unterminated ClassAd (no matching ']')"
             return
+        if longest_chain(text[pos : end + 1]) > MAX_OPERATORS:  # classad2 would crash on it
+            yield pos, end + 1, None, f"ClassAd does not parse (more than {MAX_OPERATORS} operators in one expression)"
+            pos = end + 1
+            continue
         try:
             yield pos, end + 1, classad2.ClassAd(text[pos : end + 1]), None
         except Exception:

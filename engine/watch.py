@@ -20,6 +20,9 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
   names are listed too.
 - No clock is read here: ``now`` comes from the injected clock; no waiting happens here either
   (the caller waits on :mod:`engine.queuelog.watch` or polls).
+- An empty log (or one whose first record is still being written) is not an error: a live schedd
+  may not have written yet. :attr:`WatchEngine.waiting` says so, and the commands show
+  :data:`WAITING` instead of failing.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from engine.routerlog import RouterLogFollower, RouterLogTable
 from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
+
+
+WAITING = "waiting for the first transaction (no complete record in the log yet)"
 
 
 class WatchError(ValueError):
@@ -180,6 +186,7 @@ class WatchEngine:
         self.queue.subscribe(self._changed)
         self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
         self.problems: list[str] = []
+        self.waiting = False  # the log was read but holds no complete record yet
         self._seen = -1
 
     def _changed(self, event: Any) -> None:
@@ -198,6 +205,9 @@ class WatchEngine:
         for p in getattr(result, "problems", None) or ():
             self.problems.append(str(p))
         del self.problems[:-50]
+        probe = getattr(result, "probe", None)
+        if probe is not None:
+            self.waiting = probe not in ("missing", "fatal") and getattr(self.follower, "next_offset", 1) == 0
         if self.router_log is not None and self.router_log.poll():
             self.version += 1
         changed = self.version != self._seen
@@ -257,6 +267,7 @@ class WatchFeed:
         self._last_poll = -float("inf")
         self.events: list = []
         self._seq = 0
+        self._told_waiting = False
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
@@ -276,6 +287,9 @@ class WatchFeed:
     def _poll(self, t: float) -> None:
         self.engine.poll()
         self._last_poll = t
+        if self.engine.waiting and not self._told_waiting:
+            self.emit(t, "log", f"{self.engine.setup.queue_log}: {WAITING}")
+        self._told_waiting = self.engine.waiting
 
     def handle(self, command: object) -> str | None:
         if isinstance(command, WakeUp):

@@ -3,7 +3,6 @@ htcondor.md §2.6 vectors; and the engine's no-clock rule for engine/crondor."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -13,15 +12,19 @@ from pathlib import Path
 import pytest
 
 from engine.commands import cron as cron_cmd
+from engine.commands.args import Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(capsys, *argv):
-    parser = argparse.ArgumentParser(prog="routedeck")
+    parser = Parser(prog="routedeck")  # routedeck's parser: one-line usage errors, exit 2
     cron_cmd.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["cron", *argv])
-    code = args.func(args)
+    try:
+        args = parser.parse_args(["cron", *argv])
+        code = args.func(args)
+    except SystemExit as exc:  # a bad option (e.g. --tz) is refused by argparse
+        code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
 

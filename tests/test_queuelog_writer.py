@@ -188,7 +188,7 @@ def test_open_queue_rotates_an_unclean_log_and_refuses_a_fatal_one(tmp_path):
     with q.transaction(now=T0 + 1001) as t:
         assert t.new_cluster() == 3
     bad = tmp_path / "bad.log"
-    bad.write_bytes(b"107 1 CreationTimestamp 1\n101 0.0 Job Machine\n105 \n103 0.0 X ::\n106 \n")
+    bad.write_bytes(b"107 1 CreationTimestamp 1\n101 0.0 Job Machine\n105 \n103 0.0 X\n106 \n")  # no value
     with pytest.raises(QueueLogError) as err:
         open_queue(bad, T0)
     assert err.value.problems[0].severity == "fatal"

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from engine.commands import args as argcheck
 from engine.config import Config
 from engine.router.table import RoutingTable, config_diagnostics, load_routing_table
 
@@ -22,7 +23,7 @@ LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 def register(subparsers) -> None:
     p = subparsers.add_parser("check", help="load and lint a Job Router routing table (both syntaxes)",
                               description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("configs", nargs="+", metavar="CONFIG", help="HTCondor config files, read in this order")
+    p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print info-level diagnostics")
     p.set_defaults(func=run)

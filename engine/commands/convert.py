@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from engine.commands import args as argcheck
 from engine.commands.check import config_diagnostics
 from engine.config import Config
 from engine.router.classic import convert_classic_table
@@ -22,8 +23,8 @@ from engine.router.table import load_routing_table
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("convert", help="ClassAd routing table -> transform syntax (JOB_ROUTER_ROUTE_*)")
-    p.add_argument("configs", nargs="+", metavar="CONFIG", help="HTCondor config files, read in this order")
-    p.add_argument("-o", "--output", help="write the converted table here instead of stdout")
+    p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
+    p.add_argument("-o", "--output", type=argcheck.path, help="write the converted table here instead of stdout")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
     p.set_defaults(func=run)
 

@@ -23,6 +23,7 @@ import sys
 from datetime import datetime
 
 from engine.clock import SystemClock
+from engine.commands import args as argcheck
 from engine.crondor import (
     ATTRS,
     CronError,
@@ -47,7 +48,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     for (opt, meta), attr in zip(_FIELD_OPTS, ATTRS):
         p.add_argument(opt, metavar=meta, default=None, help=f"{attr} (absent when not given)")
     p.add_argument("--after", metavar="EPOCH|ISO", help="start time (default: now); ISO without offset is in --tz")
-    p.add_argument("--tz", metavar="ZONE", help="IANA time zone of the schedd (default: the local zone)")
+    p.add_argument("--tz", metavar="ZONE", type=argcheck.zone, help="IANA time zone of the schedd (default: the local zone)")
     p.add_argument("--window", type=int, default=None, help="DeferralWindow, for lints (default 0)")
     p.add_argument("--prep-time", type=int, default=None, help="DeferralPrepTime, for lints (default 300)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from typing import Any, Iterator
 
+from engine.commands import args as argcheck
 from engine.demo import DemoError, build_demo
 
 
@@ -45,8 +46,8 @@ def register(subparsers) -> None:
     if "demo" in getattr(subparsers, "choices", {}):
         return  # the TUI's demo command forwards --headless here
     p = subparsers.add_parser("demo", help="the embedded demo, headless (no TUI installed)")
-    p.add_argument("--config-dir")
-    p.add_argument("--state-dir")
+    p.add_argument("--config-dir", type=argcheck.path)
+    p.add_argument("--state-dir", type=argcheck.path)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--speed", type=float, default=60.0)
     p.add_argument("--classad-routes", action="store_true")

@@ -14,7 +14,8 @@ Design decisions and invariants:
 - ``--constraint EXPR`` keeps the jobs for which EXPR is true in the job's effective ad, with
   ``time()``/``CurrentTime`` bound to the wall clock read here (this shell is the only reader).
 - Exit status: 0; 1 when ``--long`` finds no job or the log has a fatal problem (the schedd would
-  refuse it); 2 for an unreadable log or a constraint that does not parse.
+  refuse it); 2 for an unreadable log, a file with no valid record at all (empty or not a job
+  queue log: one line, nothing on stdout) or a constraint that does not parse.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_expr
 from engine.clock import SystemClock
+from engine.commands import args as argcheck
 from engine.queuelog.reader import load_log
 from engine.queuelog.result import FOLLOW, OWNER
 
@@ -35,8 +37,8 @@ STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held"
 def register(subparsers) -> None:
     p = subparsers.add_parser("queue", help="counts and ads of a job_queue.log",
                               description="Read a job_queue.log and print job counts by JobStatus and owner.")
-    p.add_argument("log", metavar="LOG", help="path to a job_queue.log")
-    p.add_argument("--long", "-l", metavar="JOBID", help="print the effective ad of job c.p (or of every proc of cluster c)")
+    p.add_argument("log", metavar="LOG", type=argcheck.path, help="path to a job_queue.log")
+    p.add_argument("--long", "-l", metavar="JOBID", type=argcheck.job_id, help="print the effective ad of job c.p (or of every proc of cluster c)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--constraint", metavar="EXPR", help="only jobs for which EXPR is true")
     p.add_argument("--follower-rules", action="store_true",
@@ -81,6 +83,9 @@ def run(args) -> int:
     unreadable = any(p.record == 0 and p.severity == "fatal" for p in res.problems)
     if unreadable:
         print(f"routedeck queue: {res.problems[0]}", file=sys.stderr)
+        return 2
+    if res.not_a_log():
+        print(f"routedeck queue: {res.not_a_log()}", file=sys.stderr)
         return 2
     if args.constraint is not None:
         try:

@@ -34,6 +34,8 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from engine.commands import args as argcheck
+
 LETTERS = "UIRXCHE"
 
 
@@ -136,7 +138,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "router-history", help="condor_router_history: routed jobs per route from history files",
         description="What condor_router_history prints (htcondor.md §1.9), from history files.")
-    p.add_argument("--history", action="append", required=True,
+    p.add_argument("--history", action="append", required=True, type=argcheck.path,
                    help="a history file, or a directory holding history* files (repeatable)")
     p.add_argument("--days", type=float, default=1.0, help="how many days the report covers (default 1)")
     p.add_argument("--age", type=float, default=0.0, help="how many days ago the end time is")
@@ -146,7 +148,7 @@ def register(subparsers) -> None:
     p.add_argument("--show-iwd", "--show_iwd", dest="show_iwd", action="store_true",
                    help="with --show-records, add the submit directory")
     p.add_argument("--now", type=float, default=None, help="the current time, epoch seconds (default: the clock)")
-    p.add_argument("--tz", default=None, help="local time zone (default: the machine's)")
+    p.add_argument("--tz", default=None, type=argcheck.zone, help="local time zone (default: the machine's)")
     p.set_defaults(func=run)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from engine.classad import ClassAdError, evaluate, is_true, parse_expr
+from engine.commands import args as argcheck
 
 LETTERS = "UIRXCHE"
 
@@ -146,8 +147,8 @@ def register(subparsers) -> None:
         "router-q", help="condor_router_q: routed jobs of a job_queue.log (-S summary per route)",
         description="What condor_router_q prints (htcondor.md §1.9), read from a job_queue.log. "
                     "Options as the real tool: -S, -R, -I, -H, -idle, -held, -constraint X, -route NAME.")
-    p.add_argument("--queue-log", required=True, help="the job_queue.log to read")
-    p.add_argument("--tz", default="UTC", help="time zone for SUBMITTED (default UTC)")
+    p.add_argument("--queue-log", required=True, type=argcheck.path, help="the job_queue.log to read")
+    p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone for SUBMITTED (default UTC)")
     p.add_argument("--now", type=float, default=None, help="time for RUN_TIME (default: the log's last commit)")
     p.add_argument("-S", dest="S", action="store_true", help="summarize the state of jobs on each route")
     p.add_argument("-R", dest="R", action="store_true", help="summarize running jobs on each route")
@@ -197,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"routedeck router-q: unknown time zone {args.tz!r}", file=sys.stderr)
         return 2
     res = load_log(args.queue_log, mode=OWNER)
+    if res.not_a_log():
+        print(f"routedeck router-q: {res.not_a_log()}", file=sys.stderr)
+        return 2
     fatal = [p for p in res.problems if p.severity == "fatal"]
     if fatal:
         print(f"routedeck router-q: {fatal[0]}", file=sys.stderr)

@@ -18,18 +18,19 @@ import sys
 import threading
 
 from engine.clock import SystemClock
-from engine.watch import WatchEngine, WatchError, resolve
+from engine.commands import args as argcheck
+from engine.watch import WAITING, WatchEngine, WatchError, resolve
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--queue-log", metavar="LOG", help="the schedd's job_queue.log (default: from the config)")
-    p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG",
+    p.add_argument("--queue-log", metavar="LOG", type=argcheck.path, help="the schedd's job_queue.log (default: from the config)")
+    p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG", type=argcheck.path,
                    help="HTCondor config file(s) (default: $CONDOR_CONFIG): routing table, JOB_QUEUE_LOG / SPOOL")
-    p.add_argument("--router-log", metavar="JobRouterLog",
+    p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
                    help="the router's log: its routing-table lines give the real throttle and recent figures")
     p.add_argument("--readonly", action="store_true", default=True,
                    help="never write anything (the default; edits go only to --edit-file)")
-    p.add_argument("--edit-file", metavar="FILE", help="the config file route edits may be written to")
+    p.add_argument("--edit-file", metavar="FILE", type=argcheck.path, help="the config file route edits may be written to")
     p.add_argument("--json", action="store_true", help="print a JSON snapshot (one line) each time something changes")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
     p.add_argument("--once", action="store_true", help="print the current state and exit")
@@ -37,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--count", type=int, metavar="N", help="stop after N snapshots")
     p.add_argument("--slow-poll", type=float, default=1.0, metavar="S",
                    help="poll at least every S seconds (also the fallback without watchfiles)")
-    p.add_argument("--tz", default="UTC", help="time zone shown with times (IANA name)")
+    p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone shown with times (IANA name)")
 
 
 def register(subparsers) -> None:
@@ -104,6 +105,8 @@ def run_headless(args: argparse.Namespace) -> int:
     engine = WatchEngine(setup, clock, tz=args.tz)
     if args.once:
         engine.poll()
+        if engine.waiting:  # an empty log of a live schedd: not an error
+            print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
         _emit(engine, 1, args)
         return 0 if not any("fatal" in p for p in engine.problems) else 1
     from engine.queuelog.watch import run_watch  # noqa: PLC0415
@@ -112,8 +115,14 @@ def run_headless(args: argparse.Namespace) -> int:
     deadline = clock.now() + args.duration if args.duration is not None else None
     seq = [0]
 
+    told_waiting = [False]
+
     def on_poll(result) -> None:
-        if engine.after_poll(result) and not engine.paused:
+        changed = engine.after_poll(result)
+        if engine.waiting and not told_waiting[0]:
+            print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
+        told_waiting[0] = engine.waiting
+        if changed and not engine.paused:
             seq[0] += 1
             _emit(engine, seq[0], args)
         if (args.count is not None and seq[0] >= args.count) or (deadline is not None and clock.now() >= deadline):

@@ -80,9 +80,12 @@ def load_bytes(data: bytes, queue: JobQueue | None = None, *, source: str = "<by
         try:
             res = _fast(data, q, source, mode, validate)
         except _Bail:
+            res = None  # leave the except block first: its traceback keeps the fast path's lines alive
+        if res is None:
             q._reset()
             res = load_reference(data, q, source, mode, validate)
         q._finish_bulk()
+    res.source, res.size = source, len(data)
     return res
 
 

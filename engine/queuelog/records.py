@@ -15,6 +15,9 @@ Design decisions and invariants:
 - Strict parsing (``CLASSAD_LOG_STRICT_PARSING``, default true): a 103 value must parse as a
   ClassAd expression. :func:`value_is_valid` checks plain literals with a regex first (the common
   case, and the reader's hot path) and asks :func:`engine.classad.is_valid_expr` for the rest.
+  :func:`parse_line` reports such a record as ``Corrupt(value_only=True)``; what the loaders do
+  with it is theirs (the owner keeps the raw text, see ``reference.py``), and
+  :func:`bad_value_message` is the one line that names job, attribute and why.
 - :func:`format_record` is what the writer writes: single spaces, ``(empty)`` for empty types, 101
   always with three fields, ``105 `` / ``106 `` with their trailing space. It refuses (raises
   :class:`RecordFormatError`) any field that would corrupt the file, e.g. a newline in a value.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from engine.classad import is_valid_expr
+from engine.classad import is_valid_expr, parse_problem
 
 NEW_AD = 101
 DESTROY_AD = 102
@@ -175,6 +178,18 @@ _plain = PLAIN_VALUE.fullmatch
 def value_is_valid(text: str) -> bool:
     """Strict parsing of a 103 value (htcondor.md §3.1 "Values", §3.3)."""
     return bool(_plain(text)) or is_valid_expr(text)
+
+
+def bad_value_message(key: str, name: str, value: str) -> str:
+    """``job 3.0 attribute Foo: value does not parse (why)`` for a 103 value failing strict parsing."""
+    kind = key_kind(key)
+    what = {JOB: "job", CLUSTER: "cluster ad"}.get(kind, "ad")
+    return f"{what} {_word_shown(key)} attribute {_word_shown(name)}: value does not parse ({parse_problem(value)})"
+
+
+def _word_shown(word: str, limit: int = 60) -> str:
+    """A key or name for a message: as is when short and printable, else quoted and escaped."""
+    return word if len(word) <= limit and word.isprintable() else shown(word, limit)
 
 
 # ------------------------------------------------------------------------------------------

@@ -10,6 +10,13 @@ Design decisions and invariants:
   warning; at a corrupt record the rest of the file is ignored, fatally so if any later line starts
   with op 106 (the schedd EXCEPTs); an unfinished trailing transaction and an unterminated last
   line are discarded and mark the log as needing a rotation.
+- Departure (RouteDeck decision): a 103 whose value does not parse (strict parsing) is *not* a
+  corrupt record for the owner. Its raw text is kept as the attribute's value (it evaluates to
+  ``error``, as the python bindings' LogReader gives it, htcondor.md §6) with a warning naming
+  the job, attribute and line; the transaction around it applies. HTCondor with strict parsing
+  would EXCEPT (inside a committed transaction) or drop the rest of the file; with
+  ``CLASSAD_LOG_STRICT_PARSING = false`` it warns and goes on (``classad_log.cpp``
+  ``LogSetAttribute::ReadBody``). One bad value must not hide every good job around it.
 - Follower rules (``ClassAdLogReader``/``ClassAdLogParser``, §3.5): 105/106/107 are no-ops and every
   complete record is applied at once; an unparsable value or an unknown key is reported and
   ignored; a structurally corrupt record stops the pass there (it is read again at the next poll)
@@ -83,6 +90,10 @@ def _owner(lines, tail, last106, queue, res, source, validate) -> None:
         recno = i + 1
         line = _decode(raw)
         rec = parse_line(line, validate)
+        if isinstance(rec, Corrupt) and rec.value_only:
+            rec = parse_line(line, validate=False)
+            res.add(Problem(source, recno, off, R.bad_value_message(rec.key, rec.name, rec.value)
+                            + "; its raw text is kept (it evaluates to error)", "warning"))
         if isinstance(rec, Corrupt):
             res.add(corrupt_problem(source, recno, off, line, rec, last106 > i, "owner"))
             res.needs_rotation = True
@@ -150,8 +161,8 @@ def _follow(lines, last106, queue, res, source, validate) -> None:
         res.records += 1
         op = rec.op
         if op == R.SET_ATTR and validate and not R.value_is_valid(rec.value):
-            res.add(Problem(source, recno, off,
-                            f"value of {rec.name} in {rec.key} does not parse; ignored: {R.shown(rec.value)}", "warning"))
+            res.add(Problem(source, recno, off, R.bad_value_message(rec.key, rec.name, rec.value)
+                            + "; ignored, as HTCondor's router does (the previous value stays)", "warning"))
         elif op == R.BEGIN_TXN:
             res.clean = False
         elif op == R.HIST_SEQ:

@@ -13,6 +13,10 @@ Design decisions and invariants:
   106 without 105, 107 not first, unknown key, unparsable value in a follower).
 - Loading never raises on bad input: the state is the last good one, the problems say what was
   skipped.
+- A file without a single valid record (empty, or binary garbage) is not a job queue log at all;
+  :meth:`LoadResult.not_a_log` says so in one line, and commands that read a finished log refuse
+  it (exit 2) instead of showing an empty queue. A log holding only its 107 record is a valid,
+  empty queue (a brand-new log, htcondor.md §3.4). A follower of a live schedd waits instead.
 """
 
 from __future__ import annotations
@@ -58,6 +62,20 @@ class LoadResult:
     needs_rotation: bool = False  # torn tail, unfinished transaction or corrupt record
     fatal: bool = False
     dropped_problems: int = 0
+    source: str = ""  # the file name problems use
+    size: int = -1  # bytes read; -1 when the file could not be read
+
+    def not_a_log(self) -> str | None:
+        """One line saying why the input holds no job queue log at all, or None when it has at
+        least one valid record (or could not be read: that problem is reported already)."""
+        if self.size == 0:
+            return f"{self.source}: the file is empty: no job queue log record (a job_queue.log starts with a 107 record)"
+        if self.size < 0 or self.records:
+            return None
+        first = self.problems[0] if self.problems else None
+        where = f"{self.source}:{first.record}" if first else self.source
+        why = f" ({first.message.split(';')[0]})" if first else ""
+        return f"{where}: not a job queue log: no valid record{why}"
 
     def add(self, problem: Problem) -> None:
         if problem.severity == "fatal":
