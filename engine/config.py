@@ -14,9 +14,22 @@ Design decisions and invariants:
   :meth:`Config.value_lines` maps each line of a value back to its file line.
 - Names are case-insensitive; :meth:`names` reports the case of the winning definition.
 - ``include [ifexist] : path`` reads a file or a directory (files in lexical order, skipping
-  ``LOCAL_CONFIG_DIR_EXCLUDE_REGEXP``); a relative path is tried beside the including file first.
-  Cycles and nesting deeper than 20 are errors. Commands (``include command :``, a source ending
-  in ``|``, ``LOCAL_CONFIG_FILE = script|``) are never run: each gives a warning.
+  ``LOCAL_CONFIG_DIR_EXCLUDE_REGEXP``, HTCondor's default from param_info.in); a relative path is
+  tried beside the including file first. Cycles and nesting deeper than 20 are errors. Commands
+  (``include command :``, a source ending in ``|``, ``LOCAL_CONFIG_FILE = script|``) are never
+  run: each gives a warning.
+- A directory given to :meth:`Config.load` is read as a config directory, the way
+  ``LOCAL_CONFIG_DIR`` is (``get_config_dir_file_list``: not its subdirectories); one that holds
+  no file to read is an error naming it and what was skipped (RouteDeck decision: a directory
+  given where a config file is expected, read as nothing, must not look like an empty config).
+  In a directory, a symbolic link that loops or points nowhere is a warning naming it, at the
+  include's ``file:line`` (HTCondor lists it and then fails to open it).
+- Memory is bounded (RouteDeck decisions; HTCondor has no bound): a self reference expanded at
+  definition time may not make a value longer than ``macros.MAX_SIZE`` characters, and values
+  grown that way may not exceed ``MAX_SELF_GROWTH`` characters in all; past either bound the
+  line is an error (``file:line``), the knob is left empty and loading goes on. Expansion at
+  lookup time is bounded by the budgets of :mod:`engine.macros`. A file over ``MAX_FILE_SIZE``
+  bytes is not read (an error).
 - After the given paths: ``LOCAL_CONFIG_DIR``, then ``LOCAL_CONFIG_FILE`` (re-read while it
   changes), then ``LOCAL_CONFIG_DIR`` again if it changed (``real_config``); files already read
   are not read twice. Then ``_CONDOR_<NAME>`` environment overrides.
@@ -32,6 +45,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -42,8 +56,12 @@ from engine import classad as ca
 from engine import macros as mx
 from engine import macros_cond as mc
 
-DEFAULT_EXCLUDE_REGEXP = r"^((\..*)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew))$"
-MAX_INCLUDE_DEPTH = 20
+# param_info.in LOCAL_CONFIG_DIR_EXCLUDE_REGEXP (HTCondor 25.x)
+DEFAULT_EXCLUDE_REGEXP = (r"^((\..*)|(.*\.pl)|(.*\.py)|(.*\.sh)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew)"
+                          r"|(.*\.dpkg-old)|(.*\.dpkg-dist)|(.*\.cfsaved))$")
+MAX_INCLUDE_DEPTH = 20  # CONFIG_MAX_NESTING_DEPTH (condor_config.h)
+MAX_SELF_GROWTH = 4 * mx.MAX_SIZE  # characters added by definition-time self references, all knobs
+MAX_FILE_SIZE = 16 << 20  # bytes of one config file; real ones are kilobytes
 
 
 class ConfigError(Exception):
@@ -68,6 +86,7 @@ class _Entry:
     raw: str
     source: Source
     value_lines: tuple[int, ...]
+    growth: int = 0  # characters its own-name references added (MAX_SELF_GROWTH)
 
 
 class Config:
@@ -79,6 +98,7 @@ class Config:
         self.errors: list[ConfigError] = []
         self.warnings: list[ConfigError] = []
         self._loaded: set[str] = set()
+        self._growth = 0  # characters self references added to the values now held
 
     # ---------------------------------------------------------------------------- construction
 
@@ -202,26 +222,58 @@ class Config:
     def _load_path(self, path: Path, depth: int, stack: list[str], origin: Source | None, required: bool) -> None:
         where = origin or Source(str(path), 0)
         if path.is_dir():
-            for child in self._dir_files(path):
+            files, skipped = self._dir_files(path, where)
+            if not files and origin is None and skipped is not None:
+                self._error(where.file, where.line, f"config directory {str(path)!r} holds no config file to read: "
+                            + (skipped or "it is empty"))
+            for child in files:
                 self._load_file(child, depth, stack, origin)
         elif path.is_file():
             self._load_file(path, depth, stack, origin)
         elif required:
-            why = "not a regular file or directory" if path.exists() else "no such file or directory"
-            self._error(where.file, where.line, f"cannot open config source {str(path)!r}: {why}")
+            self._error(where.file, where.line, f"cannot open config source {str(path)!r}: {_why_missing(path)}")
 
-    def _dir_files(self, path: Path) -> list[Path]:
-        pattern = self.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", DEFAULT_EXCLUDE_REGEXP) or DEFAULT_EXCLUDE_REGEXP
-        try:
-            exclude = re.compile(pattern)
-        except re.error:
-            exclude = re.compile(DEFAULT_EXCLUDE_REGEXP)
+    def _dir_files(self, path: Path, where: Source) -> tuple[list[Path], str | None]:
+        """The files to read in a config directory, in lexical order, and a note of what was
+        skipped (None when the directory cannot be read). Symlink loops and dangling links are
+        warnings at ``where``."""
+        exclude = self._exclude_regexp()
         try:
             children = sorted(os.listdir(path))
         except OSError as exc:
             self._error(str(path), 0, f"cannot read directory: {exc.strerror}")
-            return []
-        return [path / c for c in children if not exclude.search(c) and (path / c).is_file()]
+            return [], None
+        files: list[Path] = []
+        excluded = subdirs = others = 0
+        for c in children:
+            child = path / c
+            if exclude.search(c):
+                excluded += 1
+            elif child.is_dir():
+                subdirs += 1
+            elif child.is_file():
+                files.append(child)
+            elif child.is_symlink():
+                others += 1
+                self._warn(where.file, where.line, f"{_why_missing(child)}, not read: {child}")
+            else:
+                others += 1  # a FIFO, socket or device: never read (a FIFO would block)
+        notes = [f"{subdirs} subdirector{'y' if subdirs == 1 else 'ies'} (not read)" if subdirs else "",
+                 f"{excluded} excluded by LOCAL_CONFIG_DIR_EXCLUDE_REGEXP" if excluded else "",
+                 f"{others} not a regular file" if others else ""]
+        return files, ", ".join(n for n in notes if n)
+
+    def _exclude_regexp(self) -> re.Pattern[str]:
+        try:
+            pattern = self.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", DEFAULT_EXCLUDE_REGEXP) or DEFAULT_EXCLUDE_REGEXP
+            return re.compile(pattern)
+        except ConfigError as exc:
+            self.errors.append(exc)
+        except re.error as exc:  # HTCondor EXCEPTs; we say so and use the default
+            where = self.location("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP") or Source("<LOCAL_CONFIG_DIR_EXCLUDE_REGEXP>", 0)
+            self._error(where.file, where.line, f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular "
+                        f"expression ({exc}); the default is used")
+        return re.compile(DEFAULT_EXCLUDE_REGEXP)
 
     def _load_file(self, path: Path, depth: int, stack: list[str], origin: Source | None) -> None:
         real = os.path.realpath(path)
@@ -231,6 +283,12 @@ class Config:
             self._error(where.file, where.line, f"include cycle: {chain}")
             return
         try:
+            size = path.stat().st_size
+            if size > MAX_FILE_SIZE:
+                where = origin or Source(str(path), 0)
+                self._error(where.file, where.line, f"config source {str(path)!r} is {size} bytes, more than "
+                            f"{MAX_FILE_SIZE}: not read (is it a config file?)")
+                return
             text = self._decode(path.read_bytes(), str(path))
         except OSError as exc:
             where = origin or Source(str(path), 0)
@@ -361,9 +419,21 @@ class Config:
         return None
 
     def _insert(self, name: str, raw: str, source: Source, value_lines: tuple[int, ...]) -> None:
-        value = mx.expand_self(raw, name, self.get_raw(name))
         key = name.lower()
-        self._entries[key] = _Entry(name, value, source, value_lines)
+        try:
+            value = mx.expand_self(raw, name, self.get_raw(name))
+        except mx.MacroError as exc:
+            self._error(source.file, source.line, f"{exc.message}; {name} is left empty")
+            value = ""
+        old = self._entries.get(key)
+        growth = max(0, len(value) - len(raw))
+        self._growth += growth - (old.growth if old else 0)
+        if growth and self._growth > MAX_SELF_GROWTH:
+            self._error(source.file, source.line, f"{name}: values grown by expanding their own name hold more "
+                        f"than {MAX_SELF_GROWTH} characters in all; {name} is left empty")
+            self._growth -= growth
+            value, growth = "", 0
+        self._entries[key] = _Entry(name, value, source, value_lines, growth)
 
     def _include(self, word: str, rhs: str, filename: str, lineno: int, depth: int, stack: list[str]) -> None:
         opts = word.split()
@@ -393,11 +463,11 @@ class Config:
         path = Path(target)
         if not path.is_absolute():
             beside = Path(filename).parent / path
-            if beside.exists():
+            if beside.exists() or beside.is_symlink():
                 path = beside
         if not path.exists():
             if not ifexist:
-                self._error(filename, lineno, f"cannot open included file {target!r}: no such file or directory")
+                self._error(filename, lineno, f"cannot open included file {target!r}: {_why_missing(path)}")
             return
         self._load_path(path, depth + 1, stack, Source(filename, lineno), required=not ifexist)
 
@@ -441,7 +511,7 @@ class Config:
             path = Path(d)
             if not path.is_dir():
                 continue  # HTCondor skips a missing config directory silently
-            for child in self._dir_files(path):
+            for child in self._dir_files(path, where)[0]:
                 if os.path.realpath(child) not in self._loaded:
                     self._load_file(child, 0, [], where)
 
@@ -449,6 +519,19 @@ class Config:
         for key, value in self.env.items():
             if key[:8].upper() == "_CONDOR_" and mx.is_valid_name(key[8:]):
                 self._insert(key[8:], value, Source("<environment>", 0), (0,))
+
+
+def _why_missing(path: Path) -> str:
+    """Why ``path`` cannot be opened: a symbolic link loop, a dangling link, or nothing there."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if path.is_symlink():
+            return "dangling symbolic link"
+        return "no such file or directory"
+    return "not a regular file or directory"
 
 
 def _split_list(value: str) -> list[str]:

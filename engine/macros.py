@@ -16,9 +16,17 @@ Design decisions and invariants:
 - HTCondor re-scans replaced text; we expand the replacement recursively instead, which is the
   same except for pathological values whose expansion glues onto following text. Recursion is
   bounded: a macro that (indirectly) refers to itself raises :class:`MacroError` naming it
-  (HTCondor would loop forever). So is the work: more than ``MAX_REFS`` substitutions or a
-  value longer than ``MAX_SIZE`` is a :class:`MacroError` (``A = $(B)$(B)`` forty levels deep
-  would otherwise never finish; HTCondor has no such limit).
+  (HTCondor would loop forever), and so are nesting (``MAX_DEPTH`` named macros, ``MAX_NEST``
+  expansions in all) and work. HTCondor has no such limits (config.cpp ``expand_macro`` loops
+  until no macro is left); ours are RouteDeck decisions, set far above any real config: one
+  top-level expansion may make at most ``MAX_REFS`` substitutions, hold at most ``MAX_SIZE``
+  characters of partial text at any time (summed over every nesting level, so memory stays a
+  few MiB) and produce at most ``MAX_WORK`` characters in all (``$SUBSTR(BIG,0,1)`` copies BIG
+  each time). ``expand_self`` (definition time) is bounded by ``MAX_SIZE`` too. Budget errors are
+  raised with no macro name, so the caller reports them at the knob being expanded.
+- Scanning is linear: a ``)`` search is cached, and a ``$(X:default`` scan that ran to a failure
+  is remembered, so ``$INT(`` or ``$(x:(`` repeated a hundred thousand times on one line does
+  not re-scan the rest of the line each time (HTCondor's scanner does).
 - ``$(X:default)`` uses the default when X is undefined *or* its raw value is empty.
 - ``$(DOLLAR)`` becomes ``$`` once, at the very end of a top-level expansion.
 - Nothing here reads the clock. ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` are made deterministic
@@ -37,9 +45,11 @@ from typing import Any, Callable, Mapping
 
 Lookup = Callable[[str], "str | None"]
 
-MAX_DEPTH = 40
+MAX_DEPTH = 40  # named macros being expanded inside each other
+MAX_NEST = 3 * MAX_DEPTH  # all nested expansions (defaults and function arguments too)
 MAX_REFS = 100_000  # substitutions in one top-level expansion ($(A) = $(B)$(B), … doubles each level)
-MAX_SIZE = 1 << 20  # characters of one expanded value
+MAX_SIZE = 1 << 20  # characters of one expanded value (and of all partial text held at once)
+MAX_WORK = 16 * MAX_SIZE  # characters produced by one top-level expansion, all levels counted
 
 _IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 _COLON_EXTRA = frozenset("$ ,\\:")
@@ -94,15 +104,52 @@ def _kind(prefix: str) -> str | None:
     return prefix if prefix in _SPECIAL else None
 
 
-def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list | None = None) -> MacroRef | None:
+class ScanMemo:
+    """What a :func:`find_macro` scan learned about one text, for the next call on the same text.
+
+    ``close_from``/``close_at``: the first ``)`` at or after ``close_from`` is at ``close_at``
+    (-1: none). ``fail_lo``/``fail_hi``: a ``$(X:default`` scan whose default starts after
+    ``fail_lo`` and that jumps (over a ``(...)`` group) to a position in ``(fail_lo, fail_hi]``
+    fails: an earlier scan went through that position and failed. (What a scan does from a
+    position does not depend on where it started, and a scan starting later can only land on
+    positions the earlier one went through before its failure point.)
+    """
+
+    __slots__ = ("close_from", "close_at", "fail_lo", "fail_hi", "reach")
+
+    def __init__(self) -> None:
+        self.close_from, self.close_at, self.fail_lo, self.fail_hi = -1, -2, -1, -1
+        self.reach = -1  # the furthest position a failed scan read
+
+    def close_after(self, text: str, i: int) -> int:
+        if self.close_from <= i and (self.close_at >= i or self.close_at == -1):
+            return self.close_at
+        self.close_from, self.close_at = i, text.find(")", i)
+        return self.close_at
+
+    def failed(self, lo: int, hi: int) -> None:
+        if lo <= self.fail_hi:
+            self.fail_hi = max(self.fail_hi, hi)
+        else:
+            self.fail_lo, self.fail_hi = lo, hi
+
+
+def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list | None = None,
+               memo: ScanMemo | None = None, at_dollar: bool = False) -> MacroRef | None:
     """The next macro reference at or after ``pos``.
 
     ``dollar``: "skip" ignores ``$(DOLLAR)``, "only" finds nothing else, "any" finds all.
     ``unknown`` collects names of ``$NAME(`` prefixes that are not macro functions.
+    ``memo``: pass the same :class:`ScanMemo` to successive calls on the same text.
+    ``at_dollar``: read ``text[pos]`` as a ``$`` whatever it is (for :func:`replace_dollar`).
     """
     n = len(text)
+    memo = memo or ScanMemo()
     while True:
-        d = text.find("$", pos)
+        if at_dollar:
+            d, at_dollar = pos, False
+        else:
+            d = text.find("$", pos)
         if d < 0:
             return None
         p = d + 1
@@ -125,6 +172,7 @@ def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list |
         i = body
         ok = True
         if kind in ("", "ENV"):
+            jumped = False
             while i < n and text[i] != ")":
                 c = text[i]
                 i += 1
@@ -133,19 +181,27 @@ def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list |
                     continue
                 if colon >= 0:
                     if c == "(":
-                        close = text.find(")", i)
+                        close = memo.close_after(text, i)
                         if close >= 0:
                             i = close + 1
+                            if colon >= memo.fail_lo and memo.fail_lo < i <= memo.fail_hi:
+                                ok = False
+                                break
+                            jumped = True
                             continue
                     elif c in _COLON_EXTRA:
                         continue
                 if c not in _IDCHARS:
                     ok = False
                     break
+            if jumped and (not ok or i >= n):
+                memo.failed(colon, i)
         else:
-            while i < n and text[i] != ")":
-                i += 1
+            i = memo.close_after(text, body)
+            if i < 0:
+                i = n
         if not ok or i >= n:
+            memo.reach = max(memo.reach, i)
             pos = body
             continue
         ref = MacroRef(kind, d, body, colon, i + 1)
@@ -169,6 +225,9 @@ class _Ctx:
     warnings: list[str] | None
     stack: list[str] = field(default_factory=list)
     refs: int = 0
+    live: int = 0  # characters of partial text held by all levels now (MAX_SIZE)
+    work: int = 0  # characters produced so far (MAX_WORK)
+    nest: int = 0  # _expand calls active (MAX_NEST)
 
 
 def expand(
@@ -195,11 +254,51 @@ def expand(
 
 
 def replace_dollar(text: str) -> str:
+    """``$(DOLLAR)`` → ``$``, as HTCondor's loop does it: after each replacement the search starts
+    again from the beginning of the new text (``$(DOLLAR)(DOLLAR)`` → ``$``;
+    ``$(DOLLAR)$(DOLLAR)`` → ``$$(DOLLAR)``). Only the ``$`` just put in and what follows can read
+    differently, unless a scan that failed earlier read past the replaced text: only then is the
+    new text built and searched from the start (while the texts searched again add up to at most
+    ``MAX_WORK`` characters; after that, in a pathological text, the search goes on from the ``$``
+    put in and the result may differ from HTCondor's). Linear otherwise."""
+    out: list[str] = []
+    pos = 0
+    placed = False  # text[pos] stands for the '$' put in place of the $(DOLLAR) that ends there
+    memo = ScanMemo()
+    rescanned = 0
     while True:
-        ref = find_macro(text, 0, dollar="only")
-        if ref is None:
-            return text
-        text = text[: ref.dollar] + "$" + text[ref.right :]
+        ref = find_macro(text, pos, dollar="only", memo=memo, at_dollar=placed)
+        if ref is None or not (placed and ref.dollar == pos):
+            if placed:
+                out.append("$")
+                pos += 1
+            if ref is None:
+                out.append(text[pos:])
+                return "".join(out)
+            out.append(text[pos : ref.dollar])
+        if memo.reach >= ref.dollar and rescanned + len(text) <= MAX_WORK:
+            rescanned += len(text)
+            text = "".join(out) + "$" + text[ref.right :]
+            out, pos, placed, memo = [], 0, False, ScanMemo()
+            continue
+        pos, placed = ref.right - 1, True
+
+
+def _over(what: str, ctx: _Ctx) -> MacroError:
+    """A budget error. No macro name: the caller reports it at the knob being expanded."""
+    return MacroError(what + (f" (expanding $({ctx.stack[0]}))" if ctx.stack else ""))
+
+
+def _add(out: list[str], piece: str, ctx: _Ctx) -> None:
+    if not piece:
+        return
+    ctx.live += len(piece)
+    ctx.work += len(piece)
+    if ctx.live > MAX_SIZE:
+        raise _over(f"expansion is longer than {MAX_SIZE} characters", ctx)
+    if ctx.work > MAX_WORK:
+        raise _over(f"expansion copies more than {MAX_WORK} characters in all", ctx)
+    out.append(piece)
 
 
 def _expand(text: str, ctx: _Ctx) -> str:
@@ -207,30 +306,36 @@ def _expand(text: str, ctx: _Ctx) -> str:
         return text
     if len(ctx.stack) > MAX_DEPTH:
         raise MacroError(f"macro expansion nested too deeply at $({ctx.stack[-1]})", ctx.stack[-1])
-    out: list[str] = []
-    pos = 0
-    unknown: list[str] | None = [] if ctx.warnings is not None else None
-    while True:
-        ref = find_macro(text, pos, unknown=unknown)
-        if ref is None:
-            out.append(text[pos:])
-            break
-        out.append(text[pos : ref.dollar])
-        ctx.refs += 1
-        if ctx.refs > MAX_REFS:
-            raise MacroError(f"more than {MAX_REFS} macro substitutions (a macro doubling itself?)",
-                             ctx.stack[-1] if ctx.stack else None)
-        out.append(_evaluate_ref(ref, text, ctx))
-        pos = ref.right
-    if unknown and ctx.warnings is not None:
-        for name in unknown:
-            msg = f"unknown macro function ${name}() left as is"
-            if msg not in ctx.warnings:
-                ctx.warnings.append(msg)
-    result = "".join(out)
-    if len(result) > MAX_SIZE:
-        raise MacroError(f"expansion is longer than {MAX_SIZE} characters", ctx.stack[-1] if ctx.stack else None)
-    return result
+    if ctx.nest >= MAX_NEST:
+        raise _over(f"macro expansion nested more than {MAX_NEST} deep", ctx)
+    base = ctx.live
+    ctx.nest += 1
+    try:
+        out: list[str] = []
+        pos = 0
+        memo = ScanMemo()
+        unknown: list[str] | None = [] if ctx.warnings is not None else None
+        while True:
+            ref = find_macro(text, pos, unknown=unknown, memo=memo)
+            if ref is None:
+                _add(out, text[pos:], ctx)
+                break
+            _add(out, text[pos : ref.dollar], ctx)
+            ctx.refs += 1
+            if ctx.refs > MAX_REFS:
+                raise _over(f"more than {MAX_REFS} macro substitutions (a macro doubling itself?)", ctx)
+            _add(out, _evaluate_ref(ref, text, ctx), ctx)
+            pos = ref.right
+        if unknown and ctx.warnings is not None:
+            seen = set(ctx.warnings)
+            for name in dict.fromkeys(unknown):
+                msg = f"unknown macro function ${name}() left as is"
+                if msg not in seen:
+                    ctx.warnings.append(msg)
+        return "".join(out)
+    finally:
+        ctx.live = base  # the caller counts the result when it keeps it
+        ctx.nest -= 1
 
 
 def _lookup(name: str, ctx: _Ctx) -> str | None:
@@ -291,16 +396,25 @@ def _evaluate_ref(ref: MacroRef, text: str, ctx: _Ctx) -> str:
 
 
 def expand_self(text: str, self_name: str, current: str | None) -> str:
-    """Expand only references to ``self_name`` (definition time): ``$(X)``, ``$(X:def)``, ``$F…(X)``."""
+    """Expand only references to ``self_name`` (definition time): ``$(X)``, ``$(X:def)``, ``$F…(X)``.
+
+    Raises :class:`MacroError` (named ``self_name``) when the result would pass ``MAX_SIZE``
+    characters: ``N = $(N) $(N) $(N)`` on forty lines is 3**40 copies (HTCondor has no bound).
+    """
     if "$" not in text:
         return text
     key = self_name.lower()
     out: list[str] = []
+    size = 0
     pos = 0
+    memo = ScanMemo()
     while True:
-        ref = find_macro(text, pos)
+        ref = find_macro(text, pos, memo=memo)
         if ref is None:
             out.append(text[pos:])
+            size += len(out[-1])
+            if size > MAX_SIZE:
+                break
             return "".join(out)
         out.append(text[pos : ref.dollar])
         name = ref.name(text)
@@ -313,7 +427,12 @@ def expand_self(text: str, self_name: str, current: str | None) -> str:
             out.append(filename_parts(ref.func, current or ""))
         else:
             out.append(text[ref.dollar : ref.right])
+        size += len(out[-2]) + len(out[-1])
+        if size > MAX_SIZE:
+            break
         pos = ref.right
+    raise MacroError(f"{self_name}: expanding $({self_name}) in its own definition makes a value longer "
+                     f"than {MAX_SIZE} characters", self_name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,10 @@ Design decisions and invariants:
 - ``$SUBSTR(X,start[,len])`` as the manual describes it (negative values count from the end).
 - ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` are deterministic (first item / minimum) with a
   warning: the engine must replay identically.
+- Bounded (RouteDeck decisions; HTCondor formats with ``formatstr`` and splits whole lists): a
+  printf width or precision above ``MAX_FORMAT_WIDTH`` is an error (``%999999999d`` would build
+  a gigabyte), and ``$CHOICE``/``$RANDOM_CHOICE`` find their item without splitting the list.
+  Everything else a function makes passes through :func:`engine.macros._expand`'s budgets.
 - Every failure raises :class:`engine.macros.MacroError`.
 """
 
@@ -19,6 +23,8 @@ from typing import Any, Callable
 
 from engine import classad as ca
 from engine.macros import MacroError, _arg_value, _Ctx, _expand_named, _lookup
+
+MAX_FORMAT_WIDTH = 4096  # printf field width / precision: far above any real format
 
 
 def _evaluate(expr: str, ctx: _Ctx) -> Any:
@@ -48,6 +54,8 @@ def _c_format(fmt: str, value: Any, allowed: str) -> str:
     if not m:
         raise MacroError(f"'{fmt}' is not a valid format specifier", fmt)
     pre, spec, conv, post = m.groups()
+    if any(int(n) > MAX_FORMAT_WIDTH for n in re.findall(r"\d+", spec.lstrip("-+ #0"))):
+        raise MacroError(f"'{fmt}': a field width or precision above {MAX_FORMAT_WIDTH} is not supported", fmt)
     conv = "d" if conv in "iu" else conv
     return pre + ("%" + spec + conv) % value + post
 
@@ -86,8 +94,17 @@ def _fn_eval(func: str, inner: str, ctx: _Ctx) -> str:
     return v if isinstance(v, str) else ca.format_value(v)
 
 
-def _split_list(s: str) -> list[str]:
-    return [item.strip() for item in s.split(",")]
+def _nth_item(s: str, index: int) -> str | None:
+    """Item ``index`` (from 0) of a comma list, stripped; None when there is no such item.
+    The list is not built: a value may hold a million items."""
+    start = 0
+    for _ in range(index):
+        comma = s.find(",", start)
+        if comma < 0:
+            return None
+        start = comma + 1
+    end = s.find(",", start)
+    return s[start : end if end >= 0 else len(s)].strip()
 
 
 def _fn_choice(func: str, inner: str, ctx: _Ctx) -> str:
@@ -104,10 +121,12 @@ def _fn_choice(func: str, inner: str, ctx: _Ctx) -> str:
         raw = _lookup(items[0], ctx)
         if raw is None:
             raise MacroError(f"$CHOICE() error: no list named {items[0]}", items[0])
-        items = _split_list(_expand_named(items[0], raw, ctx))
-    if not 0 <= index < len(items):
+        item = _nth_item(_expand_named(items[0], raw, ctx), index) if index >= 0 else None
+    else:
+        item = items[index] if 0 <= index < len(items) else None
+    if item is None:
         raise MacroError(f"$CHOICE() error: index {index} is out of range", inner)
-    return items[index]
+    return item
 
 
 def _fn_substr(func: str, inner: str, ctx: _Ctx) -> str:
@@ -133,14 +152,14 @@ def _fn_substr(func: str, inner: str, ctx: _Ctx) -> str:
 def _fn_random(func: str, inner: str, ctx: _Ctx) -> str:
     if ctx.warnings is not None:
         ctx.warnings.append(f"${func}() is deterministic in RouteDeck (first choice / minimum)")
+    first = inner.split(",", 1)[0].strip()
     if func == "RANDOM_INTEGER":
-        return str(int(_split_list(inner)[0]))
-    items = _split_list(inner)
-    if len(items) == 1:
-        raw = _lookup(items[0], ctx)
+        return str(int(first))
+    if "," not in inner:
+        raw = _lookup(first, ctx)
         if raw is not None:
-            items = _split_list(_expand_named(items[0], raw, ctx))
-    return items[0]
+            first = _expand_named(first, raw, ctx).split(",", 1)[0].strip()
+    return first
 
 
 def _fn_filename(func: str, inner: str, ctx: _Ctx) -> str:
