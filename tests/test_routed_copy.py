@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from engine import classad as C
-from engine.config import Config
+from engine.lang.config import Config
 from engine.router.routed_copy import build_routed_ad, filename_remap_find
 from engine.router.table import RoutingError, load_routing_table
 

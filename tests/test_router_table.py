@@ -8,7 +8,7 @@ HTCondor's ``JobRouter::config`` / ``SetRoutingTable`` log messages quoted there
 from __future__ import annotations
 
 from engine import classad as C
-from engine.config import Config
+from engine.lang.config import Config
 from engine.router.table import Diagnostic, load_routing_table
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import Config, split_list
-from engine.xform import MacroSet, XformError, parse_transform
+from engine.lang.config import Config, split_list
+from engine.lang.xform import MacroSet, XformError, parse_transform
 
 DATA = Path(__file__).parent / "data"
 
@@ -174,7 +174,7 @@ def test_error_lines_map_to_config_file_lines():
 
 
 def test_bad_regex_is_a_warning_only():
-    # Source: HTCondor logs "this entry will be ignored" for a bad regex (engine/xform_parse.py; not in htcondor.md)
+    # Source: HTCondor logs "this entry will be ignored" for a bad regex (engine/lang/xform_parse.py; not in htcondor.md)
     xf = parse_transform("DELETE /(unclosed/\nSET A 1")
     assert xf.warnings and "this entry will be ignored" in xf.warnings[0]
     ad = {"unclosedX": "1"}
@@ -251,7 +251,7 @@ def test_every_real_route_and_transform_parses(path):
 ])
 def test_universe_names(text, number):
     # htcondor.md §1.3: UNIVERSE takes a number or a name (CondorUniverseNumberEx)
-    from engine.xform import universe_number
+    from engine.lang.xform import universe_number
 
     assert universe_number(text) == number
 

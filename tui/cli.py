@@ -1,4 +1,4 @@
-"""The ``routedeck`` command line: headless subcommands from ``engine.commands`` plus the
+"""The ``routedeck`` command line: headless subcommands from ``engine.cli`` plus the
 screen commands (``demo``, ``watch``, ``replay``), which import Textual lazily."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.commands import register_all
-from engine.commands.args import Parser
+from engine.cli import register_all
+from engine.cli.args import Parser
 
 DESCRIPTION = """\
 RouteDeck: a terminal dashboard for HTCondor's Job Router and crondor.
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 def register_screen_commands(sub) -> None:
     """Commands that open the dashboard. Filled in as the demo/watch/replay features land."""
     try:
-        from tui import commands as screen_commands  # noqa: PLC0415
+        from tui import launch as screen_commands  # noqa: PLC0415
     except ImportError:
         return
     screen_commands.register(sub)

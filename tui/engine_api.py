@@ -121,7 +121,7 @@ def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
     if queue is not None and hasattr(queue, "get"):
         job = queue.get(key)
         if job is not None:
-            attrs = job.attrs  # a property on engine.jobqueue.Job
+            attrs = job.attrs  # a property on engine.queue.jobqueue.Job
             return dict(attrs() if callable(attrs) else attrs)
     return None
 
@@ -375,7 +375,7 @@ def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
     """The configuration the engine would load from ``files``, with ``path``'s text replaced by
     ``text`` (the editor's buffer), so a route file is linted with the macros and
     ``JOB_ROUTER_ROUTE_NAMES`` of the files around it. Falls back to the text alone."""
-    from engine.config import Config  # noqa: PLC0415
+    from engine.lang.config import Config  # noqa: PLC0415
 
     real = os.path.realpath(path)
     if not files or real not in {os.path.realpath(f) for f in files} or not hasattr(Config, "_decode"):
@@ -395,7 +395,7 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
     the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
     try:
-        from engine.config import Config  # noqa: PLC0415
+        from engine.lang.config import Config  # noqa: PLC0415
     except ImportError:
         return LintResult([_diag("info", "the config reader is not available: no lint")], None)
     files = tuple(getattr(snap, "config_files", ()) or ())

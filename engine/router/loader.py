@@ -1,4 +1,4 @@
-"""Reading the routing table out of a :class:`~engine.config.Config` (see engine/router/table.py).
+"""Reading the routing table out of a :class:`~engine.lang.config.Config` (see engine/router/table.py).
 
 Split from table.py for size; the order of the steps mirrors ``JobRouter::config`` of the last
 release with both syntaxes (htcondor.md §1.2, §1.3), and every message quotes HTCondor's own log
@@ -14,8 +14,8 @@ import subprocess
 from typing import Any, Callable
 
 from engine import classad as C
-from engine import xform as X
-from engine.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
+from engine.lang import xform as X
+from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.router import classic as K
 from engine.router.hooks import MAX_OUTPUT, run_bounded
 from engine.router.table import (

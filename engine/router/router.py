@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.config import split_list
+from engine.lang.config import split_list
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from engine import classad as C
-from engine.config import Config, Source
+from engine.lang.config import Config, Source
 
 ROUTE_PREFIX = "JOB_ROUTER_ROUTE_"
 TRANSFORM_PREFIX = "JOB_ROUTER_TRANSFORM_"
@@ -82,7 +82,7 @@ class Route:
     source_label: str
     location: Source | None
     syntax: str  # "transform" | "classad"
-    transform: Any  # engine.xform.Transform
+    transform: Any  # engine.lang.xform.Transform
     requirements: str | None  # transform-side REQUIREMENTS text (converted for ClassAd routes)
     max_jobs: int = 100
     max_idle_jobs: int = 50
