@@ -15,7 +15,8 @@ import textwrap
 import pytest
 
 from engine.lang.config import Config
-from engine.router.table import load_routing_table
+from engine.lang.xform_iter import apply_all
+from engine.router.loader import load_routing_table
 from tui.cli import main as cli_main
 
 GOOD = """\
@@ -560,8 +561,8 @@ def test_transform_iteration_bomb_is_an_error():
     from engine.lang.xform_parse import XformError  # noqa: PLC0415
 
     with pytest.raises(XformError, match="TRANSFORM would make 1000000000 ads"):
-        parse_transform("TRANSFORM 1000000000\nSET A 1").apply_all({"B": "1"})
-    assert len(parse_transform("TRANSFORM 5\nSET A 1").apply_all({"B": "1"})[0]) == 5
+        apply_all(parse_transform("TRANSFORM 1000000000\nSET A 1"), {"B": "1"})
+    assert len(apply_all(parse_transform("TRANSFORM 5\nSET A 1"), {"B": "1"})[0]) == 5
 
 
 def test_requirements_written_as_a_macro_assignment_gets_a_hint(tmp_path, capsys):

@@ -16,9 +16,9 @@ import pytest
 from engine import classad as C
 from engine.cli import check, convert
 from engine.lang.config import Config
-from engine.router.classic import convert_classic_table
+from engine.router.convert import convert_classic_table
 from engine.router.routed_copy import build_routed_ad
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 
 DATA = Path(__file__).parent / "data" / "config"
 NOW = 1_700_000_000
@@ -273,7 +273,7 @@ def test_check_warns_that_route_requirements_must_name_job_attributes_unqualifie
     # TARGET.x is undefined): only unqualified names reach the job in both.
     from engine.lang.config import Config
     from engine.router.lints import lint_table
-    from engine.router.table import load_routing_table
+    from engine.router.loader import load_routing_table
 
     cfg = Config.from_text(
         "JOB_ROUTER_ROUTE_NAMES = A B C\n"

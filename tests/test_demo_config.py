@@ -9,7 +9,7 @@ import pytest
 from engine.classad import make_ad
 from engine.lang.config import Config
 from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 from engine.schedd.workload import load_workload
 
 D = Path(DEFAULT_CONFIG_DIR)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from engine import classad as C
 from engine.lang.config import Config
-from engine.router.table import Diagnostic, load_routing_table
+from engine.router.loader import load_routing_table
+from engine.router.table import Diagnostic
 
 
 def load(text: str, **kw):

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from engine.router.loader import load_routing_table
 from engine.snapshot import JobRow
 
 
@@ -296,17 +297,8 @@ def _as_diag(d: Any, default_file: str):
 
 
 def load_table(cfg: Any):
-    """The router's ``load_routing_table(Config)``, wherever the router package exports it."""
-    import importlib  # noqa: PLC0415
-
-    for mod in ("engine.router", "engine.router.table", "engine.router.routes"):
-        try:
-            fn = getattr(importlib.import_module(mod), "load_routing_table", None)
-        except ImportError:
-            continue
-        if fn is not None:
-            return fn(cfg)
-    raise LookupError("the router's load_routing_table is not available yet")
+    """The router's routing table of ``cfg`` (:func:`engine.router.loader.load_routing_table`)."""
+    return load_routing_table(cfg)
 
 
 def table_route_names(table: Any) -> list[str] | None:

@@ -15,7 +15,8 @@ from typing import TextIO
 
 from engine.cli import args as argcheck
 from engine.lang.config import Config
-from engine.router.table import RoutingTable, config_diagnostics, load_routing_table
+from engine.router.loader import config_diagnostics, load_routing_table
+from engine.router.table import RoutingTable
 
 LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -17,8 +17,8 @@ from typing import TextIO
 from engine.cli import args as argcheck
 from engine.cli.check import config_diagnostics
 from engine.lang.config import Config
-from engine.router.classic import convert_classic_table
-from engine.router.table import load_routing_table
+from engine.router.convert import convert_classic_table
+from engine.router.loader import load_routing_table
 
 
 def register(subparsers) -> None:

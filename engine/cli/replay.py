@@ -101,7 +101,7 @@ def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[
     if not paths:
         return None, None, DEFAULT_POLLING_PERIOD, []
     from engine.lang.config import Config  # noqa: PLC0415  (only when a config is given)
-    from engine.router.table import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
 
     cfg = Config.load(paths)
     table = load_routing_table(cfg)

@@ -225,7 +225,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"routedeck route: {exc}", file=sys.stderr)
     if bad_ads and not ads:
         return 2  # nothing could be read
-    from engine.router.table import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
 
     cfg = Config.load(args.configs)
     table = load_routing_table(cfg, allow_cmd=args.allow_cmd)

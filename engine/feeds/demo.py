@@ -28,7 +28,6 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
-import heapq
 import tomllib
 from collections import deque
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd, ScheddEvent, job_order
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
+from engine.views.build import build_snapshot, recent_events
 
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
@@ -250,7 +250,7 @@ class Engine:
         return None
 
     def apply_routes(self, files: tuple[str, ...], reason: str = "applied") -> str | None:
-        from engine.router.table import load_routing_table  # noqa: PLC0415
+        from engine.router.loader import load_routing_table  # noqa: PLC0415
 
         try:
             config = Config.load(files, env={})
@@ -277,7 +277,6 @@ class Engine:
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False,
                  engine_state: str = "running", clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
-        from engine.views.build import build_snapshot  # noqa: PLC0415
 
         return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
                               clock=clock, jobs=jobs)
@@ -285,14 +284,6 @@ class Engine:
     def close(self) -> None:
         if self.writer is not None and hasattr(self.writer, "close"):
             self.writer.close()
-
-
-def recent_events(engine: Any, job_limit: int) -> tuple[S.Event, ...]:
-    """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
-    jobs = engine.job_events
-    if len(jobs) > job_limit:
-        jobs = list(jobs)[-job_limit:]
-    return tuple(heapq.merge(jobs, engine.notable_events, key=lambda e: e.seq))
 
 
 def system_policy(config: Config) -> SystemPolicy:
@@ -337,7 +328,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         _resume(schedd, workload, now)
     if with_router:
         from engine.router.router import JobRouter  # noqa: PLC0415
-        from engine.router.table import load_routing_table  # noqa: PLC0415
+        from engine.router.loader import load_routing_table  # noqa: PLC0415
 
         table = load_routing_table(config)
         # the demo is allowed to run hook programs (product.md §4); nothing else is by default

@@ -82,7 +82,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         cfg = Config.load(paths, env=env)
         diagnostics += [str(e) for e in cfg.errors]
         try:
-            from engine.router.table import load_routing_table  # noqa: PLC0415
+            from engine.router.loader import load_routing_table  # noqa: PLC0415
 
             table = load_routing_table(cfg)
             # no routes in the config: the copies' routes are unknown, not all "unlisted"

@@ -14,7 +14,7 @@ Design decisions and invariants:
   transform without requirements matches everything. Its text is not macro-expanded.
 - ``UNIVERSE`` only records the target universe; it never edits the ad.
 - :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
-  iteration (condor_transform_ads) is :meth:`Transform.apply_all`, in :mod:`engine.lang.xform_iter`.
+  iteration (condor_transform_ads) is :func:`engine.lang.xform_iter.apply_all`.
 """
 
 from __future__ import annotations
@@ -62,13 +62,6 @@ class Transform:
         run = Run(ad, MacroSet() if macros is None else macros, config, now)
         run.run(self.statements)
         return run.warnings
-
-    def apply_all(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
-                  now: float | None = None, base_dir: Any = None) -> tuple[list[dict[str, str]], list[str]]:
-        """condor_transform_ads: one output ad per TRANSFORM iteration (copies; ``ad`` is kept)."""
-        from engine.lang.xform_iter import apply_all
-
-        return apply_all(self, ad, macros=macros, config=config, now=now, base_dir=base_dir)
 
     def macro_value(self, name: str, config: "Config | None" = None) -> str | None:
         """A route-level macro (``MaxJobs``, ``GridResource``…) as the body defines it, expanded

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queue import records as R
+from engine.queue.transaction import Transaction
 from engine.queue.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,
 )
@@ -463,10 +464,9 @@ class JobQueue:
 
     # ---------------------------------------------------------------- writing (QMGMT-like)
     @contextmanager
-    def transaction(self, now: float | None = None) -> Iterator["Transaction"]:
+    def transaction(self, now: float | None = None) -> Iterator[Transaction]:
         """Collect changes; write and apply them at the end of the block. ``now`` only feeds the
         ``106 # <timestamp>`` commit comment."""
-        from engine.queue.transaction import Transaction
 
         if self._txn is not None:
             raise RuntimeError("a transaction is already open on this queue")

@@ -22,13 +22,25 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine.queue import records as R
 from engine.queue.records import cluster_key, cluster_pvt_key, job_key, jobset_key, parse_key
 
-if TYPE_CHECKING:
-    from engine.queue.jobqueue import JobQueue
+
+
+class _Queue(Protocol):
+    """What a transaction needs of its queue (:class:`engine.queue.jobqueue.JobQueue`): the ads by
+    key, the cluster index, the next cluster number, the writer and ``apply_all``."""
+
+    _ads: dict
+    writer: Any
+
+    def _cluster_index(self) -> dict: ...
+
+    def next_cluster_num(self) -> int: ...
+
+    def apply_all(self, recs: list) -> list[str]: ...
 
 _PROC_ONLY = frozenset({"jobstatus", "procid"})
 
@@ -66,7 +78,7 @@ def check_value(name: str, text: str) -> str:
 
 
 class Transaction:
-    def __init__(self, queue: "JobQueue", now: float | None) -> None:
+    def __init__(self, queue: _Queue, now: float | None) -> None:
         self._q = queue
         self.now = now
         self.records: list[R.Record] = []

@@ -8,10 +8,10 @@ everything returned is immutable.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from engine import snapshot as S
-from engine.feeds.demo import recent_events
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import needs_cron, schedule_of
@@ -164,6 +164,14 @@ def cron_views(engine: Any) -> tuple[S.CronView, ...]:
             next_runs=runs, schedd_runs=schedd, state=state, tz=engine.tz, lints=lints,
             hold_reason=_s(a, "HoldReason"), hold_code=_i(a, "HoldReasonCode")))
     return tuple(out)
+
+
+def recent_events(engine: Any, job_limit: int) -> tuple[S.Event, ...]:
+    """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
+    jobs = engine.job_events
+    if len(jobs) > job_limit:
+        jobs = list(jobs)[-job_limit:]
+    return tuple(heapq.merge(jobs, engine.notable_events, key=lambda e: e.seq))
 
 
 def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,

@@ -206,7 +206,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     from engine.feeds.demo import Engine, load_sites, system_policy  # noqa: PLC0415
     from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved  # noqa: PLC0415
     from engine.router.router import JobRouter  # noqa: PLC0415
-    from engine.router.table import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
     from engine.schedd.queue_store import QueueStore  # noqa: PLC0415
     from engine.schedd.schedd import Schedd  # noqa: PLC0415
     from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
