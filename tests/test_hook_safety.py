@@ -233,7 +233,7 @@ def test_router_withholds_translate_and_why_not_says_so(setup):
     from engine.lang.config import Config  # noqa: PLC0415
     from engine.queue.reader import load_log  # noqa: PLC0415
     from engine.router.router import JobRouter  # noqa: PLC0415
-    from engine.router.table import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
 
     q = load_log(setup.log).queue
     table = load_routing_table(Config.load([str(setup.config)]))

@@ -12,10 +12,9 @@ from __future__ import annotations
 import pytest
 
 from engine.clock import ManualClock
+from engine.feeds import demo
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
-
-demo = pytest.importorskip("engine.feeds.demo")
 
 
 def _counts(snap):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.feeds.replay.index import build_index
+from engine.queue import reader
 from engine.feeds.replay.timeline import CARRIED, COMMENT, SET, parse_comment_time
 from tests.replay_logs import T0, Recording, as_expected
 
@@ -138,7 +139,6 @@ def test_seek_equals_the_foundation_reader_on_the_truncated_log(tmp_path, seed):
     """Cross-check against an independent implementation of the owner's rules (htcondor.md
     §3.3, engine.queue.reader): reading the log cut just after step i gives the state a seek
     to step i gives."""
-    reader = pytest.importorskip("engine.queue.reader")
 
     rec = Recording(seed, steps=250)
     ix = _index(tmp_path, rec, every=29)

@@ -29,12 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def register_screen_commands(sub) -> None:
-    """Commands that open the dashboard. Filled in as the demo/watch/replay features land."""
-    try:
-        from tui import launch as screen_commands  # noqa: PLC0415
-    except ImportError:
-        return
-    screen_commands.register(sub)
+    """Commands that open the dashboard: demo, watch, replay."""
+    from tui import launch  # noqa: PLC0415  (keeps `routedeck --help` from importing more than it needs)
+
+    launch.register(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -386,10 +386,6 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
                 base_text: str | None = None) -> LintResult:
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
     the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
-    try:
-        from engine.lang.config import Config  # noqa: PLC0415
-    except ImportError:
-        return LintResult([_diag("info", "the config reader is not available: no lint")], None)
     files = tuple(getattr(snap, "config_files", ()) or ())
     cfg = load_config(text, path, files)
     diags = [_diag("error", e.message, e.file, e.line) for e in cfg.errors]

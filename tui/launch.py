@@ -12,19 +12,17 @@ stay fast and work without a terminal.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import threading
 
 from engine.cli import args as argcheck
+from engine.cli import demo as demo_cli
+from engine.cli import replay as replay_cli
+from engine.cli import watch as watch_cli
 
 
 def _headless_module():
-    try:
-        from engine.cli import demo as headless  # noqa: PLC0415
-    except ImportError:
-        return None
-    return headless
+    return demo_cli
 
 
 def register(subparsers) -> None:
@@ -34,10 +32,7 @@ def register(subparsers) -> None:
 
 
 def _engine_command(name: str):
-    try:
-        return importlib.import_module(f"engine.cli.{name}")
-    except ImportError:
-        return None
+    return {"replay": replay_cli, "watch": watch_cli}[name]
 
 
 def register_replay(subparsers) -> None:

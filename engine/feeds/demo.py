@@ -39,7 +39,7 @@ from engine.lang.config import Config
 from engine.queue.jobqueue import JobQueue
 from engine.schedd.cron import CronKeeper
 from engine.schedd.history import HistoryWriter
-from engine.schedd.policy import SystemPolicy
+from engine.lang.user_policy import SystemPolicy
 from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd, ScheddEvent, job_order
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec

@@ -34,6 +34,7 @@ from typing import Any, Mapping
 
 from engine.clock import Clock
 from engine.views import recorded as views
+from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
 from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
 
@@ -81,15 +82,10 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
 
         cfg = Config.load(paths, env=env)
         diagnostics += [str(e) for e in cfg.errors]
-        try:
-            from engine.router.loader import load_routing_table  # noqa: PLC0415
-
-            table = load_routing_table(cfg)
-            # no routes in the config: the copies' routes are unknown, not all "unlisted"
-            limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
-            diagnostics += [str(d) for d in table.errors]
-        except ImportError:
-            diagnostics.append("routing table reader unavailable; route limits are not shown")
+        table = load_routing_table(cfg)
+        # no routes in the config: the copies' routes are unknown, not all "unlisted"
+        limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
+        diagnostics += [str(d) for d in table.errors]
     if queue_log is None:
         if cfg is None:
             raise WatchError("no queue log: give --queue-log, or --config / CONDOR_CONFIG for JOB_QUEUE_LOG or SPOOL")
