@@ -67,7 +67,7 @@ def _cluster_attrs(c: int, owner: str, t: int, rng: random.Random) -> list[tuple
 
 
 def write_log(path: Path, target: int, seed: int = 1) -> int:
-    from engine.queuelog.writer import open_queue
+    from engine.queue.writer import open_queue
 
     rng = random.Random(seed)
     q, _ = open_queue(path, T0, durable=False)
@@ -145,7 +145,7 @@ def write_log(path: Path, target: int, seed: int = 1) -> int:
 
 def _child(path: str, mode: str) -> dict:
     """Runs in a fresh interpreter: load once (after a warm-up of the imports) and report."""
-    from engine.queuelog.reader import load_log
+    from engine.queue.reader import load_log
 
     validate = mode != "unvalidated"
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -158,8 +158,8 @@ def _child(path: str, mode: str) -> dict:
         tracemalloc.stop()
         return {"peak": peak, "jobs": len(res.queue), "problems": len(res.problems)}
     if mode == "reference":
-        from engine.jobqueue import JobQueue
-        from engine.queuelog.reference import load_reference
+        from engine.queue.jobqueue import JobQueue
+        from engine.queue.reference import load_reference
 
         data = Path(path).read_bytes()
         q = JobQueue()

@@ -28,11 +28,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.config import Config  # noqa: E402
-from engine.jobqueue import JobQueue  # noqa: E402
-from engine.queuelog.reader import load_bytes  # noqa: E402
+from engine.lang.config import Config  # noqa: E402
+from engine.queue.jobqueue import JobQueue  # noqa: E402
+from engine.queue.reader import load_bytes  # noqa: E402
 from engine.router.router import JobRouter  # noqa: E402
-from engine.router.table import load_routing_table  # noqa: E402
+from engine.router.loader import load_routing_table  # noqa: E402
 
 T0 = 1_700_000_000
 MEMS = (512, 2048, 4096, 8192, 16384)

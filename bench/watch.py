@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 WRITER = r"""
 import sys, time
 sys.path.insert(0, {root!r})
-from engine.queuelog.writer import open_queue
+from engine.queue.writer import open_queue
 path, n, interval, preload = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 q, _ = open_queue(path, time.time())
 with q.transaction(now=time.time()) as t:  # a queue of some size, so snapshots cost something
@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--interval", type=float, default=0.02)
     ap.add_argument("--queue", type=int, default=2000, help="jobs already in the queue")
-    ap.add_argument("--step", type=int, help="override watchfiles' step (ms) used by engine.queuelog.watch")
+    ap.add_argument("--step", type=int, help="override watchfiles' step (ms) used by engine.queue.filewatch")
     args = ap.parse_args()
     if args.step is not None:  # what-if for the watcher's tuning; the product uses the module's value
         import watchfiles
@@ -77,8 +77,8 @@ def main() -> None:
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
     from engine.clock import SystemClock
-    from engine.queuelog.watch import Watcher
-    from engine.watch import WatchEngine, WatchSetup
+    from engine.queue.filewatch import Watcher
+    from engine.feeds.watch import WatchEngine, WatchSetup
 
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "job_queue.log")

@@ -1,4 +1,4 @@
-"""The engine thread: one loop that advances an :class:`~engine.demo.Engine` on a clock, takes
+"""The engine thread: one loop that advances an :class:`~engine.feeds.demo.Engine` on a clock, takes
 commands from a thread-safe queue and publishes immutable snapshots (product.md §3).
 
 Design decisions and invariants:

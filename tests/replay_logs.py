@@ -3,7 +3,7 @@
 Written for RouteDeck's tests (not third-party data). The format follows htcondor.md §3.1/§3.2:
 ``105 ``/``106 `` with trailing spaces, ``106 # <ISO local time>`` comments, cluster keys with a
 leading zero, values as old-ClassAd text. The expected state after each step is computed here
-from the generator's own operations (dicts, no parsing), independently of engine.replay.
+from the generator's own operations (dicts, no parsing), independently of engine.feeds.replay.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from engine.classad import evaluate, is_true, quote
-from engine.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue
 from engine.router.router import JobRouter
 from engine.router.table import Route, RouterKnobs, RoutingTable
 
@@ -35,7 +35,7 @@ def route(name, requirements="true", **kw):
 
 
 class KnobConfig:
-    """``NAME = value`` lines; ``get`` is case-insensitive like ``engine.config.Config.get``."""
+    """``NAME = value`` lines; ``get`` is case-insensitive like ``engine.lang.config.Config.get``."""
 
     def __init__(self, text=""):
         self._d = {}

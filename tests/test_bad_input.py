@@ -14,8 +14,9 @@ import textwrap
 
 import pytest
 
-from engine.config import Config
-from engine.router.table import load_routing_table
+from engine.lang.config import Config
+from engine.lang.xform_iter import apply_all
+from engine.router.loader import load_routing_table
 from tui.cli import main as cli_main
 
 GOOD = """\
@@ -317,7 +318,7 @@ def test_nul_byte_ends_the_line_and_binary_files_are_not_read(tmp_path):
     ("include : {self}", "include cycle"),
 ])
 def test_bad_includes_name_the_including_line(tmp_path, capsys, include, what):
-    """config.cpp include handling (engine/config.py docstring): a missing file and a cycle are
+    """config.cpp include handling (engine/lang/config.py docstring): a missing file and a cycle are
     errors at the include line."""
     path = tmp_path / "main.conf"
     path.write_text("X = 1\n" + include.format(dir=tmp_path, self=path) + "\n")
@@ -556,12 +557,12 @@ def test_macro_doubling_bomb_is_an_error_not_a_hang(tmp_path, capsys):
 def test_transform_iteration_bomb_is_an_error():
     """RouteDeck decision: ``TRANSFORM 1000000000`` (condor_transform_ads iteration, htcondor.md
     §6 transform_num) is refused instead of building a billion ads."""
-    from engine.xform import parse_transform  # noqa: PLC0415
-    from engine.xform_parse import XformError  # noqa: PLC0415
+    from engine.lang.xform import parse_transform  # noqa: PLC0415
+    from engine.lang.xform_parse import XformError  # noqa: PLC0415
 
     with pytest.raises(XformError, match="TRANSFORM would make 1000000000 ads"):
-        parse_transform("TRANSFORM 1000000000\nSET A 1").apply_all({"B": "1"})
-    assert len(parse_transform("TRANSFORM 5\nSET A 1").apply_all({"B": "1"})[0]) == 5
+        apply_all(parse_transform("TRANSFORM 1000000000\nSET A 1"), {"B": "1"})
+    assert len(apply_all(parse_transform("TRANSFORM 5\nSET A 1"), {"B": "1"})[0]) == 5
 
 
 def test_requirements_written_as_a_macro_assignment_gets_a_hint(tmp_path, capsys):

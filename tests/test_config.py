@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine import classad as ca
-from engine.config import Config, ConfigError, Source, split_list
+from engine.lang.config import Config, ConfigError, Source, split_list
 
 DATA = Path(__file__).parent / "data" / "config"
 ALL_FILES = sorted(p for p in DATA.rglob("*") if p.is_file())

@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import macros as mx
-from engine.config import Config, ConfigError
+from engine.lang import macros as mx
+from engine.lang.config import Config, ConfigError
 from engine.router.table import load_routing_table
 from tui.cli import main as cli_main
 
@@ -70,7 +70,7 @@ _CHILD = """
 import json, resource, sys, tracemalloc
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: a regression dies here, not the host
 sys.path.insert(0, {repo!r})
-from engine.config import Config, ConfigError
+from engine.lang.config import Config, ConfigError
 from engine.router.table import load_routing_table
 tracemalloc.start()
 cfg = Config.load([{path!r}], env={{}})
@@ -253,7 +253,7 @@ def test_self_reference_growth_is_bounded_over_all_knobs(tmp_path):
     """RouteDeck decision: each knob below 1 Mi characters, but sixty of them made by self
     references (``K = $(K)$(K)…``) would hold 60 Mi characters; the total such growth is bounded
     (``MAX_SELF_GROWTH``), the knobs past it are errors at their lines and left empty."""
-    from engine.config import MAX_SELF_GROWTH  # noqa: PLC0415
+    from engine.lang.config import MAX_SELF_GROWTH  # noqa: PLC0415
 
     text = "".join(f"K{i} = " + "q" * 1000 + f"\nK{i} = " + f"$(K{i})" * 1000 + "\n" for i in range(60))
     cfg = Config.from_text(text + "AFTER = 1\n", "g.conf", env={})
@@ -267,7 +267,7 @@ def test_self_reference_growth_is_bounded_over_all_knobs(tmp_path):
 def test_a_huge_file_is_not_read(tmp_path):
     """RouteDeck decision: a "config" file over ``MAX_FILE_SIZE`` (16 MiB; real ones are
     kilobytes) is an error naming it, not read into memory; the other sources still load."""
-    from engine.config import MAX_FILE_SIZE  # noqa: PLC0415
+    from engine.lang.config import MAX_FILE_SIZE  # noqa: PLC0415
 
     huge = tmp_path / "huge.log"
     with open(huge, "wb") as f:

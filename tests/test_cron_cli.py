@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import cron as cron_cmd
-from engine.commands.args import Parser
+from engine.cli import cron as cron_cmd
+from engine.cli.args import Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,8 +18,8 @@ import pytest
 
 from engine.crondor.fields import parse_schedule
 from engine.crondor.schedd import schedd_next_run
-from engine.demo import build_demo
-from engine.queuelog.reader import load_log
+from engine.feeds.demo import build_demo
+from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def make_config_dir(tmp: Path) -> Path:
 
 
 def run_snapshots(engine, hours=HOURS, interval=INTERVAL):
-    from engine.commands.demo import snapshots_fast
+    from engine.cli.demo import snapshots_fast
 
     return list(snapshots_fast(engine, engine.now + hours * 3600, interval))
 
@@ -50,18 +50,18 @@ def demo(tmp_path_factory):
     cfg = make_config_dir(tmp)
     engine = build_demo(config_dir=cfg, seed=SEED, state_dir=tmp / "state")
     reports = []
-    advance = engine.sites.advance
+    advance = engine.schedd.sites.advance
 
     def recording(now):
         out = advance(now)
         reports.extend(out)
         return out
 
-    engine.sites.advance = recording
+    engine.schedd.sites.advance = recording
     seen_events = []
     snaps = []
     first_adjust = first_routes = None
-    from engine.commands.demo import snapshots_fast
+    from engine.cli.demo import snapshots_fast
 
     for snap in snapshots_fast(engine, engine.start + HOURS * 3600, INTERVAL):  # a generator: stepwise
         snaps.append(snap)
@@ -198,7 +198,7 @@ def test_router_tools_on_the_demo_recording(demo):
 
 def test_jobs_table_follows_the_queue(demo):
     """The incrementally maintained jobs table equals one built from scratch, in id order."""
-    from engine.demo_views import _row
+    from engine.views.build import _row
 
     engine = demo["engine"]
     rows = engine.snapshot().jobs

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import snapshot as S
-from engine.demo import build_demo
+from engine.feeds.demo import build_demo
 from tests.test_demo import ROOT, make_config_dir
 
 

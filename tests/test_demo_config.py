@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from engine.classad import make_ad
-from engine.config import Config
-from engine.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites
-from engine.router.table import load_routing_table
-from engine.workload import load_workload
+from engine.lang.config import Config
+from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites
+from engine.router.loader import load_routing_table
+from engine.schedd.workload import load_workload
 
 D = Path(DEFAULT_CONFIG_DIR)
 

@@ -10,8 +10,8 @@ import pytest
 
 from engine import snapshot as S
 from engine.clock import VirtualClock
-from engine.demo import build_demo, is_job_event
-from engine.demo_views import SNAPSHOT_JOB_EVENTS
+from engine.feeds.demo import build_demo, is_job_event
+from engine.views.build import SNAPSHOT_JOB_EVENTS
 from engine.runtime import Runtime
 from tests.test_demo import make_config_dir
 
@@ -89,7 +89,7 @@ def test_a_claimed_source_without_a_visible_copy_shows_its_tracked_route(routed)
     """While the router has claimed a source but its RoutedToJobId is not recorded yet (it is
     pushed with the next status update, htcondor.md §1.6), or its copy already left the queue,
     the row names the route the router tracks the job on."""
-    from engine.demo_views import source_route
+    from engine.views.build import source_route
 
     engine = routed
     key, tracked = next((k, j) for k, j in engine.router.jobs.items() if j.route_name)

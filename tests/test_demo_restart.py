@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import build_demo
-from engine.queuelog.reader import load_log
+from engine.feeds.demo import build_demo
+from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.test_demo import make_config_dir
 

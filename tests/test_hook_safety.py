@@ -7,7 +7,7 @@ next poll); product.md §4 ("opening someone's config or a recording must never 
 Every router hook (TRANSLATE_JOB, UPDATE_JOB_INFO, JOB_FINALIZE, JOB_CLEANUP) is a tiny shell
 script that appends a line to its own marker file. The hooks are selected either by
 ``JOB_ROUTER_HOOK_KEYWORD`` in the config or only by the recorded job's ``HookKeyword``. The
-recording is written with the project's own queue log writer (engine.queuelog.writer).
+recording is written with the project's own queue log writer (engine.queue.writer).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-from engine.queuelog.writer import open_queue
+from engine.queue.writer import open_queue
 from tui.cli import main
 
 T0 = 1795300000.0
@@ -230,10 +230,10 @@ def test_router_withholds_translate_and_why_not_says_so(setup):
     """§1.8 keyword rules (knob or the job's HookKeyword): a router built without allow_hooks
     never spawns the translate hook; the job is left alone (never claimed), one hook-withheld
     event names the program, and why-not says it would run."""
-    from engine.config import Config  # noqa: PLC0415
-    from engine.queuelog.reader import load_log  # noqa: PLC0415
+    from engine.lang.config import Config  # noqa: PLC0415
+    from engine.queue.reader import load_log  # noqa: PLC0415
     from engine.router.router import JobRouter  # noqa: PLC0415
-    from engine.router.table import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
 
     q = load_log(setup.log).queue
     table = load_routing_table(Config.load([str(setup.config)]))
@@ -253,7 +253,7 @@ def test_router_withholds_translate_and_why_not_says_so(setup):
 
 def test_the_demo_is_allowed_to_run_hooks():
     """product.md §4: programs named by a config run only in demo mode or with the user's flag."""
-    from engine.demo import build_demo  # noqa: PLC0415
+    from engine.feeds.demo import build_demo  # noqa: PLC0415
 
     engine = build_demo(seed=1, durable=False)
     assert engine.router.hooks.allow_run is True
@@ -270,7 +270,7 @@ def anyio_backend():
 @pytest.mark.anyio
 async def test_tui_replay_screen_runs_no_hook(setup):
     """The replay screen plays the recording (no router): no hook runs, even with the flag."""
-    from engine.commands.replay import build_runtime  # noqa: PLC0415
+    from engine.cli.replay import build_runtime  # noqa: PLC0415
     from tui.app import make_app  # noqa: PLC0415
 
     from tui_fixtures import wait_until  # noqa: PLC0415
@@ -292,8 +292,8 @@ async def test_tui_replay_screen_runs_no_hook(setup):
 @pytest.mark.anyio
 async def test_tui_watch_screen_runs_no_hook(setup):
     """The watch screen follows the queue log with the config's routing table: no hook runs."""
-    from engine.commands.watch import build_runtime  # noqa: PLC0415
-    from engine.watch import WakeUp  # noqa: PLC0415
+    from engine.cli.watch import build_runtime  # noqa: PLC0415
+    from engine.feeds.watch import WakeUp  # noqa: PLC0415
     from tui.app import make_app  # noqa: PLC0415
 
     from tui_fixtures import wait_until  # noqa: PLC0415

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine.queuelog.reader import load_bytes
+from engine.queue.reader import load_bytes
 from tui.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,7 +231,7 @@ def test_a_very_long_operator_chain_does_not_crash_the_reader():
     (item 6); the process survives. Run in a child so a crash cannot take the test run down."""
     code = (
         "import sys\n"
-        "from engine.queuelog.reader import load_bytes\n"
+        "from engine.queue.reader import load_bytes\n"
         f"chain = '+'.join(['1'] * {CHAIN.count('+') + 1})\n"
         "head = b'107 1 CreationTimestamp 1\\n101 0.0 Job Machine\\n105 \\n101 1.0 Job Machine\\n'\n"
         "res = load_bytes(head + b'103 1.0 Foo ' + chain.encode() + b'\\n103 1.0 JobStatus 1\\n106 \\n')\n"

@@ -32,7 +32,7 @@ def test_engine_imports_no_ui_code():
 
 # Modules allowed to read real time or wait: the clocks, and the runtime loop / file watcher that
 # wait on events with timeouts.
-_ALLOWED = {"engine/clock.py", "engine/runtime.py", "engine/queuelog/watch.py"}
+_ALLOWED = {"engine/clock.py", "engine/runtime.py", "engine/queue/filewatch.py"}
 _WALL_CLOCK = re.compile(r"time\.time\(|datetime\.now\(|datetime\.utcnow\(|time\.sleep\(|date\.today\(|time\.monotonic\(")
 
 

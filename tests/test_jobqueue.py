@@ -4,11 +4,11 @@
 import pytest
 
 from engine.classad import evaluate, is_true
-from engine.jobqueue import (
+from engine.queue.jobqueue import (
     AdChanged, JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded, cluster_key, job_key, parse_key,
 )
-from engine.queuelog import records as R
-from engine.queuelog.reader import load_bytes
+from engine.queue import records as R
+from engine.queue.reader import load_bytes
 
 
 def _queue(*lines: str) -> JobQueue:

@@ -1,5 +1,5 @@
 """Macro expansion, macro functions, line joining and ``if`` conditions
-(engine/macros.py, macros_funcs.py, macros_cond.py).
+(engine/lang/macros.py, macros_funcs.py, macros_cond.py).
 
 Source of the expected behaviour: HTCondor's src/condor_utils/config.cpp
 (next_config_macro, evaluate_macro_func, expand_self_macro, getline_implementation,
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import macros as mx
-from engine import macros_cond as mc
+from engine.lang import macros as mx
+from engine.lang import macro_cond as mc
 
 
 def ex(text: str, **macros: str) -> str:

@@ -1,4 +1,4 @@
-"""``routedeck queue`` (engine/commands/queue.py).
+"""``routedeck queue`` (engine/cli/queue.py).
 
 Sources: htcondor.md §3.3 (the schedd's reading rules), §3.5 (``--follower-rules``); the real log
 is tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md).
@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from engine.commands import queue as cmd
+from engine.cli import queue as cmd
 
 DATA = Path(__file__).parent / "data" / "queuelog"
 REAL = str(DATA / "real_job_submission.log")

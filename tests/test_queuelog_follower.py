@@ -4,11 +4,11 @@ poll is explicit; the watcher test is bounded by a short timeout."""
 import threading
 from pathlib import Path
 
-from engine.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
-from engine.queuelog import follower as F
-from engine.queuelog.follower import Follower
-from engine.queuelog.watch import Watcher, run_watch
-from engine.queuelog.writer import open_queue
+from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
+from engine.queue import follower as F
+from engine.queue.follower import Follower
+from engine.queue.filewatch import Watcher, run_watch
+from engine.queue.writer import open_queue
 
 DATA = Path(__file__).parent / "data" / "queuelog"
 T0 = 1736935000

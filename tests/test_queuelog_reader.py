@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.jobqueue import JobQueue
-from engine.queuelog import reader
-from engine.queuelog.reader import load_bytes, load_log, read_log
-from engine.queuelog.reference import load_reference
+from engine.queue.jobqueue import JobQueue
+from engine.queue import reader
+from engine.queue.reader import load_bytes, load_log, read_log
+from engine.queue.reference import load_reference
 
 DATA = Path(__file__).parent / "data" / "queuelog"
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.classad import is_valid_expr
-from engine.queuelog import records as R
-from engine.queuelog.records import Corrupt, Record, format_record, parse_line
+from engine.queue import records as R
+from engine.queue.records import Corrupt, Record, format_record, parse_line
 
 DATA = Path(__file__).parent / "data" / "queuelog"
 

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.jobqueue import JobQueue
-from engine.queuelog import records as R
-from engine.queuelog.reader import load_bytes, load_log
-from engine.queuelog.records import parse_line
-from engine.queuelog.writer import QueueLogError, QueueLogWriter, open_queue
+from engine.queue.jobqueue import JobQueue
+from engine.queue import records as R
+from engine.queue.reader import load_bytes, load_log
+from engine.queue.records import parse_line
+from engine.queue.writer import QueueLogError, QueueLogWriter, open_queue
 
 DATA = Path(__file__).parent / "data" / "queuelog"
 T0 = 1736935000

@@ -5,9 +5,9 @@ replays with its commit-comment times (product.md §2 "Record times")."""
 from pathlib import Path
 
 from engine.clock import ManualClock
-from engine.queuelog.reader import load_log
-from engine.replay.index import build_index
-from engine.replay.player import Player
+from engine.queue.reader import load_log
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player
 
 LOG = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import pytest
 
 from engine.clock import ManualClock
-from engine.replay.index import build_index
-from engine.replay.player import Player
-
-demo = pytest.importorskip("engine.demo")
+from engine.feeds import demo
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player
 
 
 def _counts(snap):

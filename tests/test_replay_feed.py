@@ -1,4 +1,4 @@
-"""Replay driven by the engine thread (engine.replay.feed with engine.runtime.Runtime).
+"""Replay driven by the engine thread (engine.feeds.replay.feed with engine.runtime.Runtime).
 
 Sources: product.md §3 (one engine, three feeds; the clock is injected and never goes back) and
 §2 (replay: play/pause/step/seek); the recordings are tests/replay_logs.py's generated logs,
@@ -11,9 +11,9 @@ import math
 
 from engine import snapshot as S
 from engine.clock import VirtualClock
-from engine.replay.feed import AddBookmark, GotoBookmark, ReplayFeed
-from engine.replay.index import build_index
-from engine.replay.player import Player
+from engine.feeds.replay.feed import AddBookmark, GotoBookmark, ReplayFeed
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player
 from engine.clock import ManualClock
 from engine.runtime import Runtime
 from tests.replay_logs import Recording, as_expected

@@ -1,4 +1,4 @@
-"""Replay index and seeking (engine.replay.index / timeline).
+"""Replay index and seeking (engine.feeds.replay.index / timeline).
 
 Sources: htcondor.md §3.1 (record format), §3.2 (transactions, ``106 #`` comments), §3.3 (the
 owner's reading rules: apply at 106, drop a trailing open transaction and a torn last line);
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.replay.index import build_index
-from engine.replay.timeline import CARRIED, COMMENT, SET, parse_comment_time
+from engine.feeds.replay.index import build_index
+from engine.queue import reader
+from engine.feeds.replay.timeline import CARRIED, COMMENT, SET, parse_comment_time
 from tests.replay_logs import T0, Recording, as_expected
 
 DATA = Path(__file__).parent / "data" / "replay"
@@ -136,9 +137,8 @@ def test_real_log_replays():
 @pytest.mark.parametrize("seed", [31, 32])
 def test_seek_equals_the_foundation_reader_on_the_truncated_log(tmp_path, seed):
     """Cross-check against an independent implementation of the owner's rules (htcondor.md
-    §3.3, engine.queuelog.reader): reading the log cut just after step i gives the state a seek
+    §3.3, engine.queue.reader): reading the log cut just after step i gives the state a seek
     to step i gives."""
-    reader = pytest.importorskip("engine.queuelog.reader")
 
     rec = Recording(seed, steps=250)
     ix = _index(tmp_path, rec, every=29)

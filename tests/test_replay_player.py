@@ -1,4 +1,4 @@
-"""Replay transport and views (engine.replay.player, engine.replay.views).
+"""Replay transport and views (engine.feeds.replay.player, engine.views.recorded).
 
 Sources: product.md §2 (replay: play/pause/step/seek/speed), §6 (replay bar, bookmarks);
 htcondor.md §1.5 (a route's counts: idle = routed − running, held copies count as idle),
@@ -13,8 +13,8 @@ import random
 import pytest
 
 from engine.clock import ManualClock
-from engine.replay.index import build_index
-from engine.replay.player import Player, ReplayError
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player, ReplayError
 from engine.snapshot import Pause, Resume, Seek, SetSpeed, Step
 from tests.replay_logs import T0, Recording, as_expected
 
@@ -143,7 +143,7 @@ def test_example_counts_at_each_step(example):
     refreshed only at the status check, which mirrors the copy's status into the source, §1.6):
     the copy starts at step 5 but counts as running from step 6, when the source shows it, until
     step 9, when the source shows Completed. Once its copies are gone the route stays on the board
-    with zero counts (its recent figures still count the copy, engine/replay/stats.py)."""
+    with zero counts (its recent figures still count the copy, engine/feeds/replay/stats.py)."""
     player = Player(example, ManualClock(0))
     seen = []
     for i in range(example.steps):
@@ -155,7 +155,7 @@ def test_example_counts_at_each_step(example):
     gone = (0, 0, 0)
     assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, gone, gone]
     player.seek(step=5)  # the queue's own view: the copy itself is Running
-    from engine.replay import views
+    from engine.views import recorded as views
     assert views.route_counts(player.state.ads, router_view=False)["Site1"].running == 1
     player.seek(step=4)
     rows = {row.job: row for row in player.snapshot().jobs}
@@ -260,7 +260,7 @@ def test_bookmarks(example):
 def test_literal_fast_path_agrees_with_classad2():
     """Values as job_queue.log writes them (htcondor.md §3.1 "Values"): the direct reading of
     plain integers and strings gives what classad2 gives."""
-    from engine.replay.views import _evaluated, literal
+    from engine.views.recorded import _evaluated, literal
 
     for text in ["0", "17", "1795300000", '"alice"', '""', '"a b  c"', '"x\\\\y"', '"say \\"hi\\""',
                  "-3", "2.5", "true", "FALSE", "undefined", "error", "1 + 2", '"/bin/sleep"', "０"]:

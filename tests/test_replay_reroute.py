@@ -1,4 +1,4 @@
-"""``routedeck replay LOG --reroute --config …`` (engine.replay.reroute).
+"""``routedeck replay LOG --reroute --config …`` (engine.feeds.replay.reroute).
 
 Sources: htcondor.md §1.4 (the first route in match order whose REQUIREMENTS match and that
 accepts jobs wins; MaxJobs reached = not accepting), §1.6/§1.9 (a routed copy carries
@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from engine.replay.index import build_index
-from engine.replay.reroute import read_recording
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.reroute import read_recording
 from tui.cli import main
 
 T0 = 1795300000

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from engine.clock import ManualClock
-from engine.replay.index import build_index
-from engine.replay.player import Player
-from engine.replay.stats import RouteRule
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player
+from engine.feeds.replay.stats import RouteRule
 
 from replay_logs import Recording
 
@@ -187,7 +187,7 @@ def test_shipped_recording_black_hole_is_throttled_as_live():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_reused_rows_equal_fresh_rows(tmp_path, seed):
     """Rows kept across moves (forward steps, backward seeks) equal rows built from scratch, and a
-    job a transaction did not touch keeps its row object (engine/replay/rows.py)."""
+    job a transaction did not touch keeps its row object (engine/views/recorded_rows.py)."""
     rec = Recording(seed, steps=200)
     path = tmp_path / "r.log"
     path.write_text(rec.text())
@@ -203,7 +203,7 @@ def test_reused_rows_equal_fresh_rows(tmp_path, seed):
         assert got == fresh.snapshot().jobs
     player.seek(step=100)
     before = {r.job: r for r in player.snapshot().jobs}
-    touched = {rec[1] for rec in __import__("engine.replay.index", fromlist=["x"]).iter_step_records(index, 101)}
+    touched = {rec[1] for rec in __import__("engine.feeds.replay.index", fromlist=["x"]).iter_step_records(index, 101)}
     player.seek(step=101)
     after = {r.job: r for r in player.snapshot().jobs}
     kept = [j for j in after if j in before and j not in touched and not any(t.startswith("0" + j.split(".")[0] + ".")
@@ -214,7 +214,7 @@ def test_reused_rows_equal_fresh_rows(tmp_path, seed):
 def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     """The router logs/emits a throttle change when a window closes (§1.5; engine.router.stats
     wording): playing through the close emits route-throttled once; a seek over it does not."""
-    from engine.replay.feed import ReplayFeed
+    from engine.feeds.replay.feed import ReplayFeed
 
     index = build_index(_black_hole(tmp_path))
     feed = ReplayFeed(Player(index, ManualClock(0)))

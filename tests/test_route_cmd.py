@@ -11,7 +11,7 @@ import io
 import json
 from pathlib import Path
 
-from engine.commands import route as cmd
+from engine.cli import route as cmd
 
 DATA = Path(__file__).parent / "data" / "router"
 CONFIG = DATA / "job_router_xform.run.config"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 
 from engine import classad as C
-from engine.config import Config
+from engine.lang.config import Config
 from engine.router.routed_copy import build_routed_ad, filename_remap_find
-from engine.router.table import RoutingError, load_routing_table
+from engine.router.loader import load_routing_table
+from engine.router.table import RoutingError
 
 SOURCE = {
     "ClusterId": "12", "procid": "3", "JobUniverse": "5", "JobStatus": "2", "Owner": '"alice"', "User": '"alice@x"',

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine import classad as C
-from engine.config import Config
+from engine.lang.config import Config
 from engine.router.classic import CondorHashOrder, _condor_hash
 from engine.router.routed_copy import build_routed_ad
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 
 DATA = Path(__file__).parent / "data" / "config"
 

@@ -10,7 +10,7 @@ from router_fixtures import (
     T0, get, kinds, make_router, route, schedd_destroy, schedd_set, submit, table,
 )
 
-from engine.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue
 from engine.router.lifecycle import State
 
 
@@ -297,8 +297,8 @@ def test_copy_never_seen_gives_up_after_mirror_lag():
 
 def test_log_table_reads_back_with_the_jobrouterlog_reader():
     """§1.5: the per-poll table format ("%-24s %-11s %7d/%7d %7d/%7d %8s  %7d %9d %6d"); the
-    JobRouterLog reader (engine.routerlog) reads our rows back with the same figures."""
-    from engine.routerlog import HEADER, parse_router_log
+    JobRouterLog reader (engine.router.routerlog) reads our rows back with the same figures."""
+    from engine.router.routerlog import HEADER, parse_router_log
 
     tbl = table([route("Site1", max_jobs=10, max_idle_jobs=5), route("BlackHole")])
     r, src, dst = make_router(tbl)

@@ -13,7 +13,7 @@ import random
 from router_fixtures import route, table
 
 from engine.classad import ClassAd, evaluate, is_true
-from engine.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue
 from engine.router.candidates import Scanner, umbrella_text
 
 ROUTES = [

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from router_fixtures import T0, get, submit
 
-from engine.config import Config
-from engine.jobqueue import JobQueue
+from engine.lang.config import Config
+from engine.queue.jobqueue import JobQueue
 from engine.router.router import JobRouter
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 
 DATA = Path(__file__).parent / "data" / "router"
 

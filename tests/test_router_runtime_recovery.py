@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from router_fixtures import T0, get, kinds, make_router, route, schedd_set, submit, table
 
-from engine.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue
 from engine.router.lifecycle import State
 from engine.router.router import JobRouter
 from router_fixtures import build

@@ -8,8 +8,9 @@ HTCondor's ``JobRouter::config`` / ``SetRoutingTable`` log messages quoted there
 from __future__ import annotations
 
 from engine import classad as C
-from engine.config import Config
-from engine.router.table import Diagnostic, load_routing_table
+from engine.lang.config import Config
+from engine.router.loader import load_routing_table
+from engine.router.table import Diagnostic
 
 
 def load(text: str, **kw):

@@ -1,4 +1,4 @@
-"""JobRouterLog routing-table blocks (engine.routerlog).
+"""JobRouterLog routing-table blocks (engine.router.routerlog).
 
 Source: htcondor.md §1.5 — the header line, the column line and one row per route written with
 ``%-24s %-11s %7d/%7d %7d/%7d %8s`` then ``         %7d %9d %6d`` (``JobRouter::GetCandidateJobs``,
@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from engine.routerlog import RouterLogFollower, parse_router_log, parse_stamp
+from engine.router.routerlog import RouterLogFollower, parse_router_log, parse_stamp
 
 COLUMNS = ("Route Name               Source      Submitted/Max        Idle/Max     Throttle"
            " Recent: Started Succeeded Failed")

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.commands.routerq import build_constraint, summary_lines
-from engine.queuelog.writer import open_queue
+from engine.cli.routerq import build_constraint, summary_lines
+from engine.queue.writer import open_queue
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -118,7 +118,7 @@ def test_pending_queries_fail_when_the_loop_ends():
 def test_the_uis_why_not_and_full_ads_are_engine_queries():
     """tui.engine_api reads router and queue state through Runtime.query (one query per batch of
     ads, not per row), on the engine thread."""
-    from engine.demo import build_demo
+    from engine.feeds.demo import build_demo
     from tui import engine_api
 
     engine = build_demo(seed=2, durable=False)

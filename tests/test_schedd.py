@@ -5,13 +5,13 @@ src/condor_utils/user_job_policy.cpp (policy order and reasons)."""
 
 import pytest
 
-from engine.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue
 from engine.schedd.history import HistoryWriter, read_history
 from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd
 from engine.schedd.store import MemoryStore
-from engine.sites import RunTime, SiteSet, SiteSpec
-from engine.workload import JobTemplate
+from engine.schedd.sites import RunTime, SiteSet, SiteSpec
+from engine.schedd.workload import JobTemplate
 
 T0 = 1_700_000_000.0
 

@@ -7,8 +7,8 @@ from engine.crondor.nextrun import next_run
 from engine.schedd.cron import CronKeeper, starter_decision
 from engine.schedd.schedd import Schedd
 from engine.schedd.store import MemoryStore
-from engine.sites import RunTime, SiteSet, SiteSpec
-from engine.workload import JobTemplate
+from engine.schedd.sites import RunTime, SiteSet, SiteSpec
+from engine.schedd.workload import JobTemplate
 
 T0 = 1_700_000_030.0  # 22:13:50 UTC
 

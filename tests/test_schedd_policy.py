@@ -3,7 +3,7 @@
 JobPolicyUndefined 5, SystemPolicy 26)."""
 
 from engine.classad import make_ad
-from engine.schedd.policy import SystemPolicy, analyze_exit, analyze_periodic
+from engine.lang.user_policy import SystemPolicy, analyze_exit, analyze_periodic
 
 NOW = 1_700_000_000
 

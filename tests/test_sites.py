@@ -3,7 +3,7 @@ fast, status reported with HTCondor's update delays (htcondor.md §7)."""
 
 import pytest
 
-from engine.sites import (STARTER_INITIAL_UPDATE_INTERVAL, RunTime, SiteConfigError, SiteSet,
+from engine.schedd.sites import (STARTER_INITIAL_UPDATE_INTERVAL, RunTime, SiteConfigError, SiteSet,
                           SiteSpec)
 
 

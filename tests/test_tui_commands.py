@@ -3,7 +3,7 @@ runtime's headless demo (product.md §5)."""
 
 from __future__ import annotations
 
-from tui import commands
+from tui import launch as commands
 from tui.cli import build_parser
 
 
@@ -16,7 +16,7 @@ def test_demo_parses_screen_and_headless_options():
 
 
 def test_headless_is_forwarded_to_the_runtime_command(monkeypatch):
-    import engine.commands.demo as headless
+    import engine.cli.demo as headless
 
     seen = []
     monkeypatch.setattr(headless, "run_headless", lambda args: seen.append(args) or 0)

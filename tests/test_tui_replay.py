@@ -1,5 +1,5 @@
 """Pilot tests of replay mode: the replay bar's keys and ``:seek`` drive the real replay engine
-(``engine.replay.feed.ReplayFeed`` under ``engine.runtime.Runtime``, built by
+(``engine.feeds.replay.feed.ReplayFeed`` under ``engine.runtime.Runtime``, built by
 ``routedeck replay``'s ``build_runtime``), and the assertions are on the player's position and
 state. The recording is RouteDeck's random test log (tests/replay_logs.py, htcondor.md §3.1/§3.2
 format with ``106 #`` times); product.md §6 lists the controls.
@@ -12,8 +12,8 @@ import argparse
 import pytest
 
 from engine import snapshot as S
-from engine.commands.replay import build_runtime
-from engine.replay.feed import AddBookmark
+from engine.cli.replay import build_runtime
+from engine.feeds.replay.feed import AddBookmark
 from tui.app import make_app
 from tui.messages import CommandSent
 from tui.widgets.replay_bar import bar_text, parse_seek

@@ -12,9 +12,9 @@ import argparse
 
 import pytest
 
-from engine.commands.watch import build_runtime
-from engine.queuelog.writer import open_queue
-from engine.watch import WakeUp
+from engine.cli.watch import build_runtime
+from engine.queue.writer import open_queue
+from engine.feeds.watch import WakeUp
 from tui.app import make_app
 from tui.screens.watch_board import WatchRoutesScreen
 

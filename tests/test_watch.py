@@ -1,4 +1,4 @@
-"""Watch mode (engine.watch, ``routedeck watch``).
+"""Watch mode (engine.feeds.watch, ``routedeck watch``).
 
 Sources: htcondor.md §3.5 (the follower: records apply as read, a partial last line waits, a
 new 107 sequence after a rotation reloads), §3.4 (rotation by the writer), §1.5 (JobRouterLog
@@ -13,8 +13,8 @@ import json
 import pytest
 
 from engine.clock import ManualClock
-from engine.queuelog.writer import open_queue
-from engine.watch import WatchEngine, WatchError, WatchSetup, resolve
+from engine.queue.writer import open_queue
+from engine.feeds.watch import WatchEngine, WatchError, WatchSetup, resolve
 from tui.cli import main
 
 T0 = 1795300000.0
@@ -139,9 +139,9 @@ def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):
     import threading
 
     from engine.clock import SystemClock
-    from engine.queuelog.watch import run_watch
+    from engine.queue.filewatch import run_watch
     from engine.runtime import Runtime
-    from engine.watch import WatchFeed
+    from engine.feeds.watch import WatchFeed
 
     log = tmp_path / "job_queue.log"
     q, _ = open_queue(log, T0)
@@ -171,7 +171,7 @@ def test_condor_config_dev_null_means_no_config():
     they find none) is not a config source: no error, no empty routing table."""
     import os
 
-    from engine.watch import condor_config_paths
+    from engine.feeds.watch import condor_config_paths
 
     assert os.devnull not in condor_config_paths(None, {"CONDOR_CONFIG": os.devnull})
     assert condor_config_paths(None, {"CONDOR_CONFIG": "/etc/x/condor_config"}) == ["/etc/x/condor_config"]

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import Config, split_list
-from engine.xform import MacroSet, XformError, parse_transform
+from engine.lang.config import Config, split_list
+from engine.lang.xform_iter import apply_all
+from engine.lang.xform import MacroSet, XformError, parse_transform
 
 DATA = Path(__file__).parent / "data"
 
@@ -174,7 +175,7 @@ def test_error_lines_map_to_config_file_lines():
 
 
 def test_bad_regex_is_a_warning_only():
-    # Source: HTCondor logs "this entry will be ignored" for a bad regex (engine/xform_parse.py; not in htcondor.md)
+    # Source: HTCondor logs "this entry will be ignored" for a bad regex (engine/lang/xform_parse.py; not in htcondor.md)
     xf = parse_transform("DELETE /(unclosed/\nSET A 1")
     assert xf.warnings and "this entry will be ignored" in xf.warnings[0]
     ad = {"unclosedX": "1"}
@@ -251,7 +252,7 @@ def test_every_real_route_and_transform_parses(path):
 ])
 def test_universe_names(text, number):
     # htcondor.md §1.3: UNIVERSE takes a number or a name (CondorUniverseNumberEx)
-    from engine.xform import universe_number
+    from engine.lang.xform import universe_number
 
     assert universe_number(text) == number
 
@@ -265,7 +266,7 @@ def test_transform_in_iteration(rules_text, expected):
     # Source: htcondor.md §6 condor_transform_ads test (transform_in1 / transform_in2)
     xf = parse_transform(rules_text)
     for ad in dry_run_ads():
-        outputs, warnings = xf.apply_all(ad)
+        outputs, warnings = apply_all(xf, ad)
         assert warnings == [] and [o["ARG1"] for o in outputs] == expected
         assert "ARG1" not in ad  # the input ad is not edited
 
@@ -273,14 +274,14 @@ def test_transform_in_iteration(rules_text, expected):
 def test_transform_num_and_from_iteration(tmp_path):
     # Source: htcondor.md §6 condor_transform_ads test (transform_num.rules: 40 ads; transform_from1/2/3)
     ads = dry_run_ads()
-    assert sum(len(parse_transform("TRANSFORM 5").apply_all(ad)[0]) for ad in ads) == 40
+    assert sum(len(apply_all(parse_transform("TRANSFORM 5"), ad)[0]) for ad in ads) == 40
     body = "SET SIZE_IMAGE $(macro1)\nSET SIZE_DISK $(macro2)\n"
     inline = parse_transform(body + "TRANSFORM macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
-    outputs, _ = inline.apply_all(ads[0])
+    outputs, _ = apply_all(inline, ads[0])
     assert [(o["SIZE_IMAGE"], o["SIZE_DISK"]) for o in outputs] == [("1000", "120.0"), ("2000", "128.0")]
     (tmp_path / "transform_from2.txt").write_text("1000 120.0\n2000 128.0")
     from_file = parse_transform(body + "TRANSFORM macro1, macro2 from transform_from2.txt")
-    outputs, _ = from_file.apply_all(ads[0], base_dir=tmp_path)
+    outputs, _ = apply_all(from_file, ads[0], base_dir=tmp_path)
     assert [o["SIZE_IMAGE"] for o in outputs] == ["1000", "2000"]
     twice = parse_transform(body + "TRANSFORM 2 macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
-    assert [o["SIZE_IMAGE"] for o in twice.apply_all(ads[0])[0]] == ["1000", "1000", "2000", "2000"]
+    assert [o["SIZE_IMAGE"] for o in apply_all(twice, ads[0])[0]] == ["1000", "1000", "2000", "2000"]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import Config, split_list
-from engine.xform import MacroSet, parse_transform
+from engine.lang.config import Config, split_list
+from engine.lang.xform import MacroSet, parse_transform
 
 CE = Path(__file__).parent / "data" / "config" / "ce-head"
 

@@ -37,7 +37,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine import snapshot as S
-from tui.command_handlers import CommandLineMixin
+from tui.prompt_commands import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.palette import COMMANDS
 from tui.screens.replay_controls import REPLAY_BINDINGS, ReplayControls

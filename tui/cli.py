@@ -1,4 +1,4 @@
-"""The ``routedeck`` command line: headless subcommands from ``engine.commands`` plus the
+"""The ``routedeck`` command line: headless subcommands from ``engine.cli`` plus the
 screen commands (``demo``, ``watch``, ``replay``), which import Textual lazily."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.commands import register_all
-from engine.commands.args import Parser
+from engine.cli import register_all
+from engine.cli.args import Parser
 
 DESCRIPTION = """\
 RouteDeck: a terminal dashboard for HTCondor's Job Router and crondor.
@@ -29,12 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def register_screen_commands(sub) -> None:
-    """Commands that open the dashboard. Filled in as the demo/watch/replay features land."""
-    try:
-        from tui import commands as screen_commands  # noqa: PLC0415
-    except ImportError:
-        return
-    screen_commands.register(sub)
+    """Commands that open the dashboard: demo, watch, replay."""
+    from tui import launch  # noqa: PLC0415  (keeps `routedeck --help` from importing more than it needs)
+
+    launch.register(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

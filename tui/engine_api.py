@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from engine.router.loader import load_routing_table
 from engine.snapshot import JobRow
 
 
@@ -121,7 +122,7 @@ def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
     if queue is not None and hasattr(queue, "get"):
         job = queue.get(key)
         if job is not None:
-            attrs = job.attrs  # a property on engine.jobqueue.Job
+            attrs = job.attrs  # a property on engine.queue.jobqueue.Job
             return dict(attrs() if callable(attrs) else attrs)
     return None
 
@@ -296,17 +297,8 @@ def _as_diag(d: Any, default_file: str):
 
 
 def load_table(cfg: Any):
-    """The router's ``load_routing_table(Config)``, wherever the router package exports it."""
-    import importlib  # noqa: PLC0415
-
-    for mod in ("engine.router", "engine.router.table", "engine.router.routes"):
-        try:
-            fn = getattr(importlib.import_module(mod), "load_routing_table", None)
-        except ImportError:
-            continue
-        if fn is not None:
-            return fn(cfg)
-    raise LookupError("the router's load_routing_table is not available yet")
+    """The router's routing table of ``cfg`` (:func:`engine.router.loader.load_routing_table`)."""
+    return load_routing_table(cfg)
 
 
 def table_route_names(table: Any) -> list[str] | None:
@@ -375,7 +367,7 @@ def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
     """The configuration the engine would load from ``files``, with ``path``'s text replaced by
     ``text`` (the editor's buffer), so a route file is linted with the macros and
     ``JOB_ROUTER_ROUTE_NAMES`` of the files around it. Falls back to the text alone."""
-    from engine.config import Config  # noqa: PLC0415
+    from engine.lang.config import Config  # noqa: PLC0415
 
     real = os.path.realpath(path)
     if not files or real not in {os.path.realpath(f) for f in files} or not hasattr(Config, "_decode"):
@@ -394,10 +386,6 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
                 base_text: str | None = None) -> LintResult:
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
     the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
-    try:
-        from engine.config import Config  # noqa: PLC0415
-    except ImportError:
-        return LintResult([_diag("info", "the config reader is not available: no lint")], None)
     files = tuple(getattr(snap, "config_files", ()) or ())
     cfg = load_config(text, path, files)
     diags = [_diag("error", e.message, e.file, e.line) for e in cfg.errors]

@@ -1,4 +1,4 @@
-"""Reading the routing table out of a :class:`~engine.config.Config` (see engine/router/table.py).
+"""Reading the routing table out of a :class:`~engine.lang.config.Config` (see engine/router/table.py).
 
 Split from table.py for size; the order of the steps mirrors ``JobRouter::config`` of the last
 release with both syntaxes (htcondor.md §1.2, §1.3), and every message quotes HTCondor's own log
@@ -11,16 +11,18 @@ import os
 import shlex
 import stat
 import subprocess
+from dataclasses import replace
 from typing import Any, Callable
 
 from engine import classad as C
-from engine import xform as X
-from engine.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
+from engine.lang import xform as X
+from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.router import classic as K
 from engine.router.hooks import MAX_OUTPUT, run_bounded
+from engine.router.lints import lint_table
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
-    Diagnostic, DisabledRoute, Route, RouterKnobs, RoutingTable,
+    Diagnostic, DisabledRoute, Route, RouterKnobs, RoutingTable, fingerprint,
 )
 
 CMD_TIMEOUT = 60.0
@@ -435,3 +437,35 @@ class TableLoader:
             if knob[len(TRANSFORM_PREFIX):].lower() not in listed_xf:
                 self.diag("info", f"{knob} is defined but not listed in JOB_ROUTER_PRE_ROUTE_TRANSFORM_NAMES or "
                           "JOB_ROUTER_POST_ROUTE_TRANSFORM_NAMES, so it is not used", self.loc(knob))
+
+
+def load_routing_table(
+    config: Config,
+    *,
+    allow_cmd: bool = False,
+    previous: RoutingTable | None = None,
+    cmd_runner: Callable[[str], tuple[int, str]] | None = None,
+) -> RoutingTable:
+    """Build the routing table from ``config``; never raises on bad input (see module doc)."""
+    table = TableLoader(config, allow_cmd=allow_cmd, cmd_runner=cmd_runner).load()
+    table.diagnostics.extend(lint_table(table))
+    table.fingerprint = fingerprint(table)
+    if previous is not None:
+        # Config errors count too: a file cut in the middle of an @= block loses routes with
+        # only a warning from the table. A kept table carries the rejected one's errors, so
+        # "previous was good" is kept_previous or no errors of its own.
+        config_errors = [d for d in config_diagnostics(config) if d.level == "error"]
+        if (table.errors or config_errors) and (previous.kept_previous or not previous.errors):
+            kept = replace(previous, diagnostics=config_errors + table.diagnostics + [Diagnostic(
+                "info", f"the new routing table has errors; table version {previous.version} stays in force")],
+                kept_previous=True)
+            return kept
+        table.version = previous.version + (0 if table.fingerprint == previous.fingerprint else 1)
+    return table
+
+
+def config_diagnostics(cfg: Any) -> list[Diagnostic]:
+    """The config reader's errors and warnings as diagnostics (``file:line`` kept)."""
+    out = [Diagnostic("error", e.message, e.file, e.line or None) for e in getattr(cfg, "errors", ())]
+    out += [Diagnostic("warning", w.message, w.file, w.line or None) for w in getattr(cfg, "warnings", ())]
+    return out

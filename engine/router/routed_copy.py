@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import classad as C
-from engine import xform as X
+from engine.lang import xform as X
 from engine.router.table import Route, RoutingError, RoutingTable
 
 VANILLA_TO_GRID_DELETE = (

@@ -35,14 +35,14 @@ Design decisions and invariants:
 - Periodic policy is evaluated for claimed jobs that are not RETIRED (HTCondor iterates all
   tracked jobs, including retired ones whose router copy may be stale; RouteDeck does not push
   policy decisions for jobs it no longer manages). ``TimerRemove`` is checked first, then
-  ``engine.schedd.policy.analyze_periodic`` (the schedd's ``UserPolicy`` order).
+  ``engine.lang.user_policy.analyze_periodic`` (the schedd's ``UserPolicy`` order).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.config import split_list
+from engine.lang.config import split_list
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
@@ -357,7 +357,7 @@ class JobRouter(Lifecycle, StatsMixin):
 
     def eval_periodic(self, now: float) -> None:
         """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages."""
-        from engine.schedd.policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
+        from engine.lang.user_policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
         for job in list(self.jobs.values()):
@@ -416,7 +416,7 @@ def _knob(config: Any, name: str) -> str | None:
 
 def _timer_remove(local: View, now: float):
     """``AnalyzePolicy`` checks ``TimerRemove`` before the periodic expressions."""
-    from engine.schedd.policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
+    from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
 
     text = local.get("TimerRemove")
     if text is None:

@@ -129,7 +129,7 @@ class View:
 
 @functools.lru_cache(maxsize=1 << 17)
 def _job_id(key: str) -> tuple[int, int] | None:
-    from engine.queuelog.records import parse_key  # noqa: PLC0415
+    from engine.queue.records import parse_key  # noqa: PLC0415
 
     return parse_key(key)
 

@@ -33,11 +33,11 @@ Design decisions and invariants (htcondor.md §1.1–1.4, product.md §4 "Routin
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from engine import classad as C
-from engine.config import Config, Source
+from engine.lang.config import Config, Source
 
 ROUTE_PREFIX = "JOB_ROUTER_ROUTE_"
 TRANSFORM_PREFIX = "JOB_ROUTER_TRANSFORM_"
@@ -82,7 +82,7 @@ class Route:
     source_label: str
     location: Source | None
     syntax: str  # "transform" | "classad"
-    transform: Any  # engine.xform.Transform
+    transform: Any  # engine.lang.xform.Transform
     requirements: str | None  # transform-side REQUIREMENTS text (converted for ClassAd routes)
     max_jobs: int = 100
     max_idle_jobs: int = 50
@@ -195,42 +195,6 @@ class RoutingTable:
     @property
     def warnings(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.level == "warning"]
-
-
-def load_routing_table(
-    config: Config,
-    *,
-    allow_cmd: bool = False,
-    previous: RoutingTable | None = None,
-    cmd_runner: Callable[[str], tuple[int, str]] | None = None,
-) -> RoutingTable:
-    """Build the routing table from ``config``; never raises on bad input (see module doc)."""
-    from engine.router.loader import TableLoader  # noqa: PLC0415  (split for file size)
-
-    table = TableLoader(config, allow_cmd=allow_cmd, cmd_runner=cmd_runner).load()
-    from engine.router import lints  # noqa: PLC0415
-
-    table.diagnostics.extend(lints.lint_table(table))
-    table.fingerprint = fingerprint(table)
-    if previous is not None:
-        # Config errors count too: a file cut in the middle of an @= block loses routes with
-        # only a warning from the table. A kept table carries the rejected one's errors, so
-        # "previous was good" is kept_previous or no errors of its own.
-        config_errors = [d for d in config_diagnostics(config) if d.level == "error"]
-        if (table.errors or config_errors) and (previous.kept_previous or not previous.errors):
-            kept = replace(previous, diagnostics=config_errors + table.diagnostics + [Diagnostic(
-                "info", f"the new routing table has errors; table version {previous.version} stays in force")],
-                kept_previous=True)
-            return kept
-        table.version = previous.version + (0 if table.fingerprint == previous.fingerprint else 1)
-    return table
-
-
-def config_diagnostics(cfg: Any) -> list[Diagnostic]:
-    """The config reader's errors and warnings as diagnostics (``file:line`` kept)."""
-    out = [Diagnostic("error", e.message, e.file, e.line or None) for e in getattr(cfg, "errors", ())]
-    out += [Diagnostic("warning", w.message, w.file, w.line or None) for w in getattr(cfg, "warnings", ())]
-    return out
 
 
 def fingerprint(table: RoutingTable) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from engine.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
+from engine.queue.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
 from engine.schedd.store import StatusQueries
 
 

@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterable, Mapping
 from engine.classad import evaluate, format_value, is_true, make_ad, quote
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
-from engine.schedd.policy import Decision, SystemPolicy, analyze_exit, analyze_periodic
+from engine.lang.user_policy import Decision, SystemPolicy, analyze_exit, analyze_periodic
 from engine.schedd.store import Store
-from engine.sites import SiteReport, SiteSet
-from engine.workload import JobTemplate
+from engine.schedd.sites import SiteReport, SiteSet
+from engine.schedd.workload import JobTemplate
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 PERIODIC_EXPR_INTERVAL = 60  # htcondor.md §1.3 timing knobs

@@ -2,7 +2,7 @@
 
 Design decisions and invariants:
 
-- :class:`Store` is the seam between the schedd and ``engine.jobqueue.JobQueue``: a
+- :class:`Store` is the seam between the schedd and ``engine.queue.jobqueue.JobQueue``: a
   transaction API (``new_cluster``, ``new_proc``, ``set``, ``delete``, ``destroy``; applied
   together at commit) and reads of the *committed* state (``attrs`` merges the cluster ad and the
   proc ad, the proc's own attributes winning, as HTCondor chains them; htcondor.md §3.1 "Keys").

@@ -84,7 +84,7 @@ class ReplayControls:
             self.send(S.Seek(time=min(pos.end, max(pos.start - 1, pos.time + seconds))))
 
     def add_replay_bookmark(self, name: str | None = None) -> str | None:
-        from engine.replay.feed import AddBookmark  # noqa: PLC0415
+        from engine.feeds.replay.feed import AddBookmark  # noqa: PLC0415
 
         pos = self._replay_pos()
         if pos is None:
@@ -104,7 +104,7 @@ class ReplayControls:
         self.add_replay_bookmark()
 
     def goto_replay_bookmark(self, name: str | None) -> None:
-        from engine.replay.feed import GotoBookmark  # noqa: PLC0415
+        from engine.feeds.replay.feed import GotoBookmark  # noqa: PLC0415
 
         if not name:
             return

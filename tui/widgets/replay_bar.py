@@ -74,7 +74,7 @@ def parse_seek(arg: str, snap: S.Snapshot | None) -> S.Seek:
     """``:seek`` argument → ``Seek``: ``#N`` (the bar's 1-based transaction; #0 = before the
     first), ``+SECONDS`` from the start, ``start``/``end``, epoch seconds or an ISO date-time
     (naive = the snapshot's zone)."""
-    from engine.commands.replay import parse_time  # noqa: PLC0415
+    from engine.cli.replay import parse_time  # noqa: PLC0415
 
     text = arg.strip()
     if not text:

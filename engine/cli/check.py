@@ -1,0 +1,65 @@
+"""``routedeck check CONFIG…``: load HTCondor config files and lint the routing table.
+
+Prints every config problem and routing-table diagnostic as ``file:line: level: message``
+(the config reader's errors and warnings first, then the table's), then a summary of the
+table: enabled routes in match order with their limits, disabled routes with the reason,
+pre/post-route transforms. Exit status 1 when there is any error, else 0 (warnings and infos
+do not fail the check). ``JOB_ROUTER_ENTRIES_CMD`` runs only with ``--allow-cmd``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from engine.cli import args as argcheck
+from engine.lang.config import Config
+from engine.router.loader import config_diagnostics, load_routing_table
+from engine.router.table import RoutingTable
+
+LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("check", help="load and lint a Job Router routing table (both syntaxes)",
+                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
+    p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print info-level diagnostics")
+    p.set_defaults(func=run)
+
+
+def describe(table: RoutingTable, out: TextIO) -> None:
+    state = "enabled" if table.routing_enabled else "DISABLED"
+    out.write(f"routing {state}; router name {table.knobs.name}")
+    if table.knobs.source_job_constraint:
+        out.write(f"; source constraint: {table.knobs.source_job_constraint}")
+    out.write("\n")
+    if table.pre_transforms:
+        out.write("pre-route transforms: " + ", ".join(t.name for t in table.pre_transforms) + "\n")
+    if table.post_transforms:
+        out.write("post-route transforms: " + ", ".join(t.name for t in table.post_transforms) + "\n")
+    out.write(f"{len(table.routes)} route(s) in match order:\n")
+    for i, r in enumerate(table.routes, 1):
+        grid = f" GridResource={r.grid_resource}" if r.grid_resource else ""
+        out.write(f"  {i}. {r.name} [{r.syntax}, {r.source_label}] universe {r.target_universe}{grid}; "
+                  f"MaxJobs {r.max_jobs}, MaxIdleJobs {r.max_idle_jobs}; "
+                  f"REQUIREMENTS {r.requirements or '(none)'}\n")
+    for d in table.disabled:
+        out.write(f"  -  {d.name} [{d.source_label}] disabled: {d.reason}\n")
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    cfg = Config.load(args.configs)
+    table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+    diags = config_diagnostics(cfg) + table.diagnostics
+    shown = [d for d in diags if not (args.quiet and d.level == "info")]
+    for d in shown:
+        out.write(f"{d}\n")
+    describe(table, out)
+    errors = sum(d.level == "error" for d in diags)
+    warnings = sum(d.level == "warning" for d in diags)
+    out.write(f"{errors} error(s), {warnings} warning(s)\n")
+    return 1 if errors else 0

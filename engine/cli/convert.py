@@ -1,0 +1,53 @@
+"""``routedeck convert CONFIG…``: print a routing table in the transform syntax.
+
+ClassAd routes (``JOB_ROUTER_DEFAULTS`` + ``JOB_ROUTER_ENTRIES`` / ``_FILE`` / ``_CMD``, removed in
+HTCondor 24.10) become ``JOB_ROUTER_ROUTE_<name> @=`` blocks, converted as HTCondor 8.9.7–24.9
+converted them on load (htcondor.md §1.2, §6); transform routes are copied; the
+``JOB_ROUTER_ROUTE_NAMES`` line keeps the effective match order. The output loads with
+``routedeck check``. Diagnostics go to stderr; exit status 1 when the input had errors, 2 when
+``--output`` cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from engine.cli import args as argcheck
+from engine.cli.check import config_diagnostics
+from engine.lang.config import Config
+from engine.router.convert import convert_classic_table
+from engine.router.loader import load_routing_table
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("convert", help="ClassAd routing table -> transform syntax (JOB_ROUTER_ROUTE_*)")
+    p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
+    p.add_argument("-o", "--output", type=argcheck.path, help="write the converted table here instead of stdout")
+    p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    cfg = Config.load(args.configs)
+    table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+    diags = config_diagnostics(cfg) + table.diagnostics
+    for d in diags:
+        if d.level != "info":
+            err.write(f"{d}\n")
+    if not any(r.syntax == "classad" for r in table.routes):
+        err.write("note: no enabled ClassAd-syntax routes; the table below is already in the transform syntax\n")
+    text = convert_classic_table(cfg, table=table)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            err.write(f"routedeck convert: cannot write {args.output}: {exc.strerror}\n")
+            return 2
+    else:
+        out.write(text)
+    return 1 if any(d.level == "error" for d in diags) else 0

@@ -1,0 +1,225 @@
+"""``routedeck replay LOG``: the recorded queue at a moment, headless (product.md §5).
+
+``--at TIME --json`` prints the snapshot at that moment; ``--reroute --config CONFIG…`` feeds
+the recorded source jobs through the engine's router and prints, per route, the recording
+against the new table (see :mod:`engine.feeds.replay.reroute`). Router hook programs run only with
+``--allow-hooks`` (and only with ``--reroute``: a plain replay routes nothing).
+
+Design decisions:
+
+- This module owns the headless behaviour. If the TUI registers a ``replay`` screen command
+  first (``tui.launch``), :func:`register` leaves it alone; the TUI's parser can call
+  :func:`add_arguments` for the shared options and :func:`run_headless` when ``--json``/``--at``/
+  ``--reroute`` ask for no screen.
+- ``TIME`` is epoch seconds, an ISO-8601 date-time (naive = ``--tz``, default this machine's
+  zone), ``+SECONDS`` after the first step, ``start`` or ``end``; ``--transaction N`` seeks by
+  step instead (``-1`` = before the first).
+- A file that holds nothing to replay is refused before anything is shown (also before the
+  screen opens): empty, not a job queue log at all (no valid record; the rule of
+  :meth:`engine.queue.result.LoadResult.not_a_log`), or without a committed transaction.
+- Exit status: 0 done, 1 the log could not be read or the moment is invalid, 2 usage or nothing
+  to replay (one line on stderr, nothing on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from engine.clock import ManualClock
+from engine.cli import args as argcheck
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.player import Player, ReplayError
+from engine.feeds.replay.timeline import SOURCE_NAMES
+
+MAX_PROBLEMS_SHOWN = 20
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", metavar="LOG", type=argcheck.path, help="a recorded job_queue.log")
+    p.add_argument("--at", metavar="TIME",
+                   help="moment to show: epoch seconds, ISO date-time, +SECONDS from the start, start, end")
+    p.add_argument("--transaction", type=int, metavar="N", help="show the state after transaction N")
+    p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
+    p.add_argument("--speed", type=float, default=1.0, help="playing speed (screen mode)")
+    p.add_argument("--config", nargs="+", metavar="CONFIG", default=[], type=argcheck.path,
+                   help="HTCondor config file(s) with the routing table (limits; --reroute's table)")
+    p.add_argument("--reroute", action="store_true",
+                   help="feed the recorded source jobs through the router with --config's table")
+    p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps and of ISO --at (IANA name)")
+    p.add_argument("--seed", type=int, default=1, help="--reroute: seed of the simulated sites")
+    p.add_argument("--sites", metavar="SITES_TOML", type=argcheck.path,
+                   help="--reroute: simulated sites (default: sites.toml beside the first --config file)")
+    p.add_argument("--allow-hooks", action="store_true",
+                   help="--reroute: run router hook programs named by the config or by a job's HookKeyword "
+                        "(off by default: a recording or config from someone else could run any program; "
+                        "without it such hooks are listed as 'would run: PATH' and the jobs they would "
+                        "translate are not routed). Replaying without --reroute never runs a program.")
+
+
+def register(subparsers) -> None:
+    if "replay" in getattr(subparsers, "_name_parser_map", {}):
+        return  # the TUI's screen command owns the name; it calls run_headless
+    p = subparsers.add_parser("replay", help="replay a recorded job_queue.log (headless: --at/--json/--reroute)",
+                              description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def parse_time(text: str, start: float, end: float, tz: str | None) -> float:
+    t = text.strip()
+    if t == "start":
+        return start
+    if t == "end":
+        return end
+    if t.startswith("+"):
+        return start + float(t[1:])
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    moment = datetime.fromisoformat(t)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=ZoneInfo(tz)) if tz else moment.astimezone()
+    return moment.timestamp()
+
+
+def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
+    """Route limits of the config's routing table (name → (MaxJobs, MaxIdleJobs)) and its errors."""
+    limits, _rules, _period, errors = load_table(paths)
+    return limits, errors
+
+
+def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
+    """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
+    from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteRule  # noqa: PLC0415
+
+    if not paths:
+        return None, None, DEFAULT_POLLING_PERIOD, []
+    from engine.lang.config import Config  # noqa: PLC0415  (only when a config is given)
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+    cfg = Config.load(paths)
+    table = load_routing_table(cfg)
+    errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
+    limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}
+    rules = {r.name: RouteRule(r.failure_rate_threshold, r.job_failure_test) for r in table.routes}
+    period = getattr(getattr(table, "knobs", None), "polling_period", DEFAULT_POLLING_PERIOD)
+    return limits, rules, period, errors
+
+
+def make_player(index, args: argparse.Namespace, clock=None) -> tuple[Player, list[str]]:
+    """A player on ``index`` with --config's limits and failure rules (and the table's errors)."""
+    limits, rules, period, errors = load_table(args.config)
+    player = Player(index, clock or ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC",
+                    rules=rules, polling_period=period)
+    return player, errors
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_headless(args)
+
+
+class NotARecording(ValueError):
+    """The file holds nothing to replay (see the module docstring); the message is one line."""
+
+
+def check_recording(index, path: str) -> None:
+    """Raise :class:`NotARecording` when ``index`` (of ``path``) has no step to replay."""
+    if index.steps:
+        return
+    if not index.data:
+        if not index.problems:
+            raise NotARecording(f"{path}: the recording is empty (0 bytes): nothing to replay")
+        first = index.problems[0]
+        raise NotARecording(f"{path}:{first.line}: not a job queue log: no complete record ({first.message})")
+    from engine.queue.reader import load_bytes  # noqa: PLC0415  (only for a file without steps)
+
+    why = load_bytes(index.data, source=path).not_a_log()
+    raise NotARecording(why or f"{path}: the recording is empty: no committed transaction to replay")
+
+
+def build_runtime(args: argparse.Namespace, publish=None):
+    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
+    ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
+    ``engine.feeds.replay.feed.AddBookmark``/``GotoBookmark``."""
+    from engine.clock import VirtualClock  # noqa: PLC0415
+    from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415
+    from engine.runtime import Runtime  # noqa: PLC0415
+
+    index = build_index(args.log, tz=args.tz)
+    check_recording(index, args.log)
+    player, _errors = make_player(index, args)
+    if args.transaction is not None:
+        player.seek(step=args.transaction)
+    elif args.at:
+        player.seek(time=parse_time(args.at, player.start, player.end, args.tz))
+    feed = ReplayFeed(player)
+    clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
+    return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
+
+
+def run_headless(args: argparse.Namespace) -> int:
+    try:
+        index = build_index(args.log, tz=args.tz)
+    except OSError as exc:
+        print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        check_recording(index, args.log)
+    except NotARecording as exc:
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 2
+    for problem in index.problems[:MAX_PROBLEMS_SHOWN]:
+        print(problem.where(args.log), file=sys.stderr)
+    if len(index.problems) > MAX_PROBLEMS_SHOWN:
+        print(f"{args.log}: … {len(index.problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
+    if args.reroute:
+        from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
+
+        return run_reroute(index, args)
+    player, errors = make_player(index, args)
+    for e in errors:
+        print(e, file=sys.stderr)
+    try:
+        if args.transaction is not None:
+            player.seek(step=args.transaction)
+        else:
+            player.seek(time=parse_time(args.at or "end", player.start, player.end, args.tz))
+    except (ReplayError, ValueError) as exc:
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 1
+    snap = player.snapshot(with_jobs=args.jobs)
+    pos = snap.replay
+    source = SOURCE_NAMES[player.step_time_source()] if player.position >= 0 else "start"
+    if args.json:
+        out = snap.to_json()
+        out["replay"] = {
+            "log": args.log, "transaction": pos.transaction, "transactions": pos.transactions,
+            "time": pos.time, "start": pos.start, "end": pos.end, "times_inferred": pos.times_inferred,
+            "time_source": source,
+            "line": index.lines[player.position] if player.position >= 0 else None,
+        }
+        out["total_jobs"] = snap.total_jobs
+        if args.jobs:
+            out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route,
+                            "routed_to": j.routed_to, "routed_from": j.routed_from} for j in snap.jobs]
+        out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    when = datetime.fromtimestamp(pos.time, ZoneInfo(args.tz) if args.tz else None).isoformat(timespec="seconds")
+    print(f"{args.log}: transaction {pos.transaction + 1} of {pos.transactions} at {when}"
+          f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
+    print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
+    print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"
+          f" {'Throttle':>9} {'Started':>7} {'Succ':>5} {'Failed':>6}")
+    for r in snap.routes:
+        thr = "none" if r.throttle is None else f"{r.throttle:.4g}"
+        print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {r.max_jobs:7d} {r.max_idle:7d}"
+              f" {thr:>9} {r.recent_started:7d} {r.recent_succeeded:5d} {r.recent_failed:6d}")
+    return 0

@@ -1,0 +1,135 @@
+"""``routedeck watch``: follow a live schedd, headless (product.md §2 "watch", §5).
+
+``--json`` prints one snapshot per line (JSON Lines) each time the queue or the router log
+changes; ``--once`` prints the current state and exits. Waiting is the foundation's watcher
+(:func:`engine.queue.filewatch.run_watch`: ``watchfiles`` on the log's directory with a slow-poll
+fallback); this module never sleeps, and it reads time only through ``engine.clock``.
+
+If the TUI registers a ``watch`` screen command first, :func:`register` leaves it alone and the
+TUI calls :func:`add_arguments` / :func:`run_headless`. Exit status: 0 done, 1 the log or config
+could not be found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+
+from engine.clock import SystemClock
+from engine.cli import args as argcheck
+from engine.feeds.watch import WAITING, WatchEngine, WatchError, resolve
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--queue-log", metavar="LOG", type=argcheck.path, help="the schedd's job_queue.log (default: from the config)")
+    p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG", type=argcheck.path,
+                   help="HTCondor config file(s) (default: $CONDOR_CONFIG): routing table, JOB_QUEUE_LOG / SPOOL")
+    p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
+                   help="the router's log: its routing-table lines give the real throttle and recent figures")
+    p.add_argument("--readonly", action="store_true", default=True,
+                   help="never write anything (the default; edits go only to --edit-file)")
+    p.add_argument("--edit-file", metavar="FILE", type=argcheck.path, help="the config file route edits may be written to")
+    p.add_argument("--json", action="store_true", help="print a JSON snapshot (one line) each time something changes")
+    p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
+    p.add_argument("--once", action="store_true", help="print the current state and exit")
+    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    p.add_argument("--count", type=int, metavar="N", help="stop after N snapshots")
+    p.add_argument("--slow-poll", type=float, default=1.0, metavar="S",
+                   help="poll at least every S seconds (also the fallback without watchfiles)")
+    p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone shown with times (IANA name)")
+
+
+def register(subparsers) -> None:
+    if "watch" in getattr(subparsers, "_name_parser_map", {}):
+        return
+    p = subparsers.add_parser("watch", help="follow a live schedd's job_queue.log (headless: --json/--once)",
+                              description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_headless(args)
+
+
+def build_runtime(args: argparse.Namespace, publish=None):
+    """For a screen: (runtime, watcher thread factory). Start the runtime, then
+    ``threading.Thread(target=run_watch, args=(waker, stop_event))`` with the returned waker: the
+    file watcher only wakes the runtime, which reads the log on its own thread."""
+    from engine.runtime import Runtime  # noqa: PLC0415
+    from engine.feeds.watch import WatchFeed  # noqa: PLC0415
+
+    setup = resolve(args.queue_log, args.config, args.router_log)
+    feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
+    runtime = Runtime(feed, SystemClock(), publish=publish, snapshot_interval=0.25)
+    return runtime, feed.waker(runtime)
+
+
+def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
+    snap = engine.snapshot(seq, with_jobs=args.jobs)
+    out = snap.to_json()
+    out["total_jobs"] = snap.total_jobs
+    out["queue_log"] = engine.setup.queue_log
+    if args.jobs:
+        out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route}
+                       for j in snap.jobs]
+    if engine.problems:
+        out["problems"] = list(engine.problems[-10:])
+    if args.json:
+        sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
+    else:
+        print(f"{engine.setup.queue_log}: {snap.total_jobs} jobs  " +
+              "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
+        for r in snap.routes:
+            real = ""
+            if r.reported is not None:
+                thr = "none" if r.reported.throttle is None else f"{r.reported.throttle:.2f}/600s"
+                real = (f"   router: {r.reported.submitted}/{r.reported.max_jobs} idle {r.reported.idle}"
+                        f" throttle {thr} recent {r.reported.recent_started}/{r.reported.recent_succeeded}"
+                        f"/{r.reported.recent_failed}")
+            print(f"  {r.name:24} routed {r.routed:6d} idle {r.idle:6d} running {r.running:6d}{real}")
+    sys.stdout.flush()
+
+
+def run_headless(args: argparse.Namespace) -> int:
+    try:
+        setup = resolve(args.queue_log, args.config, args.router_log)
+    except WatchError as exc:
+        print(f"routedeck watch: {exc}", file=sys.stderr)
+        return 1
+    for d in setup.diagnostics:
+        print(d, file=sys.stderr)
+    clock = SystemClock()
+    engine = WatchEngine(setup, clock, tz=args.tz)
+    if args.once:
+        engine.poll()
+        if engine.waiting:  # an empty log of a live schedd: not an error
+            print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
+        _emit(engine, 1, args)
+        return 0 if not any("fatal" in p for p in engine.problems) else 1
+    from engine.queue.filewatch import run_watch  # noqa: PLC0415
+
+    stop = threading.Event()
+    deadline = clock.now() + args.duration if args.duration is not None else None
+    seq = [0]
+
+    told_waiting = [False]
+
+    def on_poll(result) -> None:
+        changed = engine.after_poll(result)
+        if engine.waiting and not told_waiting[0]:
+            print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
+        told_waiting[0] = engine.waiting
+        if changed and not engine.paused:
+            seq[0] += 1
+            _emit(engine, seq[0], args)
+        if (args.count is not None and seq[0] >= args.count) or (deadline is not None and clock.now() >= deadline):
+            stop.set()
+
+    try:
+        run_watch(engine.follower, stop, on_poll, slow_poll=min(args.slow_poll, args.duration or args.slow_poll))
+    except KeyboardInterrupt:
+        pass
+    return 0

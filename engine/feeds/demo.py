@@ -1,0 +1,371 @@
+"""The demo engine: config + routing table + job queue (with its log) + router + embedded schedd
++ simulated sites + workload, steppable deterministically.
+
+Design decisions and invariants:
+
+- :meth:`Engine.step` ``(now)`` does everything due up to ``now`` in time order, each action at
+  its own scheduled time (site events at theirs, router polls every ``JOB_ROUTER_POLLING_PERIOD``
+  of engine time, the schedd's cycle on the same ticks). The outcome therefore does not depend on
+  how the caller slices time: ``step(t0+600)`` once or sixty times ``step(+10)`` give the same
+  queue. That is what makes the golden test and a maximum-speed run meaningful.
+- Order inside one tick: arrivals (condor_submit), site reports (status flowing back), the
+  schedd's crondor pass and periodic policy, the router's poll, dispatch of idle grid and local
+  jobs to sites, and jobs leaving the queue (history). Commands from the UI are applied between
+  ticks at the time they arrive.
+- Randomness: only ``random.Random`` instances seeded from ``seed`` (sites, arrivals).
+- The queue is the foundation's ``JobQueue`` with its log writer attached, so every schedd and
+  router transaction is a durable commit in ``<state_dir>/job_queue.log``; the history file is
+  ``<state_dir>/history``. Restarting on an existing state directory reloads the log; jobs whose
+  site run was lost with the old process go back to Idle (the schedd's restart rule for jobs
+  without a shadow) and the router adopts its routed copies from their attributes (htcondor.md
+  §1.7), so no job is lost or routed twice.
+- Events go to two bounded rings numbered from one sequence: per-job facts (``job-*``,
+  ``routing-failed``, …) and the notable rest (throttles, config reloads, hook failures). A burst
+  of job events at maximum speed cannot push a notable event out before a snapshot carries it;
+  ``events`` is both, merged by sequence number.
+- No clock is read here; :mod:`engine.runtime` drives ``step`` from a clock.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine import snapshot as S
+from engine.lang.config import Config
+from engine.queue.jobqueue import JobQueue
+from engine.schedd.cron import CronKeeper
+from engine.schedd.history import HistoryWriter
+from engine.lang.user_policy import SystemPolicy
+from engine.schedd.queue_store import QueueStore
+from engine.schedd.schedd import Schedd, ScheddEvent, job_order
+from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
+from engine.schedd.workload import Arrivals, Workload, load_workload
+from engine.views.build import build_snapshot, recent_events
+
+DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
+DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
+EVENT_RING = 500  # job events kept (job-routed, job-finished, …: thousands per minute at max speed)
+NOTABLE_RING = 200  # everything else: throttles, config reloads/rejections, hook failures, …
+# Per-job facts: high volume, so they get their own ring and cannot push the notable ones out.
+JOB_KINDS = frozenset({"routing-failed", "orphan-adopted", "orphan-removed", "orphan-yielded", "policy-fired"})
+
+
+def is_job_event(kind: str) -> bool:
+    return kind.startswith("job-") or kind in JOB_KINDS
+
+
+class DemoError(ValueError):
+    pass
+
+
+def load_sites(path: str | Path) -> list[SiteSpec]:
+    p = Path(path)
+    if p.exists() and not p.is_file():
+        raise DemoError(f"{p}: not a regular file")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DemoError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DemoError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DemoError(f"{p}: {exc}") from None
+    known = {"name", "slots", "start_latency", "runtime", "failure_probability", "black_hole",
+             "black_hole_after", "routes", "grid_resources", "local"}
+    out = []
+    for i, e in enumerate(data.get("site", []), 1):
+        where = f"{p}: [[site]] #{i} {e.get('name', '')!r}"
+        bad = set(e) - known
+        if bad:
+            raise DemoError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
+        try:
+            out.append(SiteSpec(
+                name=str(e["name"]), slots=int(e.get("slots", 10)),
+                start_latency=tuple(float(x) for x in e.get("start_latency", (5, 30))),
+                runtime=RunTime.parse(e.get("runtime", "exponential 600")),
+                failure_probability=float(e.get("failure_probability", 0.0)),
+                black_hole=bool(e.get("black_hole", False)),
+                black_hole_after=tuple(float(x) for x in e.get("black_hole_after", (2, 10))),
+                routes=tuple(e.get("routes", ())), grid_resources=tuple(e.get("grid_resources", ())),
+                local=bool(e.get("local", False))))
+        except KeyError:
+            raise DemoError(f"{where}: needs a name") from None
+        except (SiteConfigError, TypeError, ValueError) as exc:
+            raise DemoError(f"{where}: {exc}") from None
+    return out
+
+
+@dataclass
+class DemoFiles:
+    condor_config: Path
+    sites: Path
+    workload: Path
+    classad_routes: Path | None = None
+
+    @classmethod
+    def in_dir(cls, d: str | Path, classad: bool = False) -> "DemoFiles":
+        d = Path(d)
+        return cls(d / "condor_config", d / "sites.toml", d / "workload.toml",
+                   d / "routes-classad.conf" if classad else None)
+
+    def config_paths(self) -> list[Path]:
+        return [self.condor_config] + ([self.classad_routes] if self.classad_routes else [])
+
+
+class Engine:
+    """Everything the demo simulates, advanced by :meth:`step`."""
+
+    def __init__(self, *, queue: JobQueue, schedd: Schedd, sites: SiteSet, arrivals: Arrivals,
+                 router: Any, table: Any, config: Config, start: float, seed: int,
+                 state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
+                 tz: str = "UTC", poll_period: int = 10) -> None:
+        self.queue = queue
+        self.schedd = schedd
+        self.store = schedd.store
+        self.sites = sites
+        self.arrivals = arrivals
+        self.router = router
+        self.table = table
+        self.config = config
+        self.start = float(start)
+        self.now = float(start)
+        self.seed = seed
+        self.state_dir = state_dir
+        self.config_files = config_files
+        self.writer = writer
+        self.tz = tz
+        self.poll_period = poll_period
+        # The first router poll / schedd cycle comes half a polling period after the start, so
+        # the router's 600 s windows do not close exactly on round snapshot times (a snapshot at
+        # a window's close would always show freshly reset "recent" counters).
+        self.next_tick = float(start) + poll_period / 2
+        # Two bounded rings numbered from one sequence: a burst of job events never pushes a
+        # throttle or config event out before a snapshot carries it (the UI toasts those).
+        self.job_events: deque[S.Event] = deque(maxlen=EVENT_RING)
+        self.notable_events: deque[S.Event] = deque(maxlen=NOTABLE_RING)
+        self.event_seq = 0
+        self.ticks = 0
+        self.jobs_version = 0
+        self.submitted = 0
+        schedd.on_event = self._schedd_event
+        queue.subscribe(self._queue_changed)
+
+    # ---------------------------------------------------------------------------- events
+
+    def _queue_changed(self, _ev: Any) -> None:
+        self.jobs_version += 1
+
+    @property
+    def events(self) -> tuple[S.Event, ...]:
+        """Both rings, oldest first (by sequence number)."""
+        return recent_events(self, EVENT_RING)
+
+    def _record(self, event: S.Event) -> None:
+        (self.job_events if is_job_event(event.kind) else self.notable_events).append(event)
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        self.event_seq += 1
+        self._record(S.Event(self.event_seq, time, kind, message, level, route, job))
+
+    def _schedd_event(self, e: ScheddEvent) -> None:
+        self.emit(e.time, e.kind, e.message, e.level, job=e.job)
+
+    def _drain_router(self) -> None:
+        if self.router is None:
+            return
+        for e in self.router.drain_events():
+            self.event_seq += 1
+            self._record(e.to_snapshot_event(self.event_seq))
+
+    # ---------------------------------------------------------------------------- time
+
+    def next_time(self) -> float:
+        """When something next happens (never later than the next tick)."""
+        t = self.next_tick
+        for other in (self.arrivals.next_time(), self.sites.next_time()):
+            if other is not None and other < t:
+                t = other
+        return max(t, self.now)
+
+    def step(self, now: float) -> None:
+        """Advance to ``now``, doing every due action at its own time."""
+        while True:
+            t = self.next_time()
+            if t > now:
+                break
+            self._advance(t)
+        if now > self.now:
+            self.now = now
+
+    def run_until(self, end: float) -> None:
+        self.step(end)
+
+    def _advance(self, t: float) -> None:
+        self.now = t
+        for template, procs in self.arrivals.due(t):
+            self.schedd.submit(template, procs, t)
+            self.submitted += procs
+        reports = self.sites.advance(t)
+        if reports:
+            self.schedd.apply_reports(reports, t)
+        if t >= self.next_tick:
+            self.ticks += 1
+            self.next_tick = t + self.poll_period
+            self.schedd.cron_cycle(t)
+            self.schedd.periodic(t)
+            if self.router is not None:
+                self.router.poll(t)
+                self._drain_router()
+            self.schedd.dispatch(t)
+            self.schedd.reap(t)
+
+    # ---------------------------------------------------------------------------- commands
+
+    def handle(self, command: Any) -> str | None:
+        """Apply a job or table command at ``self.now``; returns an error text or None."""
+        now = self.now
+        if isinstance(command, S.HoldJob):
+            ok = self.schedd.hold(command.job, now, command.reason)
+        elif isinstance(command, S.ReleaseJob):
+            ok = self.schedd.release(command.job, now)
+        elif isinstance(command, S.RemoveJob):
+            ok = self.schedd.remove(command.job, now, command.reason)
+        elif isinstance(command, S.EditJob):
+            from engine.classad import is_valid_expr  # noqa: PLC0415
+
+            if "\n" in command.value or not is_valid_expr(command.value):
+                return f"EditJob: {command.name} = {command.value!r} is not a valid expression"
+            ok = self.schedd.qedit(command.job, command.name, command.value, now)
+        elif isinstance(command, S.ApplyRoutes):
+            return self.apply_routes(command.config_files, command.reason)
+        else:
+            return f"unknown command {type(command).__name__}"
+        if not ok:
+            return f"{type(command).__name__}: job {command.job} is not in a state for that"
+        return None
+
+    def apply_routes(self, files: tuple[str, ...], reason: str = "applied") -> str | None:
+        from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+        try:
+            config = Config.load(files, env={})
+        except Exception as exc:  # the config reader names file and line
+            return str(exc)
+        errors = getattr(config, "errors", ())
+        if errors:  # refused whatever the router makes of the rest (a line like `foo bar`)
+            return "; ".join(str(e) for e in errors)
+        table = load_routing_table(config, previous=self.table)
+        if table.kept_previous:
+            return "; ".join(str(d) for d in table.errors) or "the new table has errors"
+        self.table, self.config = table, config
+        self.config_files = tuple(str(f) for f in files)
+        if self.router is not None:
+            self.router.set_table(table, self.now)
+            self._drain_router()
+        self.schedd.system_policy = system_policy(config)
+        if self.schedd.cron is not None:
+            self.schedd.cron.reconfig()  # reconfig recomputes every idle cron job (htcondor.md §2.4)
+        self.emit(self.now, "config-reloaded", f"routing table version {table.version} {reason}")
+        return None
+
+    # ---------------------------------------------------------------------------- views
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False,
+                 engine_state: str = "running", clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
+
+        return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
+                              clock=clock, jobs=jobs)
+
+    def close(self) -> None:
+        if self.writer is not None and hasattr(self.writer, "close"):
+            self.writer.close()
+
+
+def system_policy(config: Config) -> SystemPolicy:
+    return SystemPolicy.from_knobs(lambda name: config.get(name))
+
+
+def _template_index(workload: Workload) -> dict[str, Any]:
+    return {t.name: t for t in workload.jobs + workload.cron}
+
+
+def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
+               speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
+               with_router: bool = True, durable: bool = True) -> Engine:
+    """Assemble the demo from ``config_dir`` (default: ``sample_configs/demo``).
+
+    ``state_dir`` holds ``job_queue.log`` and ``history``; when the log exists the demo resumes
+    from it. ``speed`` is accepted for the TUI's convenience (the runtime's clock owns it).
+    ``durable=False`` skips the fsync per commit (benchmarks; the log says ``NONDURABLE``).
+    """
+    from engine.feeds.demo_state import open_state  # noqa: PLC0415
+
+    files = DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes)
+    try:
+        config = Config.load(files.config_paths(), env={})
+    except Exception as exc:
+        raise DemoError(str(exc)) from None
+    if getattr(config, "errors", None):
+        raise DemoError("; ".join(str(e) for e in config.errors))
+    workload = load_workload(files.workload)
+    specs = load_sites(files.sites)
+    queue, writer, resumed_at, history_path = open_state(state_dir, start, durable)
+    now = float(resumed_at if resumed_at is not None else start)
+    sites = SiteSet(specs, seed=seed)
+    store = QueueStore(queue)
+    schedd = Schedd(store, sites, HistoryWriter(history_path) if history_path else None,
+                    system_policy(config), schedd_interval=config.get_int("SCHEDD_INTERVAL", 300),
+                    cron=CronKeeper(zone="UTC"))
+    arrivals = Arrivals(workload, seed, start)
+    table = router = None
+    if resumed_at is not None:
+        arrivals.due(now)  # what arrived before the restart is in the log already (or was lost with it)
+        _resume(schedd, workload, now)
+    if with_router:
+        from engine.router.router import JobRouter  # noqa: PLC0415
+        from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+        table = load_routing_table(config)
+        # the demo is allowed to run hook programs (product.md §4); nothing else is by default
+        router = JobRouter(table, queue, now=now, allow_hooks=True)
+    engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
+                    config=config, start=now, seed=seed,
+                    state_dir=Path(state_dir) if state_dir else None,
+                    config_files=tuple(str(p) for p in files.config_paths()), writer=writer,
+                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
+    if table is not None:
+        for d in table.diagnostics:
+            if d.level in ("error", "warning"):
+                engine.emit(now, "config-diagnostic", str(d), d.level)
+    if resumed_at is not None:
+        engine.emit(now, "engine-resumed", f"resumed from the job queue log at {int(now)}")
+    return engine
+
+
+def _resume(schedd: Schedd, workload: Workload, now: float) -> None:
+    """After a restart: rebuild per-job workload facts from ``WorkloadTemplate``, register cron
+    jobs, and send jobs whose site runs died with the old process back to Idle."""
+    templates = _template_index(workload)
+    lost = []
+    for job, attrs in sorted(schedd.store.policy_jobs(), key=lambda ja: job_order(ja[0])):
+        name = attrs.get("WorkloadTemplate", "").strip('"')
+        t = templates.get(name)
+        if t is not None:
+            if t.runtime is not None:
+                schedd.runtimes[job] = t.runtime
+            if t.site is not None:
+                schedd.placement[job] = t.site
+        if schedd.cron is not None:
+            schedd.cron.job_entered(job, now)
+        if attrs.get("JobStatus") == "2" and attrs.get("Managed", "").strip('"') != "External":
+            lost.append(job)
+    if lost:
+        with schedd.store.transaction(now) as tx:
+            for job in lost:
+                tx.set(job, "JobStatus", "1")
+                tx.set(job, "EnteredCurrentStatus", str(int(now)))

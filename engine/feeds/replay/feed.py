@@ -1,0 +1,142 @@
+"""Replay as an engine for :class:`engine.runtime.Runtime` (the thread the TUI talks to).
+
+The runtime drives an engine through ``now``, ``next_time()``, ``step(t)``, ``snapshot(...)``,
+``handle(command)`` and ``emit(...)``, on a clock that never goes backwards (``VirtualClock``);
+it handles ``Pause``/``Resume``/``SetSpeed`` itself (through the clock) and ``Step`` by jumping
+to ``next_time()``. Design decisions and invariants:
+
+- Clock time and replay time differ by ``offset`` (clock = replay + offset). Playing forward keeps
+  the offset; a ``Seek`` (backwards or forwards) changes it so that the clock keeps running
+  forward while the replay lands on the requested moment. ``now`` is in clock coordinates, as
+  the runtime expects.
+- ``next_time()`` is the next transaction's time (in clock coordinates), so the runtime's ``Step``
+  applies exactly one transaction. Transactions that share a time (common: a schedd commits
+  many per second, and a log without time stamps carries one time over many) are told apart
+  by ranking them 1 µs apart on the clock (``keys``); replay time shown is unaffected beyond
+  that. At the end ``next_time()`` is ``now + AFTER_END``: never +inf, because the runtime's
+  ``Step`` (``:step``) and its maximum speed jump the virtual clock to ``next_time()``, and a
+  clock at +inf could never be seeked back; a step there moves time, not the replay.
+- The state at any moment is the player's (:class:`~engine.feeds.replay.player.Player`), which keeps
+  the invariant "state == index.state_at(position)".
+- Bookmark commands are :class:`AddBookmark` / :class:`GotoBookmark` (replay only).
+- Playing (or stepping) through a recorded throttle change emits the router's event for it
+  (``engine.feeds.replay.stats``), so the events pane and its toasts show them as live; a seek jumps
+  over them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from bisect import bisect_right
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from engine import snapshot as S
+from engine.feeds.replay.player import Player, ReplayError
+from engine.feeds.replay.timeline import SOURCE_NAMES
+
+EVENT_RING = 200
+TIE = 1e-6  # clock seconds between transactions that share a time
+AFTER_END = 3600.0  # clock seconds to the next "action" once the last transaction is applied
+
+
+@dataclass(frozen=True)
+class AddBookmark:
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class GotoBookmark:
+    name: str
+
+
+class ReplayFeed:
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        times = player.index.times
+        self.keys = array("d")
+        prev, rank = None, 0
+        for t in times:
+            rank = rank + 1 if t == prev else 0
+            self.keys.append(t + rank * TIE)
+            prev = t
+        self.offset = 0.0
+        self.now = player.time()
+        self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
+        self._seq = 0
+        self._events_upto = self.now
+        for p in player.index.problems[:50]:
+            self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
+
+    @property
+    def end_time(self) -> float:
+        """The last transaction's moment in clock coordinates (for ``Runtime(until=...)``)."""
+        return (self.keys[-1] if len(self.keys) else self.player.start) + self.offset
+
+    @property
+    def replay_time(self) -> float:
+        return self.now - self.offset
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        self._seq += 1
+        self.events.append(S.Event(self._seq, time - self.offset, kind, message, level, route, job))
+
+    def next_time(self) -> float:
+        p = self.player
+        if p.position >= p.index.steps - 1:
+            return self.now + AFTER_END
+        return self.keys[p.position + 1] + self.offset
+
+    def step(self, t: float) -> None:
+        p = self.player
+        target = bisect_right(self.keys, t - self.offset) - 1
+        if target > p.position:
+            p._go(target)
+        if t > self.now:
+            self.now = t
+        self._played_through(min(self.replay_time, p.end))
+
+    def _played_through(self, upto: float) -> None:
+        """Emit the recorded router's throttle events between the last moment played and ``upto``."""
+        if upto > self._events_upto:
+            for when, kind, message, level, route in self.player.history.changes_between(self._events_upto, upto):
+                self.emit(when + self.offset, kind, message, level, route)
+            self._events_upto = upto
+
+    def handle(self, command: Any) -> str | None:
+        p = self.player
+        try:
+            if isinstance(command, S.Seek):
+                p.seek(step=command.transaction, time=command.time)
+            elif isinstance(command, AddBookmark):
+                name = p.add_bookmark(command.name)
+                self.emit(self.now, "bookmark-added", f"bookmark {name} at transaction {p.position + 1}")
+                return None
+            elif isinstance(command, GotoBookmark):
+                p.goto_bookmark(command.name)
+            else:
+                return f"{type(command).__name__} is not available in replay"
+        except ReplayError as exc:
+            return str(exc)
+        moment = self.keys[p.position] if p.position >= 0 else p.start
+        self.offset = self.now - moment
+        self._events_upto = moment  # a seek jumps over events; playing on from here emits them
+        return None
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        return self.player.job_ad(job)
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
+        p = self.player
+        pos = dataclasses.replace(p.replay_position(), time=min(self.replay_time, p.end))
+        snap = p.snapshot(seq, time=pos.time)
+        source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
+        return dataclasses.replace(
+            snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+            replay=pos, events=tuple(self.events),
+            diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
+        )

@@ -1,0 +1,305 @@
+"""Re-route a recording: feed its source jobs through the engine's router with another table.
+
+``routedeck replay LOG --reroute --config CONFIG…`` (product.md §2 "replay", issue 7 item 2).
+Sources: htcondor.md §1.5 (what counts as success and failure of a routed job), §1.6 (routed copy
+attributes ``RouteName``/``RoutedFromJobId``), §1.9 (a routed copy = ``RouteName`` defined).
+
+Design decisions and invariants:
+
+- One pass over the recording (the index's scan, applying every step to a private state) finds
+  the *source jobs* — every proc ad that appears and is not a routed copy — with the time of the
+  step that created it and its effective ad at the end of that step, and tallies the recorded
+  routed copies per route.
+- The simulation is the demo's engine (:class:`engine.feeds.demo.Engine`: embedded schedd, simulated
+  sites, the router with the given table, ``JOB_ROUTER_POLLING_PERIOD`` ticks) with the recorded
+  jobs as its arrivals, at their recorded times, on a virtual clock; it runs from the first to
+  the last step's time of the recording, so both sides cover the same window.
+- Attributes the previous routing wrote into a source job (``Managed``, ``ManagedManager``,
+  ``RoutedToJobId``, …) and the schedd's own bookkeeping (``ClusterId``, ``ProcId``, ``QDate``,
+  ``JobStatus``, ``EnteredCurrentStatus``, ``GlobalJobId``) are dropped before resubmission; the
+  embedded schedd sets its own.
+- Both sides are measured the same way, from the routed copies seen in a queue
+  (:class:`CopyTally`): ``routed`` = copies created on the route, ``succeeded`` = copies that left
+  the queue Completed with ExitCode 0, ``nonzero_exit`` = Completed with another code (the router
+  counts those as failures only when the route's ``JobFailureTest`` says so, §1.5, which a
+  recording cannot tell), ``failed`` = copies that left it in any other state (§1.5: "removed
+  routed jobs count as failures"), ``active`` = copies still in the queue at the end. Unrouted
+  source jobs are counted separately.
+- Sites: ``--sites FILE`` (the demo's ``sites.toml`` format), else ``sites.toml`` beside the first
+  config file, else one generic site per route (1000 slots, 5–30 s start, exponential 600 s runs,
+  no failures). Runs are deterministic for a given ``--seed``.
+- Hooks (htcondor.md §1.8): a recording or a config names programs (``JOB_ROUTER_HOOK_KEYWORD``,
+  a job's ``HookKeyword``, ``<KW>_HOOK_<TYPE>``). They run only with ``--allow-hooks``; without
+  it the router withholds them (engine.router.hooks: a job whose translate hook is withheld is not
+  routed, the other hooks are treated as not defined) and the report lists each program as
+  ``would run: PATH`` (JSON ``hooks``: type, path, ran, jobs, runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.feeds.replay.index import LogIndex, QueueState, _scan
+from engine.views.recorded import literal_int, literal_str
+
+DROP = frozenset(a.lower() for a in (
+    "Managed", "ManagedManager", "RoutedToJobId", "RoutedBy", "RouteName", "RoutedFromJobId",
+    "ClusterId", "ProcId", "QDate", "JobStatus", "EnteredCurrentStatus", "GlobalJobId",
+    "WorkloadTemplate", "LastJobStatus", "JobCurrentStartDate", "JobStartDate", "CompletionDate",
+    "NumJobStarts", "JobRunCount", "RemoteWallClockTime", "ExitCode", "ExitBySignal",
+))
+
+
+@dataclass
+class RouteTally:
+    routed: int = 0
+    succeeded: int = 0  # left the queue Completed with ExitCode 0
+    nonzero_exit: int = 0  # left Completed with another ExitCode (a failure only if JobFailureTest says so)
+    failed: int = 0  # left the queue in any other state (removed, …)
+    active: int = 0  # still in the queue at the end
+
+
+@dataclass
+class CopyTally:
+    """Per-route outcome of routed copies, fed with queue facts (module docstring)."""
+
+    routes: dict[str, RouteTally] = field(default_factory=dict)
+    _live: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)  # key → route, status, exit
+
+    def added(self, key: str, route: str, status: int | None) -> None:
+        self.routes.setdefault(route, RouteTally()).routed += 1
+        self._live[key] = (route, status, None)
+
+    def status(self, key: str, status: int | None, exit_code: int | None) -> None:
+        if key in self._live:
+            self._live[key] = (self._live[key][0], status, exit_code)
+
+    def removed(self, key: str) -> None:
+        got = self._live.pop(key, None)
+        if got is not None:
+            t = self.routes[got[0]]
+            if got[1] == 4 and got[2] in (0, None):
+                t.succeeded += 1
+            elif got[1] == 4:
+                t.nonzero_exit += 1
+            else:
+                t.failed += 1
+
+    def finish(self) -> dict[str, RouteTally]:
+        for route, _status, _exit in self._live.values():
+            self.routes[route].active += 1
+        self._live.clear()
+        return self.routes
+
+
+@dataclass
+class RecordedJob:
+    key: str
+    time: float
+    attrs: dict[str, str]
+
+
+@dataclass
+class Recording:
+    jobs: list[RecordedJob]
+    routes: dict[str, RouteTally]
+    unrouted: int
+    start: float
+    end: float
+
+
+def _effective(state: QueueState, key: str) -> dict[str, str]:
+    merged = dict(state.ads.get("0" + key.partition(".")[0] + ".-1") or {})
+    merged.update(state.ads.get(key) or {})
+    return merged
+
+
+def _is_proc(key: str) -> bool:
+    c, dot, p = key.partition(".")
+    return bool(dot) and key[0] != "0" and bool(p) and p[0] != "-"
+
+
+def read_recording(index: LogIndex) -> Recording:
+    """Source jobs with their arrival times, and the recorded per-route tallies."""
+    state = QueueState()
+    tally = CopyTally()
+    jobs: list[RecordedJob] = []
+    routed_sources: set[str] = set()
+    step = [0]
+
+    def on_step(_s: int, _e: int, _line: int, records: list, _end: str | None = None) -> None:
+        t = index.times[step[0]]
+        step[0] += 1
+        new: list[str] = []
+        touched: set[str] = set()
+        for op, key, name, _value in records:
+            if op == 101 and _is_proc(key):
+                new.append(key)
+            elif op == 102 and _is_proc(key):
+                tally.removed(key)
+            elif op == 103 and (name == "JobStatus" or name == "ExitCode"):
+                touched.add(key)
+        for key in new:
+            if key not in state.ads:
+                continue
+            attrs = _effective(state, key)
+            route = literal_str(attrs.get("RouteName"))
+            if route is not None or "RoutedFromJobId" in attrs:
+                tally.added(key, route or "(unknown)", literal_int(attrs.get("JobStatus")))
+                src = literal_str(attrs.get("RoutedFromJobId"))
+                if src:
+                    routed_sources.add(src)
+            else:
+                jobs.append(RecordedJob(key, t, attrs))
+        for key in touched:
+            if key in state.ads:
+                attrs = _effective(state, key)
+                tally.status(key, literal_int(attrs.get("JobStatus")), literal_int(attrs.get("ExitCode")))
+
+    _scan(index.data, 0, len(index.data), state, on_step, None)
+    unrouted = sum(1 for j in jobs if j.key not in routed_sources)
+    start = index.times[0] if index.steps else 0.0
+    end = index.times[-1] if index.steps else 0.0
+    return Recording(jobs, tally.finish(), unrouted, start, end)
+
+
+class RecordedArrivals:
+    """The demo engine's ``Arrivals`` interface over recorded jobs (one cluster each)."""
+
+    def __init__(self, jobs: list[RecordedJob]) -> None:
+        from engine.schedd.workload import JobTemplate  # noqa: PLC0415
+
+        self._items = [(j.time, JobTemplate(name=j.key, attrs={k: v for k, v in j.attrs.items()
+                                                              if k.lower() not in DROP}))
+                       for j in sorted(jobs, key=lambda j: j.time)]
+        self._i = 0
+
+    def next_time(self) -> float | None:
+        return self._items[self._i][0] if self._i < len(self._items) else None
+
+    def due(self, now: float) -> list[tuple[Any, int]]:
+        out = []
+        while self._i < len(self._items) and self._items[self._i][0] <= now:
+            out.append((self._items[self._i][1], 1))
+            self._i += 1
+        return out
+
+
+def default_sites(route_names: list[str]) -> list[Any]:
+    from engine.schedd.sites import SiteSpec  # noqa: PLC0415
+
+    return [SiteSpec(name=f"site-{n}", slots=1000, routes=(n,)) for n in route_names]
+
+
+def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None = None,
+             seed: int = 1, allow_hooks: bool = False) -> tuple[dict[str, RouteTally], int, list[str], list[str], list]:
+    """Run the recorded arrivals through the router with the table of ``config_files``.
+
+    Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
+    the hook programs that ran or — without ``allow_hooks`` — would have run)."""
+    from engine.lang.config import Config  # noqa: PLC0415
+    from engine.feeds.demo import Engine, load_sites, system_policy  # noqa: PLC0415
+    from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved  # noqa: PLC0415
+    from engine.router.router import JobRouter  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
+    from engine.schedd.queue_store import QueueStore  # noqa: PLC0415
+    from engine.schedd.schedd import Schedd  # noqa: PLC0415
+    from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
+    from engine.schedd.sites import SiteSet  # noqa: PLC0415
+
+    config = Config.load(config_files)
+    diagnostics = [str(e) for e in config.errors]
+    table = load_routing_table(config)
+    diagnostics += [str(d) for d in table.errors]
+    names = [r.name for r in table.routes]
+    if sites_file is None and config_files:
+        beside = Path(config_files[0]).resolve().parent / "sites.toml"
+        sites_file = str(beside) if beside.exists() else None
+    specs = load_sites(sites_file) if sites_file else default_sites(names)
+    queue = JobQueue()
+    tally = CopyTally()
+    sources: set[str] = set()
+    routed_sources: set[str] = set()
+
+    def on_event(e: Any) -> None:
+        if isinstance(e, JobAdded):
+            key = "%d.%d" % e.id
+            job = queue.get(e.id)
+            route = literal_str(job.get("RouteName")) if job is not None else None
+            if route is not None:
+                tally.added(key, route, literal_int(job.get("JobStatus")))
+                src = literal_str(job.get("RoutedFromJobId"))
+                if src:
+                    routed_sources.add(src)
+            else:
+                sources.add(key)
+        elif isinstance(e, JobChanged):
+            job = queue.get(e.id)
+            if job is not None:
+                tally.status("%d.%d" % e.id, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
+        elif isinstance(e, JobRemoved):
+            tally.removed("%d.%d" % e.id)
+
+    queue.subscribe(on_event)
+    sites = SiteSet(specs, seed=seed)
+    schedd = Schedd(QueueStore(queue), sites, None, system_policy(config))
+    router = JobRouter(table, queue, now=rec.start, allow_hooks=allow_hooks)
+    engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=RecordedArrivals(rec.jobs), router=router,
+                    table=table, config=config, start=rec.start, seed=seed, state_dir=None,
+                    config_files=tuple(config_files),
+                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
+    try:
+        engine.run_until(rec.end)
+    finally:
+        router.close()
+    unrouted = len(sources - routed_sources)
+    return tally.finish(), unrouted, names, diagnostics, router.hooks.report()
+
+
+def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], order: list[str]) -> list[dict]:
+    """One row per route: table order first, then routes only the recording has."""
+    names = list(order) + sorted(n for n in set(recorded) | set(rerouted) if n not in order)
+    rows = []
+    for n in names:
+        a, b = recorded.get(n, RouteTally()), rerouted.get(n, RouteTally())
+        rows.append({"route": n, "in_table": n in order,
+                     "recorded": vars(a).copy(), "rerouted": vars(b).copy(),
+                     "difference": {k: getattr(b, k) - getattr(a, k) for k in vars(a)}})
+    return rows
+
+
+def run_reroute(index: LogIndex, args: argparse.Namespace) -> int:
+    if not args.config:
+        print("routedeck replay: --reroute needs --config CONFIG… with the routing table", file=sys.stderr)
+        return 2
+    rec = read_recording(index)
+    tallies, unrouted, order, diagnostics, hooks = simulate(
+        rec, args.config, sites_file=getattr(args, "sites", None), seed=args.seed,
+        allow_hooks=bool(getattr(args, "allow_hooks", False)))
+    for d in diagnostics:
+        print(d, file=sys.stderr)
+    rows = compare(rec.routes, tallies, order)
+    if args.json:
+        json.dump({"log": args.log, "start": rec.start, "end": rec.end, "source_jobs": len(rec.jobs),
+                   "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
+                   "hooks": [h.to_json() for h in hooks]},
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{args.log}: {len(rec.jobs)} source jobs over {rec.end - rec.start:.0f} s, re-routed with "
+          f"{', '.join(args.config)}")
+    cols = ("routed", "succeeded", "nonzero_exit", "failed", "active")
+    print(f"{'Route':24} " + " ".join(f"{c:>15}" for c in cols) + "   (recorded → rerouted)")
+    for r in rows:
+        cells = [f"{r['recorded'][k]:>6} → {r['rerouted'][k]:<6}" for k in cols]
+        flag = "" if r["in_table"] else "  (not in the new table)"
+        print(f"{r['route']:24} " + " ".join(f"{c:>15}" for c in cells) + flag)
+    print(f"{'(not routed)':24} {rec.unrouted:>6} → {unrouted:<6}")
+    for h in hooks:
+        print(f"hook {h.line()}")
+    return 0

@@ -1,0 +1,297 @@
+"""Per-route recent figures and the failure-rate throttle, reconstructed from a recording.
+
+A ``job_queue.log`` holds the routed copies, not the router's counters; this module rebuilds
+HTCondor's per-route statistics (htcondor.md §1.5) from them, with the router's own code
+(:class:`engine.router.throttle.RouteStats`, ``adjust_failure_throttle``; nothing here
+re-implements the formula). Design decisions and invariants:
+
+- *Started* (``recent_routed``): a routed copy (a proc whose effective ad has ``RouteName``)
+  appears in a committed transaction. Copies already present in a run of records outside any
+  transaction (a compacted log body) were routed before the recording: they count towards
+  ``num_jobs`` but not as started.
+- *Finished*: the copy leaves the queue (its ``102``), judged on its last recorded ad (§1.5
+  "what counts as success or failure"):
+  interrupted (not counted) when it has no source job in the queue or its source's last
+  recorded status is removed (3) — the pass keeps references to the source's ads, so a source
+  destroyed in the same transaction is still judged on its last values;
+  succeeded when it completed (status 4) and the route's ``JobFailureTest`` is not true — with
+  a routing table (``--config``) that expression decides (none given = success, as HTCondor);
+  without one RouteDeck cannot know the test and counts a non-zero ``ExitCode`` or
+  ``ExitBySignal`` as a failure (documented assumption); failed otherwise: a copy removed,
+  held, idle or running when it left the queue — "removed routed jobs count as failures", and a
+  copy that never ran is one the router gave up on.
+- Windows: every route starts its window at the log's first step (the router starts with the
+  schedd), and windows close at router polls: a poll grid ``start + period/2 + k·period``
+  (``JOB_ROUTER_POLLING_PERIOD``, default 10 s; the phase is unknown in a real log — half a
+  period is RouteDeck's demo). At the first poll ≥ ``stats_begin_time + 600`` the route's
+  ``adjust_failure_throttle(poll, FailureRateThreshold)`` runs with ``num_jobs`` = copies on
+  the route in the queue then. A step whose time equals a poll time is applied after it.
+- One pass over the log (lazy, on first use) records per route the step of each event with
+  cumulative counts, and per closed window the throttle after it; the figures at any position
+  are then two bisections — seeking costs nothing more.
+- Throttle changes are also kept as the router's events (``throttle-adjusted``,
+  ``route-throttled``, ``route-unthrottled``, the live router's wording); the replay feed emits
+  those it plays through (not those a seek jumps over).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+from engine import classad
+from engine.feeds.replay.index import LogIndex, QueueState, _scan
+from engine.views.recorded import literal_int, literal_str
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
+
+DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
+DEFAULT_POLLING_PERIOD = 10
+
+
+@dataclass(frozen=True)
+class RouteRule:
+    """What the routing table says about a route's failures (None: no table given)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    failure_test: str | None = None
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One route's reconstructed statistics at a moment (``RouteView`` fields)."""
+
+    recent_started: int
+    recent_succeeded: int
+    recent_failed: int
+    throttle: float  # 0 = none
+    window_start: float
+    failure_rate: float
+    threshold: float
+    rate_history: tuple[float, ...]
+    state: str | None  # "throttled" when the throttle is reached, else None
+    reason: str | None
+
+
+@dataclass
+class _Track:
+    stats: RouteStats
+    steps: array = field(default_factory=lambda: array("q"))  # step of each event
+    started: array = field(default_factory=lambda: array("l"))  # cumulative after each event
+    succeeded: array = field(default_factory=lambda: array("l"))
+    failed: array = field(default_factory=lambda: array("l"))
+    at_close: list = field(default_factory=list)  # per global close: (events so far, throttle, rate)
+    live: int = 0
+    first: int = 0  # step of the route's first copy
+
+
+def outcome(copy: dict, cluster: dict | None, source: dict | None, source_cluster: dict | None,
+            rule: RouteRule | None) -> str:
+    """"succeeded" / "failed" / "interrupted" for a copy leaving the queue (module docstring)."""
+    def get(ad, cl, name):
+        v = ad.get(name)
+        return v if v is not None or cl is None else cl.get(name)
+
+    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == 3:
+        return "interrupted"
+    if literal_int(get(copy, cluster, "JobStatus")) != 4:
+        return "failed"
+    if rule is not None:
+        if not rule.failure_test:
+            return "succeeded"
+        texts = dict(cluster or {})
+        texts.update(copy)
+        try:
+            value = classad.evaluate(rule.failure_test, my=classad.make_ad(texts))
+        except classad.ClassAdError:
+            return "succeeded"  # an unusable test is not true (HTCondor: EvalBool fails -> not a failure)
+        return "failed" if classad.is_true(value) else "succeeded"
+    code = literal_int(get(copy, cluster, "ExitCode"))
+    by_signal = get(copy, cluster, "ExitBySignal")
+    failed = (code is not None and code != 0) or (by_signal or "").strip().lower() == "true"
+    return "failed" if failed else "succeeded"
+
+
+class RouteHistory:
+    """Reconstructed per-route statistics of one recording (module docstring)."""
+
+    def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
+                 polling_period: float = DEFAULT_POLLING_PERIOD) -> None:
+        self.index = index
+        self.rules = rules
+        self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
+        self.start = index.times[0] if index.steps else 0.0
+        self.closes = array("d")  # global window close times
+        self.tracks: dict[str, _Track] = {}
+        self.changes: list[tuple] = []  # throttle events in time order (see _note_change)
+        self._built = False
+
+    def _rule(self, name: str) -> RouteRule | None:
+        if self.rules is None:
+            return None
+        return self.rules.get(name, RouteRule())
+
+    def _next_close(self, begin: float) -> float:
+        first = self.start + self.period / 2
+        k = max(0, math.ceil((begin + THROTTLE_UPDATE_INTERVAL - first) / self.period - 1e-9))
+        return first + k * self.period
+
+    def _track(self, name: str, step: int) -> _Track:
+        tr = self.tracks.get(name)
+        if tr is None:
+            tr = self.tracks[name] = _Track(RouteStats(name=name, stats_begin_time=self.start), first=step)
+            for _ in self.closes:  # windows closed before the route's first copy: nothing counted
+                tr.at_close.append((0, 0.0, 0.0))
+        return tr
+
+    def build(self) -> "RouteHistory":
+        if self._built or not self.index.steps:
+            self._built = True
+            return self
+        idx = self.index
+        state = QueueState()
+        copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source proc, source cluster ads)
+        step_no = [-1]
+        next_close = [self._next_close(self.start)]
+
+        def close_until(t: float) -> None:
+            while next_close[0] <= t:
+                c = next_close[0]
+                self.closes.append(c)
+                for tr in self.tracks.values():
+                    tr.stats.num_jobs = tr.live
+                    threshold = (self._rule(tr.stats.name) or RouteRule()).threshold
+                    adj = tr.stats.adjust_failure_throttle(c, threshold)
+                    tr.at_close.append((len(tr.steps), tr.stats.throttle, adj.rate if adj else 0.0))
+                    if adj is not None and adj.old_throttle != adj.new_throttle:
+                        self._note_change(tr.stats.name, adj)
+                next_close[0] = self._next_close(c)
+
+        def event(tr: _Track, step: int, kind: str) -> None:
+            s = tr.stats
+            if kind == "started":
+                s.recent_routed += 1
+            elif kind == "succeeded":
+                s.recent_succeeded += 1
+            else:
+                s.recent_failed += 1
+            n = len(tr.steps)
+            tr.steps.append(step)
+            tr.started.append((tr.started[n - 1] if n else 0) + (kind == "started"))
+            tr.succeeded.append((tr.succeeded[n - 1] if n else 0) + (kind == "succeeded"))
+            tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
+
+        ads = state.ads
+
+        def on_step(_s: int, _e: int, _line: int, records: list, end_line: str | None = None) -> None:
+            step_no[0] += 1
+            step = step_no[0]
+            close_until(idx.times[step])
+            in_txn = end_line is not None
+            for op, key, _name, _value in records:
+                if op == 102 and key in copies:
+                    route, proc, cluster, source, src_cluster = copies.pop(key)
+                    tr = self.tracks[route]
+                    tr.live -= 1
+                    result = outcome(proc, cluster, source, src_cluster, self._rule(route))
+                    if result != "interrupted":
+                        event(tr, step, result)
+            for op, key, name, _value in records:
+                if op != 101 or key in copies or not _is_proc(key):
+                    continue
+                proc = ads.get(key)
+                if proc is None:
+                    continue
+                cluster = ads.get("0" + key.partition(".")[0] + ".-1")
+                route = literal_str(proc.get("RouteName") or (cluster or {}).get("RouteName"))
+                if route is None:
+                    continue
+                src = literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
+                source = ads.get(src) if src else None
+                src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
+                copies[key] = (route, proc, cluster, source, src_cluster)
+                tr = self._track(route, step)
+                tr.live += 1
+                if in_txn:
+                    event(tr, step, "started")
+
+        # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
+        # every ad dict is mutated in place and a held reference keeps the last values even after
+        # the 102 removed it from the queue.
+        _scan(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
+        close_until(idx.times[-1])
+        self._built = True
+        return self
+
+    def _note_change(self, name: str, adj) -> None:
+        """The router's throttle events (engine.router.stats wording), kept for the replay's
+        events pane: (time, kind, message, level, route)."""
+        self.changes.append((adj.time, "throttle-adjusted",
+                             f"route {name}: throttle {throttle_desc(adj.old_throttle)} -> "
+                             f"{throttle_desc(adj.new_throttle)} ({adj.explain()})", "info", name))
+        if adj.old_throttle <= 0 < adj.new_throttle:
+            self.changes.append((adj.time, "route-throttled",
+                                 f"{name} throttled: {adj.recent_failed} failures in {adj.delta:.0f} s; at most "
+                                 f"{adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s", "warning", name))
+        elif adj.new_throttle <= 0 < adj.old_throttle:
+            self.changes.append((adj.time, "route-unthrottled", f"{name}: throttle removed", "info", name))
+
+    def changes_between(self, after: float, upto: float) -> list[tuple]:
+        """Throttle events with ``after < time <= upto``."""
+        self.build()
+        times = [c[0] for c in self.changes]
+        return self.changes[bisect_right(times, after):bisect_right(times, upto)]
+
+    def figures(self, position: int, time: float) -> dict[str, Figures]:
+        """Every route's figures after step ``position`` at replay time ``time``."""
+        self.build()
+        k = bisect_right(self.closes, time) - 1  # last closed window
+        begin = self.closes[k] if k >= 0 else self.start
+        out = {}
+        for name, tr in self.tracks.items():
+            if tr.first > position:
+                continue  # not seen yet at this moment
+            n = bisect_right(tr.steps, position)  # events applied so far
+            base, throttle = (tr.at_close[k][0], tr.at_close[k][1]) if k >= 0 else (0, 0.0)
+            base = min(base, n)
+
+            def diff(arr: array) -> int:
+                return (arr[n - 1] if n else 0) - (arr[base - 1] if base else 0)
+
+            started, ok, failed = diff(tr.started), diff(tr.succeeded), diff(tr.failed)
+            threshold = (self._rule(name) or RouteRule()).threshold
+            delta = time - begin
+            stats = RouteStats(name=name, stats_begin_time=begin, recent_routed=started,
+                               recent_succeeded=ok, recent_failed=failed, throttle=throttle)
+            _ok, st, reason = route_state(_NoLimits, stats)
+            history = tuple(r for _, _, r in tr.at_close[max(0, k - 47):k + 1]) if k >= 0 else ()
+            out[name] = Figures(
+                recent_started=started, recent_succeeded=ok, recent_failed=failed, throttle=throttle,
+                window_start=begin, failure_rate=failed / delta if delta > 0 else 0.0, threshold=threshold,
+                rate_history=history, state="throttled" if st == "throttled" else None,
+                reason=reason if st == "throttled" else None)
+        for name in self.rules or ():  # table routes with no copy yet: an empty window
+            if name not in out:
+                threshold = self.rules[name].threshold
+                out[name] = Figures(0, 0, 0, 0.0, begin, 0.0, threshold, (), None, None)
+        return out
+
+    def adjustments_before(self, time: float) -> int:
+        """How many windows have closed by ``time`` (for tests and the UI)."""
+        self.build()
+        return bisect_left(self.closes, time + 1e-9)
+
+
+def _is_proc(key: str) -> bool:
+    if key[:1] == "0":
+        return False
+    _c, dot, p = key.partition(".")
+    return bool(dot and p and p[0] != "-")
+
+
+class _NoLimits:
+    """A route with no MaxJobs / MaxIdleJobs limits: only the throttle decides in route_state."""
+
+    max_jobs = 1 << 62
+    max_idle_jobs = -1

@@ -1,0 +1,317 @@
+"""Watch mode: follow a live schedd's ``job_queue.log`` and show it as the routes board sees it.
+
+Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower rules), §3.4
+(rotation), §1.5 (the JobRouterLog table). Design decisions and invariants:
+
+- Inputs: the queue log path (``--queue-log``, else ``JOB_QUEUE_LOG``, else
+  ``$(SPOOL)/job_queue.log`` of the HTCondor config); the routing table from the same config
+  files (``CONDOR_CONFIG`` when no ``--config`` is given; ``LOCAL_CONFIG_DIR``/``_FILE`` as the
+  config reader follows them); optionally the router's ``JobRouterLog``. Nothing is written
+  anywhere: watch is read-only, and an edit target is only ever a file the admin names.
+- The queue is the foundation's :class:`~engine.queue.jobqueue.JobQueue`, fed by its follower (the
+  router's rules: records apply as read, a partial last line waits for the next poll, a new
+  sequence number or a changed probe record means a bulk reload). Any queue event bumps
+  ``version``; a snapshot is built only when asked, and only when something changed does
+  :meth:`WatchEngine.poll` say so, so a headless printer prints each change once.
+- RouteDeck's own figures per route come from the routed copies in the queue (the same
+  :mod:`engine.views.recorded` code as replay); the real router's figures (throttle, recent
+  started/succeeded/failed, its own submitted/idle counts) come from the last JobRouterLog
+  table and are attached as ``RouteView.reported`` beside them; routes only the router log
+  names are listed too.
+- No clock is read here: ``now`` comes from the injected clock; no waiting happens here either
+  (the caller waits on :mod:`engine.queue.filewatch` or polls).
+- An empty log (or one whose first record is still being written) is not an error: a live schedd
+  may not have written yet. :attr:`WatchEngine.waiting` says so, and the commands show
+  :data:`WAITING` instead of failing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from engine.clock import Clock
+from engine.views import recorded as views
+from engine.router.loader import load_routing_table
+from engine.router.routerlog import RouterLogFollower, RouterLogTable
+from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
+
+DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
+
+
+WAITING = "waiting for the first transaction (no complete record in the log yet)"
+
+
+class WatchError(ValueError):
+    pass
+
+
+@dataclass
+class WatchSetup:
+    """Everything watch needs, resolved from the command line and the HTCondor config."""
+
+    queue_log: str
+    config_files: tuple[str, ...] = ()
+    limits: dict[str, tuple[int, int]] | None = None  # route name → (MaxJobs, MaxIdleJobs), table order
+    router_log: str | None = None
+    diagnostics: list[str] = field(default_factory=list)
+
+
+def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """``--config`` files, else ``CONDOR_CONFIG`` (HTCondor's own rule), else the usual path."""
+    if explicit:
+        return list(explicit)
+    env = os.environ if env is None else env
+    path = env.get("CONDOR_CONFIG")
+    if path and path.upper() != "ONLY_ENV" and path != os.devnull:  # /dev/null: "no config file"
+        return [path]
+    return [DEFAULT_CONDOR_CONFIG] if os.path.exists(DEFAULT_CONDOR_CONFIG) else []
+
+
+def resolve(queue_log: str | None = None, config: list[str] | None = None, router_log: str | None = None,
+            env: Mapping[str, str] | None = None) -> WatchSetup:
+    """Find the queue log, the routing table's limits and the router log (module docstring)."""
+    paths = condor_config_paths(config, env)
+    diagnostics: list[str] = []
+    limits = None
+    cfg = None
+    if paths:
+        from engine.lang.config import Config  # noqa: PLC0415
+
+        cfg = Config.load(paths, env=env)
+        diagnostics += [str(e) for e in cfg.errors]
+        table = load_routing_table(cfg)
+        # no routes in the config: the copies' routes are unknown, not all "unlisted"
+        limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
+        diagnostics += [str(d) for d in table.errors]
+    if queue_log is None:
+        if cfg is None:
+            raise WatchError("no queue log: give --queue-log, or --config / CONDOR_CONFIG for JOB_QUEUE_LOG or SPOOL")
+        queue_log = _expanded(cfg, "JOB_QUEUE_LOG")
+        if not queue_log:
+            spool = _expanded(cfg, "SPOOL")
+            if not spool:
+                raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
+            queue_log = os.path.join(spool, "job_queue.log")
+    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, router_log=router_log,
+                      diagnostics=diagnostics)
+
+
+def _expanded(cfg: Any, name: str) -> str | None:
+    try:
+        value = cfg.get(name)
+    except Exception as exc:  # a macro cycle or bad function: say which knob
+        raise WatchError(f"{name}: {exc}") from exc
+    return value.strip() if value and value.strip() else None
+
+
+def reported_of(table: RouterLogTable | None) -> dict[str, ReportedRoute]:
+    if table is None:
+        return {}
+    return {
+        r.name: ReportedRoute(
+            time=table.time, submitted=r.submitted, max_jobs=r.max_jobs, idle=r.idle, max_idle=r.max_idle,
+            throttle=r.throttle_per_window, recent_started=r.recent_started,
+            recent_succeeded=r.recent_succeeded, recent_failed=r.recent_failed,
+        )
+        for r in table.rows
+    }
+
+
+def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) -> tuple[RouteView, ...]:
+    """Attach the router's own row to each route (adding routes only the router log names)."""
+    rep = reported_of(table)
+    if not rep:
+        return routes
+    out = []
+    for r in routes:
+        got = rep.pop(r.name, None)
+        if got is None:
+            out.append(r)
+            continue
+        out.append(dataclasses.replace(
+            r, reported=got, throttle=got.throttle,
+            recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
+            recent_failed=got.recent_failed or 0,
+            max_jobs=r.max_jobs if r.max_jobs >= 0 else got.max_jobs,
+            max_idle=r.max_idle if r.max_jobs >= 0 else got.max_idle,
+        ))
+    for name, got in rep.items():  # the router has the route, the queue has no copy on it yet
+        out.append(RouteView(
+            index=len(out) + 1, name=name, source_label="JobRouterLog", syntax="transform", state="accepting",
+            reason=None, routed=0, idle=0, running=0, held=0, max_jobs=got.max_jobs, max_idle=got.max_idle,
+            recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
+            recent_failed=got.recent_failed or 0, failure_rate=0.0, failure_threshold=0.0,
+            throttle=got.throttle, window_start=0.0, next_reevaluation=0.0, reported=got,
+        ))
+    return tuple(out)
+
+
+def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
+    """key → attribute texts of every ad of a JobQueue (the shape engine.views.recorded reads).
+
+    The queue's own key → dict table is read directly when it has one (it is only read, on the
+    engine thread, between polls); otherwise one ``ad(key)`` per key."""
+    ads = getattr(queue, "_ads", None)
+    if isinstance(ads, dict):
+        return ads
+    return {k: queue.ad(k) for k in queue.keys()}
+
+
+class WatchEngine:
+    """One watched schedd. ``poll()`` reads what is new; ``snapshot()`` shows it."""
+
+    def __init__(self, setup: WatchSetup, clock: Clock, *, follower: Any = None, tz: str = "UTC",
+                 router_log_tz: str | None = None) -> None:
+        from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
+
+        self.setup = setup
+        self.clock = clock
+        self.tz = tz
+        self.queue = JobQueue() if follower is None else follower.queue
+        self.follower = follower if follower is not None else make_follower(setup.queue_log, self.queue)
+        self.version = 0
+        self.paused = False
+        # the jobs table is kept from the queue's change events (only changed jobs get a new row),
+        # the same row index the demo and replay use
+        from engine.views.recorded_rows import ReplayRows  # noqa: PLC0415
+
+        self.rows = ReplayRows(queue_ads(self.queue))
+        self.queue.subscribe(self._changed)
+        self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
+        self.problems: list[str] = []
+        self.waiting = False  # the log was read but holds no complete record yet
+        self._seen = -1
+
+    def _changed(self, event: Any) -> None:
+        self.version += 1
+        self.rows.index.on_event(event)
+        self.rows.jobs_version += 1
+
+    def poll(self) -> bool:
+        """Read new records (and router log lines); True when a new snapshot is worth building."""
+        return self.after_poll(self.follower.poll())
+
+    def after_poll(self, result: Any) -> bool:
+        """What to do after one follower poll (also the ``on_poll`` of the foundation's watcher,
+        which polls the follower itself): note its problems, read the router log, and say
+        whether anything changed since the last time this returned True."""
+        for p in getattr(result, "problems", None) or ():
+            self.problems.append(str(p))
+        del self.problems[:-50]
+        probe = getattr(result, "probe", None)
+        if probe is not None:
+            self.waiting = probe not in ("missing", "fatal") and getattr(self.follower, "next_offset", 1) == 0
+        if self.router_log is not None and self.router_log.poll():
+            self.version += 1
+        changed = self.version != self._seen
+        self._seen = self.version
+        return changed
+
+    def handle(self, command: object) -> bool:
+        """Pause/Resume freeze the published view (the log is still followed)."""
+        if isinstance(command, Pause):
+            self.paused = True
+        elif isinstance(command, Resume):
+            self.paused = False
+        else:
+            return False
+        return True
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        j = self.queue.get(job)
+        return dict(j.attrs()) if j is not None else {}
+
+    def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
+        ads = queue_ads(self.queue)
+        self.rows.rebind(ads)
+        snap = views.snapshot_of(
+            ads, rows=self.rows, seq=seq, time=self.clock.now(), mode="watch", paused=self.paused,
+            limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
+            readonly=True, config_files=self.setup.config_files,
+        )
+        table = self.router_log.latest if self.router_log is not None else None
+        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table), clock="real")
+
+
+def make_follower(path: str, queue: Any) -> Any:
+    """The foundation's follower (htcondor.md §3.5 rules) on ``path`` feeding ``queue``."""
+    from engine.queue.follower import Follower  # noqa: PLC0415
+
+    return Follower(path, queue)
+
+
+@dataclass(frozen=True)
+class WakeUp:
+    """Command: the log changed (sent by the file watcher); poll now."""
+
+
+class WatchFeed:
+    """Watch mode as an engine for :class:`engine.runtime.Runtime`.
+
+    All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
+    and written by two threads. ``next_time()`` asks for a poll every ``poll_interval`` seconds
+    of the (system) clock; :meth:`waker` gives the foundation's watcher (``run_watch``) an object
+    whose ``poll()`` just sends :class:`WakeUp` to the runtime, so a change is read at once."""
+
+    def __init__(self, engine: WatchEngine, poll_interval: float = 1.0) -> None:
+        self.engine = engine
+        self.poll_interval = poll_interval
+        self.now = engine.clock.now()
+        self._last_poll = -float("inf")
+        self.events: list = []
+        self._seq = 0
+        self._told_waiting = False
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        from engine.snapshot import Event  # noqa: PLC0415
+
+        self._seq += 1
+        self.events = (self.events + [Event(self._seq, time, kind, message, level, route, job)])[-200:]
+
+    def next_time(self) -> float:
+        return self._last_poll + self.poll_interval
+
+    def step(self, t: float) -> None:
+        if t >= self.next_time():
+            self._poll(t)
+        self.now = max(self.now, t)
+
+    def _poll(self, t: float) -> None:
+        self.engine.poll()
+        self._last_poll = t
+        if self.engine.waiting and not self._told_waiting:
+            self.emit(t, "log", f"{self.engine.setup.queue_log}: {WAITING}")
+        self._told_waiting = self.engine.waiting
+
+    def handle(self, command: object) -> str | None:
+        if isinstance(command, WakeUp):
+            self._poll(self.engine.clock.now())
+            return None
+        if self.engine.handle(command):
+            return None
+        return f"{type(command).__name__} is not available in watch mode (read-only)"
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        return self.engine.job_ad(job)
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "real", jobs: tuple = ()) -> Snapshot:
+        snap = self.engine.snapshot(seq)
+        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+                                   events=tuple(self.events))
+
+    def waker(self, runtime: Any) -> Any:
+        feed_path = self.engine.follower.path
+
+        class _Waker:
+            path = feed_path
+
+            @staticmethod
+            def poll() -> None:
+                runtime.send(WakeUp())
+
+        return _Waker()

@@ -1,0 +1,258 @@
+"""Config-language lines and conditions: ``\\`` continuations and ``#`` comments
+(``getline_implementation``), ``if``/``elif``/``else``/``endif`` (``ConfigIfStack``,
+``Test_config_if_expression``, ``Evaluate_config_if`` in config.cpp).
+
+Design decisions and invariants:
+
+- Conditions: numbers (non-zero), ``true``/``false``, ``yes``/``no``/``t``/``f``, ``defined NAME``
+  (defined and non-empty), ``version <op> X.Y[.Z]`` against :data:`CONDOR_VERSION`, a leading
+  ``!``; ``$()`` is expanded first and an empty expansion is false.
+- A complex (ClassAd) condition is only possible in transforms, evaluated against the job ad,
+  with HTCondor's quirk kept: it returns the boolean as the *validity*, so a complex condition
+  that is false is reported as an invalid condition (``return bval``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from engine import classad as ca
+from engine.lang.macros import Lookup, is_valid_name
+
+CONDOR_VERSION = (25, 14, 1)  # the htcondor wheel RouteDeck pins; used by `if version ...`
+
+# physical lines -> logical lines (getline_implementation)
+
+
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """Trimmed logical lines with the 1-based number of their first physical line.
+
+    ``\\`` at the end continues onto the next (left-trimmed) line; a line starting with ``#``
+    never continues; a ``#`` line inside a continuation counts as empty and continues only if
+    it too ends with ``\\`` (HTCondor keeps that line's last character; we drop it).
+    """
+    phys = text.split("\n")
+    out: list[tuple[int, str]] = []
+    i, n = 0, len(phys)
+    while i < n:
+        start = i + 1
+        buf = phys[i].strip()
+        i += 1
+        if buf.startswith("#"):
+            out.append((start, buf))
+            continue
+        while buf.endswith("\\"):
+            buf = buf[:-1]
+            if i >= n:
+                break
+            nxt = phys[i].strip()
+            i += 1
+            if nxt.startswith("#"):
+                if nxt.endswith("\\"):
+                    buf += "\\"
+                    continue
+                break
+            buf += nxt
+        out.append((start, buf))
+    if out and out[-1][1] == "" and text.endswith("\n"):
+        out.pop()
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# if / elif / else / endif
+
+
+class ConditionError(ValueError):
+    pass
+
+
+def _is_number(s: str) -> bool:
+    return re.fullmatch(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", s) is not None
+
+
+def _parse_version(s: str) -> tuple[int, int, int] | None:
+    s = s.strip()
+    if s[:1] in ("v", "V"):
+        s = s[1:]
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", s)
+    if not m or int(m.group(1)) < 6:
+        return None
+    sub = int(m.group(3)) if m.group(3) is not None else CONDOR_VERSION[2]
+    return int(m.group(1)), int(m.group(2)), sub
+
+
+_CRUFTY = {"yes": True, "t": True, "no": False, "f": False}
+
+
+def test_condition(
+    expr: str,
+    lookup: Lookup,
+    expand_text: Callable[[str], str],
+    eval_complex: Callable[[str], Any] | None = None,
+) -> bool:
+    """Value of an ``if``/``elif`` condition; raises :class:`ConditionError` when invalid.
+
+    ``lookup`` answers ``defined NAME`` (raw value, None when undefined); ``eval_complex``
+    evaluates a ClassAd expression against the ad being transformed (transforms only).
+    """
+    text = expr
+    expanded = False
+    if "$" in text:
+        text = expand_text(text).rstrip()
+        expanded = True
+    text = text.lstrip()
+    inverted = text.startswith("!")
+    if inverted:
+        text = text[1:].lstrip()
+    if expanded and not text:
+        return inverted  # an empty expansion is false
+    return _evaluate_condition(text, lookup, eval_complex) != inverted
+
+
+def _evaluate_condition(text: str, lookup: Lookup, eval_complex: Callable[[str], Any] | None) -> bool:
+    low = text.lower()
+    if _is_number(text):
+        return float(text) != 0
+    if low in ("true", "false"):
+        return low == "true"
+    if low in _CRUFTY:
+        return _CRUFTY[low]
+    if low == "version" or re.match(r"version\s*[!<=>]", low):
+        m = re.match(r"version\s*(!?)([<>]?)(=?)(=?)\s*(.*)$", text, re.IGNORECASE | re.DOTALL)
+        ver = _parse_version(m.group(5)) if m else None
+        if m is None or ver is None:
+            raise ConditionError("the version literal is invalid")
+        negated, rel = m.group(1) == "!", m.group(2)
+        or_equal = bool(m.group(3)) and (rel != "" or bool(m.group(4)))
+        op = {"<": -1, ">": 1, "": 0}[rel]
+        diff = (CONDOR_VERSION > ver) - (CONDOR_VERSION < ver)
+        result = diff == op or (or_equal and diff == 0)
+        return result != negated
+    if low == "defined" or re.match(r"defined\s", low):
+        arg = text[7:].strip()
+        if not arg:
+            return False
+        if _is_number(arg) or arg.lower() in ("true", "false"):
+            return True
+        if arg.lower().startswith("use "):
+            return False  # metaknobs are not supported
+        if not is_valid_name(arg):
+            raise ConditionError("defined argument must be param name, boolean, or number")
+        value = lookup(arg)
+        if value is None and arg.lower() in _CRUFTY:
+            return True
+        return bool(value)
+    if is_valid_name(text):
+        raise ConditionError("expression is not a conditional")
+    if eval_complex is not None:
+        value = eval_complex(text)
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and not isinstance(value, ca.Value)):
+            if value:
+                return True
+            # HTCondor returns the boolean as the *validity* of the condition (config.cpp).
+            raise ConditionError("the condition evaluated to false, which HTCondor's transform "
+                                 "engine reports as an invalid complex condition")
+    raise ConditionError("complex conditionals are not supported")
+
+
+class IfStack:
+    """``ConfigIfStack``: nested if/elif/else state; ``enabled`` tells whether lines apply."""
+
+    def __init__(self) -> None:
+        self.frames: list[list[bool]] = []  # [active, any_taken, in_else]
+
+    @property
+    def enabled(self) -> bool:
+        return all(f[0] for f in self.frames)
+
+    def _outer_enabled(self) -> bool:
+        return all(f[0] for f in self.frames[:-1])
+
+    @property
+    def depth(self) -> int:
+        return len(self.frames)
+
+    def handle(self, line: str, test: Callable[[str], bool]) -> bool:
+        """Process ``line`` if it is an if/elif/else/endif; returns False for other lines.
+
+        ``test(expr)`` is called only when the branch could be taken. Raises ConditionError.
+        """
+        word, _, rest = line.partition(" ")
+        if "\t" in word:
+            word, _, tail = word.partition("\t")
+            rest = tail + " " + rest
+        kw = word.lower()
+        if kw == "if":
+            value = test(rest.strip()) if self.enabled else False
+            if len(self.frames) >= 63:
+                raise ConditionError("if nesting too deep!")
+            self.frames.append([value, value, False])
+            return True
+        if kw == "elif":
+            if not self.frames:
+                raise ConditionError("elif without matching if")
+            f = self.frames[-1]
+            if f[2]:
+                raise ConditionError("elif is not allowed after else")
+            value = False
+            if not f[1] and self._outer_enabled():
+                value = test(rest.strip())
+            f[0] = value
+            f[1] = f[1] or value
+            return True
+        if kw == "else":
+            if not self.frames:
+                raise ConditionError("else without matching if")
+            f = self.frames[-1]
+            if f[2]:
+                raise ConditionError("else is not allowed after else")
+            f[0], f[2] = not f[1], True
+            return True
+        if kw == "endif":
+            if not self.frames:
+                raise ConditionError("endif without matching if")
+            self.frames.pop()
+            return True
+        return False
+
+
+def is_if_keyword(line: str) -> bool:
+    word = re.split(r"\s", line, maxsplit=1)[0].lower()
+    return word in ("if", "elif", "else", "endif")
+
+
+def split_statement(line: str) -> tuple[str, str, str, int] | None:
+    """Split a config or transform line as HTCondor's config parser does: ``NAME = v``,
+    ``NAME : v``, ``NAME @=tag``, or ``keyword word : v`` (``include``, ``use``, …).
+
+    Returns ``(name, word, op, j)``: ``op`` is ``"="``, ``":"``, ``"@"`` (for ``@=``) or ``""``
+    (no operator found), ``word`` the text between a keyword and its ``:`` and ``j`` the index
+    where the value starts. ``None`` when the line is one word with no operator.
+    """
+    n = len(line)
+    i = 0
+    while i < n and not line[i].isspace() and line[i] not in "=:":
+        i += 1
+    name = line[:i]
+    if i == n:
+        return None
+    word = ""
+    if line[i] in "=:":
+        return name, word, line[i], i + 1
+    j = i
+    while j < n and line[j].isspace():
+        j += 1
+    k = j
+    while j < n and line[j] not in "=:@":
+        j += 1
+    word = line[k:j].strip()
+    op = line[j] if j < n else ""
+    j += 1
+    if op == "@":
+        if j < n and line[j] == "=":
+            j += 1
+        else:
+            op = ""
+    return name, word, op, j

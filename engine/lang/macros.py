@@ -1,0 +1,438 @@
+"""HTCondor's macro language: ``$()`` expansion, macro functions, ``if`` conditions, line joining.
+
+Shared by the config reader (engine/lang/config.py) and the transform engine (engine/lang/xform*.py).
+Written from HTCondor's ``src/condor_utils/config.cpp`` (``next_config_macro``,
+``evaluate_macro_func``, ``expand_macro``, ``expand_self_macro``, ``Test_config_if_expression``,
+``ConfigIfStack``, ``getline_implementation``).
+
+Design decisions and invariants:
+
+- A macro reference is recognised exactly as HTCondor does: ``$(NAME)`` / ``$(NAME:default)``
+  where NAME is identifier characters (``A-Za-z0-9_./``) and the default may also hold
+  ``$ ,\\:`` and parenthesised groups; anything else (``$(JobStatus != 3)``) is *not* a macro and
+  stays literal. ``$$(...)`` is never expanded (it belongs to the negotiator).
+  Function prefixes are case-sensitive (``$ENV``, ``$INT``, ``$F…``); an unknown ``$Name(`` is
+  left as is (a warning is recorded when a warnings list is given).
+- HTCondor re-scans replaced text; we expand the replacement recursively instead, which is the
+  same except for pathological values whose expansion glues onto following text. Recursion is
+  bounded: a macro that (indirectly) refers to itself raises :class:`MacroError` naming it
+  (HTCondor would loop forever), and so are nesting (``MAX_DEPTH`` named macros, ``MAX_NEST``
+  expansions in all) and work. HTCondor has no such limits (config.cpp ``expand_macro`` loops
+  until no macro is left); ours are RouteDeck decisions, set far above any real config: one
+  top-level expansion may make at most ``MAX_REFS`` substitutions, hold at most ``MAX_SIZE``
+  characters of partial text at any time (summed over every nesting level, so memory stays a
+  few MiB) and produce at most ``MAX_WORK`` characters in all (``$SUBSTR(BIG,0,1)`` copies BIG
+  each time). ``expand_self`` (definition time) is bounded by ``MAX_SIZE`` too. Budget errors are
+  raised with no macro name, so the caller reports them at the knob being expanded.
+- Scanning is linear: a ``)`` search is cached, and a ``$(X:default`` scan that ran to a failure
+  is remembered, so ``$INT(`` or ``$(x:(`` repeated a hundred thousand times on one line does
+  not re-scan the rest of the line each time (HTCondor's scanner does).
+- ``$(X:default)`` uses the default when X is undefined *or* its raw value is empty.
+- ``$(DOLLAR)`` becomes ``$`` once, at the very end of a top-level expansion.
+- Nothing here reads the clock. ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` are made deterministic
+  (first item / minimum) with a warning, because the engine must be replayable.
+- Macro functions live in :mod:`engine.lang.macro_funcs`; line joining and ``if`` conditions in
+  :mod:`engine.lang.macro_cond`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+
+Lookup = Callable[[str], "str | None"]
+
+MAX_DEPTH = 40  # named macros being expanded inside each other
+MAX_NEST = 3 * MAX_DEPTH  # all nested expansions (defaults and function arguments too)
+MAX_REFS = 100_000  # substitutions in one top-level expansion ($(A) = $(B)$(B), … doubles each level)
+MAX_SIZE = 1 << 20  # characters of one expanded value (and of all partial text held at once)
+MAX_WORK = 16 * MAX_SIZE  # characters produced by one top-level expansion, all levels counted
+
+_IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
+_COLON_EXTRA = frozenset("$ ,\\:")
+_SPECIAL = ("ENV", "RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR", "INT", "REAL",
+            "STRING", "EVAL", "BASENAME", "DIRNAME")
+_FNAME_FLAGS = frozenset("pnxdqabfwu")
+
+
+class MacroError(Exception):
+    """A macro that cannot be expanded (cycle, bad function argument)."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.name = name
+
+
+def is_valid_name(name: str) -> bool:
+    return bool(name) and all(c in _IDCHARS for c in name)
+
+
+# --------------------------------------------------------------------------------------------
+# finding references
+
+
+@dataclass(frozen=True)
+class MacroRef:
+    func: str  # "" for $(X), else "ENV", "INT", "F", "Fqn", ...
+    dollar: int  # index of '$'
+    body: int  # index after '('
+    colon: int  # index of the ':' starting the default, or -1
+    right: int  # index after ')'
+
+    def name(self, text: str) -> str:
+        return text[self.body : self.colon if self.colon >= 0 else self.right - 1]
+
+    def default(self, text: str) -> str | None:
+        return text[self.colon + 1 : self.right - 1] if self.colon >= 0 else None
+
+    def inner(self, text: str) -> str:
+        return text[self.body : self.right - 1]
+
+
+def _kind(prefix: str) -> str | None:
+    """Function name for a ``$prefix(`` (prefix without ``$``), or None when not a macro."""
+    if prefix == "":
+        return ""
+    if prefix.startswith("$"):
+        return None
+    if prefix[0] == "F" and all(c.lower() in _FNAME_FLAGS for c in prefix[1:]):
+        return prefix
+    return prefix if prefix in _SPECIAL else None
+
+
+class ScanMemo:
+    """What a :func:`find_macro` scan learned about one text, for the next call on the same text.
+
+    ``close_from``/``close_at``: the first ``)`` at or after ``close_from`` is at ``close_at``
+    (-1: none). ``fail_lo``/``fail_hi``: a ``$(X:default`` scan whose default starts after
+    ``fail_lo`` and that jumps (over a ``(...)`` group) to a position in ``(fail_lo, fail_hi]``
+    fails: an earlier scan went through that position and failed. (What a scan does from a
+    position does not depend on where it started, and a scan starting later can only land on
+    positions the earlier one went through before its failure point.)
+    """
+
+    __slots__ = ("close_from", "close_at", "fail_lo", "fail_hi", "reach")
+
+    def __init__(self) -> None:
+        self.close_from, self.close_at, self.fail_lo, self.fail_hi = -1, -2, -1, -1
+        self.reach = -1  # the furthest position a failed scan read
+
+    def close_after(self, text: str, i: int) -> int:
+        if self.close_from <= i and (self.close_at >= i or self.close_at == -1):
+            return self.close_at
+        self.close_from, self.close_at = i, text.find(")", i)
+        return self.close_at
+
+    def failed(self, lo: int, hi: int) -> None:
+        if lo <= self.fail_hi:
+            self.fail_hi = max(self.fail_hi, hi)
+        else:
+            self.fail_lo, self.fail_hi = lo, hi
+
+
+def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list | None = None,
+               memo: ScanMemo | None = None, at_dollar: bool = False) -> MacroRef | None:
+    """The next macro reference at or after ``pos``.
+
+    ``dollar``: "skip" ignores ``$(DOLLAR)``, "only" finds nothing else, "any" finds all.
+    ``unknown`` collects names of ``$NAME(`` prefixes that are not macro functions.
+    ``memo``: pass the same :class:`ScanMemo` to successive calls on the same text.
+    ``at_dollar``: read ``text[pos]`` as a ``$`` whatever it is (for :func:`replace_dollar`).
+    """
+    n = len(text)
+    memo = memo or ScanMemo()
+    while True:
+        if at_dollar:
+            d, at_dollar = pos, False
+        else:
+            d = text.find("$", pos)
+        if d < 0:
+            return None
+        p = d + 1
+        if p < n and text[p] == "$":
+            p += 1
+        while p < n and (text[p].isalnum() or text[p] == "_"):
+            p += 1
+        if p >= n or text[p] != "(":
+            pos = p if p > d + 1 else d + 1
+            continue
+        prefix = text[d + 1 : p]
+        kind = _kind(prefix)
+        if kind is None:
+            if unknown is not None and re.fullmatch(r"[A-Z][A-Z0-9_]+", prefix):
+                unknown.append(prefix)
+            pos = p
+            continue
+        body = p + 1
+        colon = -1
+        i = body
+        ok = True
+        if kind in ("", "ENV"):
+            jumped = False
+            while i < n and text[i] != ")":
+                c = text[i]
+                i += 1
+                if c == ":" and colon < 0:
+                    colon = i - 1
+                    continue
+                if colon >= 0:
+                    if c == "(":
+                        close = memo.close_after(text, i)
+                        if close >= 0:
+                            i = close + 1
+                            if colon >= memo.fail_lo and memo.fail_lo < i <= memo.fail_hi:
+                                ok = False
+                                break
+                            jumped = True
+                            continue
+                    elif c in _COLON_EXTRA:
+                        continue
+                if c not in _IDCHARS:
+                    ok = False
+                    break
+            if jumped and (not ok or i >= n):
+                memo.failed(colon, i)
+        else:
+            i = memo.close_after(text, body)
+            if i < 0:
+                i = n
+        if not ok or i >= n:
+            memo.reach = max(memo.reach, i)
+            pos = body
+            continue
+        ref = MacroRef(kind, d, body, colon, i + 1)
+        is_dollar = kind == "" and colon < 0 and text[body:i].upper() == "DOLLAR"
+        if (dollar == "skip" and is_dollar) or (dollar == "only" and not is_dollar):
+            pos = i
+            continue
+        return ref
+
+
+# --------------------------------------------------------------------------------------------
+# expansion
+
+
+@dataclass
+class _Ctx:
+    lookup: Lookup
+    ad_lookup: Lookup | None
+    env: Mapping[str, str]
+    evaluate: Callable[[str], Any] | None
+    warnings: list[str] | None
+    stack: list[str] = field(default_factory=list)
+    refs: int = 0
+    live: int = 0  # characters of partial text held by all levels now (MAX_SIZE)
+    work: int = 0  # characters produced so far (MAX_WORK)
+    nest: int = 0  # _expand calls active (MAX_NEST)
+
+
+def expand(
+    text: str,
+    lookup: Lookup,
+    *,
+    ad_lookup: Lookup | None = None,
+    env: Mapping[str, str] | None = None,
+    evaluate: Callable[[str], Any] | None = None,
+    warnings: list[str] | None = None,
+) -> str:
+    """Expand every macro in ``text``.
+
+    ``lookup(name)`` returns the raw (unexpanded) value of a macro or None. Names starting with
+    ``MY.`` fall back to ``ad_lookup(attr)`` (unevaluated attribute text, strings unquoted).
+    ``evaluate(expr_text)`` evaluates a ClassAd expression for ``$EVAL``/``$STRING``/``$INT``
+    (default: in an empty ad). Raises :class:`MacroError`.
+    """
+    if "$" not in text:
+        return text
+    ctx = _Ctx(lookup, ad_lookup, os.environ if env is None else env, evaluate, warnings)
+    out = _expand(text, ctx)
+    return replace_dollar(out)
+
+
+def replace_dollar(text: str) -> str:
+    """``$(DOLLAR)`` → ``$``, as HTCondor's loop does it: after each replacement the search starts
+    again from the beginning of the new text (``$(DOLLAR)(DOLLAR)`` → ``$``;
+    ``$(DOLLAR)$(DOLLAR)`` → ``$$(DOLLAR)``). Only the ``$`` just put in and what follows can read
+    differently, unless a scan that failed earlier read past the replaced text: only then is the
+    new text built and searched from the start (while the texts searched again add up to at most
+    ``MAX_WORK`` characters; after that, in a pathological text, the search goes on from the ``$``
+    put in and the result may differ from HTCondor's). Linear otherwise."""
+    out: list[str] = []
+    pos = 0
+    placed = False  # text[pos] stands for the '$' put in place of the $(DOLLAR) that ends there
+    memo = ScanMemo()
+    rescanned = 0
+    while True:
+        ref = find_macro(text, pos, dollar="only", memo=memo, at_dollar=placed)
+        if ref is None or not (placed and ref.dollar == pos):
+            if placed:
+                out.append("$")
+                pos += 1
+            if ref is None:
+                out.append(text[pos:])
+                return "".join(out)
+            out.append(text[pos : ref.dollar])
+        if memo.reach >= ref.dollar and rescanned + len(text) <= MAX_WORK:
+            rescanned += len(text)
+            text = "".join(out) + "$" + text[ref.right :]
+            out, pos, placed, memo = [], 0, False, ScanMemo()
+            continue
+        pos, placed = ref.right - 1, True
+
+
+def _over(what: str, ctx: _Ctx) -> MacroError:
+    """A budget error. No macro name: the caller reports it at the knob being expanded."""
+    return MacroError(what + (f" (expanding $({ctx.stack[0]}))" if ctx.stack else ""))
+
+
+def _add(out: list[str], piece: str, ctx: _Ctx) -> None:
+    if not piece:
+        return
+    ctx.live += len(piece)
+    ctx.work += len(piece)
+    if ctx.live > MAX_SIZE:
+        raise _over(f"expansion is longer than {MAX_SIZE} characters", ctx)
+    if ctx.work > MAX_WORK:
+        raise _over(f"expansion copies more than {MAX_WORK} characters in all", ctx)
+    out.append(piece)
+
+
+def _expand(text: str, ctx: _Ctx) -> str:
+    if "$" not in text:
+        return text
+    if len(ctx.stack) > MAX_DEPTH:
+        raise MacroError(f"macro expansion nested too deeply at $({ctx.stack[-1]})", ctx.stack[-1])
+    if ctx.nest >= MAX_NEST:
+        raise _over(f"macro expansion nested more than {MAX_NEST} deep", ctx)
+    base = ctx.live
+    ctx.nest += 1
+    try:
+        out: list[str] = []
+        pos = 0
+        memo = ScanMemo()
+        unknown: list[str] | None = [] if ctx.warnings is not None else None
+        while True:
+            ref = find_macro(text, pos, unknown=unknown, memo=memo)
+            if ref is None:
+                _add(out, text[pos:], ctx)
+                break
+            _add(out, text[pos : ref.dollar], ctx)
+            ctx.refs += 1
+            if ctx.refs > MAX_REFS:
+                raise _over(f"more than {MAX_REFS} macro substitutions (a macro doubling itself?)", ctx)
+            _add(out, _evaluate_ref(ref, text, ctx), ctx)
+            pos = ref.right
+        if unknown and ctx.warnings is not None:
+            seen = set(ctx.warnings)
+            for name in dict.fromkeys(unknown):
+                msg = f"unknown macro function ${name}() left as is"
+                if msg not in seen:
+                    ctx.warnings.append(msg)
+        return "".join(out)
+    finally:
+        ctx.live = base  # the caller counts the result when it keeps it
+        ctx.nest -= 1
+
+
+def _lookup(name: str, ctx: _Ctx) -> str | None:
+    raw = ctx.lookup(name)
+    if raw is None and ctx.ad_lookup is not None and name[:3].lower() == "my.":
+        raw = ctx.ad_lookup(name[3:])
+    return raw
+
+
+def _expand_named(name: str, raw: str, ctx: _Ctx) -> str:
+    key = name.lower()
+    if key in ctx.stack:
+        chain = " -> ".join(ctx.stack[ctx.stack.index(key) :] + [key])
+        raise MacroError(f"macro $({name}) refers to itself ({chain})", name)
+    ctx.stack.append(key)
+    try:
+        return _expand(raw, ctx)
+    finally:
+        ctx.stack.pop()
+
+
+def _arg_value(arg: str, ctx: _Ctx) -> str:
+    """A function argument: a macro name is looked up, otherwise the literal; then expanded."""
+    arg = arg.strip()
+    raw = _lookup(arg, ctx) if is_valid_name(arg) else None
+    if raw is None:
+        return _expand(arg, ctx)
+    return _expand_named(arg, raw, ctx)
+
+
+def _evaluate_ref(ref: MacroRef, text: str, ctx: _Ctx) -> str:
+    func = ref.func
+    if func == "":
+        name = ref.name(text)
+        raw = _lookup(name, ctx)
+        default = ref.default(text)
+        if default is not None and not raw:
+            return _expand(default, ctx)
+        return "" if raw is None else _expand_named(name, raw, ctx)
+    if func == "ENV":
+        name = ref.name(text)
+        val = ctx.env.get(name)
+        default = ref.default(text)
+        if val is None and default is None:
+            val = "UNDEFINED"
+        if not val:
+            return _expand(default or "", ctx)
+        return _expand(val, ctx)
+    from engine.lang.macro_funcs import FUNCS  # function-level: macros_funcs imports this module
+
+    inner = ref.inner(text)
+    try:
+        return FUNCS["F" if func.startswith("F") else func](func, inner, ctx)
+    except MacroError:
+        raise
+    except (ValueError, TypeError, IndexError) as exc:
+        raise MacroError(f"${func}({inner}): {exc}", inner) from None
+
+
+def expand_self(text: str, self_name: str, current: str | None) -> str:
+    """Expand only references to ``self_name`` (definition time): ``$(X)``, ``$(X:def)``, ``$F…(X)``.
+
+    Raises :class:`MacroError` (named ``self_name``) when the result would pass ``MAX_SIZE``
+    characters: ``N = $(N) $(N) $(N)`` on forty lines is 3**40 copies (HTCondor has no bound).
+    """
+    if "$" not in text:
+        return text
+    key = self_name.lower()
+    out: list[str] = []
+    size = 0
+    pos = 0
+    memo = ScanMemo()
+    while True:
+        ref = find_macro(text, pos, memo=memo)
+        if ref is None:
+            out.append(text[pos:])
+            size += len(out[-1])
+            if size > MAX_SIZE:
+                break
+            return "".join(out)
+        out.append(text[pos : ref.dollar])
+        name = ref.name(text)
+        if ref.func == "" and name.lower() == key:
+            default = ref.default(text)
+            out.append(current if current else (default if default is not None else ""))
+        elif ref.func.startswith("F") and ref.inner(text).strip().lower() == key:
+            from engine.lang.macro_funcs import filename_parts
+
+            out.append(filename_parts(ref.func, current or ""))
+        else:
+            out.append(text[ref.dollar : ref.right])
+        size += len(out[-2]) + len(out[-1])
+        if size > MAX_SIZE:
+            break
+        pos = ref.right
+    raise MacroError(f"{self_name}: expanding $({self_name}) in its own definition makes a value longer "
+                     f"than {MAX_SIZE} characters", self_name)
+
+
+# --------------------------------------------------------------------------------------------

@@ -1,0 +1,104 @@
+"""HTCondor's transform language ("xform"): ``JOB_ROUTER_ROUTE_<name>``,
+``JOB_ROUTER_TRANSFORM_<name>`` and ``condor_transform_ads`` rules (htcondor.md §1.3).
+
+Parsing lives in :mod:`engine.lang.xform_parse`, application in :mod:`engine.lang.xform_apply`; this module
+is the public face.
+
+Design decisions and invariants:
+
+- A :class:`Transform` is immutable after parsing; applying it never changes it. The caller owns
+  the :class:`MacroSet`, so the pre-route, route and post-route transforms of one job can share
+  macro variables (``$(TargetUniverse)`` set by a route is visible to a post-route transform).
+- ``REQUIREMENTS`` is evaluated with the ad as MY and no TARGET (``MacroStreamXFormSource::matches``):
+  true or a non-zero number matches, anything else (undefined, error, strings) does not, and a
+  transform without requirements matches everything. Its text is not macro-expanded.
+- ``UNIVERSE`` only records the target universe; it never edits the ad.
+- :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
+  iteration (condor_transform_ads) is :func:`engine.lang.xform_iter.apply_all`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+from engine import classad as ca
+from engine.lang import macros as mx
+from engine.lang.xform_apply import MacroSet, Run
+from engine.lang.xform_parse import Statement, XformError, parse, universe_number
+
+if TYPE_CHECKING:
+    from engine.lang.config import Config
+
+__all__ = ["MacroSet", "Statement", "Transform", "XformError", "parse_transform", "universe_number"]
+
+
+@dataclass
+class Transform:
+    name: str | None
+    requirements: str | None
+    universe: int | None
+    text: str
+    statements: list[Statement] = field(default_factory=list)
+    local_macros: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # load-time warnings (bad regex, universe)
+    transform_args: str | None = None
+    requirements_line: int = 0
+    declared_name: str | None = None  # the NAME statement, even when the caller chose the name
+    transform_items: list[str] = field(default_factory=list)  # inline TRANSFORM … from ( items )
+
+    def matches(self, ad: Any, now: float | None = None, macros: MacroSet | None = None,
+                config: "Config | None" = None) -> bool:
+        """Does ``ad`` ({name: text} or a classad2 ad) satisfy REQUIREMENTS? (htcondor.md §1.4)"""
+        if not self.requirements:
+            return True
+        my = ca.make_ad(ad) if isinstance(ad, Mapping) and not hasattr(ad, "lookup") else ad
+        return ca.is_true(ca.evaluate(ca.parse_expr(self.requirements), my=my, now=now))
+
+    def apply(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
+              now: float | None = None) -> list[str]:
+        """Edit ``ad`` in place; returns warnings. Raises :class:`XformError` when HTCondor's
+        transform would fail (an invalid ``if`` condition, ``error :``, a macro that cannot expand)."""
+        run = Run(ad, MacroSet() if macros is None else macros, config, now)
+        run.run(self.statements)
+        return run.warnings
+
+    def macro_value(self, name: str, config: "Config | None" = None) -> str | None:
+        """A route-level macro (``MaxJobs``, ``GridResource``…) as the body defines it, expanded
+        without a job ad (the router reads these once at config time)."""
+        run = Run(None, MacroSet(), config, None)
+        run.run(self.statements, validate_only=True)
+        raw = run.macros.get(name)
+        if raw is None:
+            return None
+        try:
+            return mx.expand(raw, run.lookup, env=config.env if config else None, warnings=run.warnings)
+        except mx.MacroError as exc:
+            raise XformError(0, 0, exc.message) from None
+
+    def macro_names(self, config: "Config | None" = None) -> list[str]:
+        """Names of the macros the body assigns when run without a job ad."""
+        run = Run(None, MacroSet(), config, None)
+        run.run(self.statements, validate_only=True)
+        return list(run.macros)
+
+
+def parse_transform(text: str, name: str | None = None) -> Transform:
+    """Parse transform text; raises :class:`XformError` (line/column relative to ``text``).
+
+    ``name`` (e.g. the ``JOB_ROUTER_ROUTE_<name>`` suffix) wins over a ``NAME`` statement,
+    which stays available as ``declared_name`` (the router warns when they differ, §1.3)."""
+    parsed = parse(text)
+    return Transform(
+        name=name if name is not None else parsed.name,
+        requirements=parsed.requirements,
+        universe=parsed.universe,
+        text=text,
+        statements=parsed.statements,
+        local_macros=parsed.local_macros,
+        warnings=parsed.warnings,
+        transform_args=parsed.transform_args,
+        requirements_line=parsed.requirements_line,
+        declared_name=parsed.name,
+        transform_items=parsed.transform_items,
+    )

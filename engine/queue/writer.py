@@ -1,0 +1,187 @@
+"""Writing job_queue.log as the schedd does (htcondor.md §3.1, §3.2, §3.4).
+
+Design decisions and invariants:
+
+- Every line comes from ``records.format_record``; a transaction is formatted completely *before*
+  anything is written, so a refused value (newline, blank) leaves the file untouched.
+- A transaction is one ``write`` of ``105 ``, its records and ``106`` (``106 # <local ISO time>``
+  when timestamps are on, `` NONDURABLE`` appended for non-durable commits), then flush and fsync
+  (``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
+  one by one. If a write fails the writer is marked ``broken`` and the error propagates (the schedd
+  EXCEPTs there); whatever reached the file is a torn tail that the reader discards.
+- Compaction (``compact``) follows ``TruncateClassAdLog``: hard-link (or copy) the log to
+  ``<log>.<seq>`` and unlink ``<log>.<seq - max_rotations>`` (0 keeps no history; if saving fails
+  the rotation is skipped), write ``<log>.tmp`` with ``107 <seq+1> CreationTimestamp <birth>`` and
+  each ad's own attributes (no 105/106), fsync, ``rename`` over the log, fsync the directory,
+  reopen for append. A log the writer produces always loads under the owner's rules.
+- ``open_queue`` is the schedd's startup: create a new log (``107 1`` + header ad) or load an
+  existing one with the owner's rules, refuse a log the schedd would refuse (fatal problems), and
+  rotate at once when the log was not cleanly closed or needs cleaning (§3.3).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+from engine.queue.jobqueue import JobQueue
+from engine.queue import records as R
+from engine.queue.reader import load_log
+from engine.queue.result import OWNER, Problem
+
+
+class QueueLogError(RuntimeError):
+    """The log cannot be opened for writing (e.g. the schedd would refuse it)."""
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+
+def _encode(lines: Iterable[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+
+
+class QueueLogWriter:
+    def __init__(self, path: str | os.PathLike, *, seq: int, created: int, durable: bool = True,
+                 timestamps: bool = True, max_rotations: int = 1) -> None:
+        self.path = Path(path)
+        self.seq = int(seq)
+        self.created = int(created)
+        self.durable = durable
+        self.timestamps = timestamps
+        self.max_rotations = max(0, int(max_rotations))
+        self.broken = False
+        self._fh = open(self.path, "ab")
+
+    @classmethod
+    def create(cls, path: str | os.PathLike, now: float, **options) -> "QueueLogWriter":
+        """A brand-new log: ``107 1 CreationTimestamp <now>`` (§3.4 last line)."""
+        p = Path(path)
+        with open(p, "xb") as fh:
+            fh.write(_encode([R.format_record(R.hist_seq(1, int(now)))]))
+            fh.flush()
+            os.fsync(fh.fileno())
+        return cls(p, seq=1, created=int(now), **options)
+
+    # ------------------------------------------------------------------ appending
+    def _write(self, data: bytes, sync: bool) -> None:
+        if self.broken:
+            raise QueueLogError(f"{self.path}: an earlier write failed; the log must be rotated first")
+        try:
+            self._fh.write(data)
+            self._fh.flush()
+            if sync:
+                os.fsync(self._fh.fileno())
+        except OSError:
+            self.broken = True
+            raise
+
+    def write_records(self, recs: Iterable[R.Record]) -> None:
+        """Records outside a transaction, each written and synced on its own."""
+        lines = [R.format_record(r) for r in recs]
+        for line in lines:
+            self._write(_encode([line]), self.durable)
+
+    def write_transaction(self, recs: Iterable[R.Record], now: float | None = None) -> None:
+        lines = ["105 "]
+        lines.extend(R.format_record(r) for r in recs)
+        comment = R.commit_comment(now, self.durable) if self.timestamps and now is not None else ""
+        lines.append(R.format_record(R.end_txn(comment)))
+        self._write(_encode(lines), self.durable)
+
+    # ------------------------------------------------------------------ compaction
+    def compact(self, queue: JobQueue) -> bool:
+        """Rotate: write the queue's ads into a fresh log with sequence + 1. False if skipped."""
+        path = self.path
+        if self.max_rotations > 0 and path.exists():
+            hist = path.with_name(f"{path.name}.{self.seq}")
+            try:
+                if hist.exists():
+                    hist.unlink()
+                try:
+                    os.link(path, hist)
+                except OSError:
+                    shutil.copyfile(path, hist)
+            except OSError:
+                return False
+            try:
+                path.with_name(f"{path.name}.{self.seq - self.max_rotations}").unlink()
+            except OSError:
+                pass
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(_encode([R.format_record(R.hist_seq(self.seq + 1, self.created))]))
+            batch: list[str] = []
+            for key, attrs in queue._ads.items():
+                mytype = queue._types.get(key, "")
+                batch.append(R.format_record(R.new_ad(key, mytype)))
+                batch.extend(R.format_record(R.set_attr(key, n, v)) for n, v in attrs.items())
+                if len(batch) > 8192:
+                    fh.write(_encode(batch))
+                    batch = []
+            fh.write(_encode(batch))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._fh.close()
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+        self._fh = open(path, "ab")
+        self.seq += 1
+        self.broken = False
+        queue.seq, queue.created = self.seq, self.created
+        return True
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            self._fh.close()
+
+    def __enter__(self) -> "QueueLogWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def open_queue(path: str | os.PathLike, now: float, *, durable: bool = True, timestamps: bool = True,
+               max_rotations: int = 1) -> tuple[JobQueue, list[Problem]]:
+    """Open (or create) a job queue persisted in ``path``, as the schedd does at startup."""
+    p = Path(path)
+    options = dict(durable=durable, timestamps=timestamps, max_rotations=max_rotations)
+    if not p.exists() or p.stat().st_size == 0:
+        if p.exists():
+            p.unlink()
+        writer = QueueLogWriter.create(p, now, **options)
+        q = JobQueue()
+        q.seq, q.created, q.writer = 1, int(now), writer
+        q.log_untransacted([R.new_ad(R.HEADER_KEY, "Job"), R.set_attr(R.HEADER_KEY, "NextClusterNum", "1")])
+        return q, []
+    res = load_log(p, mode=OWNER)
+    if res.fatal:
+        first = next(pr for pr in res.problems if pr.severity == "fatal")
+        raise QueueLogError(f"refusing to write to {p}: {first}", res.problems)
+    q = res.queue
+    writer = QueueLogWriter(p, seq=q.seq or 1, created=q.created or int(now), **options)
+    q.writer = writer
+    if not res.clean or res.needs_rotation or q.seq is None:
+        writer.compact(q)
+    if q.ad(R.HEADER_KEY) is None:
+        q.log_untransacted([R.new_ad(R.HEADER_KEY, "Job"),
+                            R.set_attr(R.HEADER_KEY, "NextClusterNum", str(q.next_cluster_num()))])
+    return q, res.problems

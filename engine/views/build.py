@@ -1,0 +1,206 @@
+"""Snapshots of the demo engine (``engine.snapshot`` contract): routes board, queue counts,
+jobs table, crondor view, events.
+
+Invariants: built only from the engine's committed state at ``engine.now``; the jobs table is
+rebuilt only when the queue changed (``jobs_version``) and otherwise shared between snapshots;
+everything returned is immutable.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from engine import snapshot as S
+from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
+from engine.schedd.cron import ATTRS as CRON_ATTRS
+from engine.schedd.cron import needs_cron, schedule_of
+from engine.schedd.schedd import job_order
+
+SNAPSHOT_JOB_EVENTS = 200  # job events per snapshot; the notable ring rides along whole
+
+STATE_KEYS = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring", 7: "suspended"}
+
+
+def _s(attrs: dict[str, str], name: str) -> str | None:
+    t = attrs.get(name)
+    if t is None or len(t) < 2 or t[0] != '"':
+        return None
+    return t[1:-1].replace('\\"', '"')
+
+
+def _i(attrs: dict[str, str], name: str) -> int | None:
+    t = attrs.get(name)
+    try:
+        return int(float(t)) if t is not None else None
+    except ValueError:
+        return None
+
+
+def source_route(engine: Any, job: str, routed_to: str | None) -> str | None:
+    """A source job's route (``JobRow.route`` contract): the ``RouteName`` of the copy its
+    ``RoutedToJobId`` points to, else the route the router tracks it on (claimed, copy not yet
+    recorded in the source; or retired, copy gone to history)."""
+    if routed_to:
+        copy = engine.store.attrs(routed_to)
+        name = _s(copy, "RouteName") if copy is not None else None
+        if name is not None:
+            return name
+    tracked = getattr(engine.router, "jobs", {}).get(job) if engine.router is not None else None
+    if tracked is not None:
+        return tracked.route_name or tracked.last_route or None
+    return None
+
+
+def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
+    a = engine.store.attrs(job)
+    if a is None:
+        return None
+    routed_from = _s(a, "RoutedFromJobId")
+    routed_to = _s(a, "RoutedToJobId")
+    kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
+    route = _s(a, "RouteName")
+    if kind == "source" and route is None:
+        route = source_route(engine, job, routed_to)
+    return S.JobRow(
+        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=route,
+        kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
+        entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
+        hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
+
+
+class RowIndex:
+    """The jobs table kept up to date from the queue's change events: only changed jobs are
+    rebuilt, the id order is re-sorted only when jobs come or go, so a snapshot of 100,000 jobs
+    costs a tuple of references, not 100,000 new rows."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.rows: dict[str, S.JobRow] = {}
+        self.dirty: set[str] = set()
+        self.order: list[str] | None = None
+        self.full = True
+        self.version = -1
+        self.cached: tuple[S.JobRow, ...] = ()
+
+    def on_event(self, ev: Any) -> None:
+        if isinstance(ev, QueueReloaded):
+            self.full = True
+            return
+        if not isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
+            return
+        key = f"{ev.id[0]}.{ev.id[1]}"
+        if isinstance(ev, JobRemoved):
+            self.rows.pop(key, None)
+            self.dirty.discard(key)
+            self.order = None
+        else:
+            if isinstance(ev, JobAdded):
+                self.order = None
+            self.dirty.add(key)
+
+    def table(self) -> tuple[S.JobRow, ...]:
+        eng = self.engine
+        if self.version == eng.jobs_version and not self.full:
+            return self.cached
+        deferral = eng.schedd.cron.deferral if eng.schedd.cron is not None else {}
+        if self.full:
+            self.rows = {}
+            self.dirty = set(eng.store.status)
+            self.order = None
+            self.full = False
+        for key in self.dirty:
+            row = _row(eng, key, deferral)
+            if row is None:
+                self.rows.pop(key, None)
+            else:
+                self.rows[key] = row
+        self.dirty = set()
+        if self.order is None:
+            self.order = sorted(self.rows, key=job_order)
+        self.cached = tuple(self.rows[k] for k in self.order if k in self.rows)
+        self.version = eng.jobs_version
+        return self.cached
+
+
+def job_rows(engine: Any) -> tuple[S.JobRow, ...]:
+    index = getattr(engine, "row_index", None)
+    if index is None:
+        index = engine.row_index = RowIndex(engine)
+        index.full = True
+        engine.queue.subscribe(index.on_event)
+    return index.table()
+
+
+def cron_views(engine: Any) -> tuple[S.CronView, ...]:
+    keeper = engine.schedd.cron
+    if keeper is None:
+        return ()
+    out = []
+    for job, st in sorted(engine.store.status.items(), key=lambda kv: job_order(kv[0])):
+        if st not in (1, 2, 5):
+            continue
+        a = engine.store.attrs(job)
+        if a is None or not needs_cron(a):
+            continue
+        sched = schedule_of(a)
+        dt = keeper.deferral.get(job)
+        if not sched.valid:
+            state = "invalid"
+        elif st == 5:
+            state = "held"
+        elif st == 2:
+            state = "waiting" if dt is not None and engine.now < dt else "running"
+        else:
+            state = "idle"
+        runs, schedd = keeper.view_runs(a, engine.now) if sched.valid else ((), ())
+        lints = ()
+        if runs and schedd and runs[0] != schedd[0]:
+            lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {runs[0]} "
+                     "(htcondor.md §2.3 item 4)",)
+        out.append(S.CronView(
+            job=job, fields=tuple(_s(a, n) for n in CRON_ATTRS), status=st, deferral_time=dt,
+            window=_i(a, "DeferralWindow") or 0, prep_time=_i(a, "DeferralPrepTime") or 0,
+            next_runs=runs, schedd_runs=schedd, state=state, tz=engine.tz, lints=lints,
+            hold_reason=_s(a, "HoldReason"), hold_code=_i(a, "HoldReasonCode")))
+    return tuple(out)
+
+
+def recent_events(engine: Any, job_limit: int) -> tuple[S.Event, ...]:
+    """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
+    jobs = engine.job_events
+    if len(jobs) > job_limit:
+        jobs = list(jobs)[-job_limit:]
+    return tuple(heapq.merge(jobs, engine.notable_events, key=lambda e: e.seq))
+
+
+def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
+                   jobs: tuple = ()) -> S.Snapshot:
+    counts = {name: 0 for name in ("idle", "running", "held", "removed", "completed")}
+    for st, n in engine.store.counts().items():
+        key = STATE_KEYS.get(st, str(st))
+        counts[key] = counts.get(key, 0) + n
+    routes: tuple = ()
+    inactive: tuple = ()
+    diags: tuple = ()
+    table = engine.table
+    if engine.router is not None:
+        routes = engine.router.route_views(engine.now)
+    if table is not None:
+        diags = tuple(S.Diagnostic(d.level, d.message, getattr(d, "file", None), getattr(d, "line", None))
+                      for d in table.diagnostics)
+        inactive = tuple(
+            S.RouteView(index=0, name=d.name, source_label=d.source_label, syntax="transform",
+                        state="unlisted" if "not in JOB_ROUTER_ROUTE_NAMES" in d.reason else "disabled",
+                        reason=d.reason, routed=0, idle=0, running=0, held=0, max_jobs=0, max_idle=0,
+                        recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
+                        failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
+            for d in getattr(table, "disabled", ()))
+    return S.Snapshot(
+        seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
+        engine_state=engine_state, routes=routes, inactive_routes=inactive,
+        queue_counts=S.frozen_map(counts), total_jobs=len(engine.store.status),
+        jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
+        cron_jobs=cron_views(engine), events=recent_events(engine, SNAPSHOT_JOB_EVENTS),
+        table_version=getattr(table, "version", 0), config_files=engine.config_files,
+        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)

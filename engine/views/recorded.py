@@ -1,0 +1,260 @@
+"""Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
+
+Used by replay (a :class:`~engine.feeds.replay.index.QueueState`) and by watch (the same shape:
+``ads`` key → {attribute: value text}). Sources: htcondor.md §3.1 (keys, cluster chaining),
+§1.5 (what a route's counts mean), §1.6 (routed copy attributes), §1.9 (router_q's view of a
+routed copy). Design decisions and invariants:
+
+- A job's effective ad is its cluster ad ``0<c>.-1`` overlaid with its proc ad ``<c>.<p>``
+  (proc wins), as the schedd chains them. Attribute names are looked up as HTCondor writes
+  them (``RouteName``, ``JobStatus``, …); a log written with other capitalisation is not
+  recognised (documented limitation; real schedds and RouteDeck's writer use these).
+- A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,
+  htcondor.md §1.9); per-route counts come only from routed copies present in the recorded
+  queue: ``routed`` = copies on the route (the router tracks a copy until it is removed from
+  the queue), ``idle`` = routed − running (held copies count as idle, as in HTCondor §1.5).
+- Running and held are counted as *the router last saw them* ("router view"), because that is
+  what the router's own figures (and RouteDeck's live board) show: ``is_running``/``is_held``
+  are refreshed only at the status check (§1.5), and that check mirrors the copy's status into
+  the source job and sets the source's ``RoutedToJobId`` at its first push (§1.6). So a copy
+  whose source (``RoutedFromJobId``) does not point back at it yet counts as idle, and
+  otherwise it has the source's status. A copy without a source in the queue (or without
+  ``RoutedFromJobId``) has its own status. ``route_counts(..., router_view=False)`` gives the
+  queue's own view. With this rule a demo recording replays with exactly the live counts
+  (tests/test_replay_demo.py).
+- A *source* job is one with ``RoutedToJobId`` or ``Managed == "External"``.
+- Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
+  100,000 jobs with a handful of distinct status texts cost dictionary look-ups.
+- Route limits come from an optional routing table (``limits``: name → (max_jobs, max_idle));
+  without one they read -1 ("unknown") and the route's state is "accepting" with a reason that
+  says the figures are recorded ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+from engine import classad
+from engine.snapshot import STATUS_NAMES, CronView, ReplayPosition, RouteView, Snapshot
+
+CRON_ATTRS = ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
+
+
+def literal(text: str | None) -> Any:
+    """The value of a literal (or constant) value text; None when absent, undefined or bad.
+
+    Plain integers and plain strings (no escape, no inner quote) are read directly — they are
+    most values of a queue and mostly distinct (times, ids), so a cache would not help; the
+    rest goes to classad2 through engine.classad, cached per text."""
+    if text is None:
+        return None
+    if text.isascii() and text.isdigit():
+        return int(text)
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1] and "\\" not in text:
+        return text[1:-1]
+    return _evaluated(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _evaluated(text: str) -> Any:
+    try:
+        v = classad.evaluate(text)
+    except classad.ClassAdError:
+        return None
+    if classad.is_undefined(v) or classad.is_error(v):
+        return None
+    return v
+
+
+def literal_int(text: str | None) -> int | None:
+    v = literal(text)
+    return classad.as_int(v) if v is not None and not isinstance(v, str) else None
+
+
+def literal_str(text: str | None) -> str | None:
+    v = literal(text)
+    return v if isinstance(v, str) else None
+
+
+class Effective:
+    """A proc ad chained to its cluster ad, read-only (no copy: snapshots of 100,000 jobs)."""
+
+    __slots__ = ("proc", "cluster")
+
+    def __init__(self, proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> None:
+        self.proc = proc
+        self.cluster = cluster
+
+    def get(self, name: str, default: Any = None) -> Any:
+        v = self.proc.get(name)
+        if v is None and self.cluster is not None:
+            v = self.cluster.get(name)
+        return default if v is None else v
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.proc or (self.cluster is not None and name in self.cluster)
+
+    def as_dict(self) -> dict[str, str]:
+        out = dict(self.cluster or {})
+        out.update(self.proc)
+        return out
+
+
+def iter_jobs(ads: Mapping[str, Mapping[str, str]]) -> Iterator[tuple[str, Effective]]:
+    """(job id "c.p", effective ad) of every proc ad, in key order of the queue."""
+    for key, ad in ads.items():
+        if key[0] == "0":
+            continue  # header, user records and cluster ads all start with "0"
+        c, dot, p = key.partition(".")
+        if not dot or not p or p[0] == "-":
+            continue
+        yield key, Effective(ad, ads.get("0" + c + ".-1"))
+
+
+@dataclass
+class RouteCounts:
+    routed: int = 0
+    running: int = 0
+    held: int = 0
+    completed: int = 0
+    removed: int = 0
+    first_seen: int = 0  # order of first appearance in the queue (stable board order)
+
+    @property
+    def idle(self) -> int:
+        return self.routed - self.running
+
+
+def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> int | None:
+    """The routed copy's status as the router last saw it (module docstring, "router view")."""
+    src = literal_str(attrs.get("RoutedFromJobId"))
+    if src is None:
+        return literal_int(attrs.get("JobStatus"))
+    proc = ads.get(src)
+    if proc is None:
+        return literal_int(attrs.get("JobStatus"))  # source gone: nothing mirrors any more
+    source = Effective(proc, ads.get("0" + src.partition(".")[0] + ".-1"))
+    if literal_str(source.get("RoutedToJobId")) != job:
+        return None  # not status-checked yet: the router counts it idle
+    return literal_int(source.get("JobStatus"))
+
+
+def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
+                 router_view: bool = True) -> dict[str, RouteCounts]:
+    """Per-route counts from the routed copies in the queue (module docstring)."""
+    out: dict[str, RouteCounts] = {}
+    for job, attrs in (jobs if jobs is not None else iter_jobs(ads)):
+        name = literal_str(attrs.get("RouteName"))
+        if name is None:
+            continue
+        rc = out.get(name)
+        if rc is None:
+            rc = out[name] = RouteCounts(first_seen=len(out))
+        rc.routed += 1
+        status = seen_status(job, attrs, ads) if router_view else literal_int(attrs.get("JobStatus"))
+        if status in (2, 6):
+            rc.running += 1
+        elif status == 5:
+            rc.held += 1
+        elif status == 4:
+            rc.completed += 1
+        elif status == 3:
+            rc.removed += 1
+    return out
+
+
+def cron_view(job: str, attrs: Mapping[str, str], now: float, tz: str) -> CronView:
+    # A cron field is normally a string literal ("*/10"); anything else is shown as written.
+    fields = tuple(literal_str(attrs.get(a)) or attrs.get(a) for a in CRON_ATTRS)
+    status = literal_int(attrs.get("JobStatus")) or 0
+    deferral = literal_int(attrs.get("DeferralTime"))
+    if status == 5:
+        state = "held"
+    elif status == 2:
+        state = "waiting" if deferral is not None and deferral > now else "running"
+    else:
+        state = "idle"
+    return CronView(
+        job=job, fields=fields, status=status, deferral_time=deferral,
+        window=literal_int(attrs.get("DeferralWindow")) or 0,
+        prep_time=literal_int(attrs.get("DeferralPrepTime")) or 0,
+        next_runs=(deferral,) if deferral is not None else (), schedd_runs=(), state=state, tz=tz,
+        hold_reason=literal_str(attrs.get("HoldReason")) if status == 5 else None,
+        hold_code=literal_int(attrs.get("HoldReasonCode")) if status == 5 else None,
+    )
+
+
+def route_views(counts: Mapping[str, RouteCounts],
+                limits: Mapping[str, tuple[int, int]] | None = None,
+                figures: Mapping[str, Any] | None = None) -> tuple[RouteView, ...]:
+    """Board rows: the table's routes in order (when given), then recorded routes not in it.
+
+    ``figures`` (route name → :class:`engine.feeds.replay.stats.Figures`) adds the reconstructed recent
+    counts and throttle; a reached throttle is checked first, in HTCondor's order (§1.5)."""
+    names = list(limits or {})
+    names += sorted((n for n in counts if n not in (limits or {})), key=lambda n: counts[n].first_seen)
+    names += [n for n in (figures or {}) if n not in names]  # no copy in the queue now, figures recent
+    rows = []
+    for i, name in enumerate(names, 1):
+        rc = counts.get(name) or RouteCounts()
+        fig = (figures or {}).get(name)
+        max_jobs, max_idle = (limits or {}).get(name, (-1, -1))
+        if fig is not None and fig.state == "throttled" and (limits is None or name in limits):
+            state, reason = "throttled", fig.reason
+        elif limits is not None and name not in limits:
+            state, reason = "unlisted", "recorded copies of a route not in the routing table"
+        elif limits is None:
+            state, reason = "accepting", "recorded figures (no routing table given)"
+        elif max_jobs >= 0 and rc.routed >= max_jobs:
+            state, reason = "full", f"{rc.routed} routed >= MaxJobs {max_jobs}"
+        elif max_idle >= 0 and rc.idle >= max_idle:
+            state, reason = "idle-limit", f"{rc.idle} idle >= MaxIdleJobs {max_idle}"
+        else:
+            state, reason = "accepting", None
+        rows.append(RouteView(
+            index=i, name=name, source_label="recorded", syntax="transform", state=state, reason=reason,
+            routed=rc.routed, idle=rc.idle, running=rc.running, held=rc.held, max_jobs=max_jobs,
+            max_idle=max_idle, **(_figure_fields(fig) if fig is not None else _NO_FIGURES),
+        ))
+    return tuple(rows)
+
+
+_NO_FIGURES = dict(recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
+                   failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
+
+
+def _figure_fields(fig: Any) -> dict:
+    return dict(recent_started=fig.recent_started, recent_succeeded=fig.recent_succeeded,
+                recent_failed=fig.recent_failed, failure_rate=fig.failure_rate,
+                failure_threshold=fig.threshold, throttle=fig.throttle if fig.throttle > 0 else None,
+                window_start=fig.window_start, next_reevaluation=fig.window_start + 600,
+                rate_history=fig.rate_history)
+
+
+def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "replay",
+                speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
+                limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
+                with_jobs: bool = True, tz: str = "UTC", figures: Mapping[str, Any] | None = None,
+                rows: Any, **extra: Any) -> Snapshot:
+    """One snapshot of the recorded queue (module docstring for the rules)."""
+    jobs = list(iter_jobs(ads))
+    counts = route_counts(ads, jobs)
+    queue: dict[str, int] = {}
+    # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex):
+    # only jobs that changed since the last snapshot were rebuilt
+    table = rows.table()
+    for row in table:
+        key = STATUS_NAMES.get(row.status, str(row.status)).lower()
+        queue[key] = queue.get(key, 0) + 1
+    rows = table if with_jobs else ()
+    crons = [cron_view(job, attrs, time, tz) for job, attrs in jobs if any(a in attrs for a in CRON_ATTRS)]
+    return Snapshot(
+        seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
+        paused=paused, engine_state="paused" if paused else "running",
+        routes=route_views(counts, limits, figures), queue_counts=MappingProxyType(queue), total_jobs=len(jobs),
+        jobs=tuple(rows), jobs_version=jobs_version, cron_jobs=tuple(crons), replay=position, tz=tz,
+        **extra,
+    )

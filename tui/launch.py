@@ -1,0 +1,183 @@
+"""Screen commands of ``routedeck``: ``demo``, ``replay`` and ``watch`` open the dashboard.
+
+Each has ONE subcommand with both forms (product.md §5): the headless forms are forwarded to the
+engine's command (``engine.cli.<name>.run_headless``; their options come from the engine's
+``add_arguments``/``add_headless_arguments``): ``demo --headless``; ``replay LOG`` with
+``--at``/``--transaction``/``--json``/``--reroute``; ``watch`` with ``--json``/``--once``.
+Registered before the engine's commands, so the engine's ``register`` leaves these names alone.
+Textual is imported only when a screen is really opened, so the headless forms and ``--help``
+stay fast and work without a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from engine.cli import args as argcheck
+from engine.cli import demo as demo_cli
+from engine.cli import replay as replay_cli
+from engine.cli import watch as watch_cli
+
+
+def _headless_module():
+    return demo_cli
+
+
+def register(subparsers) -> None:
+    register_demo(subparsers)
+    register_replay(subparsers)
+    register_watch(subparsers)
+
+
+def _engine_command(name: str):
+    return {"replay": replay_cli, "watch": watch_cli}[name]
+
+
+def register_replay(subparsers) -> None:
+    engine = _engine_command("replay")
+    if engine is None:
+        return
+    p = subparsers.add_parser(
+        "replay", help="replay a recorded job_queue.log on the dashboard (headless: --at/--json/--reroute)",
+        description="Replay a recorded job_queue.log: the dashboard with a replay bar (space play/pause, "
+                    ". , step, [ ] ±1 min, { } ±10 min, m bookmark, ' bookmarks, :seek TIME|+S|#N); "
+                    "--at/--transaction/--json/--reroute print instead.")
+    engine.add_arguments(p)
+    p.set_defaults(func=run_replay)
+
+
+def register_watch(subparsers) -> None:
+    engine = _engine_command("watch")
+    if engine is None:
+        return
+    p = subparsers.add_parser(
+        "watch", help="follow a live schedd's job_queue.log on the dashboard (headless: --json/--once)",
+        description="Follow a live schedd (read-only): the dashboard, with the real router's JobRouterLog "
+                    "figures beside RouteDeck's when --router-log is given; --json/--once print instead.")
+    engine.add_arguments(p)
+    p.set_defaults(func=run_watch)
+
+
+def replay_is_headless(args: argparse.Namespace) -> bool:
+    return bool(args.json or args.reroute or args.at is not None or args.transaction is not None)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    engine = _engine_command("replay")
+    if replay_is_headless(args):
+        return int(engine.run_headless(args) or 0)
+    try:
+        runtime = engine.build_runtime(args)
+    except OSError as exc:
+        print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # NotARecording (nothing to replay) is checked before the screen opens
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, getattr(engine, "NotARecording", ())) else 1
+    from tui.app import make_app  # noqa: PLC0415
+
+    app = make_app(runtime, mode="replay", readonly=True)
+    app.run()
+    return app.return_code or 0
+
+
+class WatchRuntime:
+    """The watch runtime plus the file watcher thread that wakes it (started and stopped with it)."""
+
+    def __init__(self, runtime, waker, slow_poll: float = 1.0) -> None:
+        self.runtime = runtime
+        self.waker = waker
+        self.slow_poll = slow_poll
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __getattr__(self, name: str):
+        return getattr(self.runtime, name)
+
+    def start(self) -> "WatchRuntime":
+        from engine.queue.filewatch import run_watch  # noqa: PLC0415
+
+        self.runtime.start()
+        self._thread = threading.Thread(target=run_watch, args=(self.waker, self._stop),
+                                        kwargs={"slow_poll": self.slow_poll}, name="routedeck-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self.runtime.stop(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    engine = _engine_command("watch")
+    if args.json or args.once:
+        return int(engine.run_headless(args) or 0)
+    from engine.feeds.watch import WatchError  # noqa: PLC0415
+
+    try:
+        runtime, waker = engine.build_runtime(args)
+    except (WatchError, OSError) as exc:
+        print(f"routedeck watch: {exc}", file=sys.stderr)
+        return 1
+    from tui.app import make_app  # noqa: PLC0415
+
+    app = make_app(WatchRuntime(runtime, waker, args.slow_poll), mode="watch", readonly=True)
+    app.run()
+    return app.return_code or 0
+
+
+def register_demo(subparsers) -> None:
+    p = subparsers.add_parser(
+        "demo", help="the embedded demo: sample routes, workload and simulated sites, on the dashboard",
+        description="Run the embedded Job Router + crondor demo and open the dashboard on it "
+                    "(--headless prints snapshots instead).")
+    p.add_argument("--config-dir", type=argcheck.path, help="demo configuration directory (default: sample_configs/demo)")
+    p.add_argument("--state-dir", type=argcheck.path, help="keep job_queue.log and history here (a recording replay can open)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the workload and sites (default 1)")
+    p.add_argument("--speed", type=float, default=60.0, help="virtual seconds per real second (default 60)")
+    p.add_argument("--classad-routes", action="store_true", help="use the ClassAd-syntax routing table")
+    p.add_argument("--readonly", action="store_true", help="refuse job commands and routing-table edits")
+    p.add_argument("--headless", action="store_true", help="no screen: print snapshots (see --duration, --json)")
+    headless = _headless_module()
+    if headless is not None and hasattr(headless, "add_headless_arguments"):
+        headless.add_headless_arguments(p)
+    else:
+        p.add_argument("--duration", type=float, default=600.0, help="--headless: virtual seconds to run")
+        p.add_argument("--json", action="store_true", help="--headless: JSON snapshots, one per line")
+    p.set_defaults(func=run_demo)
+
+
+def build_runtime(args: argparse.Namespace, publish=None):
+    from engine.clock import VirtualClock  # noqa: PLC0415
+    from engine.feeds.demo import build_demo  # noqa: PLC0415
+    from engine.runtime import Runtime  # noqa: PLC0415
+
+    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
+    if getattr(args, "classad_routes", False):
+        kwargs["classad_routes"] = True
+    engine = build_demo(**kwargs)
+    clock = VirtualClock(start=engine.now, speed=args.speed)
+    return Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    if args.headless:
+        headless = _headless_module()
+        if headless is None or not hasattr(headless, "run_headless"):
+            print("routedeck demo --headless: the headless demo is not available in this build", file=sys.stderr)
+            return 2
+        return int(headless.run_headless(args) or 0)
+    try:
+        runtime = build_runtime(args)
+    except (OSError, ValueError) as exc:  # DemoError is a ValueError: a bad demo config names its file
+        print(f"routedeck demo: {exc}", file=sys.stderr)
+        return 2
+    from tui.app import make_app  # noqa: PLC0415
+
+    app = make_app(runtime, mode="demo", readonly=args.readonly)
+    app.run()
+    return app.return_code or 0
