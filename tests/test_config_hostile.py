@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from engine.lang import macros as mx
 from engine.lang.config import Config, ConfigError
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 from tui.cli import main as cli_main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,7 +71,7 @@ import json, resource, sys, tracemalloc
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: a regression dies here, not the host
 sys.path.insert(0, {repo!r})
 from engine.lang.config import Config, ConfigError
-from engine.router.table import load_routing_table
+from engine.router.loader import load_routing_table
 tracemalloc.start()
 cfg = Config.load([{path!r}], env={{}})
 got = {{}}
