@@ -20,16 +20,22 @@ and ``ConvertClassadJobRouterRouteToXForm`` of the last release that still had t
   ``ROUTER_ATTR_FLAGS`` are flattened with TARGET→MY; other attributes become macro lines
   (literal strings unquoted, except ``GridResource``). ``Name`` → ``NAME``, ``TargetUniverse`` →
   ``UNIVERSE``.
-- Decision (spec, seed manual): a route with no ``Name`` is named after its ``GridResource``; with
-  neither it is an error. (8.9.7–24.9 would have called it ``entries:N``.)
-- Known difference: classad2's ``flatten`` does not inline attributes whose value cannot be folded
-  (HTCondor's ``FlattenAndInline`` does), so such a reference stays a name in the converted text.
+- Decision (spec, seed manual): a route with no ``Name`` is named after its ``GridResource``
+  (8.9.7–24.9 would have called it ``entries:N``). With neither, HTCondor keeps the route under its
+  source label (``JobRouter.cpp`` 24.0 ``ParseRoutingEntries`` passes ``entries:N`` as the name and
+  the converter replaces it only from ``Name``): so does RouteDeck, with a warning.
+- Flattening is HTCondor's ``FlattenAndInline``: a route attribute whose value does not fold is
+  inlined (its own flattened text spliced in, as HTCondor's unparser writes it, without added
+  parentheses), so the "temporarily SET … DELETE" block appears only for what cannot be inlined
+  (an attribute holding an ad). Left as a known difference: classad2 and HTCondor may order or
+  fold the operands of a commutative operator differently across an inlined attribute.
 
 The matching rule of this syntax is kept by the caller: the merged route ad is MY, the job TARGET.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +76,7 @@ class ClassicRoute:
     requirements: str | None  # the route ad's own Requirements (old syntax), matched MY=route
     override: bool | None  # OverrideRoutingEntry; None when unset
     line: int  # 1-based line of the entry's '[' within its text
-    name_from: str = "Name"  # "Name" | "GridResource" | "knob"
+    name_from: str = "Name"  # "Name" | "GridResource" | "knob" | "source" (the label, as HTCondor)
 
 
 @dataclass
@@ -207,10 +213,14 @@ def build_route(route_ad: Any, source: str, line: int, knob_name: str | None = N
         name, name_from = knob_name, "knob"
     elif not name:
         grid = _string_attr(route_ad, "GridResource")
-        if not grid:
-            return None, ClassicProblem("error", f"route entry {source} has neither Name nor GridResource, so it "
-                                        "has no name; ignored", line)
-        name, name_from = grid, "GridResource"
+        if grid:
+            name, name_from = grid, "GridResource"
+        else:
+            # JobRouter.cpp (24.0) ParseRoutingEntries hands the source label to
+            # ConvertClassadJobRouterRouteToXForm as the route's name; only a Name attribute replaces it.
+            name, name_from = source, "source"
+            problem = ClassicProblem("warning", f"route entry {source} has neither Name nor GridResource; "
+                                     f"HTCondor keeps it under the name \"{source}\"", line, source)
     if name_from != "Name" or knob_name is not None:
         # the converted text must carry the name the route really has
         name2, text, _ = convert_route_ad(route_ad, knob_name, forced_name=name)
@@ -238,9 +248,40 @@ def _string_attr(ad: Any, name: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
+_IDENT = re.compile(r"(?<![\w.])(?:(MY)\s*\.\s*)?([A-Za-z_][\w]*)(?![\w.(])(?!\s*\()", re.IGNORECASE)
+_INLINE_DEPTH = 32
+
+
+def _flatten_inline(ad: Any, tree: Any, depth: int = 0, seen: frozenset[str] = frozenset()) -> str:
+    """Old-syntax text of ``ClassAd::FlattenAndInline(tree)`` in the route ad (classad
+    attrrefs.cpp ``AttributeReference::_Flatten``): classad2's ``flatten`` folds what it can and
+    leaves a reference to an attribute whose value does not fold; HTCondor's inline mode puts that
+    attribute's own flattened expression there instead (recursively; an attribute holding an ad is
+    not inlined). The text is spliced as HTCondor's unparser writes the inlined tree: without added
+    parentheses. Bounded by ``_INLINE_DEPTH`` and by a cycle check."""
+    text = C.unparse_tree_old(C.flatten_tree(ad, tree))
+    refs = {r.lower() for r in C.internal_refs(ad, tree)} - seen
+    if not refs or depth >= _INLINE_DEPTH:
+        return text
+    inlined: dict[str, str] = {}
+    for low in refs:
+        sub = _lookup(ad, low)
+        if sub is None or C.unparse_tree_old(sub).lstrip().startswith("["):
+            continue
+        inlined[low] = _flatten_inline(ad, sub, depth + 1, seen | {low})
+
+    def splice(m: re.Match[str]) -> str:
+        name = m.group(2).lower()
+        if name in ("true", "false", "undefined", "error", "is", "isnt", "my", "target"):
+            return m.group(0)
+        return inlined.get(name, m.group(0))
+
+    return "".join(chunk if is_str else _IDENT.sub(splice, chunk) for is_str, chunk in C.string_chunks(text))
+
+
 def _unparse_special(ad: Any, tree: Any, flags: tuple[bool, bool, bool]) -> str:
     flatten, untarget, mytarget = flags
-    text = C.unparse_tree_old(C.flatten_tree(ad, tree) if flatten else tree)
+    text = _flatten_inline(ad, tree) if flatten else C.unparse_tree_old(tree)
     if untarget:
         text = C.rewrite_scope_prefix(text, "TARGET", "")
     if mytarget:

@@ -1,0 +1,66 @@
+"""The old-to-new route converter against HTCondor's own ``ConvertClassadJobRouterRouteToXForm``
+(issue 17 items 12 and 13).
+
+Sources: ``src/condor_utils/xform_utils.cpp`` ``ConvertClassadJobRouterRouteToXForm`` and
+``unparse_special`` (HTCondor 24.0/25.x), ``src/classad/attrrefs.cpp``
+``AttributeReference::_Flatten`` (the ``flattenAndInline`` branch), ``src/condor_job_router/JobRouter.cpp``
+(24.0 branch) ``ParseRoutingEntries`` / ``JobRoute::ParseNext``; htcondor.md §1.2, §1.3a.
+"""
+
+from __future__ import annotations
+
+from engine import classad as C
+from engine.lang.config import Config
+from engine.router.loader import load_routing_table
+from engine.router.routed_copy import build_routed_ad
+
+
+def load(text: str):
+    return load_routing_table(Config.from_text(text, "old.conf"))
+
+
+def job(**attrs):
+    return {k: v if isinstance(v, str) else C.format_value(v) for k, v in attrs.items()}
+
+
+def test_nameless_route_is_kept_under_its_source_label():
+    """17.12 — JobRouter.cpp (24.0) ``ParseRoutingEntries`` passes ``entries:N`` as the route's
+    config name; ``ConvertClassadJobRouterRouteToXForm`` overwrites it only from a ``Name``
+    attribute, so a route with neither ``Name`` nor ``GridResource`` is kept, named ``entries:N``."""
+    t = load('JOB_ROUTER_ENTRIES = [ Name = "a"; Requirements = true; ] '
+             '[ Requirements = TARGET.Owner == "u"; TargetUniverse = 5; ]\n')
+    assert sorted(r.name for r in t.routes) == ["a", "entries:1"]
+    r = t.route("entries:1")
+    assert r.matches(C.make_ad(job(Owner='"u"', JobUniverse=5)))
+    assert not [d for d in t.diagnostics if d.level == "error"]
+    assert any("entries:1" in str(d) and "neither Name nor GridResource" in str(d) for d in t.diagnostics)
+
+
+def test_route_attributes_that_do_not_fold_are_inlined_not_set_and_deleted():
+    """17.13 — xform_utils.cpp ``unparse_special`` flattens ``eval_set_`` expressions with
+    ``ClassAd::FlattenAndInline``; attrrefs.cpp ``AttributeReference::_Flatten`` then inlines an
+    attribute whose value does not fold (``if (state.flattenAndInline) return true``), so no route
+    attribute is left to be "temporarily SET" and DELETEd. RouteDeck used to emit ``SET X $(X)`` …
+    ``DELETE X``, which deleted the job's own ``X``."""
+    t = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Requirements = true; '
+             'X = ifThenElse(TARGET.RequestMemory > 100, TARGET.RequestMemory, 100); '
+             'eval_set_RequestMemory = X + 1; ]\n')
+    text = t.route("r").transform.text
+    assert "DELETE X" not in text and "SET X" not in text
+    assert "EVALSET RequestMemory 1 + ifThenElse(MY.RequestMemory > 100,MY.RequestMemory,100)" in text
+    ad = build_routed_ad(t, t.route("r"), job(JobUniverse=5, RequestMemory=200, X='"mine"'),
+                         now=0, source_id=(1, 0))
+    assert ad["X"] == '"mine"' and ad["RequestMemory"] == "201"
+
+
+def test_inlining_is_recursive_and_requirements_too():
+    """17.13 — ``FlattenAndInline`` recurses through attribute references (attrrefs.cpp
+    ``_Flatten`` → ``tree->Flatten``); ``Requirements`` goes through the same ``unparse_special``
+    (flags Flatten|UnTarget)."""
+    t = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Lim = TARGET.RequestCpus * 2; Big = Lim; '
+             'Requirements = TARGET.Want == Big; eval_set_Cap = Big; ]\n')
+    text = t.route("r").transform.text
+    assert "SET Big" not in text and "DELETE" not in text
+    # the classad library's combine() puts the folded constant first (classad2 is that library)
+    assert "EVALSET Cap 2 * MY.RequestCpus" in text
+    assert "REQUIREMENTS Want == 2 * RequestCpus" in text
