@@ -64,3 +64,20 @@ def test_inlining_is_recursive_and_requirements_too():
     # the classad library's combine() puts the folded constant first (classad2 is that library)
     assert "EVALSET Cap 2 * MY.RequestCpus" in text
     assert "REQUIREMENTS Want == 2 * RequestCpus" in text
+
+
+def test_reading_stops_at_transform_and_check_says_so():
+    """17.11 — xform_utils.cpp ``MacroStreamXFormSource::open`` (which JobRouter.cpp uses for
+    routes and pre/post-route transforms) sets ``at_end`` on a ``TRANSFORM`` line and ``break``s:
+    the statements after it are never loaded. A bare ``TRANSFORM`` at the end of a line is not the
+    statement (``is_xform_statement`` wants a space after the keyword)."""
+    t = load("JOB_ROUTER_ROUTE_NAMES = A\n"
+             "JOB_ROUTER_ROUTE_A @=end\n  REQUIREMENTS true\n  SET X 1\n  TRANSFORM 2\n  SET Y 2\n  # c\n@end\n")
+    ad = build_routed_ad(t, t.route("A"), job(JobUniverse=5), now=0, source_id=(1, 0))
+    assert ad["X"] == "1" and "Y" not in ad
+    [w] = [d for d in t.diagnostics if "TRANSFORM" in d.message]
+    assert w.level == "warning" and "(line 5)" in w.message and "1 statement line" in w.message
+    assert w.file == "old.conf" and w.line == 6  # the first dropped line, "SET Y 2"
+    from engine.lang.xform_iter import cut_at_transform
+    assert cut_at_transform("SET A 1\nTRANSFORM\nSET B 2\n").transform_line is None
+    assert cut_at_transform("SET A 1\ntransform = 3\nSET B 2\n").transform_line is None

@@ -14,7 +14,7 @@ Design decisions and invariants:
   transform without requirements matches everything. Its text is not macro-expanded.
 - ``UNIVERSE`` only records the target universe; it never edits the ad.
 - :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
-  iteration (condor_transform_ads) is :func:`engine.lang.xform_iter.apply_all`.
+  iteration (condor_transform_ads) is not modelled; see :mod:`engine.lang.xform_iter`.
 """
 
 from __future__ import annotations

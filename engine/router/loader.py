@@ -17,6 +17,7 @@ from typing import Any, Callable
 from engine import classad as C
 from engine.lang import xform as X
 from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
+from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.router.hooks import MAX_OUTPUT, run_bounded
 from engine.router.lints import lint_table
@@ -275,6 +276,7 @@ class TableLoader:
                           self.loc(names_knob))
                 self.enabled = False
                 continue
+            text = self.cut_at_transform(text, knob, tag)
             try:
                 out.append(X.parse_transform(text, name=tag))
             except X.XformError as exc:
@@ -321,6 +323,7 @@ class TableLoader:
 
     def make_route(self, name: str, label: str, where: Source | None, syntax: str, text: str, knobs: RouterKnobs,
                    allow_empty_req: bool, knob_for_lines: str | None, report: str = "error") -> Route | None:
+        text = self.cut_at_transform(text, knob_for_lines or label, name, where)
         try:
             t = X.parse_transform(text)
         except X.XformError as exc:
@@ -343,6 +346,18 @@ class TableLoader:
             self.disabled.append(DisabledRoute(name, "missing REQUIREMENTS", label, where, route))
             return None
         return route
+
+    def cut_at_transform(self, text: str, knob: str, name: str, where: Source | None = None) -> str:
+        """The text HTCondor loads: ``MacroStreamXFormSource::open`` stops at ``TRANSFORM``."""
+        cut = cut_at_transform(text)
+        if cut.dropped_lines:
+            in_cfg = knob.startswith("JOB_ROUTER_")
+            at = self.value_loc(knob, cut.dropped_lines[0]) if in_cfg else where
+            stmt = self.value_loc(knob, cut.transform_line) if in_cfg else None
+            line = f"line {stmt.line}" if stmt is not None and stmt.line else f"line {cut.transform_line} of the knob"
+            self.diag("warning", f"{knob}: HTCondor stops reading at the TRANSFORM statement ({line}), so the "
+                      f"{len(cut.dropped_lines)} statement line(s) after it are never applied", at, name)
+        return cut.text
 
     def macro(self, route: Route, name: str) -> str | None:
         try:
