@@ -274,6 +274,8 @@ class TableLoader:
             if text is None:
                 self.diag("error", f"{knob} not found (listed in {names_knob}); HTCondor disables job routing",
                           self.loc(names_knob))
+                self.disabled.append(DisabledRoute(knob, f"listed in {names_knob} but not defined: HTCondor "
+                                                   "disables ALL job routing", names_knob, self.loc(names_knob)))
                 self.enabled = False
                 continue
             text = self.cut_at_transform(text, knob, tag)
@@ -282,6 +284,8 @@ class TableLoader:
             except X.XformError as exc:
                 self.diag("error", f"{knob} load error: {exc.message}; HTCondor disables job routing",
                           self.value_loc(knob, exc.line))
+                self.disabled.append(DisabledRoute(knob, f"does not parse ({exc.message}): HTCondor disables ALL "
+                                                   "job routing", knob, self.value_loc(knob, exc.line)))
                 self.enabled = False
         return out
 
@@ -317,8 +321,11 @@ class TableLoader:
         if existing is not None:
             self.diag("warning", f"while parsing {route.source_label} found and overwrote a route from "
                       f"{existing.source_label} with the same name", where, route.name)
-            self.disabled.append(DisabledRoute(existing.name, f"replaced by {route.source_label}",
-                                               existing.source_label, existing.location, existing))
+            why = f"replaced by {route.source_label}"
+            if existing.syntax == "classad" and not existing.uses_pre_post:
+                why = (f"shadowed by {route.source_label} with the same name: HTCondor keeps the later "
+                       f"{route.source_label} route and drops this {existing.source_label} one")
+            self.disabled.append(DisabledRoute(existing.name, why, existing.source_label, existing.location, existing))
         self.routes[route.name.lower()] = route
 
     def make_route(self, name: str, label: str, where: Source | None, syntax: str, text: str, knobs: RouterKnobs,
@@ -421,6 +428,9 @@ class TableLoader:
                 if not any(d.name.lower() == low for d in self.disabled):
                     self.diag("warning", f"route '{name}' from JOB_ROUTER_ROUTE_NAMES not found in the routing table",
                               where, name)
+                    self.disabled.append(DisabledRoute(
+                        name, f"listed in JOB_ROUTER_ROUTE_NAMES but {ROUTE_PREFIX}{name} is not defined: HTCondor "
+                        "skips it", "JOB_ROUTER_ROUTE_NAMES", where))
                 continue
             out.append(route)
         for low, route in self.routes.items():
