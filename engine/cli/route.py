@@ -31,19 +31,15 @@ import argparse
 import json
 import math
 import os
-import re
 import stat
 import sys
 from typing import Any, TextIO
 
-from engine.classad import ClassAdError, ad_to_texts, format_ad, make_ad, parse_new_ads, parse_old_ads
+from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.lang.config import Config
-from engine.router.throttle import RouteStats
-from engine.router.whynot import Step, explain_job
-
-_INT = re.compile(r"-?\d+$")
+from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
 
 def register(subparsers) -> None:
@@ -77,28 +73,6 @@ def _epoch(text: str) -> float:
     return value
 
 
-class AdJob:
-    """A job read from a file, shaped like ``engine.queue.jobqueue.Job`` for the explainer."""
-
-    def __init__(self, attrs: dict[str, str], index: int) -> None:
-        self.attrs = attrs
-        self._lower = {k.lower(): k for k in attrs}
-        c, p = self.get("ClusterId"), self.get("ProcId")
-        self.id = (int(c), int(p)) if c and p and _INT.match(c) and _INT.match(p) else None
-        self.index = index
-        self.key = f"{self.id[0]}.{self.id[1]}" if self.id else str(index)
-        self._ad = None
-
-    def get(self, name: str) -> str | None:
-        k = self._lower.get(name.lower())
-        return None if k is None else self.attrs[k]
-
-    def classad(self) -> Any:
-        if self._ad is None:
-            self._ad = make_ad(self.attrs)
-        return self._ad
-
-
 def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[int], list[ClassAdError]]:
     """The readable ads of a job-ads file, each one's 0-based position in the file, and one error
     per ad that cannot be read (a byte that is not UTF-8, a line that does not parse, a value
@@ -113,92 +87,6 @@ def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[in
     bad = {getattr(e, "position", -1) for e in errors}
     positions = [i for i in range(len(ads) + len(errors)) if i not in bad][: len(ads)]
     return ads, positions, errors
-
-
-def _forget_prior_routing(attrs: dict[str, str]) -> None:
-    for k in [k for k in attrs if k.lower() in ("managed", "routedby", "stageinstart", "stageinfinish")]:
-        del attrs[k]
-    for k in [k for k in attrs if k.lower() == "jobstatus"]:
-        del attrs[k]
-    attrs["JobStatus"] = "1"
-
-
-def _translate(hooks: Any, job: AdJob, route: Any, attrs: dict[str, str],
-               steps: list[Step]) -> tuple[dict | None, str | None]:
-    """The job's translate hook (§1.8), if it has one: (the base ad for the routed copy, or None
-    when the job is not routed; the verdict when it is not)."""
-    from engine.router import hooks as hk  # noqa: PLC0415
-
-    path = hooks.path(hk.TRANSLATE, hooks.keyword(attrs))
-    for message in hooks.take_rejections():  # validateHookPath: then "not defined"
-        steps.append(Step("translate hook path", False, f"{message} The hook is treated as not defined.", route.name))
-    if path is None:
-        return attrs, None
-    if not hooks.allow_run:
-        hooks.withhold(hk.TRANSLATE, path, job.key)
-        reason = hk.withheld_reason(path)
-        steps.append(Step("translate hook", False, reason, route.name))
-        return None, f"not routed: {reason}"
-    stdin = hk.translate_stdin(hk.route_description(route.name, int(route.target_universe), route.grid_resource), attrs)
-    out = hk.translate_outcome(hooks.run(job.key, hk.TRANSLATE, path, stdin))
-    if out.action == "replace":
-        steps.append(Step("translate hook", True, f"ran: {path}; its output replaces the job ad", route.name))
-        return dict(out.attrs), None
-    if out.action == "no-data":
-        steps.append(Step("translate hook", False, f"ran: {out.message} (the router runs it again next poll)",
-                          route.name))
-        return None, "not routed yet: the translate hook returned no data"
-    steps.append(Step("translate hook", False, f"ran: {out.message}", route.name))
-    return None, "not routed: the translate hook failed (routing abandoned)"
-
-
-def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: bool = False,
-               hooks: Any = None) -> list[dict[str, Any]]:
-    """One cycle of a fresh router over ``ads``; a result dict per job (see module doc).
-    ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
-    not allowed to run)."""
-    from engine.router.hooks import HookManager  # noqa: PLC0415
-    from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
-    from engine.router.table import RoutingError  # noqa: PLC0415
-
-    if hooks is None:
-        hooks = HookManager(table.config, table.knobs.hook_keyword)
-    stats = {r.name.lower(): RouteStats(r.name, now) for r in table.routes}
-    managed = 0
-    out = []
-    for i, attrs in enumerate(ads):
-        attrs = dict(attrs)
-        if ignore_prior:
-            _forget_prior_routing(attrs)
-        job = AdJob(attrs, i)
-        expl = explain_job(table, job, now=now, stats=stats, managed=managed)
-        steps = list(expl.steps)
-        routed = None
-        chosen, verdict = expl.route, expl.verdict
-        if chosen is not None:
-            route = table.route(chosen)
-            base, blocked = _translate(hooks, job, route, attrs, steps)
-            if blocked is not None:
-                chosen, verdict = None, blocked
-        if chosen is not None:
-            s = stats[route.name.lower()]
-            s.num_jobs += 1  # IncrementRoutedJobs, as within one poll
-            s.recent_routed += 1
-            managed += 1
-            ad = job.classad()
-            try:
-                routed = build_routed_ad(
-                    table, route, base, now=now, source_id=job.id or (0, i),
-                    sandboxed=route.eval_job_expr("JobShouldBeSandboxed", ad, now),
-                    edit_in_place=route.eval_job_expr("EditJobInPlace", ad, now))
-                steps.append(Step("routed copy built (VanillaToGrid, pre-route, route, post-route)", True, "",
-                                  route.name))
-            except RoutingError as exc:
-                steps.append(Step("routed copy built", False, str(exc), route.name))
-        out.append({"job": job.key if job.id else i, "route": chosen, "verdict": verdict,
-                    "routed_ad": routed, "steps": steps,
-                    "hooks": [u.to_json() for u in hooks.report() if job.key in u.jobs]})
-    return out
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
