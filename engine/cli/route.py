@@ -33,7 +33,7 @@ import math
 import os
 import stat
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
