@@ -45,8 +45,8 @@ from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the ro
 def register(subparsers) -> None:
     p = subparsers.add_parser("route", help="which route each job would take, and the routed ad",
                               description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("--config", "-c", dest="configs", nargs="+", required=True, metavar="CONFIG", type=argcheck.path,
-                   help="HTCondor config files, read in this order")
+    p.add_argument("--config", "-c", dest="configs", nargs="+", metavar="CONFIG", type=argcheck.path,
+                   help="HTCondor config files, read in this order (with --compare: read before each side)")
     p.add_argument("--jobads", metavar="FILE", type=argcheck.path, help="job ads (old or new syntax); - for stdin")
     p.add_argument("jobads_pos", nargs="?", metavar="JOBADS", type=argcheck.path, help=argparse.SUPPRESS)
     p.add_argument("--explain", action="store_true", help="print every step of the decision and the routed ad")
@@ -59,6 +59,7 @@ def register(subparsers) -> None:
                    help="run router hook programs named by the config or by a job's HookKeyword (off by "
                         "default: someone else's config or job ads could run any program; without it a "
                         "translate hook is shown as 'would run: PATH' and its job is not routed)")
+    _register_compare_trace(p)
     p.set_defaults(func=run)
 
 
@@ -91,6 +92,11 @@ def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[in
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "compare", None) or getattr(args, "queue_log", None):
+        return run_compare(args, out)
+    if not args.configs:
+        print("routedeck route: give the routing table with --config CONFIG…", file=sys.stderr)
+        return 2
     path = args.jobads or args.jobads_pos
     if not path:
         print("routedeck route: give the job ads with --jobads FILE (or - for stdin)", file=sys.stderr)
@@ -150,3 +156,88 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             out.write("".join(f"    {line}\n" for line in format_ad(r["routed_ad"]).splitlines()))
         out.write("\n")
     return status
+
+
+# ------------------------------------------------------------------ --compare (migration check)
+
+
+def _register_compare_trace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--compare", nargs=2, metavar=("OLD_CONFIG", "NEW_CONFIG"), type=argcheck.path,
+                   help="migration check: route the jobs through both tables and print what changes "
+                        "(exit 1 when anything differs)")
+    p.add_argument("--queue-log", metavar="LOG", type=argcheck.path,
+                   help="with --compare: use every source job of this recorded job_queue.log")
+
+
+def _compare_jobs(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[str]] | int:
+    """The jobs for --compare: a job-ads file, or the source jobs of a recording; problems."""
+    if args.queue_log:
+        from engine.feeds.replay.index import build_index  # noqa: PLC0415
+        from engine.feeds.replay.reroute import read_recording  # noqa: PLC0415
+
+        try:
+            rec = read_recording(build_index(args.queue_log))
+        except (OSError, ValueError) as exc:
+            print(f"routedeck route: cannot read {args.queue_log}: {getattr(exc, 'strerror', None) or exc}",
+                  file=sys.stderr)
+            return 2
+        if not rec.jobs:
+            print(f"routedeck route: {args.queue_log} holds no source job", file=sys.stderr)
+            return 2
+        return [dict(j.attrs) for j in rec.jobs], []
+    path = args.jobads or args.jobads_pos
+    if not path:
+        print("routedeck route: --compare needs the jobs: --jobads FILE or --queue-log LOG", file=sys.stderr)
+        return 2
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError(0, "not a regular file")
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as exc:
+        print(f"routedeck route: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    ads, _positions, bad = read_jobads(data, "<stdin>" if path == "-" else path)
+    if bad and not ads:
+        for exc in bad:
+            print(f"routedeck route: {exc}", file=sys.stderr)
+        return 2
+    return ads, [str(e) for e in bad]
+
+
+def run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    """``--compare OLD NEW``: exit 0 when both tables route every job the same, 1 when anything
+    differs (or an input has errors), 2 when the jobs cannot be read."""
+    from engine.router.compare import compare_tables, format_comparison  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+    if not args.compare:
+        print("routedeck route: --queue-log goes with --compare OLD_CONFIG NEW_CONFIG", file=sys.stderr)
+        return 2
+    got = _compare_jobs(args)
+    if isinstance(got, int):
+        return got
+    ads, problems = got
+    for p in problems:
+        print(f"routedeck route: {p}", file=sys.stderr)
+    tables = []
+    errors = False
+    for side, path in zip(("old", "new"), args.compare):
+        cfg = Config.load(list(args.configs or []) + [path])
+        table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+        for e in list(cfg.errors) + table.errors:
+            print(f"routedeck route: {side} table: {e}", file=sys.stderr)
+            errors = True
+        tables.append(table)
+    now = args.now if args.now is not None else SystemClock().now()
+    cmp = compare_tables(tables[0], tables[1], ads, now=now, ignore_prior=args.ignore_prior_routing)
+    if args.json:
+        json.dump({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(format_comparison(cmp, full_ads=args.explain))
+    return 1 if cmp.differs or errors or problems else 0
+
