@@ -132,12 +132,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     hooks = HookManager(cfg, table.knobs.hook_keyword, allow_run=bool(getattr(args, "allow_hooks", False)))
     try:
-        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks)
+        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks, trace=getattr(args, "trace", False))
     finally:
         hooks.close()
     for r, position in zip(results, positions):  # a job without ids is known by its place in the file
         if isinstance(r["job"], int):
             r["job"] = position
+    if getattr(args, "trace", False):
+        return print_trace(results, args, out, status)
     if args.json:
         json.dump([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
                     "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
@@ -167,6 +169,27 @@ def _register_compare_trace(p: argparse.ArgumentParser) -> None:
                         "(exit 1 when anything differs)")
     p.add_argument("--queue-log", metavar="LOG", type=argcheck.path,
                    help="with --compare: use every source job of this recorded job_queue.log")
+    p.add_argument("--trace", action="store_true",
+                   help="the routed ad built step by step: VanillaToGrid, each pre-route transform, the route, "
+                        "each post-route transform, with the ad's diff after every statement")
+
+
+def print_trace(results: list, args: argparse.Namespace, out: TextIO, status: int) -> int:
+    """``--trace``: per job the chosen route and the trace of its routed ad (text or --json)."""
+    from engine.router.trace import format_trace  # noqa: PLC0415
+
+    if args.json:
+        json.dump([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
+                    "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results],
+                  out, indent=2)
+        out.write("\n")
+        return status
+    for r in results:
+        out.write(f"Job {r['job']}: {r['verdict']}\n")
+        if r["trace"]:
+            out.write(format_trace(r["trace"]))
+        out.write("\n")
+    return status
 
 
 def _compare_jobs(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[str]] | int:

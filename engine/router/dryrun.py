@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.classad import make_ad
 from engine.router.throttle import RouteStats
+from engine.router.trace import Tracer
 from engine.router.whynot import Step, explain_job
 
 _INT = re.compile(r"-?\d+$")
@@ -80,7 +81,7 @@ def translate(hooks: Any, job: AdJob, route: Any, attrs: dict[str, str],
 
 
 def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: bool = False,
-               hooks: Any = None) -> list[dict[str, Any]]:
+               hooks: Any = None, trace: bool = False) -> list[dict[str, Any]]:
     """One cycle of a fresh router over ``ads``; a result dict per job (see module doc).
     ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
     not allowed to run)."""
@@ -101,6 +102,7 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
         expl = explain_job(table, job, now=now, stats=stats, managed=managed)
         steps = list(expl.steps)
         routed = None
+        tracer = None
         chosen, verdict = expl.route, expl.verdict
         if chosen is not None:
             route = table.route(chosen)
@@ -113,16 +115,18 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
             s.recent_routed += 1
             managed += 1
             ad = job.classad()
+            tracer = Tracer() if trace else None
             try:
                 routed = build_routed_ad(
                     table, route, base, now=now, source_id=job.id or (0, i),
                     sandboxed=route.eval_job_expr("JobShouldBeSandboxed", ad, now),
-                    edit_in_place=route.eval_job_expr("EditJobInPlace", ad, now))
+                    edit_in_place=route.eval_job_expr("EditJobInPlace", ad, now), trace=tracer)
                 steps.append(Step("routed copy built (VanillaToGrid, pre-route, route, post-route)", True, "",
                                   route.name))
             except RoutingError as exc:
                 steps.append(Step("routed copy built", False, str(exc), route.name))
         out.append({"job": job.key if job.id else i, "route": chosen, "verdict": verdict,
+                    **({"trace": tracer.blocks if tracer is not None else []} if trace else {}),
                     "routed_ad": routed, "steps": steps,
                     "hooks": [u.to_json() for u in hooks.report() if job.key in u.jobs]})
     return out
