@@ -81,3 +81,20 @@ def test_reading_stops_at_transform_and_check_says_so():
     from engine.lang.xform_iter import cut_at_transform
     assert cut_at_transform("SET A 1\nTRANSFORM\nSET B 2\n").transform_line is None
     assert cut_at_transform("SET A 1\ntransform = 3\nSET B 2\n").transform_line is None
+
+
+def test_inlining_without_parentheses_is_flagged():
+    """HTCondor defect, predicted and flagged: ``FlattenAndInline`` (classad attrrefs.cpp) puts the
+    attribute's tree in place and ``ClassAdUnParser::UnparseAux`` (sink.cpp) writes operators
+    without adding parentheses, so ``X = a + b; eval_set_Y = X * 2`` converts to ``a + b * 2``.
+    RouteDeck emits the same text (the routed ad is HTCondor's) and warns in ``check``."""
+    t = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Requirements = true; X = TARGET.A + TARGET.B; '
+             'eval_set_Y = X * 2; ]\n')
+    assert "EVALSET Y 2 * MY.A + MY.B" in t.route("r").transform.text
+    [w] = [d for d in t.diagnostics if "without parentheses" in d.message]
+    assert w.level == "warning" and w.file == "old.conf" and w.line == 1
+    ad = build_routed_ad(t, t.route("r"), job(JobUniverse=5, A=1, B=10), now=0, source_id=(1, 0))
+    assert ad["Y"] == "12"  # what HTCondor computes: 2 * 1 + 10, not 22
+    ok = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Requirements = true; X = (TARGET.A + TARGET.B); '
+              'eval_set_Y = X * 2; ]\n')
+    assert not [d for d in ok.diagnostics if "without parentheses" in d.message]
