@@ -83,12 +83,12 @@ def test_malformed_entry_is_reported_with_its_line_and_skipped():
                for m in msgs(t))
 
 
-def test_name_defaults_to_grid_resource_and_neither_is_an_error():
+def test_name_defaults_to_grid_resource_and_neither_keeps_the_label():
     # seed 000 §5.4.4 "Name ... If no name is specified, the default used will be the value of GridResource";
-    # htcondor.md §1.2: error if both are missing.
+    # with neither, HTCondor's converter keeps the route as entries:N (JobRouter.cpp 24.0 ParseRoutingEntries).
     t = load('JOB_ROUTER_ENTRIES = [ GridResource = "gt2 a.edu"; Requirements = true; ] [ Requirements = true; ]\n')
-    assert [r.name for r in t.routes] == ["gt2 a.edu"]
-    assert any("neither Name nor GridResource" in m for m in msgs(t, "error"))
+    assert [r.name for r in t.routes] == ["gt2 a.edu", "entries:1"]
+    assert any("neither Name nor GridResource" in m for m in msgs(t, "warning"))
 
 
 def test_defaults_wrapping_merging_and_parse_errors():

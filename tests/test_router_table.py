@@ -112,7 +112,8 @@ def test_listed_undefined_unlisted_empty_and_unparsable_are_reported_with_lines(
     assert any(m.startswith("routes.conf:9: warning: JOB_ROUTER_ROUTE_C is defined but not in JOB_ROUTER_ROUTE_NAMES")
                for m in msgs(t))
     assert {d.name: d.reason.split(":")[0] for d in t.disabled} == {
-        "A": "does not parse", "B": "definition is empty", "C": "not in JOB_ROUTER_ROUTE_NAMES"}
+        "A": "does not parse", "B": "definition is empty", "C": "not in JOB_ROUTER_ROUTE_NAMES",
+        "Missing": "listed in JOB_ROUTER_ROUTE_NAMES but JOB_ROUTER_ROUTE_Missing is not defined"}
 
 
 def test_missing_requirements_is_an_error_unless_source_constraint_is_set():

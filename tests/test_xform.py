@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from engine.lang.config import Config, split_list
-from engine.lang.xform_iter import apply_all
 from engine.lang.xform import MacroSet, XformError, parse_transform
 
 DATA = Path(__file__).parent / "data"
@@ -257,31 +256,3 @@ def test_universe_names(text, number):
     assert universe_number(text) == number
 
 
-@pytest.mark.parametrize("rules_text, expected", [
-    # htcondor.md §6 "condor_transform_ads test expected values" (cmd_transform_ads.run rules)
-    ('SET ARG1 $(argument)\nTRANSFORM argument in (2.0, 100, "test")', ["2.0", "100", '"test"']),
-    ('SET ARG1 $(argument)\nTRANSFORM 2 argument in (2.0, 100, "test")', ["2.0", "2.0", "100", "100", '"test"', '"test"']),
-])
-def test_transform_in_iteration(rules_text, expected):
-    # Source: htcondor.md §6 condor_transform_ads test (transform_in1 / transform_in2)
-    xf = parse_transform(rules_text)
-    for ad in dry_run_ads():
-        outputs, warnings = apply_all(xf, ad)
-        assert warnings == [] and [o["ARG1"] for o in outputs] == expected
-        assert "ARG1" not in ad  # the input ad is not edited
-
-
-def test_transform_num_and_from_iteration(tmp_path):
-    # Source: htcondor.md §6 condor_transform_ads test (transform_num.rules: 40 ads; transform_from1/2/3)
-    ads = dry_run_ads()
-    assert sum(len(apply_all(parse_transform("TRANSFORM 5"), ad)[0]) for ad in ads) == 40
-    body = "SET SIZE_IMAGE $(macro1)\nSET SIZE_DISK $(macro2)\n"
-    inline = parse_transform(body + "TRANSFORM macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
-    outputs, _ = apply_all(inline, ads[0])
-    assert [(o["SIZE_IMAGE"], o["SIZE_DISK"]) for o in outputs] == [("1000", "120.0"), ("2000", "128.0")]
-    (tmp_path / "transform_from2.txt").write_text("1000 120.0\n2000 128.0")
-    from_file = parse_transform(body + "TRANSFORM macro1, macro2 from transform_from2.txt")
-    outputs, _ = apply_all(from_file, ads[0], base_dir=tmp_path)
-    assert [o["SIZE_IMAGE"] for o in outputs] == ["1000", "2000"]
-    twice = parse_transform(body + "TRANSFORM 2 macro1, macro2 from (\n1000 120.0\n2000 128.0\n)")
-    assert [o["SIZE_IMAGE"] for o in apply_all(twice, ads[0])[0]] == ["1000", "1000", "2000", "2000"]

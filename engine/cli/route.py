@@ -31,26 +31,22 @@ import argparse
 import json
 import math
 import os
-import re
 import stat
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
-from engine.classad import ClassAdError, ad_to_texts, format_ad, make_ad, parse_new_ads, parse_old_ads
+from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.lang.config import Config
-from engine.router.throttle import RouteStats
-from engine.router.whynot import Step, explain_job
-
-_INT = re.compile(r"-?\d+$")
+from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("route", help="which route each job would take, and the routed ad",
                               description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("--config", "-c", dest="configs", nargs="+", required=True, metavar="CONFIG", type=argcheck.path,
-                   help="HTCondor config files, read in this order")
+    p.add_argument("--config", "-c", dest="configs", nargs="+", metavar="CONFIG", type=argcheck.path,
+                   help="HTCondor config files, read in this order (with --compare: read before each side)")
     p.add_argument("--jobads", metavar="FILE", type=argcheck.path, help="job ads (old or new syntax); - for stdin")
     p.add_argument("jobads_pos", nargs="?", metavar="JOBADS", type=argcheck.path, help=argparse.SUPPRESS)
     p.add_argument("--explain", action="store_true", help="print every step of the decision and the routed ad")
@@ -63,6 +59,7 @@ def register(subparsers) -> None:
                    help="run router hook programs named by the config or by a job's HookKeyword (off by "
                         "default: someone else's config or job ads could run any program; without it a "
                         "translate hook is shown as 'would run: PATH' and its job is not routed)")
+    _register_compare_trace(p)
     p.set_defaults(func=run)
 
 
@@ -75,28 +72,6 @@ def _epoch(text: str) -> float:
     if not (math.isfinite(value) and -62135596800 <= value <= 253402300799):
         raise argparse.ArgumentTypeError(f"{text!r} is outside years 1-9999")
     return value
-
-
-class AdJob:
-    """A job read from a file, shaped like ``engine.queue.jobqueue.Job`` for the explainer."""
-
-    def __init__(self, attrs: dict[str, str], index: int) -> None:
-        self.attrs = attrs
-        self._lower = {k.lower(): k for k in attrs}
-        c, p = self.get("ClusterId"), self.get("ProcId")
-        self.id = (int(c), int(p)) if c and p and _INT.match(c) and _INT.match(p) else None
-        self.index = index
-        self.key = f"{self.id[0]}.{self.id[1]}" if self.id else str(index)
-        self._ad = None
-
-    def get(self, name: str) -> str | None:
-        k = self._lower.get(name.lower())
-        return None if k is None else self.attrs[k]
-
-    def classad(self) -> Any:
-        if self._ad is None:
-            self._ad = make_ad(self.attrs)
-        return self._ad
 
 
 def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[int], list[ClassAdError]]:
@@ -115,94 +90,13 @@ def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[in
     return ads, positions, errors
 
 
-def _forget_prior_routing(attrs: dict[str, str]) -> None:
-    for k in [k for k in attrs if k.lower() in ("managed", "routedby", "stageinstart", "stageinfinish")]:
-        del attrs[k]
-    for k in [k for k in attrs if k.lower() == "jobstatus"]:
-        del attrs[k]
-    attrs["JobStatus"] = "1"
-
-
-def _translate(hooks: Any, job: AdJob, route: Any, attrs: dict[str, str],
-               steps: list[Step]) -> tuple[dict | None, str | None]:
-    """The job's translate hook (§1.8), if it has one: (the base ad for the routed copy, or None
-    when the job is not routed; the verdict when it is not)."""
-    from engine.router import hooks as hk  # noqa: PLC0415
-
-    path = hooks.path(hk.TRANSLATE, hooks.keyword(attrs))
-    for message in hooks.take_rejections():  # validateHookPath: then "not defined"
-        steps.append(Step("translate hook path", False, f"{message} The hook is treated as not defined.", route.name))
-    if path is None:
-        return attrs, None
-    if not hooks.allow_run:
-        hooks.withhold(hk.TRANSLATE, path, job.key)
-        reason = hk.withheld_reason(path)
-        steps.append(Step("translate hook", False, reason, route.name))
-        return None, f"not routed: {reason}"
-    stdin = hk.translate_stdin(hk.route_description(route.name, int(route.target_universe), route.grid_resource), attrs)
-    out = hk.translate_outcome(hooks.run(job.key, hk.TRANSLATE, path, stdin))
-    if out.action == "replace":
-        steps.append(Step("translate hook", True, f"ran: {path}; its output replaces the job ad", route.name))
-        return dict(out.attrs), None
-    if out.action == "no-data":
-        steps.append(Step("translate hook", False, f"ran: {out.message} (the router runs it again next poll)",
-                          route.name))
-        return None, "not routed yet: the translate hook returned no data"
-    steps.append(Step("translate hook", False, f"ran: {out.message}", route.name))
-    return None, "not routed: the translate hook failed (routing abandoned)"
-
-
-def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: bool = False,
-               hooks: Any = None) -> list[dict[str, Any]]:
-    """One cycle of a fresh router over ``ads``; a result dict per job (see module doc).
-    ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
-    not allowed to run)."""
-    from engine.router.hooks import HookManager  # noqa: PLC0415
-    from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
-    from engine.router.table import RoutingError  # noqa: PLC0415
-
-    if hooks is None:
-        hooks = HookManager(table.config, table.knobs.hook_keyword)
-    stats = {r.name.lower(): RouteStats(r.name, now) for r in table.routes}
-    managed = 0
-    out = []
-    for i, attrs in enumerate(ads):
-        attrs = dict(attrs)
-        if ignore_prior:
-            _forget_prior_routing(attrs)
-        job = AdJob(attrs, i)
-        expl = explain_job(table, job, now=now, stats=stats, managed=managed)
-        steps = list(expl.steps)
-        routed = None
-        chosen, verdict = expl.route, expl.verdict
-        if chosen is not None:
-            route = table.route(chosen)
-            base, blocked = _translate(hooks, job, route, attrs, steps)
-            if blocked is not None:
-                chosen, verdict = None, blocked
-        if chosen is not None:
-            s = stats[route.name.lower()]
-            s.num_jobs += 1  # IncrementRoutedJobs, as within one poll
-            s.recent_routed += 1
-            managed += 1
-            ad = job.classad()
-            try:
-                routed = build_routed_ad(
-                    table, route, base, now=now, source_id=job.id or (0, i),
-                    sandboxed=route.eval_job_expr("JobShouldBeSandboxed", ad, now),
-                    edit_in_place=route.eval_job_expr("EditJobInPlace", ad, now))
-                steps.append(Step("routed copy built (VanillaToGrid, pre-route, route, post-route)", True, "",
-                                  route.name))
-            except RoutingError as exc:
-                steps.append(Step("routed copy built", False, str(exc), route.name))
-        out.append({"job": job.key if job.id else i, "route": chosen, "verdict": verdict,
-                    "routed_ad": routed, "steps": steps,
-                    "hooks": [u.to_json() for u in hooks.report() if job.key in u.jobs]})
-    return out
-
-
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "compare", None) or getattr(args, "queue_log", None):
+        return run_compare(args, out)
+    if not args.configs:
+        print("routedeck route: give the routing table with --config CONFIG…", file=sys.stderr)
+        return 2
     path = args.jobads or args.jobads_pos
     if not path:
         print("routedeck route: give the job ads with --jobads FILE (or - for stdin)", file=sys.stderr)
@@ -238,12 +132,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     hooks = HookManager(cfg, table.knobs.hook_keyword, allow_run=bool(getattr(args, "allow_hooks", False)))
     try:
-        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks)
+        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks, trace=getattr(args, "trace", False))
     finally:
         hooks.close()
     for r, position in zip(results, positions):  # a job without ids is known by its place in the file
         if isinstance(r["job"], int):
             r["job"] = position
+    if getattr(args, "trace", False):
+        return print_trace(results, args, out, status)
     if args.json:
         json.dump([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
                     "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
@@ -262,3 +158,109 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             out.write("".join(f"    {line}\n" for line in format_ad(r["routed_ad"]).splitlines()))
         out.write("\n")
     return status
+
+
+# ------------------------------------------------------------------ --compare (migration check)
+
+
+def _register_compare_trace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--compare", nargs=2, metavar=("OLD_CONFIG", "NEW_CONFIG"), type=argcheck.path,
+                   help="migration check: route the jobs through both tables and print what changes "
+                        "(exit 1 when anything differs)")
+    p.add_argument("--queue-log", metavar="LOG", type=argcheck.path,
+                   help="with --compare: use every source job of this recorded job_queue.log")
+    p.add_argument("--trace", action="store_true",
+                   help="the routed ad built step by step: VanillaToGrid, each pre-route transform, the route, "
+                        "each post-route transform, with the ad's diff after every statement")
+
+
+def print_trace(results: list, args: argparse.Namespace, out: TextIO, status: int) -> int:
+    """``--trace``: per job the chosen route and the trace of its routed ad (text or --json)."""
+    from engine.router.trace import format_trace  # noqa: PLC0415
+
+    if args.json:
+        json.dump([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
+                    "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results],
+                  out, indent=2)
+        out.write("\n")
+        return status
+    for r in results:
+        out.write(f"Job {r['job']}: {r['verdict']}\n")
+        if r["trace"]:
+            out.write(format_trace(r["trace"]))
+        out.write("\n")
+    return status
+
+
+def _compare_jobs(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[str]] | int:
+    """The jobs for --compare: a job-ads file, or the source jobs of a recording; problems."""
+    if args.queue_log:
+        from engine.feeds.replay.index import build_index  # noqa: PLC0415
+        from engine.feeds.replay.reroute import read_recording  # noqa: PLC0415
+
+        try:
+            rec = read_recording(build_index(args.queue_log))
+        except (OSError, ValueError) as exc:
+            print(f"routedeck route: cannot read {args.queue_log}: {getattr(exc, 'strerror', None) or exc}",
+                  file=sys.stderr)
+            return 2
+        if not rec.jobs:
+            print(f"routedeck route: {args.queue_log} holds no source job", file=sys.stderr)
+            return 2
+        return [dict(j.attrs) for j in rec.jobs], []
+    path = args.jobads or args.jobads_pos
+    if not path:
+        print("routedeck route: --compare needs the jobs: --jobads FILE or --queue-log LOG", file=sys.stderr)
+        return 2
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError(0, "not a regular file")
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as exc:
+        print(f"routedeck route: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    ads, _positions, bad = read_jobads(data, "<stdin>" if path == "-" else path)
+    if bad and not ads:
+        for exc in bad:
+            print(f"routedeck route: {exc}", file=sys.stderr)
+        return 2
+    return ads, [str(e) for e in bad]
+
+
+def run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    """``--compare OLD NEW``: exit 0 when both tables route every job the same, 1 when anything
+    differs (or an input has errors), 2 when the jobs cannot be read."""
+    from engine.router.compare import compare_tables, format_comparison  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+    if not args.compare:
+        print("routedeck route: --queue-log goes with --compare OLD_CONFIG NEW_CONFIG", file=sys.stderr)
+        return 2
+    got = _compare_jobs(args)
+    if isinstance(got, int):
+        return got
+    ads, problems = got
+    for p in problems:
+        print(f"routedeck route: {p}", file=sys.stderr)
+    tables = []
+    errors = False
+    for side, path in zip(("old", "new"), args.compare):
+        cfg = Config.load(list(args.configs or []) + [path])
+        table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+        for e in list(cfg.errors) + table.errors:
+            print(f"routedeck route: {side} table: {e}", file=sys.stderr)
+            errors = True
+        tables.append(table)
+    now = args.now if args.now is not None else SystemClock().now()
+    cmp = compare_tables(tables[0], tables[1], ads, now=now, ignore_prior=args.ignore_prior_routing)
+    if args.json:
+        json.dump({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(format_comparison(cmp, full_ads=args.explain))
+    return 1 if cmp.differs or errors or problems else 0
+

@@ -14,7 +14,7 @@ Design decisions and invariants:
   transform without requirements matches everything. Its text is not macro-expanded.
 - ``UNIVERSE`` only records the target universe; it never edits the ad.
 - :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
-  iteration (condor_transform_ads) is :func:`engine.lang.xform_iter.apply_all`.
+  iteration (condor_transform_ads) is not modelled; see :mod:`engine.lang.xform_iter`.
 """
 
 from __future__ import annotations
@@ -56,10 +56,12 @@ class Transform:
         return ca.is_true(ca.evaluate(ca.parse_expr(self.requirements), my=my, now=now))
 
     def apply(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
-              now: float | None = None) -> list[str]:
+              now: float | None = None, observer: Any = None) -> list[str]:
         """Edit ``ad`` in place; returns warnings. Raises :class:`XformError` when HTCondor's
-        transform would fail (an invalid ``if`` condition, ``error :``, a macro that cannot expand)."""
+        transform would fail (an invalid ``if`` condition, ``error :``, a macro that cannot expand).
+        ``observer``: see ``Run.observer`` (tracing)."""
         run = Run(ad, MacroSet() if macros is None else macros, config, now)
+        run.observer = observer
         run.run(self.statements)
         return run.warnings
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from engine import classad as ca
 from engine.lang import macros as mx
@@ -155,9 +155,19 @@ class Run:
 
     # ------------------------------------------------------------------ statements
 
-    def run(self, statements: list[Statement], *, validate_only: bool = False) -> None:
-        ifs = mc.IfStack()
+    # Tracing hook (engine/router/trace.py): called after each statement with (statement, the ad
+    # before it, this run); ``ifs.enabled`` then tells whether it was in a branch taken.
+    observer: Callable[[Statement, dict[str, str], "Run"], None] | None = None
+
+    def _observed(self, statements: list[Statement]) -> Iterator[Statement]:
         for st in statements:
+            before = dict(self.ad or {})
+            yield st
+            self.observer(st, before, self)  # type: ignore[misc]
+
+    def run(self, statements: list[Statement], *, validate_only: bool = False) -> None:
+        ifs = self.ifs = mc.IfStack()
+        for st in (self._observed(statements) if self.observer and not validate_only else statements):
             if st.kind == "if":
                 try:
                     ifs.handle(st.text, lambda expr, s=st: self.test(expr, s))

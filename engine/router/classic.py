@@ -20,16 +20,22 @@ and ``ConvertClassadJobRouterRouteToXForm`` of the last release that still had t
   ``ROUTER_ATTR_FLAGS`` are flattened with TARGET→MY; other attributes become macro lines
   (literal strings unquoted, except ``GridResource``). ``Name`` → ``NAME``, ``TargetUniverse`` →
   ``UNIVERSE``.
-- Decision (spec, seed manual): a route with no ``Name`` is named after its ``GridResource``; with
-  neither it is an error. (8.9.7–24.9 would have called it ``entries:N``.)
-- Known difference: classad2's ``flatten`` does not inline attributes whose value cannot be folded
-  (HTCondor's ``FlattenAndInline`` does), so such a reference stays a name in the converted text.
+- Decision (spec, seed manual): a route with no ``Name`` is named after its ``GridResource``
+  (8.9.7–24.9 would have called it ``entries:N``). With neither, HTCondor keeps the route under its
+  source label (``JobRouter.cpp`` 24.0 ``ParseRoutingEntries`` passes ``entries:N`` as the name and
+  the converter replaces it only from ``Name``): so does RouteDeck, with a warning.
+- Flattening is HTCondor's ``FlattenAndInline``: a route attribute whose value does not fold is
+  inlined (its own flattened text spliced in, as HTCondor's unparser writes it, without added
+  parentheses), so the "temporarily SET … DELETE" block appears only for what cannot be inlined
+  (an attribute holding an ad). Left as a known difference: classad2 and HTCondor may order or
+  fold the operands of a commutative operator differently across an inlined attribute.
 
 The matching rule of this syntax is kept by the caller: the merged route ad is MY, the job TARGET.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +76,7 @@ class ClassicRoute:
     requirements: str | None  # the route ad's own Requirements (old syntax), matched MY=route
     override: bool | None  # OverrideRoutingEntry; None when unset
     line: int  # 1-based line of the entry's '[' within its text
-    name_from: str = "Name"  # "Name" | "GridResource" | "knob"
+    name_from: str = "Name"  # "Name" | "GridResource" | "knob" | "source" (the label, as HTCondor)
 
 
 @dataclass
@@ -147,9 +153,8 @@ def parse_entries(text: str, defaults: Any, label: str) -> tuple[list[ClassicRou
             continue
         route_ad = C.copy_ad(defaults)
         route_ad.update(entry)
-        route, problem = build_route(route_ad, source, line)
-        if problem:
-            problems.append(problem)
+        route, found = build_route(route_ad, source, line)
+        problems += found
         if route:
             routes.append(route)
     return routes, problems
@@ -188,36 +193,41 @@ def parse_single_knob(text: str, knob_name: str) -> tuple[ClassicRoute | None, l
     if len(items) > 1:
         problems.append(ClassicProblem("warning", f"JOB_ROUTER_ROUTE_{knob_name} holds more than one ClassAd; "
                                        "only the first is used", C.line_of_offset(text, items[1][0]), knob_name))
-    route, problem = build_route(items[0][2], f"JOB_ROUTER_ROUTE_{knob_name}", C.line_of_offset(text, items[0][0]),
-                                 knob_name=knob_name)
-    if problem:
-        problems.append(problem)
+    route, found = build_route(items[0][2], f"JOB_ROUTER_ROUTE_{knob_name}", C.line_of_offset(text, items[0][0]),
+                               knob_name=knob_name)
+    problems += found
     return route, problems
 
 
 def build_route(route_ad: Any, source: str, line: int, knob_name: str | None = None
-                ) -> tuple[ClassicRoute | None, ClassicProblem | None]:
-    name, text, requirements = convert_route_ad(route_ad, knob_name)
-    problem = None
+                ) -> tuple[ClassicRoute | None, list[ClassicProblem]]:
+    notes: list[str] = []
+    name, text, requirements = convert_route_ad(route_ad, knob_name, notes=notes)
+    problems: list[ClassicProblem] = []
     name_from = "Name"
     if knob_name is not None:
         if name and name.lower() != knob_name.lower():
-            problem = ClassicProblem("warning", f"Name \"{name}\" in JOB_ROUTER_ROUTE_{knob_name} differs from the "
-                                     f"knob suffix; the route is named {knob_name}", line, knob_name)
+            problems.append(ClassicProblem("warning", f"Name \"{name}\" in JOB_ROUTER_ROUTE_{knob_name} differs from "
+                                           f"the knob suffix; the route is named {knob_name}", line, knob_name))
         name, name_from = knob_name, "knob"
     elif not name:
         grid = _string_attr(route_ad, "GridResource")
-        if not grid:
-            return None, ClassicProblem("error", f"route entry {source} has neither Name nor GridResource, so it "
-                                        "has no name; ignored", line)
-        name, name_from = grid, "GridResource"
+        if grid:
+            name, name_from = grid, "GridResource"
+        else:
+            # JobRouter.cpp (24.0) ParseRoutingEntries hands the source label to
+            # ConvertClassadJobRouterRouteToXForm as the route's name; only a Name attribute replaces it.
+            name, name_from = source, "source"
+            problems.append(ClassicProblem("warning", f"route entry {source} has neither Name nor GridResource; "
+                                           f"HTCondor keeps it under the name \"{source}\"", line, source))
     if name_from != "Name" or knob_name is not None:
         # the converted text must carry the name the route really has
         name2, text, _ = convert_route_ad(route_ad, knob_name, forced_name=name)
+    problems += [ClassicProblem("warning", f"route {name} ({source}): {n}", line, name) for n in notes]
     override = None
     if _has(route_ad, "OverrideRoutingEntry"):
         override = C.is_true(C.evaluate("OverrideRoutingEntry", my=route_ad))
-    return ClassicRoute(name, source, route_ad, text, requirements, override, line, name_from), problem
+    return ClassicRoute(name, source, route_ad, text, requirements, override, line, name_from), problems
 
 
 def _has(ad: Any, name: str) -> bool:
@@ -238,9 +248,78 @@ def _string_attr(ad: Any, name: str) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _unparse_special(ad: Any, tree: Any, flags: tuple[bool, bool, bool]) -> str:
+_IDENT = re.compile(r"(?<![\w.])(?:(MY)\s*\.\s*)?([A-Za-z_][\w]*)(?![\w.(])(?!\s*\()", re.IGNORECASE)
+_INLINE_DEPTH = 32
+
+
+def _flatten_inline(ad: Any, tree: Any, depth: int = 0, seen: frozenset[str] = frozenset(),
+                    notes: list[str] | None = None) -> str:
+    """Old-syntax text of ``ClassAd::FlattenAndInline(tree)`` in the route ad (classad
+    attrrefs.cpp ``AttributeReference::_Flatten``): classad2's ``flatten`` folds what it can and
+    leaves a reference to an attribute whose value does not fold; HTCondor's inline mode puts that
+    attribute's own flattened expression there instead (recursively; an attribute holding an ad is
+    not inlined). The text is spliced as HTCondor's unparser writes the inlined tree: without added
+    parentheses. Bounded by ``_INLINE_DEPTH`` and by a cycle check."""
+    text = C.unparse_tree_old(C.flatten_tree(ad, tree))
+    refs = {r.lower() for r in C.internal_refs(ad, tree)} - seen
+    if not refs or depth >= _INLINE_DEPTH:
+        return text
+    inlined: dict[str, str] = {}
+    for low in refs:
+        sub = _lookup(ad, low)
+        if sub is None or C.unparse_tree_old(sub).lstrip().startswith("["):
+            continue
+        inlined[low] = _flatten_inline(ad, sub, depth + 1, seen | {low}, notes)
+
+    def splicer(parens: bool):
+        def splice(m: re.Match[str]) -> str:
+            name = m.group(2).lower()
+            if name in ("true", "false", "undefined", "error", "is", "isnt", "my", "target") or name not in inlined:
+                return m.group(0)
+            return f"({inlined[name]})" if parens and _needs_parens(inlined[name]) else inlined[name]
+        return splice
+
+    def spliced(parens: bool) -> str:
+        fn = splicer(parens)
+        return "".join(chunk if is_str else _IDENT.sub(fn, chunk) for is_str, chunk in C.string_chunks(text))
+
+    out = spliced(False)
+    if notes is not None and inlined:
+        meant = spliced(True)
+        try:
+            same = C.unparse_old(C.parse_expr(out)) == C.unparse_old(C.parse_expr(meant))
+        except C.ClassAdError:
+            same = False
+        if not same:
+            notes.append(f"HTCondor's converter inlines {', '.join(sorted(inlined))} without parentheses "
+                         f"(FlattenAndInline + the unparser), so {text} becomes {out}, which does not read as "
+                         f"{meant}; put parentheses in the route attribute's own expression")
+    return out
+
+
+_OPERATOR_CHARS = set("+-*/%<>=!&|?:^~")
+
+
+def _needs_parens(text: str) -> bool:
+    """Does ``text`` have an operator outside brackets and strings (so splicing it into a larger
+    expression without parentheses can regroup it)? ``(…)`` around the whole text counts as none."""
+    depth = 0
+    for is_str, chunk in C.string_chunks(text):
+        if is_str:
+            continue
+        for ch in chunk:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif depth == 0 and ch in _OPERATOR_CHARS:
+                return True
+    return False
+
+
+def _unparse_special(ad: Any, tree: Any, flags: tuple[bool, bool, bool], notes: list[str] | None = None) -> str:
     flatten, untarget, mytarget = flags
-    text = C.unparse_tree_old(C.flatten_tree(ad, tree) if flatten else tree)
+    text = _flatten_inline(ad, tree, notes=notes) if flatten else C.unparse_tree_old(tree)
     if untarget:
         text = C.rewrite_scope_prefix(text, "TARGET", "")
     if mytarget:
@@ -256,8 +335,8 @@ def _internal_refs_of_text(ad: Any, text: str) -> set[str]:
     return set(C.internal_refs(ad, tree))
 
 
-def convert_route_ad(route_ad: Any, knob_name: str | None = None, forced_name: str | None = None
-                     ) -> tuple[str, str, str | None]:
+def convert_route_ad(route_ad: Any, knob_name: str | None = None, forced_name: str | None = None,
+                     notes: list[str] | None = None) -> tuple[str, str, str | None]:
     """``ConvertClassadJobRouterRouteToXForm``: returns (name from the ad, transform text, the route
     ad's own Requirements in old syntax or None)."""
     name = ""
@@ -290,7 +369,7 @@ def convert_route_ad(route_ad: Any, knob_name: str | None = None, forced_name: s
             if rhs:
                 myrefs = set(C.internal_refs(route_ad, tree))
                 if myrefs:
-                    rhs = _unparse_special(route_ad, tree, (True, False, True))
+                    rhs = _unparse_special(route_ad, tree, (True, False, True), notes)
                     myrefs = _internal_refs_of_text(route_ad, rhs)
                 evalset_cmds[low[9:]] = (key[9:], rhs)
                 evalset_myrefs |= {r.lower() for r in myrefs}
@@ -309,12 +388,12 @@ def convert_route_ad(route_ad: Any, knob_name: str | None = None, forced_name: s
                 string_assignments.add(low)
         elif low == "requirements":
             raw_requirements = C.unparse_tree_old(tree)
-            requirements = _unparse_special(route_ad, tree, ROUTER_ATTR_FLAGS[low])
+            requirements = _unparse_special(route_ad, tree, ROUTER_ATTR_FLAGS[low], notes)
         else:
             is_string = True
             flags = ROUTER_ATTR_FLAGS.get(low)
             if flags:
-                rhs = _unparse_special(route_ad, tree, flags)
+                rhs = _unparse_special(route_ad, tree, flags, notes)
             else:
                 literal = C.literal_string(tree)
                 if literal is not None:

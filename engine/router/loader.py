@@ -17,6 +17,7 @@ from typing import Any, Callable
 from engine import classad as C
 from engine.lang import xform as X
 from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
+from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.router.hooks import MAX_OUTPUT, run_bounded
 from engine.router.lints import lint_table
@@ -273,13 +274,18 @@ class TableLoader:
             if text is None:
                 self.diag("error", f"{knob} not found (listed in {names_knob}); HTCondor disables job routing",
                           self.loc(names_knob))
+                self.disabled.append(DisabledRoute(knob, f"listed in {names_knob} but not defined: HTCondor "
+                                                   "disables ALL job routing", names_knob, self.loc(names_knob)))
                 self.enabled = False
                 continue
+            text = self.cut_at_transform(text, knob, tag)
             try:
                 out.append(X.parse_transform(text, name=tag))
             except X.XformError as exc:
                 self.diag("error", f"{knob} load error: {exc.message}; HTCondor disables job routing",
                           self.value_loc(knob, exc.line))
+                self.disabled.append(DisabledRoute(knob, f"does not parse ({exc.message}): HTCondor disables ALL "
+                                                   "job routing", knob, self.value_loc(knob, exc.line)))
                 self.enabled = False
         return out
 
@@ -315,12 +321,16 @@ class TableLoader:
         if existing is not None:
             self.diag("warning", f"while parsing {route.source_label} found and overwrote a route from "
                       f"{existing.source_label} with the same name", where, route.name)
-            self.disabled.append(DisabledRoute(existing.name, f"replaced by {route.source_label}",
-                                               existing.source_label, existing.location, existing))
+            why = f"replaced by {route.source_label}"
+            if existing.syntax == "classad" and not existing.uses_pre_post:
+                why = (f"shadowed by {route.source_label} with the same name: HTCondor keeps the later "
+                       f"{route.source_label} route and drops this {existing.source_label} one")
+            self.disabled.append(DisabledRoute(existing.name, why, existing.source_label, existing.location, existing))
         self.routes[route.name.lower()] = route
 
     def make_route(self, name: str, label: str, where: Source | None, syntax: str, text: str, knobs: RouterKnobs,
                    allow_empty_req: bool, knob_for_lines: str | None, report: str = "error") -> Route | None:
+        text = self.cut_at_transform(text, knob_for_lines or label, name, where)
         try:
             t = X.parse_transform(text)
         except X.XformError as exc:
@@ -343,6 +353,18 @@ class TableLoader:
             self.disabled.append(DisabledRoute(name, "missing REQUIREMENTS", label, where, route))
             return None
         return route
+
+    def cut_at_transform(self, text: str, knob: str, name: str, where: Source | None = None) -> str:
+        """The text HTCondor loads: ``MacroStreamXFormSource::open`` stops at ``TRANSFORM``."""
+        cut = cut_at_transform(text)
+        if cut.dropped_lines:
+            in_cfg = knob.startswith("JOB_ROUTER_")
+            at = self.value_loc(knob, cut.dropped_lines[0]) if in_cfg else where
+            stmt = self.value_loc(knob, cut.transform_line) if in_cfg else None
+            line = f"line {stmt.line}" if stmt is not None and stmt.line else f"line {cut.transform_line} of the knob"
+            self.diag("warning", f"{knob}: HTCondor stops reading at the TRANSFORM statement ({line}), so the "
+                      f"{len(cut.dropped_lines)} statement line(s) after it are never applied", at, name)
+        return cut.text
 
     def macro(self, route: Route, name: str) -> str | None:
         try:
@@ -406,6 +428,9 @@ class TableLoader:
                 if not any(d.name.lower() == low for d in self.disabled):
                     self.diag("warning", f"route '{name}' from JOB_ROUTER_ROUTE_NAMES not found in the routing table",
                               where, name)
+                    self.disabled.append(DisabledRoute(
+                        name, f"listed in JOB_ROUTER_ROUTE_NAMES but {ROUTE_PREFIX}{name} is not defined: HTCondor "
+                        "skips it", "JOB_ROUTER_ROUTE_NAMES", where))
                 continue
             out.append(route)
         for low, route in self.routes.items():

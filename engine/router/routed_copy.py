@@ -118,22 +118,29 @@ def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: 
 
 
 def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: Any, table: RoutingTable,
-           now: float | None, warnings: list[str] | None) -> None:
+           now: float | None, warnings: list[str] | None, trace: Any = None) -> None:
+    if trace is not None:
+        trace.begin(step, getattr(transform, "name", "") or route.name, dest, None)
     try:
-        found = transform.apply(dest, macros=mset, config=table.config, now=now)
+        found = transform.apply(dest, macros=mset, config=table.config, now=now,
+                                observer=trace.statement if trace is not None else None)
     except X.XformError as exc:
+        if trace is not None:
+            trace.failed(exc.message)
         raise RoutingError(f"{step} {getattr(transform, 'name', '')}: {exc.message}", route.name, step) from None
     if warnings is not None:
         warnings.extend(f"{step} {getattr(transform, 'name', '')}: {w}" for w in found or [])
 
 
 def _optional(transforms: list[Any], dest: dict[str, str], step: str, route: Route, mset: Any,
-              table: RoutingTable, now: float | None, warnings: list[str] | None) -> None:
+              table: RoutingTable, now: float | None, warnings: list[str] | None, trace: Any = None) -> None:
     for t in transforms:
         if getattr(t, "requirements", None) and not t.matches(C.make_ad(dest), now=now, macros=mset,
                                                             config=table.config):
+            if trace is not None:
+                trace.begin(step, t.name, dest, f"not applied: its REQUIREMENTS {t.requirements} are not true")
             continue
-        _apply(t, dest, step, route, mset, table, now, warnings)
+        _apply(t, dest, step, route, mset, table, now, warnings, trace)
 
 
 def new_macro_set(route: Route) -> Any:
@@ -143,27 +150,35 @@ def new_macro_set(route: Route) -> Any:
 
 def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, str], *, now: float | None,
                     source_id: tuple[int, int], sandboxed: bool = False,
-                    edit_in_place: bool | None = None, warnings: list[str] | None = None) -> dict[str, str]:
+                    edit_in_place: bool | None = None, warnings: list[str] | None = None,
+                    trace: Any = None) -> dict[str, str]:
     """The routed copy of a job (or, for an edit-in-place route, the edited source ad).
     ``edit_in_place`` None: evaluate the route's EditJobInPlace against the source. Transform
-    warnings (e.g. a SET whose expression does not parse) are appended to ``warnings``."""
+    warnings (e.g. a SET whose expression does not parse) are appended to ``warnings``.
+    ``trace``: an ``engine.router.trace.Tracer`` told of every step and statement."""
     dest = dict(source_attrs)
     if edit_in_place is None:
         edit_in_place = route.eval_job_expr("EditJobInPlace", C.make_ad(source_attrs), now)
+    if trace is not None:
+        trace.block("VanillaToGrid", route.name, dest, "not applied: EditJobInPlace" if edit_in_place else None)
     if not edit_in_place:
         vanilla_to_grid(dest, route.target_universe, route.grid_resource, sandboxed)
     mset = new_macro_set(route)
     if route.uses_pre_post:
-        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now, warnings)
-    _apply(route.transform, dest, "route", route, mset, table, now, warnings)
+        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now, warnings, trace)
+    _apply(route.transform, dest, "route", route, mset, table, now, warnings, trace)
     if route.uses_pre_post:
-        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now, warnings)
+        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now, warnings, trace)
     if edit_in_place:
         return dest
+    if trace is not None:
+        trace.block("router attributes", route.name, dest, None)
     ad = CIAttrs(dest)
     cluster, proc = source_id
     ad.set("RoutedFromJobId", C.quote(f"{cluster}.{proc}"))
     ad.set("RoutedBy", C.quote(table.knobs.name))
     ad.set("RouteName", C.quote(route.name))
     ad.delete("RoutedToJobId")
+    if trace is not None:
+        trace.end(dest)
     return dest
