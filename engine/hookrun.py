@@ -31,6 +31,7 @@ import stat
 import subprocess
 import threading
 from dataclasses import dataclass
+from typing import Sequence
 from typing import Any, Mapping
 
 from engine.classad import ClassAdError, format_ad, parse_old_ad
@@ -106,6 +107,66 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
 
 
+@dataclass(frozen=True)
+class HookResult:
+    hook_type: str
+    path: str
+    returncode: int | None  # subprocess returncode (negative = killed by that signal); None on timeout
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None  # could not start (OSError text)
+    overflow: str | None = None  # "stdout"/"stderr": that pipe passed the size limit, hook killed
+
+    @property
+    def unfinished(self) -> bool:
+        """Did not run to its own end (not started, timed out, killed for flooding a pipe)."""
+        return self.timed_out or self.error is not None or self.overflow is not None
+
+    @property
+    def signaled(self) -> bool:
+        return self.timed_out or (self.returncode is not None and self.returncode < 0)
+
+    @property
+    def exit_status(self) -> int:
+        """``WEXITSTATUS``: 0 for a signal death, 127-like 1 when the hook could not start."""
+        if self.error is not None:
+            return 1
+        if self.signaled or self.overflow:
+            return 0
+        return int(self.returncode or 0)
+
+    def describe(self) -> str:
+        if self.error:
+            return f"could not run {self.path}: {self.error}"
+        if self.timed_out:
+            return f"{self.path} timed out and was killed"
+        if self.overflow:
+            return f"{self.path} wrote more than the output limit to its {self.overflow} and was killed"
+        if self.returncode is not None and self.returncode < 0:
+            return f"{self.path} was killed by signal {-self.returncode}"
+        return f"{self.path} exited with status {self.returncode}"
+
+
+
+
+def run_hook(hook_type: str, path: str, stdin: str, timeout: float, max_output: int = MAX_OUTPUT,
+             args: Sequence[str] = (), env: Mapping[str, str] | None = None, cwd: str | None = None,
+             argv0: str | None = None) -> HookResult:
+    """Run one hook program (the caller has checked ``allow_run``) and describe how it ended."""
+    argv = [argv0 or path, *args]
+    try:
+        ran = run_bounded(argv, stdin.encode("utf-8", "surrogateescape"), timeout, max_output, env=env, cwd=cwd,
+                          executable=path if argv0 else None)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        return HookResult(hook_type, path, None, error=str(exc))
+    if ran.overflow:
+        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow)
+    if ran.timed_out:
+        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True)
+    return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr)
+
+
 # ------------------------------------------------------------------------------------------
 # bounded capture (HTCondor reads all of a hook's output; a flood must not exhaust memory)
 
@@ -121,13 +182,15 @@ class Ran:
 
 def run_bounded(argv: list[str], stdin: bytes, timeout: float, max_output: int = MAX_OUTPUT,
                 merge_stderr: bool = False, env: Mapping[str, str] | None = None,
-                cwd: str | None = None) -> Ran:
+                cwd: str | None = None, executable: str | None = None) -> Ran:
     """Run ``argv`` in its own session with bounded time and output (used for every hook and for
-    ``JOB_ROUTER_ENTRIES_CMD``); ``env`` replaces the environment when given. Raises
+    ``JOB_ROUTER_ENTRIES_CMD``); ``env`` replaces the environment when given; ``executable``
+    runs that program with ``argv[0]`` as given (cron jobs get their name as argv[0]). Raises
     OSError/ValueError only when it cannot start."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=True,
-                            env=dict(env) if env is not None else None, cwd=cwd)
+                            env=dict(env) if env is not None else None, cwd=cwd,
+                            executable=executable)
     readers = [_Capture(proc.stdout, max_output, proc)]
     if not merge_stderr:
         readers.append(_Capture(proc.stderr, max_output, proc))

@@ -73,10 +73,12 @@ from engine.hookrun import (  # noqa: F401  (re-exported: HookOutputError, PRIVA
     MAX_OUTPUT,
     PRIVATE_ATTRS,
     HookOutputError,
+    HookResult,
     HooksNotAllowed,
     Ran,
     parse_hook_output,
     run_bounded,
+    run_hook,
     sprint_ad,
     validate_hook_path,
 )
@@ -146,47 +148,6 @@ def cleanup_stdin(dest: Mapping[str, str]) -> str:
 
 # ------------------------------------------------------------------------------------------
 # results and what each hook's result means
-
-
-@dataclass(frozen=True)
-class HookResult:
-    hook_type: str
-    path: str
-    returncode: int | None  # subprocess returncode (negative = killed by that signal); None on timeout
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-    error: str | None = None  # could not start (OSError text)
-    overflow: str | None = None  # "stdout"/"stderr": that pipe passed the size limit, hook killed
-
-    @property
-    def unfinished(self) -> bool:
-        """Did not run to its own end (not started, timed out, killed for flooding a pipe)."""
-        return self.timed_out or self.error is not None or self.overflow is not None
-
-    @property
-    def signaled(self) -> bool:
-        return self.timed_out or (self.returncode is not None and self.returncode < 0)
-
-    @property
-    def exit_status(self) -> int:
-        """``WEXITSTATUS``: 0 for a signal death, 127-like 1 when the hook could not start."""
-        if self.error is not None:
-            return 1
-        if self.signaled or self.overflow:
-            return 0
-        return int(self.returncode or 0)
-
-    def describe(self) -> str:
-        if self.error:
-            return f"could not run {self.path}: {self.error}"
-        if self.timed_out:
-            return f"{self.path} timed out and was killed"
-        if self.overflow:
-            return f"{self.path} wrote more than the output limit to its {self.overflow} and was killed"
-        if self.returncode is not None and self.returncode < 0:
-            return f"{self.path} was killed by signal {-self.returncode}"
-        return f"{self.path} exited with status {self.returncode}"
 
 
 @dataclass(frozen=True)
@@ -404,15 +365,7 @@ class HookManager:
     def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
         if not self.allow_run:  # the one place a hook is spawned: refuse here too
             raise HooksNotAllowed(f"{hook_type} hook {path} not run: needs {ALLOW_FLAG}")
-        try:
-            ran = run_bounded([path], stdin.encode("utf-8", "surrogateescape"), self.timeout, self.max_output)
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-            return HookResult(hook_type, path, None, error=str(exc))
-        if ran.overflow:
-            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow)
-        if ran.timed_out:
-            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True)
-        return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr)
+        return run_hook(hook_type, path, stdin, self.timeout, self.max_output)
 
     def close(self) -> None:
         if self._pool is not None:
