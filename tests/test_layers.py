@@ -43,6 +43,7 @@ def test_the_layer_contracts_hold():
     ("engine/feeds/demo.py", "from engine.feeds.replay import timeline"),  # demo -> replay
     ("engine/views/build.py", "import textual"),  # engine -> Textual
     ("engine/router/candidates.py", "import classad2"),  # only engine.classad reads ClassAds
+    ("engine/hookrun.py", "from engine.router import hooks"),  # the shared runner -> router
 ])
 def test_an_upward_import_breaks_a_contract(tmp_path, module, upward):
     root = _copy(tmp_path)

@@ -61,16 +61,27 @@ Nothing here reads the clock: the subprocess timeout is the only real-time eleme
 
 from __future__ import annotations
 
-import os
-import signal
-import stat
-import subprocess
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine.classad import ClassAdError, evaluate, format_ad, make_ad, parse_old_ad
+from engine.classad import evaluate, make_ad
+# the generic runner and the rules shared with the startd/starter hooks (engine.execute)
+from engine.hookrun import (  # noqa: F401  (re-exported: HookOutputError, PRIVATE_ATTRS, …)
+    ALLOW_FLAG,
+    EXIT_GRACE,
+    MAX_OUTPUT,
+    PRIVATE_ATTRS,
+    HookOutputError,
+    HookResult,
+    HooksNotAllowed,
+    Ran,
+    parse_hook_output,
+    run_bounded,
+    run_hook,
+    sprint_ad,
+    validate_hook_path,
+)
 
 TRANSLATE = "TRANSLATE_JOB"
 UPDATE = "UPDATE_JOB_INFO"
@@ -80,24 +91,7 @@ CLEANUP = "JOB_CLEANUP"
 HOOK_TYPES = (TRANSLATE, UPDATE, FINALIZE, EXIT, CLEANUP)
 
 SEPARATOR = "\n------\n"
-MAX_OUTPUT = 4 << 20  # bytes kept of a hook's stdout (and of its stderr); more kills it
-EXIT_GRACE = 1.0  # seconds a hook's pipes may stay open after it exited before its group is killed
 
-# ClassAdAttributeIsPrivateV1 (compat_classad.cpp); sPrintAd leaves these out.
-PRIVATE_ATTRS = frozenset(
-    a.lower() for a in ("Capability", "ChildClaimIds", "ClaimId", "ClaimIdList", "ClaimIds", "PairedClaimId", "TransferKey")
-)
-
-
-class HookOutputError(ValueError):
-    """Hook stdout that HTCondor would reject (names the bad line)."""
-
-
-class HooksNotAllowed(RuntimeError):
-    """A hook program was about to be spawned by a manager built without ``allow_run``."""
-
-
-ALLOW_FLAG = "--allow-hooks"  # the command-line flag that lets hook programs run (named in messages)
 
 
 # ------------------------------------------------------------------------------------------
@@ -119,32 +113,6 @@ def hook_keyword(job: Mapping[str, str] | Any, default: str | None) -> str | Non
     return default or None
 
 
-def validate_hook_path(knob: str, path: str) -> str | None:
-    """``validateHookPath``: None when usable, else HTCondor's error text."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return (
-            f"ERROR: invalid path specified for {knob} ({path}): stat() failed with errno "
-            f"{exc.errno} ({exc.strerror})"
-        )
-    if st.st_mode & stat.S_IWOTH:
-        return f"ERROR: path specified for {knob} ({path}) is world-writable! Refusing to use."
-    if not st.st_mode & stat.S_IEXEC:
-        return f"ERROR: path specified for {knob} ({path}) is not executable."
-    directory = os.path.dirname(path) or "."
-    try:
-        dst = os.stat(directory)
-    except OSError:
-        dst = None
-    if dst is not None and dst.st_mode & stat.S_IWOTH:
-        return (
-            f"ERROR: path specified for {knob} ({path}) is a world-writable directory "
-            f"({directory})! Refusing to use."
-        )
-    return None
-
-
 # ------------------------------------------------------------------------------------------
 # stdin builders and stdout parser
 
@@ -159,11 +127,6 @@ def route_description(name: str, target_universe: int, grid_resource: str | None
     if grid_resource:
         parts.append(f"GridResource = {_new_quote(grid_resource)}")
     return "[ " + "; ".join(parts) + " ]"
-
-
-def sprint_ad(attrs: Mapping[str, str]) -> str:
-    """sPrintAd: sorted ``Name = value`` lines, private attributes excluded."""
-    return format_ad({k: v for k, v in attrs.items() if k.lower() not in PRIVATE_ATTRS})
 
 
 def translate_stdin(route_info: str, src: Mapping[str, str]) -> str:
@@ -183,69 +146,8 @@ def cleanup_stdin(dest: Mapping[str, str]) -> str:
     return sprint_ad(dest)
 
 
-def parse_hook_output(text: str, source: str = "hook output") -> dict[str, str]:
-    """Each non-empty line alone as ``Attr = expr`` (ClassAd::Insert); any bad line rejects all."""
-    out: dict[str, str] = {}
-    for n, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
-            continue
-        if raw.lstrip().startswith("#"):  # Insert() does not accept comments
-            raise HookOutputError(f"{source}:{n}: not an 'Attr = expr' line: {_short(repr(raw))}")
-        try:
-            out.update(parse_old_ad(raw, source))
-        except ClassAdError as exc:
-            raise HookOutputError(f"{source}:{n}: {_short(str(exc).split(': ', 1)[-1])}") from None
-    return out
-
-
-def _short(text: str, limit: int = 160) -> str:
-    """A message quotes at most ``limit`` characters of a (possibly huge, binary) hook line."""
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
-
-
 # ------------------------------------------------------------------------------------------
 # results and what each hook's result means
-
-
-@dataclass(frozen=True)
-class HookResult:
-    hook_type: str
-    path: str
-    returncode: int | None  # subprocess returncode (negative = killed by that signal); None on timeout
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-    error: str | None = None  # could not start (OSError text)
-    overflow: str | None = None  # "stdout"/"stderr": that pipe passed the size limit, hook killed
-
-    @property
-    def unfinished(self) -> bool:
-        """Did not run to its own end (not started, timed out, killed for flooding a pipe)."""
-        return self.timed_out or self.error is not None or self.overflow is not None
-
-    @property
-    def signaled(self) -> bool:
-        return self.timed_out or (self.returncode is not None and self.returncode < 0)
-
-    @property
-    def exit_status(self) -> int:
-        """``WEXITSTATUS``: 0 for a signal death, 127-like 1 when the hook could not start."""
-        if self.error is not None:
-            return 1
-        if self.signaled or self.overflow:
-            return 0
-        return int(self.returncode or 0)
-
-    def describe(self) -> str:
-        if self.error:
-            return f"could not run {self.path}: {self.error}"
-        if self.timed_out:
-            return f"{self.path} timed out and was killed"
-        if self.overflow:
-            return f"{self.path} wrote more than the output limit to its {self.overflow} and was killed"
-        if self.returncode is not None and self.returncode < 0:
-            return f"{self.path} was killed by signal {-self.returncode}"
-        return f"{self.path} exited with status {self.returncode}"
 
 
 @dataclass(frozen=True)
@@ -463,15 +365,7 @@ class HookManager:
     def _execute(self, hook_type: str, path: str, stdin: str) -> HookResult:
         if not self.allow_run:  # the one place a hook is spawned: refuse here too
             raise HooksNotAllowed(f"{hook_type} hook {path} not run: needs {ALLOW_FLAG}")
-        try:
-            ran = run_bounded([path], stdin.encode("utf-8", "surrogateescape"), self.timeout, self.max_output)
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-            return HookResult(hook_type, path, None, error=str(exc))
-        if ran.overflow:
-            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow)
-        if ran.timed_out:
-            return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True)
-        return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr)
+        return run_hook(hook_type, path, stdin, self.timeout, self.max_output)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -479,95 +373,3 @@ class HookManager:
             self._pool = None
 
 
-# ------------------------------------------------------------------------------------------
-# bounded capture (HTCondor reads all of a hook's output; a flood must not exhaust memory)
-
-
-@dataclass(frozen=True)
-class Ran:
-    returncode: int | None  # None when killed for a timeout or a flood
-    stdout: str  # decoded as UTF-8 with U+FFFD: binary output cannot raise
-    stderr: str
-    timed_out: bool = False
-    overflow: str | None = None  # "stdout" / "stderr"
-
-
-def run_bounded(argv: list[str], stdin: bytes, timeout: float, max_output: int = MAX_OUTPUT,
-                merge_stderr: bool = False) -> Ran:
-    """Run ``argv`` in its own session with bounded time and output (used for hooks and for
-    ``JOB_ROUTER_ENTRIES_CMD``). Raises OSError/ValueError only when it cannot start."""
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=True)
-    readers = [_Capture(proc.stdout, max_output, proc)]
-    if not merge_stderr:
-        readers.append(_Capture(proc.stderr, max_output, proc))
-    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
-    for t in (feeder, *readers):
-        t.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
-        proc.wait()
-    for t in readers:
-        t.join(timeout=EXIT_GRACE)
-        if t.is_alive():  # it exited but a child of it still holds the pipe open
-            _kill_group(proc)
-            t.join(timeout=EXIT_GRACE)
-    feeder.join(timeout=EXIT_GRACE)
-    out = readers[0]
-    err = readers[1] if len(readers) > 1 else None
-    overflow = "stdout" if out.overflow else "stderr" if err is not None and err.overflow else None
-    return Ran(None if (timed_out or overflow) else proc.returncode, out.text(), err.text() if err else "",
-               timed_out and not overflow, overflow)
-
-
-class _Capture(threading.Thread):
-    """Reads one pipe into memory up to ``limit`` bytes; past it, kills the hook's group."""
-
-    def __init__(self, pipe: Any, limit: int, proc: subprocess.Popen) -> None:
-        super().__init__(daemon=True)
-        self.pipe, self.limit, self.proc = pipe, limit, proc
-        self.buf = bytearray()
-        self.overflow = False
-
-    def run(self) -> None:
-        try:
-            while chunk := self.pipe.read1(65536):
-                if len(self.buf) + len(chunk) > self.limit:
-                    self.overflow = True
-                    _kill_group(self.proc)
-                    break
-                self.buf += chunk
-        except (OSError, ValueError):
-            pass
-        finally:
-            self.pipe.close()
-
-    def text(self) -> str:
-        return bytes(self.buf).decode("utf-8", "replace")
-
-
-def _feed(pipe: Any, data: bytes) -> None:
-    try:
-        pipe.write(data)
-    except (OSError, ValueError):  # the hook exited without reading its stdin
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the hook and whatever it started (it leads its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        try:
-            proc.kill()
-        except OSError:
-            pass

@@ -19,7 +19,7 @@ from engine.lang import xform as X
 from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
-from engine.router.hooks import MAX_OUTPUT, run_bounded
+from engine.hookrun import MAX_OUTPUT, run_bounded
 from engine.router.lints import lint_table
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
