@@ -107,9 +107,9 @@ async def test_seek_command_and_jump_keys(log):
         target = index.step_at_time(t + 600)
         await wait_until(pilot, _shown(app, target))
         assert _player(runtime).position == target
-        t = app.snapshot.replay.time
-        await pilot.press("left_square_bracket")  # [ -1 min
-        await wait_until(pilot, _shown(app, index.step_at_time(t - 60)))
+        # [ -1 min: from the requested t + 600, not from the transaction the seek landed on
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, _shown(app, index.step_at_time(t + 600 - 60)))
         await _cmd(pilot, "seek #abc")  # a bad argument is an error toast, nothing is sent
         await pilot.pause()
         assert any(":seek" in n.message for n in app._notifications)
