@@ -199,6 +199,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         from tui.config_watch import digest  # noqa: PLC0415
 
         changed = [f for f in message.files if self.own_writes.get(f) != digest(f)]
+        if self.mode == "replay":
+            return  # replay's --config is only shown; the recorded router's table does not change
         if not changed or self.engine_error or self.snapshot is None:
             return
         names = ", ".join(os.path.basename(f) for f in changed)
