@@ -98,7 +98,9 @@ async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp
         await wait_until(pilot, lambda: app.snapshot is not None and app._watching, timeout=LONG)
         version = app.snapshot.table_version
         await pilot.pause(0.5)  # let the watcher start
-        conf = conf_dir / "condor_config"
+        # the demo runs on its state directory's copy of the config (issue 11 item 7): break that one
+        conf = Path(app.snapshot.config_files[0])
+        assert conf.parent == tmp_path / "state" / "config"
         text = conf.read_text()
         conf.write_text(text.replace('REQUIREMENTS (VO == "cms") && (RequestMemory <= 8000)',
                                      'REQUIREMENTS (VO == "cms") && (RequestMemory <= ', 1))

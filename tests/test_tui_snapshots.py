@@ -81,7 +81,9 @@ class TestJobs:
         async def run_before(pilot):
             await _ready(pilot)
             await pilot.press("j")
-            await pilot.press("slash", *"held")  # text filter
+            await pilot.press("slash")  # the filter box: it takes focus once laid out
+            await pilot.pause()
+            await pilot.press(*"held")  # text filter
             await pilot.press("enter")  # back to the table
             await pilot.press("s", "s", "s")  # sort by owner
             await pilot.press("down", "down")  # move the cursor
