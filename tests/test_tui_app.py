@@ -96,7 +96,7 @@ async def test_engine_crash_keeps_the_last_snapshot_and_refuses_commands():
         assert app.snapshot is good  # figures stay as they were
         assert "ZeroDivisionError" in app.engine_error
         assert sum(isinstance(m, EngineCrashed) for m in seen) == 1
-        await pilot.press("p")
+        await pilot.press("space")
         await pilot.pause()
         assert rt.sent == []  # nothing sent to a dead engine
         assert app.screen.query_one("#engine-banner").has_class("-shown")
@@ -129,9 +129,9 @@ async def test_keys_pause_and_speed_send_commands():
     seen = []
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("p")
+        await pilot.press("space")
         await wait_until(pilot, lambda: app.snapshot.paused)
-        await pilot.press("p", "plus")
+        await pilot.press("space", "plus")
         await wait_until(pilot, lambda: app.snapshot.speed == 120.0)
         assert rt.sent == [S.Pause(), S.Resume(), S.SetSpeed(120.0)]
         assert [m.command for m in seen if isinstance(m, CommandSent)] == rt.sent
@@ -218,10 +218,11 @@ async def test_hold_release_remove_commands_name_the_job():
     app = _app(rt)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
-        await _cmd(pilot, "hold 100")
-        await _cmd(pilot, "release 100.0")
-        await _cmd(pilot, "rm 101.0")
-        await pilot.pause()
+        for text in ("hold 100", "release 100.0", "rm 101.0"):
+            await _cmd(pilot, text)
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "Confirm")
+            await pilot.press("y")
+            await pilot.pause()
         assert rt.sent == [S.HoldJob("100.0"), S.ReleaseJob("100.0"), S.RemoveJob("101.0")]
 
 

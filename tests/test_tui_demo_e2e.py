@@ -51,7 +51,10 @@ async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
         await wait_until(pilot, lambda: type(app.screen).__name__ == "EditorScreen" and app.screen.lint is not None)
         editor = app.screen
         conf = Path(editor.path)
-        assert conf.parent == conf_dir
+        # the editor edits the state directory's copy, never the configuration the demo came from
+        # (issue 11 item 7: it used to write into the checkout's sample_configs/demo)
+        assert conf.parent == tmp_path / "state" / "config" and conf.name == "condor_config"
+        original = (conf_dir / "condor_config").read_text()
         area = editor.query_one("#editor")
         assert "MaxIdleJobs = 20" in area.document.get_line(area.cursor_location[0] + 4)
         area.text = area.text.replace("  MaxIdleJobs = 20\n", "  MaxIdleJobs = 40\n", 1)
@@ -61,6 +64,8 @@ async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
         await pilot.press("y")
         await wait_until(pilot, lambda: any(isinstance(m, RoutesApplied) for m in seen))
         assert "MaxIdleJobs = 40" in conf.read_text() and "MaxIdleJobs = 20\n  # a copy" not in conf.read_text()
+        assert (conf_dir / "condor_config").read_text() == original
+        assert not (conf_dir / ".routedeck-backups").exists()
         await wait_until(pilot, lambda: _route(app, "CMS_T2").max_idle == 40, timeout=LONG)
         await pilot.press("escape")  # back to the board
         await wait_until(pilot, lambda: type(app.screen).__name__ == "RoutesScreen")
@@ -93,7 +98,9 @@ async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp
         await wait_until(pilot, lambda: app.snapshot is not None and app._watching, timeout=LONG)
         version = app.snapshot.table_version
         await pilot.pause(0.5)  # let the watcher start
-        conf = conf_dir / "condor_config"
+        # the demo runs on its state directory's copy of the config (issue 11 item 7): break that one
+        conf = Path(app.snapshot.config_files[0])
+        assert conf.parent == tmp_path / "state" / "config"
         text = conf.read_text()
         conf.write_text(text.replace('REQUIREMENTS (VO == "cms") && (RequestMemory <= 8000)',
                                      'REQUIREMENTS (VO == "cms") && (RequestMemory <= ', 1))

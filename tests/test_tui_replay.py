@@ -107,9 +107,9 @@ async def test_seek_command_and_jump_keys(log):
         target = index.step_at_time(t + 600)
         await wait_until(pilot, _shown(app, target))
         assert _player(runtime).position == target
-        t = app.snapshot.replay.time
-        await pilot.press("left_square_bracket")  # [ -1 min
-        await wait_until(pilot, _shown(app, index.step_at_time(t - 60)))
+        # [ -1 min: from the requested t + 600, not from the transaction the seek landed on
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, _shown(app, index.step_at_time(t + 600 - 60)))
         await _cmd(pilot, "seek #abc")  # a bad argument is an error toast, nothing is sent
         await pilot.pause()
         assert any(":seek" in n.message for n in app._notifications)
@@ -160,3 +160,43 @@ def test_parse_seek_forms():
     assert parse_seek("1970-01-01T00:20:00", snap) == S.Seek(time=1200.0)
     with pytest.raises(ValueError):
         parse_seek("soon", snap)
+
+
+async def test_jumps_pressed_quickly_accumulate(log):
+    """Issue 11 item 5: } } } pressed faster than snapshots arrive moves 30 minutes, not 10 — each
+    jump starts from the requested time, not from the last snapshot's (or the landing) position."""
+    app, runtime = _app(log)
+    seen = []
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
+        index = _player(runtime).index
+        t = app.snapshot.replay.time
+        for _ in range(3):
+            await pilot.press("right_curly_bracket")  # no pause between: the snapshot is still the old one
+        target = index.step_at_time(t + 1800)
+        assert target > index.step_at_time(t + 600)  # the recording is long enough to tell them apart
+        await wait_until(pilot, _shown(app, target))
+        assert _player(runtime).position == target
+        seeks = [m.command.time for m in seen if isinstance(m, CommandSent) and isinstance(m.command, S.Seek)]
+        assert seeks == [t + 600, t + 1200, t + 1800]
+
+
+async def test_replay_with_config_shows_it_read_only(log, tmp_path):
+    """Issue 11 item 8: in replay with --config, e shows that config read-only (it was an empty
+    "no config file" editor), and the footer offers View config, not Edit."""
+    from tui_fixtures import write_routes_conf
+
+    conf = tmp_path / "routes.conf"
+    text = write_routes_conf(conf)
+    runtime = build_runtime(_args(log, config=[str(conf)]))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
+        assert app.snapshot.config_files == (str(conf),)
+        shown = {k: b.binding.description for k, b in app.screen.active_bindings.items() if b.binding.show}
+        assert shown.get("e") == "View config"
+        await pilot.press("e")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "EditorScreen" and app.screen.path is not None)
+        area = app.screen.query_one("#editor")
+        assert area.read_only and area.text == text and str(conf) in area.border_title
+    assert conf.read_text() == text

@@ -187,6 +187,9 @@ async def test_job_hold_key_sends_the_selected_job():
         await _start(pilot, app)
         await pilot.press("j", "down", "H")
         await pilot.pause()
+        assert rt.sent == []  # asks first (issue 11 item 6)
+        await pilot.press("y")
+        await pilot.pause()
         assert rt.sent == [S.HoldJob(rt.latest().jobs[1].job)]
 
 

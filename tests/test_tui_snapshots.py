@@ -81,7 +81,9 @@ class TestJobs:
         async def run_before(pilot):
             await _ready(pilot)
             await pilot.press("j")
-            await pilot.press("slash", *"held")  # text filter
+            await pilot.press("slash")  # the filter box: it takes focus once laid out
+            await pilot.pause()
+            await pilot.press(*"held")  # text filter
             await pilot.press("enter")  # back to the table
             await pilot.press("s", "s", "s")  # sort by owner
             await pilot.press("down", "down")  # move the cursor
@@ -171,13 +173,6 @@ class TestShell:
 
         assert snap_compare(_app(make_snapshot(100)), terminal_size=WIDE, run_before=run_before)
 
-    def test_command_line(self, snap_compare):
-        async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("colon", *"speed 120")  # typed, not yet run
-
-        assert snap_compare(_app(make_snapshot(100)), terminal_size=NARROW, run_before=run_before)
-
     def test_readonly_header(self, snap_compare):
         assert snap_compare(_app(make_snapshot(100), readonly=True), terminal_size=NARROW, run_before=_ready)
 
@@ -190,3 +185,30 @@ class TestWide:
                           "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
         assert snap_compare(_app(make_snapshot(1000, diagnostics=(lint,))), terminal_size=(160, 40),
                             run_before=_ready)
+
+
+class TestCommandLine:
+    """The ``:`` prompt with typed text (issue 11 item 1): docked at the bottom, the text and the
+    command's help visible, the completion in grey, the board live behind it."""
+
+    async def _typed(self, pilot):
+        await _ready(pilot)
+        await pilot.press("colon")  # the prompt opens at the bottom
+        await pilot.press(*"speed 120")  # typed, not yet run: the hint shows :speed's help
+
+    async def _completing(self, pilot):
+        await _ready(pilot)
+        await pilot.press("colon")
+        await pilot.press(*"edit Si")  # two routes start with Si: both listed, the first in grey
+
+    def test_typed_narrow(self, snap_compare):
+        assert snap_compare(_app(make_snapshot(100)), terminal_size=NARROW, run_before=self._typed)
+
+    def test_typed_132x40(self, snap_compare):
+        assert snap_compare(_app(make_snapshot(100)), terminal_size=(132, 40), run_before=self._typed)
+
+    def test_completion_narrow(self, snap_compare):
+        assert snap_compare(_app(make_snapshot(100)), terminal_size=NARROW, run_before=self._completing)
+
+    def test_completion_132x40(self, snap_compare):
+        assert snap_compare(_app(make_snapshot(100)), terminal_size=(132, 40), run_before=self._completing)

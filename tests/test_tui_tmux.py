@@ -1,5 +1,5 @@
 """The real ``routedeck demo`` in a real terminal (tmux): start it, wait, capture the screen,
-check the routes board shows live counts, open the editor, quit — exit status 0 and the
+check the routes board shows live counts, type into the ``:`` line, open the editor, quit — exit status 0 and the
 terminal restored (alternate screen left, canonical mode and echo back on).
 
 Needs tmux (``apt-get install -y tmux``; CI installs it in ``.ci/run``).
@@ -72,6 +72,19 @@ def test_demo_in_tmux(tmp_path):
         clock = re.compile(r"virtual (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
         first = clock.search(screen).group(1)
         _wait_for(session, r"virtual (?!" + re.escape(first) + r")\d{4}-")
+        # the : line (issue 11 item 1): typed text is on screen, at the bottom, with its help,
+        # and the board behind it keeps moving while it is open
+        _tmux("send-keys", "-t", session, ":")
+        _wait_for(session, r"^ :\s*$|command: board")
+        _tmux("send-keys", "-t", session, "-l", "speed 12")
+        _wait_for(session, r"^ :speed 12\s*$")
+        lines = _capture(session).rstrip("\n").split("\n")
+        assert lines[-1].startswith(" :speed 12"), lines[-3:]  # the last row of the terminal
+        assert ":speed X" in lines[-2]  # the command's help just above it
+        behind = clock.search(_capture(session)).group(1)
+        _wait_for(session, r"virtual (?!" + re.escape(behind) + r")\d{4}-")  # live behind the prompt
+        _tmux("send-keys", "-t", session, "Escape")  # cancel: nothing run
+        _wait_for(session, r"e Edit")
         _tmux("send-keys", "-t", session, "e")  # open the editor on the selected (first) route
         _wait_for(session, r"JOB_ROUTER_ROUTE_CMS_T2 @=jrt")
         _wait_for(session, r"Lint")

@@ -32,15 +32,15 @@ from typing import Iterable
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine import snapshot as S
+from tui import keymap
 from tui.prompt_commands import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.palette import COMMANDS
-from tui.screens.replay_controls import REPLAY_BINDINGS, ReplayControls
+from tui.screens.replay_controls import ReplayControls
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -72,18 +72,7 @@ def _screen(name: str) -> Screen:
 class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
-    BINDINGS = [
-        Binding("question_mark", "help", "Help"),
-        Binding("colon", "command_line", "Command"),
-        Binding("b", "show_routes", "Board"),
-        Binding("j", "show_jobs", "Jobs"),
-        Binding("c", "show_cron", "Crondor"),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("plus", "speed(2)", "Faster", key_display="+"),
-        Binding("minus", "speed(0.5)", "Slower", key_display="-"),
-        Binding("q", "quit", "Quit"),
-        *REPLAY_BINDINGS,
-    ]
+    BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.keymap); ? shows it
 
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
 
@@ -107,6 +96,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
         self._watching: tuple[str, ...] = ()
         self.bookmarks: list[tuple[str, int, float]] = []  # replay: (name, transaction, time)
+        self.command_history: list[str] = []  # the ``:`` line's Up/Down
+        self._job_ids: tuple[int, list[str]] = (-1, [])
         if mode == "watch":
             self._modes["routes"] = _watch_board
 
@@ -208,6 +199,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         from tui.config_watch import digest  # noqa: PLC0415
 
         changed = [f for f in message.files if self.own_writes.get(f) != digest(f)]
+        if self.mode == "replay":
+            return  # replay's --config is only shown; the recorded router's table does not change
         if not changed or self.engine_error or self.snapshot is None:
             return
         names = ", ".join(os.path.basename(f) for f in changed)
@@ -216,12 +209,25 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.post_message(CommandSent(S.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})")))
 
     def _show(self, snap: S.Snapshot | None) -> None:
-        screen = self.screen
-        show = getattr(screen, "show_snapshot", None)
-        if show is not None:
-            show(snap)
-            if self.mode == "replay":
-                self.show_replay_bar(screen)
+        """Hand ``snap`` to the top main screen, also under a dialog or the ``:`` line, so what
+        shows behind them stays live; a screen with only a header (why-not) gets its header."""
+        from textual.screen import ModalScreen  # noqa: PLC0415
+
+        from tui.widgets.chrome import StatusHeader  # noqa: PLC0415
+
+        if snap is not None and self.mode == "replay":
+            self.replay_snapshot_seen(snap)
+        for screen in reversed(self.screen_stack):
+            show = getattr(screen, "show_snapshot", None)
+            if show is not None:
+                show(snap)
+                if self.mode == "replay":
+                    self.show_replay_bar(screen)
+                return
+            for header in screen.query(StatusHeader):
+                header.show(snap, self.readonly)
+            if not isinstance(screen, ModalScreen):
+                return
 
     def _toast_events(self, snap: S.Snapshot, quiet: bool) -> None:
         new = [e for e in snap.events if e.seq > self.last_event_seq]
@@ -263,6 +269,40 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.post_message(CommandSent(command))
         return True
 
+    def confirm_job_command(self, command: S.HoldJob | S.ReleaseJob | S.RemoveJob) -> None:
+        """Ask (naming the job and what will happen), then send and say so (issue 11 item 6)."""
+        from tui.screens.confirm import Confirm, job_question  # noqa: PLC0415
+
+        if self.readonly:
+            self.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+            return
+        title, body = job_question(command)
+        verb = title.split()[0].lower()
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                self.notify(f"job {command.job} not {verb}ed" if verb != "remove" else
+                            f"job {command.job} not removed", severity="information")
+            elif self.send(command):
+                self.notify(f"{verb} sent for job {command.job}", title=f"{verb} job")
+
+        self.push_screen(Confirm(title, body), answered)
+
+    def completion_words(self) -> dict[str, list[str]]:
+        """What the ``:`` line completes arguments from (tui.widgets.command_line.candidates)."""
+        from tui.widgets.job_model import COLUMN_KEYS  # noqa: PLC0415
+
+        snap = self.snapshot
+        words: dict[str, list[str]] = {
+            "column": list(COLUMN_KEYS), "order": ["desc", "asc"], "seek": ["start", "end"],
+            "bookmark": [b[0] for b in self.bookmarks]}
+        if snap is not None:
+            words["route"] = list(dict.fromkeys(r.name for r in snap.routes + snap.inactive_routes))
+            if self._job_ids[0] != snap.jobs_version or not self._job_ids[1]:
+                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs])
+            words["job"] = self._job_ids[1]
+        return words
+
     def action_toggle_pause(self) -> None:
         paused = self.snapshot.paused if self.snapshot else False
         self.send(S.Resume() if paused else S.Pause())
@@ -273,9 +313,13 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
 
     # -- navigation -----------------------------------------------------------------------------
     def _go(self, name: str) -> Screen:
-        """Switch to a main screen (one Textual mode each, so each keeps its state and stack)."""
+        """Switch to a main view's top screen (one Textual mode each, so each keeps its state):
+        whatever was opened on top of it (a route, a why-not, a dialog) is closed, so ``b``
+        ``j`` ``c`` always land on the live view (issue 11 item 3)."""
         if self.current_mode != name:
             self.switch_mode(name)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
         return self.screen_stack[0]
 
     def action_show_routes(self) -> None:

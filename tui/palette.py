@@ -16,26 +16,28 @@ class Command:
     arg: str  # "" when the command takes none
     help: str
     aliases: tuple[str, ...] = ()
+    # what the ``:`` line completes, one kind per argument: route, job, column, order, bookmark, seek
+    complete: str = ""
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("routes", "", "routes board (home)", ("board", "r")),
-    Command("jobs", "[TEXT]", "jobs screen, optionally filtered by text", ("j",)),
-    Command("cron", "", "crondor screen", ("crondor", "c")),
-    Command("edit", "[NAME]", "route editor (at route NAME)", ("e",)),
-    Command("why", "JOB", "why is this idle job not routed", ("whynot", "w")),
+    Command("board", "", "routes board (home; key b)", ("b", "routes")),
+    Command("jobs", "[TEXT]", "jobs screen, optionally filtered by text (key j)", ("j",)),
+    Command("cron", "", "crondor screen (key c)", ("c", "crondor")),
+    Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
+    Command("why", "JOB", "why is this idle job not routed", ("whynot",), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
-    Command("sort", "COLUMN [desc]", "sort the jobs by a column", ()),
+    Command("sort", "COLUMN [desc]", "sort the jobs by a column", (), "column order"),
     Command("pause", "", "pause the engine", ()),
     Command("resume", "", "resume the engine", ("play",)),
     Command("step", "[N]", "advance N engine cycles while paused", ()),
     Command("speed", "X", "set the virtual clock's speed (×X)", ()),
-    Command("seek", "TIME|+SECONDS|#N", "replay: go to a recorded time, an offset or a transaction", ()),
+    Command("seek", "TIME|+SECONDS|#N", "replay: go to a recorded time, an offset or a transaction", (), "seek"),
     Command("mark", "[NAME]", "replay: bookmark this moment", ()),
-    Command("bookmark", "NAME", "replay: go to a bookmark", ()),
-    Command("hold", "JOB", "hold a job", ()),
-    Command("release", "JOB", "release a held job", ()),
-    Command("rm", "JOB", "remove a job", ("remove",)),
+    Command("bookmark", "NAME", "replay: go to a bookmark", (), "bookmark"),
+    Command("hold", "JOB", "hold a job (asks first)", (), "job"),
+    Command("release", "JOB", "release a held job (asks first)", (), "job"),
+    Command("rm", "JOB", "remove a job (asks first)", ("remove",), "job"),
     Command("undo", "", "restore the routing table before the last apply", ()),
     Command("error", "", "the engine's full error text, after a crash", ()),
     Command("help", "", "list every key and command", ("?",)),

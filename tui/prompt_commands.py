@@ -17,7 +17,8 @@ class CommandLineMixin:
     def action_command_line(self, value: str = "") -> None:
         from tui.widgets.command_line import CommandLine  # noqa: PLC0415
 
-        self.push_screen(CommandLine(value, blink=self.blink), self.run_command_line)
+        self.push_screen(CommandLine(value, blink=self.blink, history=self.command_history,
+                                     words=self.completion_words), self.run_command_line)
 
     def run_command_line(self, text: str | None) -> None:
         if not text or not text.strip():
@@ -33,7 +34,7 @@ class CommandLineMixin:
         except (ValueError, LookupError) as exc:
             self.notify(f":{command.name}: {exc}", severity="error")
 
-    def cmd_routes(self, arg: str) -> None:
+    def cmd_board(self, arg: str) -> None:
         self._go("routes")
 
     def cmd_jobs(self, arg: str) -> None:
@@ -79,13 +80,13 @@ class CommandLineMixin:
         self.send(S.SetSpeed(value))
 
     def cmd_hold(self, arg: str) -> None:
-        self.send(S.HoldJob(self._job_arg(arg)))
+        self.confirm_job_command(S.HoldJob(self._job_arg(arg)))
 
     def cmd_release(self, arg: str) -> None:
-        self.send(S.ReleaseJob(self._job_arg(arg)))
+        self.confirm_job_command(S.ReleaseJob(self._job_arg(arg)))
 
     def cmd_rm(self, arg: str) -> None:
-        self.send(S.RemoveJob(self._job_arg(arg)))
+        self.confirm_job_command(S.RemoveJob(self._job_arg(arg)))
 
     def _job_arg(self, arg: str) -> str:
         job = shlex.split(arg)[0] if arg else ""

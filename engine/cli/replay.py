@@ -158,7 +158,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
         player.seek(step=args.transaction)
     elif args.at:
         player.seek(time=parse_time(args.at, player.start, player.end, args.tz))
-    feed = ReplayFeed(player)
+    feed = ReplayFeed(player, tuple(args.config or ()))
     clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
 

@@ -28,7 +28,11 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+import tempfile
 import tomllib
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -294,6 +298,35 @@ def _template_index(workload: Workload) -> dict[str, Any]:
     return {t.name: t for t in workload.jobs + workload.cron}
 
 
+def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFiles, Path | None]:
+    """Copy the demo's config files into ``<state_dir>/config`` and use the copies (issue 11 item 7).
+
+    The routing table is edited in RouteDeck; the edits must not land in the checkout's
+    ``sample_configs/demo`` (the next demo would silently start from them). A copy that exists
+    already is kept: it is this state directory's table, edits included, as the queue log is its
+    queue. Without a state directory the copy goes to a temporary directory, returned as the
+    second value for the caller to remove. The sites and workload files are only read: not copied.
+    """
+    scratch = None
+    if state_dir is None:
+        scratch = Path(tempfile.mkdtemp(prefix="routedeck-demo-config-"))
+        target = scratch
+    else:
+        target = Path(state_dir) / "config"
+    target.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for src in files.config_paths():
+        dst = target / src.name
+        if not dst.exists():
+            try:
+                shutil.copyfile(src, dst)
+            except OSError as exc:
+                raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}") from None
+        copies.append(dst)
+    return dataclasses.replace(files, condor_config=copies[0],
+                               classad_routes=copies[1] if files.classad_routes else None), scratch
+
+
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
                speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
                with_router: bool = True, durable: bool = True) -> Engine:
@@ -305,7 +338,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
     """
     from engine.feeds.demo_state import open_state  # noqa: PLC0415
 
-    files = DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes)
+    files, scratch = stage_config(DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes), state_dir)
     try:
         config = Config.load(files.config_paths(), env={})
     except Exception as exc:
@@ -338,6 +371,8 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                     state_dir=Path(state_dir) if state_dir else None,
                     config_files=tuple(str(p) for p in files.config_paths()), writer=writer,
                     poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
+    if scratch is not None:  # no state directory: the config copy goes with the engine
+        weakref.finalize(engine, shutil.rmtree, scratch, True)
     if table is not None:
         for d in table.diagnostics:
             if d.level in ("error", "warning"):

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual import work
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.snapshot import JobRow
+from tui import keymap
 from tui.engine_api import job_ad
 
 
 class AdScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close"), Binding("w", "why_not", "Why not")]
+    BINDINGS = keymap.AD
 
     def __init__(self, row: JobRow) -> None:
         super().__init__()

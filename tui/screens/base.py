@@ -16,8 +16,20 @@ from engine.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
 
 
+EDIT_ACTIONS = frozenset({"edit_route", "edit"})  # shown where the config can be written
+VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.keymap)
+
+
 class DeckScreen(Screen):
     _draw_error: str | None = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``e`` is "Edit" or "View config" (tui.keymap): read-only modes never advertise Edit."""
+        if action in EDIT_ACTIONS:
+            return not self.app.readonly
+        if action in VIEW_ACTIONS:
+            return bool(self.app.readonly)
+        return True
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")

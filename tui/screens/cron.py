@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import CronView, Snapshot
+from tui import keymap
 from tui.format import duration, short, zoned
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -79,7 +79,7 @@ class CronScreen(FilterBox, DeckScreen):
     FILTER_TABLE = "#cron"
 
     AUTO_FOCUS = "#cron"
-    BINDINGS = [Binding("slash", "filter", "Filter"), Binding("escape", "back", "Back", show=False)]
+    BINDINGS = keymap.CRON
 
     def __init__(self) -> None:
         super().__init__()
@@ -149,9 +149,7 @@ class CronScreen(FilterBox, DeckScreen):
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)
-        if box.value or box.has_focus:
+        if box.value or box.has_focus or box.has_class("-shown"):
             box.value = ""
             box.remove_class("-shown")
             self.query_one("#cron", DataTable).focus()
-        else:
-            self.app.action_show_routes()

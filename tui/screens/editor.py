@@ -30,13 +30,13 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from engine.snapshot import ApplyRoutes, Snapshot
+from tui import keymap
 from tui.config_files import unified_diff, write_with_backup
 from tui.engine_api import LintResult, lint_config
 from tui.messages import RoutesApplied, RoutesUndone
@@ -45,7 +45,7 @@ from tui.screens.base import DeckScreen
 
 
 class ConfirmApply(ModalScreen[bool]):
-    BINDINGS = [Binding("y,enter", "answer(True)", "Apply"), Binding("n,escape", "answer(False)", "Cancel")]
+    BINDINGS = keymap.CONFIRM
 
     def __init__(self, path: str, diff: str) -> None:
         super().__init__()
@@ -114,12 +114,7 @@ def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
 
 class EditorScreen(DeckScreen):
     AUTO_FOCUS = "#editor"
-    BINDINGS = [
-        Binding("ctrl+s", "apply", "Apply"),
-        Binding("ctrl+r", "undo_apply", "Undo apply"),
-        Binding("ctrl+o", "external", "$EDITOR"),
-        Binding("escape", "close", "Close"),
-    ]
+    BINDINGS = keymap.EDITOR
 
     class Linted(Message):
         def __init__(self, generation: int, result: LintResult) -> None:
@@ -169,7 +164,7 @@ class EditorScreen(DeckScreen):
     def _open(self) -> None:
         self.path, self.line = self._target()
         area = self.query_one(TextArea)
-        area.border_title = self.path or "no config file"
+        area.border_title = (self.path or "no config file") + (" (read-only)" if self.app.readonly else "")
         if self.path is None:
             self.query_one("#lint", Static).update(Text("this engine has no routing-table file to edit", style="red"))
             return
@@ -294,10 +289,27 @@ class EditorScreen(DeckScreen):
             area.load_text(new)
             self.schedule_lint(0)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("apply", "undo_apply", "external"):
+            return not self.app.readonly  # read-only: not advertised (apply would refuse anyway)
+        return super().check_action(action, parameters)
+
     def action_close(self) -> None:
-        if self.path and self.text != self.disk_text:
-            self.notify("unapplied edits discarded", severity="warning")
-        self.app.pop_screen()
+        """Esc: leave; with unapplied edits, ask first (they are lost otherwise)."""
+        if self.path and not self.app.readonly and self.text != self.disk_text:
+            from tui.screens.confirm import Confirm  # noqa: PLC0415
+
+            self.app.push_screen(
+                Confirm("Discard unapplied edits?",
+                        f"{self.path} has edits that were not applied (ctrl+s applies them). "
+                        "Leave the editor and discard them?"),
+                lambda yes: yes and self._leave())
+            return
+        self._leave()
+
+    def _leave(self) -> None:
+        if self.app.screen is self:
+            self.app.pop_screen()
 
 
 def _files_for(snap: Snapshot | None, path: str) -> tuple[str, ...]:

@@ -12,12 +12,12 @@ import time
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from engine.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
+from tui import keymap
 from tui.engine_api import constraint_hits, full_ads_of
 from tui.messages import FilterChanged
 from tui.screens.base import DeckScreen
@@ -31,16 +31,7 @@ HEAVY_EVERY = 2.0  # seconds between re-filtering a large, changing queue
 
 class JobsScreen(DeckScreen):
     AUTO_FOCUS = "#jobs"
-    BINDINGS = [
-        Binding("slash", "filter", "Filter"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("S", "reverse_sort", "Reverse", show=False),
-        Binding("w", "why_not", "Why not"),
-        Binding("H", "hold", "Hold", show=False),
-        Binding("L", "release", "Release", show=False),
-        Binding("X", "remove", "Remove", show=False),
-        Binding("escape", "back", "Back", show=False),
-    ]
+    BINDINGS = keymap.JOBS
 
     def __init__(self) -> None:
         super().__init__()
@@ -249,11 +240,9 @@ class JobsScreen(DeckScreen):
             self.set_constraint(None)
             box.remove_class("-shown")
             self.table.focus()
-        elif box.has_focus:
+        elif box.has_focus or box.has_class("-shown"):
             box.remove_class("-shown")
             self.table.focus()
-        else:
-            self.app.action_show_routes()
 
     # -- drill-down and job commands ------------------------------------------------------------
     def on_job_table_selected(self, event: JobTable.Selected) -> None:
@@ -268,12 +257,12 @@ class JobsScreen(DeckScreen):
 
     def action_hold(self) -> None:
         if self.table.selected:
-            self.app.send(HoldJob(self.table.selected.job))
+            self.app.confirm_job_command(HoldJob(self.table.selected.job))
 
     def action_release(self) -> None:
         if self.table.selected:
-            self.app.send(ReleaseJob(self.table.selected.job))
+            self.app.confirm_job_command(ReleaseJob(self.table.selected.job))
 
     def action_remove(self) -> None:
         if self.table.selected:
-            self.app.send(RemoveJob(self.table.selected.job))
+            self.app.confirm_job_command(RemoveJob(self.table.selected.job))

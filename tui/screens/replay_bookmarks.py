@@ -8,17 +8,17 @@ a ``GotoBookmark(name)``. Dismisses with the chosen name, or None on Escape.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from tui import keymap
 from tui.format import clock_time, count
 
 
 class BookmarkPicker(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape,q", "dismiss_none", "Cancel")]
+    BINDINGS = keymap.PICKER
     DEFAULT_CSS = """
     BookmarkPicker #bookmark-box { width: 60; height: auto; max-height: 20; border: thick $primary;
         background: $surface; padding: 0 1; }

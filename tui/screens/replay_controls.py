@@ -1,7 +1,7 @@
 """Replay mode's controls, a mixin of :class:`tui.app.RouteDeckApp` (product.md §6 replay bar).
 
-Keys (active only in replay mode, see :meth:`ReplayControls.replay_check_action`): space
-play/pause, ``.``/``,`` one transaction forward/back (pausing first, as a media player does),
+Keys (``tui.keymap.REPLAY``; active only in replay mode, see
+:meth:`ReplayControls.replay_check_action`): space play/pause (the app's pause key), ``.``/``,`` one transaction forward/back (pausing first, as a media player does),
 →/← the same while paused, ``]``/``[`` ±1 min, ``}``/``{`` ±10 min, ``m`` bookmark here, ``'``
 pick a bookmark; ``+``/``-`` are the app's speed keys. Command line: ``:seek TIME|+SECONDS|#N``,
 ``:mark [NAME]``, ``:bookmark NAME``.
@@ -12,34 +12,24 @@ Design decisions:
   ``AddBookmark``/``GotoBookmark``); the screen never moves the player itself, so what the bar
   shows is always the engine's position from the latest snapshot.
 - Stepping back is a ``Seek`` to the previous transaction (the runtime's ``Step`` only goes
-  forward). Relative jumps are seeks to the shown time ± seconds.
+  forward).
+- Relative jumps accumulate from the *requested* position: ``}`` ``}`` ``}`` is +30 min even
+  when pressed faster than snapshots arrive, and even though a seek lands on the last
+  transaction at or before the requested time (issue 11 item 5). The request stays the base
+  until the replay has landed (a snapshot at or before it) and then played past it; stepping,
+  a transaction seek or a bookmark drop it.
 - The app keeps its own list of bookmarks (name, transaction, time at the moment ``m`` was
   pressed) for the bar and the picker; the engine keeps the same names → positions.
 """
 
 from __future__ import annotations
 
-from textual.binding import Binding
 
 from engine import snapshot as S
+from tui import keymap
 
-REPLAY_ACTIONS = frozenset({"replay_play", "replay_step", "replay_arrow", "replay_jump", "replay_mark",
-                            "replay_bookmarks"})
-
-# Only space is in the footer (it is full already); the bar lists the other keys when it has room.
-REPLAY_BINDINGS = [
-    Binding("space", "replay_play", "Play", tooltip="replay: play / pause"),
-    Binding("full_stop", "replay_step(1)", "replay: one transaction forward", key_display=".", show=False),
-    Binding("comma", "replay_step(-1)", "replay: one transaction back", key_display=",", show=False),
-    Binding("right", "replay_arrow(1)", "replay: forward (paused)", show=False),
-    Binding("left", "replay_arrow(-1)", "replay: back (paused)", show=False),
-    Binding("right_square_bracket", "replay_jump(60)", "replay: +1 min", key_display="]", show=False),
-    Binding("left_square_bracket", "replay_jump(-60)", "replay: -1 min", key_display="[", show=False),
-    Binding("right_curly_bracket", "replay_jump(600)", "replay: +10 min", key_display="}", show=False),
-    Binding("left_curly_bracket", "replay_jump(-600)", "replay: -10 min", key_display="{", show=False),
-    Binding("m", "replay_mark", "replay: bookmark this moment", show=False),
-    Binding("apostrophe", "replay_bookmarks", "replay: go to a bookmark", key_display="'", show=False),
-]
+REPLAY_ACTIONS = frozenset({"replay_step", "replay_arrow", "replay_jump", "replay_mark", "replay_bookmarks"})
+REPLAY_BINDINGS = keymap.REPLAY  # space (play/pause) is the app's one pause key, in every mode
 
 
 class ReplayControls:
@@ -55,11 +45,25 @@ class ReplayControls:
         snap = self.snapshot
         return snap.replay if snap is not None else None
 
-    def action_replay_play(self) -> None:
-        paused = self.snapshot.paused if self.snapshot else True
-        self.send(S.Resume() if paused else S.Pause())
+    _seek_target: float | None = None  # the last requested time of a relative jump
+    _seek_landed = False
+
+    def replay_snapshot_seen(self, snap: S.Snapshot) -> None:
+        """Called for each new snapshot: drop the requested jump base once played past it."""
+        if self._seek_target is None or snap.replay is None:
+            return
+        if snap.replay.time <= self._seek_target:
+            self._seek_landed = True
+        elif self._seek_landed:
+            self._seek_target = None
+
+    def _seek_to(self, command: S.Seek) -> None:
+        self._seek_target = command.time
+        self._seek_landed = False
+        self.send(command)
 
     def action_replay_step(self, n: int) -> None:
+        self._seek_target = None
         pos = self._replay_pos()
         if pos is None:
             return
@@ -81,7 +85,8 @@ class ReplayControls:
     def action_replay_jump(self, seconds: float) -> None:
         pos = self._replay_pos()
         if pos is not None:
-            self.send(S.Seek(time=min(pos.end, max(pos.start - 1, pos.time + seconds))))
+            base = self._seek_target if self._seek_target is not None else pos.time
+            self._seek_to(S.Seek(time=min(pos.end, max(pos.start - 1, base + seconds))))
 
     def add_replay_bookmark(self, name: str | None = None) -> str | None:
         from engine.feeds.replay.feed import AddBookmark  # noqa: PLC0415
@@ -110,6 +115,7 @@ class ReplayControls:
             return
         if name not in {b[0] for b in self.bookmarks}:
             raise LookupError(f"no bookmark named {name!r}")
+        self._seek_target = None
         self.send(GotoBookmark(name))
 
     def action_replay_bookmarks(self) -> None:
@@ -131,7 +137,7 @@ class ReplayControls:
             if self.mode != "replay":
                 raise ValueError("only in replay mode (routedeck replay LOG)")
             if word == "seek":
-                self.send(parse_seek(arg, self.snapshot))
+                self._seek_to(parse_seek(arg, self.snapshot))
             elif word == "mark":
                 self.add_replay_bookmark(arg or None)
             else:

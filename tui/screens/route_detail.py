@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from engine.snapshot import Snapshot
+from tui import keymap
 from tui.format import clock_time
 from tui.route_text import route_text
 from tui.screens.base import DeckScreen
@@ -21,11 +21,7 @@ from tui.widgets.job_table import JobTable
 
 class RouteDetailScreen(DeckScreen):
     AUTO_FOCUS = "#route-jobs"
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back"),
-        Binding("e", "edit", "Edit"),
-        Binding("w", "why_not", "Why not"),
-    ]
+    BINDINGS = keymap.ROUTE
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -87,6 +83,12 @@ class RouteDetailScreen(DeckScreen):
 
     def action_edit(self) -> None:
         self.app.open_editor(self.route_name)
+
+    def action_view(self) -> None:
+        self.app.open_editor(self.route_name)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
     def action_why_not(self) -> None:
         row = self.query_one(JobTable).selected

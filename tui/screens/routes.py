@@ -13,11 +13,11 @@ import re
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import RouteView, Snapshot
+from tui import keymap
 from tui.format import clock_time, duration
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -111,13 +111,7 @@ class RoutesScreen(FilterBox, DeckScreen):
     FILTER_TABLE = "#routes"
 
     AUTO_FOCUS = "#routes"
-    BINDINGS = [
-        Binding("enter", "open_route", "Open"),
-        Binding("e", "edit_route", "Edit"),
-        Binding("w", "why_not", "Why not"),
-        Binding("slash", "filter", "Filter"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
-    ]
+    BINDINGS = keymap.BOARD
 
     def __init__(self) -> None:
         super().__init__()
@@ -258,7 +252,10 @@ class RoutesScreen(FilterBox, DeckScreen):
             return
         self.app.open_why_not(job.job)
 
-    def action_clear_filter(self) -> None:
+    def action_view_route(self) -> None:
+        self.app.open_editor(self.selected_name())
+
+    def action_back(self) -> None:
         box = self.query_one("#route-filter", Input)
         box.value = ""
         box.remove_class("-shown")

@@ -11,12 +11,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from tui import keymap
 from tui.engine_api import Check, why_not
 from tui.widgets.chrome import StatusHeader
 
@@ -43,7 +43,7 @@ def render_checks(job: str, checks: list[Check], verdict: str | None = None) -> 
 
 
 class WhyNotScreen(Screen):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("r", "refresh_checks", "Re-check")]
+    BINDINGS = keymap.WHY_NOT
 
     class Explained(Message):
         def __init__(self, job: str, checks: list[Check] | None, error: str | None,

@@ -15,7 +15,6 @@ from __future__ import annotations
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -23,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from engine.snapshot import STATUS_NAMES, JobRow
+from tui import keymap
 from tui.format import duration, month_day
 from tui.widgets.job_model import COLUMNS, JobModel
 
@@ -40,15 +40,7 @@ class JobTable(ScrollView, can_focus=True):
     JobTable > .jobtable--held { color: $error; }
     JobTable > .jobtable--running { color: $success; }
     """
-    BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
-        Binding("enter", "select", "Open ad"),
-    ]
+    BINDINGS = keymap.JOB_TABLE
 
     cursor = reactive(0, always_update=True)
 

@@ -53,8 +53,9 @@ class GotoBookmark:
 
 
 class ReplayFeed:
-    def __init__(self, player: Player) -> None:
+    def __init__(self, player: Player, config_files: tuple[str, ...] = ()) -> None:
         self.player = player
+        self.config_files = tuple(config_files)  # --config: shown read-only by the UI, never written
         times = player.index.times
         self.keys = array("d")
         prev, rank = None, 0
@@ -137,6 +138,6 @@ class ReplayFeed:
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
         return dataclasses.replace(
             snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-            replay=pos, events=tuple(self.events),
+            replay=pos, events=tuple(self.events), config_files=self.config_files,
             diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
         )

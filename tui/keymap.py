@@ -1,0 +1,160 @@
+"""RouteDeck's one keymap: every screen's ``BINDINGS`` come from here, and ``?`` shows this table.
+
+The rules, the same on every screen (issue 11 item 4):
+
+- ``b`` ``j`` ``c`` go to the Board, Jobs and Crondor views, always to the live top screen of
+  that view (whatever was opened on top of it is closed). The ``:`` commands of the same views
+  are ``:board`` (``:b``), ``:jobs`` (``:j``), ``:cron`` (``:c``).
+- ``:`` opens the command line at the bottom, ``ctrl+p`` the palette, ``?`` this help.
+- ``esc`` goes back one level: it closes what is open (a filter, a dialog, the command line)
+  or leaves a screen that was opened on top of a view; on a view's top screen with nothing
+  open it does nothing. ``q`` quits RouteDeck (``:q`` too) from any screen; it never means
+  "back" (in a dialog it does nothing: answer or Esc first).
+- ``space`` pauses and resumes the engine (demo and replay); ``+``/``-`` change the speed.
+- In tables: ↑/↓ (also ``k``; ``j`` is Jobs), PgUp/PgDn, Home/End, Enter opens the row.
+- ``/`` filters, ``w`` asks why a job is not routed, ``e`` edits the route's config (``e``
+  *views* it in read-only modes), ``H``/``L``/``X`` hold, release, remove a job after a
+  confirmation.
+
+A binding is written once here; a key that means one thing in one place means it everywhere.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+# -- everywhere (the app) --------------------------------------------------------------------
+APP = [
+    Binding("question_mark", "help", "Help", key_display="?"),
+    Binding("colon", "command_line", "Command", key_display=":"),
+    Binding("b", "show_routes", "Board"),
+    Binding("j", "show_jobs", "Jobs"),
+    Binding("c", "show_cron", "Crondor"),
+    Binding("space", "toggle_pause", "Pause/Play"),
+    Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
+    Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
+    Binding("q", "quit", "Quit", priority=False),
+]
+
+# -- replay only (disabled and hidden in the other modes) ---------------------------------------
+REPLAY = [
+    Binding("full_stop", "replay_step(1)", "one transaction forward", key_display=".", show=False),
+    Binding("comma", "replay_step(-1)", "one transaction back", key_display=",", show=False),
+    Binding("right", "replay_arrow(1)", "forward one transaction (paused)", key_display="→", show=False),
+    Binding("left", "replay_arrow(-1)", "back one transaction (paused)", key_display="←", show=False),
+    Binding("right_square_bracket", "replay_jump(60)", "+1 min", key_display="]", show=False),
+    Binding("left_square_bracket", "replay_jump(-60)", "-1 min", key_display="[", show=False),
+    Binding("right_curly_bracket", "replay_jump(600)", "+10 min", key_display="}", show=False),
+    Binding("left_curly_bracket", "replay_jump(-600)", "-10 min", key_display="{", show=False),
+    Binding("m", "replay_mark", "bookmark this moment", show=False),
+    Binding("apostrophe", "replay_bookmarks", "go to a bookmark", key_display="'", show=False),
+]
+
+# -- screens -----------------------------------------------------------------------------------
+# ``e`` is two bindings: "Edit" where the config can be written, "View" in read-only modes; each
+# screen's check_action hides the one that does not apply (tui.screens.base.DeckScreen).
+_EDIT = Binding("e", "edit_route", "Edit")
+_VIEW = Binding("e", "view_route", "View config")
+
+BOARD = [
+    Binding("enter", "open_route", "Open", show=False),
+    _EDIT, _VIEW,
+    Binding("w", "why_not", "Why not"),
+    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("escape", "back", "Close filter", show=False),
+]
+
+ROUTE = [
+    Binding("escape", "back", "Back"),
+    Binding("e", "edit", "Edit"),
+    Binding("e", "view", "View config"),
+    Binding("w", "why_not", "Why not"),
+]
+
+JOBS = [
+    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("s", "cycle_sort", "Sort"),
+    Binding("S", "reverse_sort", "Reverse sort", show=False),
+    Binding("w", "why_not", "Why not"),
+    Binding("H", "hold", "Hold"),
+    Binding("L", "release", "Release"),
+    Binding("X", "remove", "Remove"),
+    Binding("escape", "back", "Close filter", show=False),
+]
+
+JOB_TABLE = [
+    Binding("up,k", "cursor(-1)", "Up", key_display="↑ k", show=False),
+    Binding("down", "cursor(1)", "Down", key_display="↓", show=False),
+    Binding("pageup", "page(-1)", "Page up", show=False),
+    Binding("pagedown", "page(1)", "Page down", show=False),
+    Binding("home,g", "first", "First", show=False),
+    Binding("end,G", "last", "Last", show=False),
+    Binding("enter", "select", "Open ad"),
+]
+
+CRON = [
+    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("escape", "back", "Close filter", show=False),
+]
+
+WHY_NOT = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "refresh_checks", "Re-check"),
+]
+
+AD = [
+    Binding("escape,enter", "dismiss", "Close"),
+    Binding("w", "why_not", "Why not"),
+]
+
+EDITOR = [
+    Binding("ctrl+s", "apply", "Apply"),
+    Binding("ctrl+r", "undo_apply", "Undo apply"),
+    Binding("ctrl+o", "external", "$EDITOR"),
+    Binding("escape", "close", "Close"),
+]
+
+CONFIRM = [
+    Binding("y", "answer(True)", "Yes"),
+    Binding("n,escape", "answer(False)", "No"),
+]
+
+DIALOG = [Binding("escape", "dismiss", "Close")]
+HELP = [Binding("escape,question_mark", "dismiss", "Close")]
+PICKER = [Binding("escape", "dismiss_none", "Cancel")]
+
+COMMAND_LINE = [
+    Binding("escape", "cancel", "Cancel"),
+    Binding("tab", "complete", "Complete", show=False),
+    Binding("up", "history(-1)", "Previous", show=False),
+    Binding("down", "history(1)", "Next", show=False),
+]
+
+# What ``?`` lists, in this order.
+SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
+    ("Everywhere", APP),
+    ("Replay", REPLAY),
+    ("Routes board", BOARD),
+    ("Route", ROUTE),
+    ("Jobs", JOBS),
+    ("Job tables", JOB_TABLE),
+    ("Job ad", AD),
+    ("Why not routed", WHY_NOT),
+    ("Crondor", CRON),
+    ("Route editor", EDITOR),
+    ("Confirmation", CONFIRM),
+    (": command line", COMMAND_LINE),
+)
+
+_NAMES = {"question_mark": "?", "colon": ":", "slash": "/", "plus": "+", "minus": "-", "escape": "esc"}
+
+
+def key_label(b: Binding) -> str:
+    if b.key_display:
+        return b.key_display
+    return ", ".join(_NAMES.get(k, k) for k in b.key.split(","))
+
+
+def rows(bindings: list[Binding]) -> list[tuple[str, str]]:
+    """(key, what it does) for ``?``, one row per binding."""
+    return [(key_label(b), b.description or b.action) for b in bindings]
