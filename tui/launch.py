@@ -72,10 +72,10 @@ def run_replay(args: argparse.Namespace) -> int:
         runtime = engine.build_runtime(args)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # NotARecording (nothing to replay) is checked before the screen opens
+        return 2
+    except ValueError as exc:  # nothing to replay, a moment outside the log: before the screen opens
         print(f"routedeck replay: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, getattr(engine, "NotARecording", ())) else 1
+        return 2
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(runtime, mode="replay", readonly=True)

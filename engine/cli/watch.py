@@ -19,6 +19,7 @@ import threading
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, resolve
 
 
@@ -69,12 +70,8 @@ def build_runtime(args: argparse.Namespace, publish=None):
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
-    out = snap.to_json()
-    out["total_jobs"] = snap.total_jobs
+    out = snapshot_json(snap, jobs=args.jobs)
     out["queue_log"] = engine.setup.queue_log
-    if args.jobs:
-        out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route}
-                       for j in snap.jobs]
     if engine.problems:
         out["problems"] = list(engine.problems[-10:])
     if args.json:
