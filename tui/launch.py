@@ -118,11 +118,12 @@ def run_watch(args: argparse.Namespace) -> int:
         return int(engine.run_headless(args) or 0)
     from engine.feeds.watch import WatchError  # noqa: PLC0415
 
+    if problem := engine.checked(args):
+        return argcheck.usage_error("watch", problem)
     try:
         runtime, waker = engine.build_runtime(args)
     except (WatchError, OSError) as exc:
-        print(f"routedeck watch: {exc}", file=sys.stderr)
-        return 1
+        return argcheck.usage_error("watch", exc)
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(WatchRuntime(runtime, waker, args.slow_poll), mode="watch", readonly=True)

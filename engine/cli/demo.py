@@ -163,13 +163,10 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.clock import VirtualClock  # noqa: PLC0415
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
+    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+        return argcheck.usage_error("demo", why)
     temporary = not args.state_dir
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="routedeck-demo-")
-    if temporary:
-        print(f"routedeck demo: state directory {state_dir} (temporary, removed at the end; "
-              "--state-dir keeps one)", file=sys.stderr)
-    else:
-        print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
     try:
         return _run(args, state_dir, temporary, stopwatch)
     finally:
@@ -188,8 +185,12 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     try:
         engine = build_demo(**kwargs)
     except (DemoError, OSError, ValueError) as exc:
-        print(f"routedeck demo: {exc}", file=sys.stderr)
-        return 2
+        return argcheck.usage_error("demo", exc)
+    if temporary:
+        print(f"routedeck demo: state directory {state_dir} (temporary, removed at the end; "
+              "--state-dir keeps one)", file=sys.stderr)
+    else:
+        print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
     speed = float(args.speed or 1.0)
     max_speed = bool(getattr(args, "max_speed", False)) or speed <= 0
     if speed <= 0:
