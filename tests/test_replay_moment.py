@@ -146,3 +146,54 @@ def test_reroute_stops_at_the_moment(log, capsys, tmp_path):
     part = json.loads(out)
     assert rc == 0 and part["transaction"] == 30 and part["end"] == rec.times[29]
     assert part["source_jobs"] < whole["source_jobs"]
+
+
+# ------------------------------------------------------------------------------ :seek on the dashboard
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_seek_prompt_on_the_dashboard(log):
+    """``:seek HH:MM:SS``, ``:seek -S`` and ``:seek #N`` move the real replay engine as ``--at``
+    would; a moment outside the log is an error toast with the range, and nothing moves."""
+    import argparse
+
+    from engine.cli.replay import build_runtime
+    from tui.app import make_app
+    from tui_fixtures import wait_until
+
+    path, rec = log
+    args = argparse.Namespace(log=path, at=None, transaction=None, json=False, jobs=False, speed=1.0, config=[],
+                              reroute=False, tz="UTC", seed=1, sites=None)
+    runtime = build_runtime(args)
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    player = runtime.engine.player
+
+    async def cmd(pilot, text):
+        await pilot.press("colon")
+        await pilot.pause()
+        pilot.app.screen.query_one("#command-input").value = text
+        await pilot.press("enter")
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
+        t = rec.times[60]
+        text = datetime.fromtimestamp(t, timezone.utc).strftime("%H:%M:%S") + (f"{t % 1:.1f}"[1:] if t % 1 else "")
+        await cmd(pilot, f"seek {text}")
+        await wait_until(pilot, lambda: player.index.times[player.position] == t)
+        await cmd(pilot, "seek -300")
+        want = player.index.step_at_time(rec.times[-1] - 300)
+        await wait_until(pilot, lambda: player.position == want)
+        await cmd(pilot, "seek #7")
+        await wait_until(pilot, lambda: player.position == 6)
+        await cmd(pilot, "seek #999999")
+        await pilot.pause()
+        assert any("transaction 999999 is outside the log, which has 120 transactions: give 1 to 120" in n.message
+                   for n in app._notifications)
+        await cmd(pilot, "seek +99999999")
+        await pilot.pause()
+        assert any("is after the end of the recording: the log runs from" in n.message for n in app._notifications)
+        assert player.position == 6
