@@ -45,7 +45,8 @@ MISSING_INPUT: dict[str, list[list[str]] | None] = {
     "convert": [[MISSING]],
     "route": [["--config", MISSING, "--jobads", LOG], ["--config", CONFIG, "--jobads", MISSING]],
     "queue": [[MISSING], ["--queue-log", MISSING]],
-    "replay": [[MISSING], [MISSING, "--json"], [MISSING, "--reroute", "--config", CONFIG]],
+    "replay": [[MISSING], [MISSING, "--json"], ["--queue-log", MISSING, "--at", "01:00"],
+               [MISSING, "--reroute", "--config", CONFIG]],
     "router-q": [[MISSING], ["--queue-log", MISSING, "-S"]],
     "router-history": [["--history", MISSING]],
     "watch": [[MISSING, "--once"], ["--queue-log", MISSING, "--json", "--once"], ["--config", MISSING, "--once"]],
@@ -126,6 +127,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
     common = {"time", "mode", "routes", "queue", "cron_jobs", "events", "total_jobs"}
     for mode, snap in snapshots.items():
         assert common <= set(snap), mode
+        assert mode == "demo" or isinstance(snap["problems"], list), mode
         assert isinstance(snap["total_jobs"], int)
     route_keys = {frozenset(r) for s in snapshots.values() for r in s["routes"]} - {frozenset()}
     assert len({k - {"router_log"} for k in route_keys}) == 1  # one route form in every mode
@@ -159,8 +161,9 @@ def test_no_minus_one_for_unknown_in_json(capsys):
 
 
 def test_the_log_argument_is_spelled_the_same_everywhere(capsys):
-    """``LOG`` positional in queue, router-q, watch and replay; ``--queue-log`` an alias where it was used."""
-    for cmd, extra in (("queue", ["--json"]), ("router-q", ["-S"]), ("watch", ["--once", "--json"])):
+    """``LOG`` positional in queue, router-q, watch and replay, ``--queue-log LOG`` its alias in each."""
+    for cmd, extra in (("queue", ["--json"]), ("router-q", ["-S"]), ("watch", ["--once", "--json"]),
+                       ("replay", ["--json"])):
         rc_a, out_a, _ = run(capsys, [cmd, LOG] + extra)
         rc_b, out_b, _ = run(capsys, [cmd, "--queue-log", LOG] + extra)
         assert rc_a == rc_b == 0, cmd

@@ -43,7 +43,7 @@ MAX_PROBLEMS_SHOWN = 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOG", type=argcheck.path, help="a recorded job_queue.log")
+    argcheck.add_log_argument(p, "a recorded job_queue.log")
     p.add_argument("--at", metavar="TIME", help=f"moment to show: {FORMS}")
     p.add_argument("--transaction", type=int, metavar="N",
                    help="show the state after transaction N (1 = the first; 0 = before the first)")
@@ -148,6 +148,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
     from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415
 
+    args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
     index = build_index(args.log, tz=args.tz)
     check_recording(index, args.log)
     player, _errors = make_player(index, args)
@@ -160,6 +161,10 @@ def build_runtime(args: argparse.Namespace, publish=None):
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    try:
+        args.log = argcheck.log_of(args, "replay")
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("replay", exc)
     try:
         index = build_index(args.log, tz=args.tz)
     except OSError as exc:

@@ -89,8 +89,7 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
     out = snapshot_json(snap, jobs=args.jobs)
     out["queue_log"] = engine.setup.queue_log
-    if engine.problems:
-        out["problems"] = list(engine.problems[-10:])
+    out["problems"] = list(engine.problems[-10:])  # always there, as in replay and queue
     if args.json:
         sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
     else:
