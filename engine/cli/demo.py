@@ -199,7 +199,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     interval = args.interval or (600.0 if max_speed else speed)
     until = engine.now + virtual
     pace = Pace(virtual)
-    gen = (snapshots_fast(engine, until, interval) if max_speed
+    gen = (snapshots_fast(engine, until, interval) if max_speed or virtual == 0
            else snapshots_paced(engine, until, interval, speed, args.duration, pace, stopwatch))
     crashed = False
     try:
@@ -213,7 +213,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
                 print(f"routedeck demo: the engine crashed:\n{snap.error}", file=sys.stderr)
     finally:
         engine.close()
-    if pace.lagged and not crashed:
+    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed:
         print(f"routedeck demo: the engine could not keep up with x{speed:g}: it covered {pace.virtual:.0f} of "
               f"{pace.wanted_virtual:.0f} virtual seconds in {pace.real:.1f} real seconds (x{pace.speed:.0f}); "
               "stopped at --duration", file=sys.stderr)
