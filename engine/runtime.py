@@ -247,10 +247,29 @@ class Runtime:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
         while (self._next_virtual is not None and self._next_virtual <= t
                and (self.until is None or self._next_virtual < self.until)):  # `until` gets the final one
-            self.engine.step(self._next_virtual)
+            self._engine_step(self._next_virtual)
+            if self._stop.is_set():
+                return
             self._publish()
             self._next_virtual += self.every_virtual
-        self.engine.step(t)
+        self._engine_step(t)
+
+    def _engine_step(self, t: float) -> None:
+        """``engine.step(t)`` one action at a time (the same actions at the same times), so that
+        ``stop()`` is prompt even when a lagging engine has a long stretch to catch up."""
+        eng = self.engine
+        while not self._stop.is_set():
+            nxt = eng.next_time()
+            if nxt >= t:
+                break
+            if nxt <= eng.now:  # due now (the demo's next_time is never before its now)
+                eng.step(eng.now)
+                if eng.next_time() <= eng.now:
+                    break  # a feed that is always due: no finer steps to take
+                continue
+            eng.step(nxt)
+        if not self._stop.is_set():
+            eng.step(t)
 
     def _run(self) -> None:
         self.state = "paused" if self.paused else "running"

@@ -179,7 +179,8 @@ class Snapshot:
     tz: str = "UTC"
 
     def to_json(self) -> dict[str, Any]:
-        """The headless ``--json`` form (issue 5's documented keys)."""
+        """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or
+        not set (negative in ``RouteView``) is null, never -1 (issue 11 item 19)."""
         return {
             "time": self.time,
             "mode": self.mode,
@@ -190,8 +191,8 @@ class Snapshot:
                     "idle": r.idle,
                     "running": r.running,
                     "held": r.held,
-                    "max_jobs": r.max_jobs,
-                    "max_idle": r.max_idle,
+                    "max_jobs": _known(r.max_jobs),
+                    "max_idle": _known(r.max_idle),
                     "recent_started": r.recent_started,
                     "recent_succeeded": r.recent_succeeded,
                     "recent_failed": r.recent_failed,
@@ -202,8 +203,8 @@ class Snapshot:
                     "state": r.state,
                     **({"router_log": {
                         "time": r.reported.time, "submitted": r.reported.submitted,
-                        "max_jobs": r.reported.max_jobs, "idle": r.reported.idle,
-                        "max_idle": r.reported.max_idle, "throttle": r.reported.throttle,
+                        "max_jobs": _known(r.reported.max_jobs), "idle": r.reported.idle,
+                        "max_idle": _known(r.reported.max_idle), "throttle": r.reported.throttle,
                         "recent_started": r.reported.recent_started,
                         "recent_succeeded": r.reported.recent_succeeded,
                         "recent_failed": r.reported.recent_failed,
@@ -229,6 +230,10 @@ class Snapshot:
                 for e in self.events
             ],
         }
+
+
+def _known(n: int | None) -> int | None:
+    return None if n is None or n < 0 else n
 
 
 def frozen_map(d: Mapping[str, int]) -> Mapping[str, int]:

@@ -368,12 +368,12 @@ def test_convert_output_that_cannot_be_written(tmp_path, capsys):
 def test_device_given_as_input_is_refused_not_read(tmp_path, capsys, special):
     """RouteDeck decision: configs, job ads and logs are regular files; /dev/zero would be read
     until memory runs out (was a MemoryError)."""
-    rc, out, _ = run_cli(capsys, "check", "-q", special)
-    assert rc == 1 and f"cannot open config source '{special}': not a regular file or directory" in out
+    rc, out, err = run_cli(capsys, "check", "-q", special)  # issue 11 item 19: unreadable input is 2
+    assert (rc, out) == (2, "") and err == f"routedeck check: cannot read {special}: not a regular file\n"
     rc, _, err = run_cli(capsys, "route", "-c", write(tmp_path, "g.conf", GOOD), "--jobads", special)
     assert rc == 2 and f"cannot read {special}: not a regular file" in err
     rc, _, err = run_cli(capsys, "queue", special)
-    assert rc == 2 and f"{special}: record 0 (byte offset 0): fatal: cannot read the log: not a regular file" in err
+    assert rc == 2 and f"cannot read {special}: not a regular file" in err
 
 
 # ------------------------------------------------------------------------------ job_queue.log
@@ -435,7 +435,7 @@ def test_empty_log_and_unreadable_log(tmp_path, capsys, monkeypatch):
     rc, out, err = run_cli(capsys, "queue", empty)
     assert rc == 2 and out == "" and f"{empty}: the file is empty" in err
     rc, _, err = run_cli(capsys, "queue", tmp_path)
-    assert rc == 2 and f"{tmp_path}: record 0 (byte offset 0): fatal: cannot read the log: Is a directory" in err
+    assert rc == 2 and f"routedeck queue: cannot read {tmp_path}: Is a directory" in err
     path = write(tmp_path, "job_queue.log", LOG)
     real_open = open
 

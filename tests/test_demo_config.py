@@ -63,3 +63,24 @@ def test_bad_sites_file_names_the_file(tmp_path):
     p.write_text('[[site]]\nname = "x"\nslot = 2\n')
     with pytest.raises(DemoError, match="unknown key.*slot"):
         load_sites(p)
+
+
+def test_classad_sample_has_no_warnings_and_no_duplicate_disabled_routes():
+    """Issue 11 item 18: the shipped ClassAd sample blanks condor_config's JOB_ROUTER_ROUTE_<name>
+    knobs so that its JOB_ROUTER_ENTRIES routes are not replaced (htcondor.md §1.2 "Parse order":
+    entries first, then the knobs; §1.3: an empty knob is ignored). Each route is there once, and
+    nothing is disabled. Also the demo's snapshot: no inactive rows named like active ones."""
+    table = _table("condor_config", "routes-classad.conf")
+    assert [d for d in table.diagnostics if d.level in ("warning", "error")] == []
+    assert table.disabled == []
+    alone = _table("routes-classad.conf")  # what `routedeck check routes-classad.conf` loads
+    assert [d.level for d in alone.diagnostics if d.level != "info"] == []
+    from engine.feeds.demo import build_demo  # noqa: PLC0415
+
+    engine = build_demo(classad_routes=True)
+    try:
+        snap = engine.snapshot(1)
+    finally:
+        engine.close()
+    assert [r.name for r in snap.routes] == ["CMS_T2", "GPU_Site", "BlackHole", "ATLAS_CE", "Overflow"]
+    assert snap.inactive_routes == ()

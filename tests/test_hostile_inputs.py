@@ -176,7 +176,7 @@ def test_a_brand_new_log_is_an_empty_queue_but_not_a_recording(tmp_path, capsys,
     its empty queue (exit 0). There is nothing to replay in it: replay says so (exit 2)."""
     log = write(tmp_path, "job_queue.log", b"107 1 CreationTimestamp 1736935000\n")
     rc, out, _ = cli(capsys, "queue", log, "--json")
-    assert rc == 0 and json.loads(out)["jobs"] == 0
+    assert rc == 0 and json.loads(out)["total_jobs"] == 0
     for extra in (["--json"], []):
         rc, out, err = cli(capsys, "replay", log, *extra)
         assert rc == 2 and out == "" and "recording is empty" in one_line(err)
@@ -222,7 +222,7 @@ def test_queue_long_shows_the_raw_text(tmp_path, capsys):
     assert rc == 0 and f"Foo = {DEEP}\n" in out
     assert f"{log}: record " in err and "job 3.0 attribute Foo: value does not parse" in err
     rc, out, _ = cli(capsys, "queue", log, "--json")
-    assert rc == 0 and json.loads(out)["jobs"] == 3
+    assert rc == 0 and json.loads(out)["total_jobs"] == 3
 
 
 def test_a_very_long_operator_chain_does_not_crash_the_reader():

@@ -33,7 +33,7 @@ def test_json_counts(capsys):
     # Source: tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md): one held job of bbockelm
     assert _run(REAL, "--json") == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"jobs": 1, "by_status": {"5": 1}, "by_owner": {"bbockelm": {"5": 1}}, "problems": []}
+    assert out == {"total_jobs": 1, "by_status": {"5": 1}, "by_owner": {"bbockelm": {"5": 1}}, "problems": []}
 
 
 def test_long_prints_the_effective_ad_in_old_syntax(capsys):
@@ -52,9 +52,9 @@ def test_long_prints_the_effective_ad_in_old_syntax(capsys):
 def test_constraint_filters(capsys):
     # Source: tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md)
     assert _run(REAL, "--json", "--constraint", 'JobStatus == 5 && Owner == "bbockelm"') == 0
-    assert json.loads(capsys.readouterr().out)["jobs"] == 1
+    assert json.loads(capsys.readouterr().out)["total_jobs"] == 1
     assert _run(REAL, "--json", "--constraint", "JobStatus == 1") == 0
-    assert json.loads(capsys.readouterr().out)["jobs"] == 0
+    assert json.loads(capsys.readouterr().out)["total_jobs"] == 0
     assert _run(REAL, "--constraint", "JobStatus ==") == 2
 
 

@@ -27,8 +27,9 @@ def test_real_log_at_end_and_at_a_transaction(capsys):
     doc = json.loads(out)
     assert rc == 0 and doc["mode"] == "replay" and doc["queue"] == {"held": 1} and doc["total_jobs"] == 1
     assert doc["replay"]["times_inferred"] and doc["replay"]["transactions"] == 5
-    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "2", "--json")
-    assert json.loads(out)["total_jobs"] == 0 and json.loads(out)["replay"]["line"] == 6
+    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "3", "--json")  # 1-based, as printed
+    doc = json.loads(out)
+    assert doc["total_jobs"] == 0 and doc["replay"]["line"] == 6 and doc["replay"]["transaction"] == 3
 
 
 def _expected_routes(state):
@@ -58,15 +59,15 @@ def test_per_route_counts_at_times(tmp_path, capsys):
         rc, out, _ = _run(capsys, "replay", str(log), "--at", repr(t), "--json", "--tz", "UTC")
         doc = json.loads(out)
         got = {r["name"]: (r["routed"], r["idle"], r["running"]) for r in doc["routes"]}
-        assert rc == 0 and doc["replay"]["transaction"] == i
+        assert rc == 0 and doc["replay"]["transaction"] == i + 1  # transactions count from 1
         assert got == _expected_routes(rec.states[i])
 
 
 def test_bad_input_exit_codes(tmp_path, capsys):
     rc, _, err = _run(capsys, "replay", str(tmp_path / "missing.log"))
-    assert rc == 1 and "cannot read" in err
+    assert rc == 2 and "cannot read" in err
     rc, _, err = _run(capsys, "replay", REAL, "--transaction", "99")
-    assert rc == 1 and "outside" in err
+    assert rc == 2 and "transaction 99 is outside the log, which has 5 transactions: give 1 to 5" in err
     bad = tmp_path / "bad.log"
     bad.write_text("107 1 CreationTimestamp 1\n105 \n101 1.0 Job Machine\nXYZ\n106 \n")
     rc, out, err = _run(capsys, "replay", str(bad), "--json")
@@ -103,7 +104,7 @@ def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):
     assert opened[-1][:2] == ("replay", True) and opened[-1][2].engine.player.index.steps == 5
     assert main(["watch", "--queue-log", REAL]) == 0
     assert opened[-1][:2] == ("watch", True)
-    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "1", "--json")
-    assert rc == 0 and json.loads(out)["replay"]["transaction"] == 1 and len(opened) == 2
+    rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "2", "--json")
+    assert rc == 0 and json.loads(out)["replay"]["transaction"] == 2 and len(opened) == 2
     rc, out, _ = _run(capsys, "watch", "--queue-log", REAL, "--once", "--json")
     assert rc == 0 and json.loads(out.splitlines()[0])["total_jobs"] == 1 and len(opened) == 2

@@ -207,3 +207,20 @@ def test_diagnostic_text_format():
     # Source: RouteDeck output format (file:line: level: message); no HTCondor behaviour
     assert str(Diagnostic("error", "boom", "a.conf", 3)) == "a.conf:3: error: boom"
     assert str(Diagnostic("info", "hi")) == "info: hi"
+
+
+def test_empty_knob_of_a_classad_entry_leaves_the_entry_and_adds_no_disabled_route():
+    # HTCondor JobRouter::config (src/condor_job_router/JobRouter.cpp): JOB_ROUTER_ENTRIES are parsed
+    # before the JOB_ROUTER_ROUTE_<name> knobs, and an empty knob is skipped ("definition is empty,
+    # ignoring.") — so blanking the knob keeps the ClassAd route of that name, and there is no second,
+    # disabled route with that name (htcondor.md §1.2 "Parse order", §1.3).
+    text = ("JOB_ROUTER_ROUTE_NAMES = A B\n"
+            'JOB_ROUTER_ENTRIES = [ Name = "A"; GridResource = "batch slurm"; Requirements = true; ]\n'
+            "JOB_ROUTER_ROUTE_A =\n"
+            "JOB_ROUTER_ROUTE_B =\n")
+    t = load(text)
+    assert [(r.name, r.source_label) for r in t.routes] == [("A", "entries:0")]
+    assert [d.name for d in t.disabled] == ["B"]  # B has no route at all: still reported
+    assert "routes.conf:3: info: JOB_ROUTER_ROUTE_A definition is empty, ignoring: route A comes from entries:0" \
+        in msgs(t)
+    assert [m for m in msgs(t, "warning") if "ROUTE_A" in m] == []

@@ -131,7 +131,7 @@ def test_watch_command_once_and_json_lines(tmp_path, capsys):
     assert main(["watch", "--queue-log", str(log), "--json", "--count", "1", "--slow-poll", "0.05"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["queue"] == {"running": 1}
-    assert main(["watch", "--config", str(tmp_path / "nope.conf")]) == 1
+    assert main(["watch", "--config", str(tmp_path / "nope.conf")]) == 2  # unreadable input (issue 11 item 19)
 
 
 def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):

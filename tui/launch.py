@@ -72,10 +72,10 @@ def run_replay(args: argparse.Namespace) -> int:
         runtime = engine.build_runtime(args)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # NotARecording (nothing to replay) is checked before the screen opens
+        return 2
+    except ValueError as exc:  # nothing to replay, a moment outside the log: before the screen opens
         print(f"routedeck replay: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, getattr(engine, "NotARecording", ())) else 1
+        return 2
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(runtime, mode="replay", readonly=True)
@@ -118,11 +118,12 @@ def run_watch(args: argparse.Namespace) -> int:
         return int(engine.run_headless(args) or 0)
     from engine.feeds.watch import WatchError  # noqa: PLC0415
 
+    if problem := engine.checked(args):
+        return argcheck.usage_error("watch", problem)
     try:
         runtime, waker = engine.build_runtime(args)
     except (WatchError, OSError) as exc:
-        print(f"routedeck watch: {exc}", file=sys.stderr)
-        return 1
+        return argcheck.usage_error("watch", exc)
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(WatchRuntime(runtime, waker, args.slow_poll), mode="watch", readonly=True)

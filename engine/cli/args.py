@@ -16,12 +16,21 @@ Design decisions and invariants:
   proc ≥ 0 (htcondor.md §3.1 "Keys"), each a 32-bit integer as in HTCondor's ``PROC_ID``.
 - The functions return the checked text unchanged (or canonical), never an object, so a command
   called with a hand-made ``Namespace`` behaves as before.
+- One convention for every command (issue 11 item 19): exit status 0 ok, 1 findings or problems
+  in the input, 2 usage or unreadable input (:func:`usage_error`: one line on stderr, nothing on
+  stdout); an input file is checked with :func:`unreadable` before anything is printed; a queue
+  log is ``LOG`` (positional) in every command that reads one, ``--queue-log`` kept as its alias
+  (:func:`add_log_argument`, :func:`log_of`); help texts come from module docstrings through
+  :func:`help_text` (no reStructuredText markup on screen).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import stat
+import sys
 
 _JOB_ID = re.compile(r"([0-9]{1,10})(?:\.([0-9]{1,10}))?")
 _INT_MAX = 2**31 - 1
@@ -78,3 +87,68 @@ class Parser(argparse.ArgumentParser):
         prefix = " ".join(words[:2]) if words else "routedeck"
         text = " ".join(message.split())  # argparse may wrap; keep it one line
         self.exit(2, f"{prefix}: {text}\n")
+
+
+OK, FINDINGS, USAGE = 0, 1, 2
+
+
+def usage_error(command: str, message: str) -> int:
+    """Print ``routedeck COMMAND: message`` (one line) on stderr; return exit status 2."""
+    print(f"routedeck {command}: {' '.join(str(message).split())}", file=sys.stderr)
+    return USAGE
+
+
+def unreadable(path: str, *, directory: bool = False) -> str | None:
+    """Why ``path`` cannot be read as an input file (or, with ``directory``, a directory too), in
+    one line (``cannot read X: No such file or directory``); None when it can. Never opens the
+    file (a FIFO would block)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        if not directory:
+            return f"cannot read {path}: Is a directory"
+    elif not stat.S_ISREG(st.st_mode):
+        return f"cannot read {path}: not a regular file"
+    if not os.access(path, os.R_OK):
+        return f"cannot read {path}: Permission denied"
+    return None
+
+
+def add_log_argument(p: argparse.ArgumentParser, what: str = "the schedd's job_queue.log", required: bool = True) -> None:
+    """``LOG`` (positional) with ``--queue-log LOG`` as its alias (the spelling ``router-q`` and
+    ``watch`` used); read the value with :func:`log_of`."""
+    p.add_argument("log", metavar="LOG", nargs="?", type=path, help=what + ("" if required else " (optional)"))
+    p.add_argument("--queue-log", dest="queue_log_alias", metavar="LOG", type=path, help="the same as LOG")
+    p.set_defaults(log_required=required)
+
+
+def log_of(args: argparse.Namespace, command: str) -> str | None:
+    """The log given as LOG or ``--queue-log``; raises :class:`UsageError` when both differ or a
+    required one is missing."""
+    given = [v for v in (getattr(args, "log", None), getattr(args, "queue_log_alias", None),
+                         getattr(args, "queue_log", None)) if v]
+    if len(set(given)) > 1:
+        raise UsageError(f"give the log once (LOG or --queue-log), not {' and '.join(given)}")
+    if not given and getattr(args, "log_required", False):
+        raise UsageError("give the job_queue.log to read (LOG)")
+    return given[0] if given else None
+
+
+class UsageError(ValueError):
+    """A usage problem found after parsing; the message is one line (see :func:`usage_error`)."""
+
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+
+
+def help_text(doc: str | None, paragraph: int = 0) -> str | None:
+    """Paragraph ``paragraph`` of a module docstring, for ``--help``, without reStructuredText
+    markup (``literal``, :role:`target`) and re-flowed by argparse."""
+    if not doc:
+        return None
+    parts = [p for p in doc.strip().split("\n\n") if p.strip()]
+    text = parts[min(paragraph, len(parts) - 1)]
+    text = _ROLE.sub(lambda m: m[1].rsplit(".", 1)[-1] if m[1].startswith("engine.") else m[1], text)
+    return " ".join(text.replace("``", "").split())

@@ -4,7 +4,8 @@ Prints every config problem and routing-table diagnostic as ``file:line: level: 
 (the config reader's errors and warnings first, then the table's), then a summary of the
 table: enabled routes in match order with their limits, disabled routes with the reason,
 pre/post-route transforms. Exit status 1 when there is any error, else 0 (warnings and infos
-do not fail the check). ``JOB_ROUTER_ENTRIES_CMD`` runs only with ``--allow-cmd``.
+do not fail the check); 2 when a CONFIG file cannot be read (one line on stderr, nothing on
+stdout). ``JOB_ROUTER_ENTRIES_CMD`` runs only with ``--allow-cmd``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("check", help="load and lint a Job Router routing table (both syntaxes)",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+                              description=argcheck.help_text(__doc__, 0) + " " + argcheck.help_text(__doc__, 1))
     p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print info-level diagnostics")
@@ -51,6 +52,9 @@ def describe(table: RoutingTable, out: TextIO) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    for path in args.configs:
+        if why := argcheck.unreadable(path, directory=True):
+            return argcheck.usage_error("check", why)
     out = out or sys.stdout
     cfg = Config.load(args.configs)
     table = load_routing_table(cfg, allow_cmd=args.allow_cmd)

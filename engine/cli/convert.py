@@ -5,7 +5,8 @@ HTCondor 24.10) become ``JOB_ROUTER_ROUTE_<name> @=`` blocks, converted as HTCon
 converted them on load (htcondor.md §1.2, §6); transform routes are copied; the
 ``JOB_ROUTER_ROUTE_NAMES`` line keeps the effective match order. The output loads with
 ``routedeck check``. Diagnostics go to stderr; exit status 1 when the input had errors, 2 when
-``--output`` cannot be written.
+a CONFIG file cannot be read or ``--output`` cannot be written (one line on stderr, nothing on
+stdout).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from engine.router.loader import load_routing_table
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("convert", help="ClassAd routing table -> transform syntax (JOB_ROUTER_ROUTE_*)")
+    p = subparsers.add_parser("convert", help="ClassAd routing table -> transform syntax (JOB_ROUTER_ROUTE_*)",
+                              description=argcheck.help_text(__doc__, 1))
     p.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files, read in this order")
     p.add_argument("-o", "--output", type=argcheck.path, help="write the converted table here instead of stdout")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
@@ -30,6 +32,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    for path in args.configs:
+        if why := argcheck.unreadable(path, directory=True):
+            return argcheck.usage_error("convert", why)
     out = out or sys.stdout
     err = err or sys.stderr
     cfg = Config.load(args.configs)

@@ -4,6 +4,9 @@ Design decisions and invariants:
 
 - An absent field option means the attribute is absent (HTCondor reads it as ``*``); the text
   of a given option is used verbatim, spaces included, as the job attribute's string.
+- ``SCHEDULE``, a crontab line's five fields in one argument (``'*/15 * * * *'``: minute, hour,
+  day of month, month, day of week), sets all five attributes; it cannot be combined with the
+  field options (a usage error).
 - ``next`` chains runs: each run is the ``after`` of the next. ``schedd_runs`` chains the
   prediction the same way, in one fresh schedd process, with each step's ``after`` standing for
   the wall clock read by HTCondor's ``now + 120`` fallback.
@@ -45,6 +48,9 @@ _MAX_N = 1000
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("schedule", nargs="?", metavar="SCHEDULE",
+                   help="the five fields of a crontab line in one argument, e.g. '*/15 * * * *' "
+                        "(or give them one by one with --minute … --dow)")
     for (opt, meta), attr in zip(_FIELD_OPTS, ATTRS):
         p.add_argument(opt, metavar=meta, default=None, help=f"{attr} (absent when not given)")
     p.add_argument("--after", metavar="EPOCH|ISO", help="start time (default: now); ISO without offset is in --tz")
@@ -55,13 +61,19 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    cron = subparsers.add_parser("cron", help="crondor schedules: next runs, schedd prediction, lints")
+    cron = subparsers.add_parser("cron", help="crondor schedules: next runs, schedd prediction, lints",
+                                 description="A crondor schedule (the job attributes CronMinute, CronHour, "
+                                             "CronDayOfMonth, CronMonth, CronDayOfWeek): its next runs, what an "
+                                             "HTCondor schedd would pick, and lints.")
     sub = cron.add_subparsers(dest="cron_command", metavar="SUBCOMMAND")
-    nxt = sub.add_parser("next", help="next N runs of a schedule, the schedd's predicted picks, lints")
+    nxt = sub.add_parser("next", help="next N runs of a schedule, the schedd's predicted picks, lints",
+                         description="The next N runs of a crondor schedule in a time zone, the runs an HTCondor "
+                                     ">= 10.3 schedd would pick, and lints.")
     _add_common(nxt)
     nxt.add_argument("-n", type=int, default=5, help="number of runs (default 5)")
     nxt.set_defaults(func=run)
-    exp = sub.add_parser("explain", help="the schedule in plain words, with lints")
+    exp = sub.add_parser("explain", help="the schedule in plain words, with lints",
+                         description="A crondor schedule in plain words, with lints.")
     _add_common(exp)
     exp.set_defaults(func=run)
     cron.set_defaults(func=lambda args: _usage(cron))
@@ -97,14 +109,32 @@ def parse_after(text: str | None, zone) -> float:
     return value
 
 
+def _fields(args) -> tuple:
+    """The five field texts: from SCHEDULE or from the field options (argcheck.UsageError)."""
+    texts = (args.minute, args.hour, args.dom, args.month, args.dow)
+    schedule = getattr(args, "schedule", None)
+    if schedule is None:
+        return texts
+    if any(t is not None for t in texts):
+        raise argcheck.UsageError("give SCHEDULE or the field options (--minute … --dow), not both")
+    fields = schedule.split()
+    if len(fields) != 5:
+        raise argcheck.UsageError(f"SCHEDULE needs the five fields of a crontab line (minute hour day-of-month "
+                                  f"month day-of-week), e.g. '*/15 * * * *'; {schedule[:80]!r} has {len(fields)}")
+    return tuple(fields)
+
+
 def run(args) -> int:
+    try:
+        texts = _fields(args)
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("cron", exc)
     try:
         zone = get_zone(args.tz)
         after = parse_after(args.after, zone)
     except (ZoneError, ValueError) as exc:
         print(f"routedeck cron: {exc}", file=sys.stderr)
         return 2
-    texts = (args.minute, args.hour, args.dom, args.month, args.dow)
     sched = parse_schedule(*texts)
     lints = lint_schedule(sched, zone, after)
     window = 0 if args.window is None else args.window

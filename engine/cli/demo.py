@@ -12,8 +12,14 @@ Decisions:
 - Snapshots are taken at exact virtual times, every ``--interval`` virtual seconds (default: one
   real second's worth, i.e. ``speed``; 600 at maximum speed), so the output of a seeded run is
   the same every time, whatever the machine's speed.
-- The state directory (``job_queue.log`` + ``history``) defaults to a fresh temporary directory
-  whose path is printed on stderr at start.
+- A paced run ends after ``--duration`` real seconds, measured on a stopwatch clock
+  (``engine.clock.VirtualClock`` at speed 1). If the engine has not reached ``S × speed`` virtual
+  seconds by then (this machine cannot keep up), the run stops there, prints a final snapshot and
+  says on stderr how far it got and the speed it achieved; the exit status stays 0.
+- The state directory (``job_queue.log`` + ``history``) is ``--state-dir`` (kept: a recording
+  replay can open, written durably as the schedd does) or else a fresh temporary directory,
+  removed at the end (not fsynced per commit: nothing is kept to protect). Its path is on stderr.
+- Exit status: 0 done; 1 the engine crashed; 2 usage or an unreadable demo configuration.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ import argparse
 import json
 import math
 import queue as _queue
+import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from engine.cli import args as argcheck
+from engine.cli.jsonout import snapshot_json
 from engine.feeds.demo import DemoError, build_demo
 
 
@@ -79,27 +88,70 @@ def snapshots_fast(engine: Any, until: float, interval: float) -> Iterator[Any]:
         yield engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
 
 
-def snapshots_paced(engine: Any, until: float, interval: float, speed: float) -> Iterator[Any]:
+GRACE = 0.2  # real seconds the engine may take past --duration for its last step before it counts as behind
+
+
+@dataclass
+class Pace:
+    """What a paced run achieved: virtual seconds covered in real seconds (for the lag report)."""
+
+    wanted_virtual: float
+    real: float = 0.0
+    virtual: float = 0.0
+    lagged: bool = False
+
+    @property
+    def speed(self) -> float:
+        return self.virtual / self.real if self.real > 0 else 0.0
+
+
+def snapshots_paced(engine: Any, until: float, interval: float, speed: float, real_seconds: float,
+                    pace: Pace, stopwatch: Any = None) -> Iterator[Any]:
+    """Snapshots of a run at ``speed`` that ends at virtual ``until`` or when ``stopwatch`` (a
+    clock counting real seconds from 0 at the command's start) reaches ``real_seconds``,
+    whichever comes first; ``pace`` is filled in at the end. The virtual clock counts from the
+    stopwatch's 0, so the set-up time is caught up and the whole run takes ``real_seconds``."""
     from engine.clock import VirtualClock  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415
 
+    watch = stopwatch or VirtualClock(0.0, 1.0)
+    t0, v0 = 0.0, engine.now
     out: _queue.SimpleQueue = _queue.SimpleQueue()  # unbounded: the engine never waits for us
-    rt = Runtime(engine, VirtualClock(engine.now, speed), out.put, speed=speed, every_virtual=interval,
-                 until=until)
+    rt = Runtime(engine, VirtualClock(engine.now + watch.now() * speed, speed), out.put, speed=speed,
+                 every_virtual=interval, until=until)
     rt.start()
+    last = None
     try:
         while True:
+            left = real_seconds + GRACE - (watch.now() - t0)
+            if left <= 0 and not rt.done.is_set():
+                break  # the time is up and the engine is behind: stop it below
             try:
-                snap = out.get(timeout=0.5)
+                snap = out.get(timeout=max(0.01, min(0.5, left)))
             except _queue.Empty:
                 if rt.done.is_set() and out.empty():
                     return
                 continue
+            last = snap
             yield snap
             if snap.engine_state in ("stopped", "crashed"):
                 return
     finally:
         rt.stop()
+        pace.real = watch.now() - t0
+        pace.virtual = engine.now - v0
+    pace.lagged = True
+    if not rt.done.is_set():  # the thread did not end in time: its last snapshot is all we have
+        return
+    while True:  # snapshots published before the stop
+        try:
+            snap = out.get_nowait()
+        except _queue.Empty:
+            break
+        last = snap
+        yield snap
+    seq = (last.seq if last is not None else 0) + 1
+    yield engine.snapshot(seq, speed=speed, engine_state="stopped")
 
 
 def run_headless(args: argparse.Namespace) -> int:
@@ -108,11 +160,24 @@ def run_headless(args: argparse.Namespace) -> int:
         print("routedeck demo: --duration, --speed and --interval must be finite; --duration >= 0, --interval > 0",
               file=sys.stderr)
         return 2
-    state_dir = args.state_dir
-    if not state_dir:
-        state_dir = tempfile.mkdtemp(prefix="routedeck-demo-")
-    print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
+    from engine.clock import VirtualClock  # noqa: PLC0415
+
+    stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
+    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+        return argcheck.usage_error("demo", why)
+    temporary = not args.state_dir
+    state_dir = args.state_dir or tempfile.mkdtemp(prefix="routedeck-demo-")
+    try:
+        return _run(args, state_dir, temporary, stopwatch)
+    finally:
+        if temporary:
+            shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: Any) -> int:
     kwargs: dict[str, Any] = dict(config_dir=args.config_dir, seed=args.seed, state_dir=state_dir)
+    if temporary:
+        kwargs["durable"] = False
     if getattr(args, "classad_routes", False):
         kwargs["classad_routes"] = True
     if getattr(args, "start", None) is not None:
@@ -120,24 +185,27 @@ def run_headless(args: argparse.Namespace) -> int:
     try:
         engine = build_demo(**kwargs)
     except (DemoError, OSError, ValueError) as exc:
-        print(f"routedeck demo: {exc}", file=sys.stderr)
-        return 2
+        return argcheck.usage_error("demo", exc)
+    if temporary:
+        print(f"routedeck demo: state directory {state_dir} (temporary, removed at the end; "
+              "--state-dir keeps one)", file=sys.stderr)
+    else:
+        print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
     speed = float(args.speed or 1.0)
     max_speed = bool(getattr(args, "max_speed", False)) or speed <= 0
     if speed <= 0:
         speed = 600.0
     virtual = args.duration if max_speed else args.duration * speed
     interval = args.interval or (600.0 if max_speed else speed)
-    if interval <= 0 or virtual < 0:
-        print("routedeck demo: --interval must be > 0 and --duration >= 0", file=sys.stderr)
-        return 2
     until = engine.now + virtual
-    gen = snapshots_fast(engine, until, interval) if max_speed else snapshots_paced(engine, until, interval, speed)
+    pace = Pace(virtual)
+    gen = (snapshots_fast(engine, until, interval) if max_speed or virtual == 0
+           else snapshots_paced(engine, until, interval, speed, args.duration, pace, stopwatch))
     crashed = False
     try:
         for snap in gen:
             if args.json:
-                print(json.dumps(snap.to_json(), sort_keys=True), flush=True)
+                print(json.dumps(snapshot_json(snap), sort_keys=True), flush=True)
             else:
                 print(summary_line(snap), flush=True)
             crashed = crashed or snap.engine_state == "crashed"
@@ -145,4 +213,8 @@ def run_headless(args: argparse.Namespace) -> int:
                 print(f"routedeck demo: the engine crashed:\n{snap.error}", file=sys.stderr)
     finally:
         engine.close()
+    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed:
+        print(f"routedeck demo: the engine could not keep up with x{speed:g}: it covered {pace.virtual:.0f} of "
+              f"{pace.wanted_virtual:.0f} virtual seconds in {pace.real:.1f} real seconds (x{pace.speed:.0f}); "
+              "stopped at --duration", file=sys.stderr)
     return 1 if crashed else 0

@@ -6,8 +6,11 @@ Design decisions and invariants:
   asks for the router's (§3.5, an unfinished last transaction applied). Problems go to stderr
   (or into ``problems`` with ``--json``); loading never stops at bad input.
 - Plain output: one summary line, counts by JobStatus, then jobs by owner and status.
-  ``--json`` prints ``{"jobs", "by_status", "by_owner", "problems"}``; ``by_status`` keys are the
-  JobStatus numbers as strings (``"undefined"`` for a missing or non-integer status).
+  ``--json`` prints ``{"total_jobs", "by_status", "by_owner", "problems"}``; ``by_status`` keys
+  are the JobStatus numbers as strings (``"undefined"`` for a missing or non-integer status).
+- ``--jobs`` lists the jobs instead (one ``ID STATUS OWNER`` line each, in job id order; with
+  ``--json`` a ``jobs`` list of the rows every ``--json`` uses, engine.cli.jsonout: status by
+  name and code, null when unknown).
 - ``--long JOBID`` prints the effective ad (cluster attributes overlaid by the proc's) as sorted
   ``Name = value`` lines like ``condor_q -l``; ``JOBID`` may be ``c.p`` or a cluster ``c``. With
   ``--json`` the ad is an object of attribute → ClassAd value text (a list for a cluster).
@@ -16,6 +19,7 @@ Design decisions and invariants:
 - Exit status: 0; 1 when ``--long`` finds no job or the log has a fatal problem (the schedd would
   refuse it); 2 for an unreadable log, a file with no valid record at all (empty or not a job
   queue log: one line, nothing on stdout) or a constraint that does not parse.
+- The log is ``LOG`` or ``--queue-log LOG``, as in ``router-q`` and ``watch``.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_expr
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import job_json
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
 
@@ -35,9 +40,11 @@ STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held"
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("queue", help="counts and ads of a job_queue.log",
-                              description="Read a job_queue.log and print job counts by JobStatus and owner.")
-    p.add_argument("log", metavar="LOG", type=argcheck.path, help="path to a job_queue.log")
+    p = subparsers.add_parser("queue", help="counts, job ids and ads of a job_queue.log",
+                              description="Read a job_queue.log with the schedd's rules and print job counts "
+                                          "by JobStatus and owner (--jobs: the job ids; --long: one job's ad).")
+    argcheck.add_log_argument(p, "path to a job_queue.log")
+    p.add_argument("--jobs", action="store_true", help="list the jobs: id, status, owner")
     p.add_argument("--long", "-l", metavar="JOBID", type=argcheck.job_id, help="print the effective ad of job c.p (or of every proc of cluster c)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--constraint", metavar="EXPR", help="only jobs for which EXPR is true")
@@ -57,6 +64,23 @@ def _owner(job) -> str:
     if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
         return text[1:-1]
     return text
+
+
+def _text(job, name: str) -> str | None:
+    t = job.get(name)
+    if t is not None and len(t) >= 2 and t[0] == t[-1] == '"':
+        return t[1:-1]
+    return None
+
+
+def _job_row(job) -> dict[str, Any]:
+    """The job as every ``--json`` shows one (engine.cli.jsonout.job_json); the kind as the
+    dashboard's (engine.views.build): routed copy, source of a routed copy, or plain."""
+    routed_from, routed_to = _text(job, "RoutedFromJobId"), _text(job, "RoutedToJobId")
+    kind = "routed" if routed_from else ("source" if routed_to or _text(job, "Managed") == "External" else "plain")
+    owner = _owner(job)
+    return job_json(job.key, job.status, None if owner == "undefined" else owner, kind, _text(job, "RouteName"),
+                    routed_to, routed_from)
 
 
 def _select(queue, constraint: str | None, now: float) -> list:
@@ -79,6 +103,13 @@ def _wanted(jobs: list, jobid: str) -> list | None:
 
 
 def run(args) -> int:
+    try:
+        log = argcheck.log_of(args, "queue")
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("queue", exc)
+    if why := argcheck.unreadable(log):
+        return argcheck.usage_error("queue", why)
+    args.log = log
     res = load_log(args.log, mode=FOLLOW if args.follower_rules else OWNER)
     unreadable = any(p.record == 0 and p.severity == "fatal" for p in res.problems)
     if unreadable:
@@ -116,6 +147,14 @@ def run(args) -> int:
         else:
             print("\n".join(format_ad(j.attrs) for j in chosen), end="")
         return status
+    if getattr(args, "jobs", False):
+        rows = [_job_row(j) for j in sorted(jobs, key=lambda j: j.id)]
+        if args.json:
+            print(json.dumps({"total_jobs": len(jobs), "jobs": rows, "problems": problems}, indent=2))
+        else:
+            for r in rows:
+                print(f"{r['job']:<12} {r['status'] or r['status_code'] or 'undefined':<20} {r['owner'] or ''}")
+        return status
     by_status: dict[str, int] = {}
     by_owner: dict[str, dict[str, int]] = {}
     for j in jobs:
@@ -124,7 +163,7 @@ def run(args) -> int:
         row = by_owner.setdefault(_owner(j), {})
         row[s] = row.get(s, 0) + 1
     if args.json:
-        print(json.dumps({"jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
+        print(json.dumps({"total_jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
                           "problems": problems}, indent=2, sort_keys=True))
         return status
     print(_table(args.log, res, len(jobs), by_status, by_owner), end="")

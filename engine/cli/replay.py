@@ -11,14 +11,17 @@ Design decisions:
   first (``tui.launch``), :func:`register` leaves it alone; the TUI's parser can call
   :func:`add_arguments` for the shared options and :func:`run_headless` when ``--json``/``--at``/
   ``--reroute`` ask for no screen.
-- ``TIME`` is epoch seconds, an ISO-8601 date-time (naive = ``--tz``, default this machine's
-  zone), ``+SECONDS`` after the first step, ``start`` or ``end``; ``--transaction N`` seeks by
-  step instead (``-1`` = before the first).
+- ``TIME`` is any form of :mod:`engine.feeds.replay.moment` (the parser ``:seek`` uses too):
+  ``start``, ``end``, ``#N``, ``+S`` / ``-S``, ``HH:MM[:SS]`` on the log's day, an ISO date or
+  date-time, epoch seconds; naive times are in ``--tz`` (default this machine's zone).
+  ``--transaction N`` is the same as ``--at '#N'``: transactions count from 1, 0 is before the
+  first, in the text, in ``--json`` and on the dashboard. ``--reroute --at`` compares the
+  recording and the re-routed run up to that moment.
 - A file that holds nothing to replay is refused before anything is shown (also before the
   screen opens): empty, not a job queue log at all (no valid record; the rule of
   :meth:`engine.queue.result.LoadResult.not_a_log`), or without a committed transaction.
-- Exit status: 0 done, 1 the log could not be read or the moment is invalid, 2 usage or nothing
-  to replay (one line on stderr, nothing on stdout).
+- Exit status: 0 done; 2 usage, an unreadable log, nothing to replay or a moment outside the
+  log (one line on stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -26,23 +29,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from engine.clock import ManualClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import row_json, snapshot_json
 from engine.feeds.replay.index import build_index
+from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
 from engine.feeds.replay.timeline import SOURCE_NAMES
+from engine.snapshot import Seek
 
 MAX_PROBLEMS_SHOWN = 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOG", type=argcheck.path, help="a recorded job_queue.log")
-    p.add_argument("--at", metavar="TIME",
-                   help="moment to show: epoch seconds, ISO date-time, +SECONDS from the start, start, end")
-    p.add_argument("--transaction", type=int, metavar="N", help="show the state after transaction N")
+    argcheck.add_log_argument(p, "a recorded job_queue.log")
+    p.add_argument("--at", metavar="TIME", help=f"moment to show: {FORMS}")
+    p.add_argument("--transaction", type=int, metavar="N",
+                   help="show the state after transaction N (1 = the first; 0 = before the first)")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
     p.add_argument("--speed", type=float, default=1.0, help="playing speed (screen mode)")
@@ -70,22 +74,15 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def parse_time(text: str, start: float, end: float, tz: str | None) -> float:
-    t = text.strip()
-    if t == "start":
-        return start
-    if t == "end":
-        return end
-    if t.startswith("+"):
-        return start + float(t[1:])
-    try:
-        return float(t)
-    except ValueError:
-        pass
-    moment = datetime.fromisoformat(t)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=ZoneInfo(tz)) if tz else moment.astimezone()
-    return moment.timestamp()
+def moment(args: argparse.Namespace, start: float, end: float, transactions: int) -> Seek | None:
+    """``--at`` / ``--transaction`` as a ``Seek`` (None: neither given); MomentError in words."""
+    if args.transaction is not None and args.at is not None:
+        raise MomentError("give --at or --transaction, not both")
+    if args.transaction is not None:
+        return parse_moment(f"#{args.transaction}", start=start, end=end, transactions=transactions, tz=args.tz)
+    if args.at is not None:
+        return parse_moment(args.at, start=start, end=end, transactions=transactions, tz=args.tz)
+    return None
 
 
 def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
@@ -151,13 +148,13 @@ def build_runtime(args: argparse.Namespace, publish=None):
     from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415
 
+    args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
     index = build_index(args.log, tz=args.tz)
     check_recording(index, args.log)
     player, _errors = make_player(index, args)
-    if args.transaction is not None:
-        player.seek(step=args.transaction)
-    elif args.at:
-        player.seek(time=parse_time(args.at, player.start, player.end, args.tz))
+    target = moment(args, player.start, player.end, index.steps)  # MomentError: a ValueError
+    if target is not None:
+        player.seek(step=target.transaction, time=target.time)
     feed = ReplayFeed(player, tuple(args.config or ()))
     clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
@@ -165,13 +162,19 @@ def build_runtime(args: argparse.Namespace, publish=None):
 
 def run_headless(args: argparse.Namespace) -> int:
     try:
+        args.log = argcheck.log_of(args, "replay")
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("replay", exc)
+    try:
         index = build_index(args.log, tz=args.tz)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return 2
     try:
         check_recording(index, args.log)
-    except NotARecording as exc:
+        start, end = index.times[0], index.times[-1]
+        target = moment(args, start, end, index.steps)
+    except (NotARecording, MomentError) as exc:
         print(f"routedeck replay: {exc}", file=sys.stderr)
         return 2
     for problem in index.problems[:MAX_PROBLEMS_SHOWN]:
@@ -181,45 +184,46 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
-        return run_reroute(index, args)
-    player, errors = make_player(index, args)
-    for e in errors:
-        print(e, file=sys.stderr)
+        return run_reroute(index, args, until=target)
     try:
-        if args.transaction is not None:
-            player.seek(step=args.transaction)
-        else:
-            player.seek(time=parse_time(args.at or "end", player.start, player.end, args.tz))
+        player, errors = make_player(index, args)
+        target = target or Seek(time=end)
+        player.seek(step=target.transaction, time=target.time)
     except (ReplayError, ValueError) as exc:
         print(f"routedeck replay: {exc}", file=sys.stderr)
-        return 1
+        return 2
+    for e in errors:
+        print(e, file=sys.stderr)
     snap = player.snapshot(with_jobs=args.jobs)
     pos = snap.replay
+    number = transaction_number(pos.transaction)
     source = SOURCE_NAMES[player.step_time_source()] if player.position >= 0 else "start"
     if args.json:
-        out = snap.to_json()
+        out = snapshot_json(snap)
         out["replay"] = {
-            "log": args.log, "transaction": pos.transaction, "transactions": pos.transactions,
+            "log": args.log, "transaction": number, "transactions": pos.transactions,
             "time": pos.time, "start": pos.start, "end": pos.end, "times_inferred": pos.times_inferred,
             "time_source": source,
             "line": index.lines[player.position] if player.position >= 0 else None,
         }
-        out["total_jobs"] = snap.total_jobs
         if args.jobs:
-            out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route,
-                            "routed_to": j.routed_to, "routed_from": j.routed_from} for j in snap.jobs]
+            out["jobs"] = [row_json(j) for j in snap.jobs]
         out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    when = datetime.fromtimestamp(pos.time, ZoneInfo(args.tz) if args.tz else None).isoformat(timespec="seconds")
-    print(f"{args.log}: transaction {pos.transaction + 1} of {pos.transactions} at {when}"
+    where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
+    print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"
           f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
     print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
     print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"
           f" {'Throttle':>9} {'Started':>7} {'Succ':>5} {'Failed':>6}")
     for r in snap.routes:
         thr = "none" if r.throttle is None else f"{r.throttle:.4g}"
-        print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {r.max_jobs:7d} {r.max_idle:7d}"
-              f" {thr:>9} {r.recent_started:7d} {r.recent_succeeded:5d} {r.recent_failed:6d}")
+        print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {_limit(r.max_jobs):>7}"
+              f" {_limit(r.max_idle):>7} {thr:>9} {r.recent_started:7d} {r.recent_succeeded:5d} {r.recent_failed:6d}")
     return 0
+
+
+def _limit(n: int) -> str:
+    return "?" if n < 0 else str(n)

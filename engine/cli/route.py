@@ -22,7 +22,8 @@ as the router does. Each result lists the hook programs in ``hooks``.
 
 Exit status: 0; 1 when the config or the routing table has errors (printed to stderr; the jobs
 are still matched against what loaded), or when some job ads cannot be read (each named by file
-and line on stderr; the others are still routed and printed); 2 when no job ad can be read.
+and line on stderr; the others are still routed and printed); 2 when no job ad can be read or a file cannot be read (one line on
+stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the ro
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("route", help="which route each job would take, and the routed ad",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+                              description=argcheck.help_text(__doc__, 0) + " " + argcheck.help_text(__doc__, 1))
     p.add_argument("--config", "-c", dest="configs", nargs="+", metavar="CONFIG", type=argcheck.path,
                    help="HTCondor config files, read in this order (with --compare: read before each side)")
     p.add_argument("--jobads", metavar="FILE", type=argcheck.path, help="job ads (old or new syntax); - for stdin")
@@ -101,6 +102,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not path:
         print("routedeck route: give the job ads with --jobads FILE (or - for stdin)", file=sys.stderr)
         return 2
+    for config in args.configs:
+        if why := argcheck.unreadable(config, directory=True):
+            return argcheck.usage_error("route", why)
     source = "<stdin>" if path == "-" else path
     try:
         if path == "-":

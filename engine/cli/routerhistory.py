@@ -22,6 +22,11 @@ The real script (``src/condor_job_router/condor_router_history``, htcondor.md §
 
 ``now`` is ``--now`` (epoch) or the system clock; the local zone is ``--tz`` (default: the
 machine's). Nothing else here reads a clock.
+
+RouteDeck's additions (the real tool prints an empty table without a word): when routed jobs
+in the files completed outside the window, stderr says how many and when, and suggests the
+``--start`` that covers them. Exit status: 0; 2 usage or an unreadable ``--history`` (one line on
+stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -112,6 +117,22 @@ def collect(ads: dict[str, dict[str, str]], start: float, end: float, show_iwd: 
     return sites, records
 
 
+def outside_window(ads: dict[str, dict[str, str]], start: float, end: float) -> tuple[int, float, float] | None:
+    """(count, first, last completion) of the routed jobs that ``collect`` skipped for their
+    CompletionDate, or None when there are none."""
+    dates = []
+    for ad in ads.values():
+        if not (ad.get("routename") or ad.get("routedfromroute")):
+            continue
+        try:
+            cdate = float(ad.get("completiondate", ""))
+        except ValueError:
+            continue
+        if math.isfinite(cdate) and (cdate < start or cdate > end) and cdate > 0:
+            dates.append(cdate)
+    return (len(dates), min(dates), max(dates)) if dates else None
+
+
 def summary_lines(sites: dict[str, Summary]) -> list[str]:
     total = Summary("TOTAL")
     for s in sites.values():
@@ -181,16 +202,25 @@ def run(args: argparse.Namespace) -> int:
     def fmt(t: float) -> str:
         return datetime.fromtimestamp(t, tz).strftime("%Y-%m-%d %H:%M")
 
+    for given in args.history:
+        if why := argcheck.unreadable(given, directory=True):
+            return argcheck.usage_error("router-history", why)
     ads: dict[str, dict[str, str]] = {}
     for f in history_files(args.history, start):
         try:
             read_history_file(f, ads)
         except OSError as exc:
-            print(f"routedeck router-history: {f}: {exc.strerror}", file=sys.stderr)
-            return 1
+            return argcheck.usage_error("router-history", f"cannot read {f}: {exc.strerror}")
     print(f"Routed job history from {fmt(start)} to {fmt(end)}")
     print()
     sites, records = collect(ads, start, end, args.show_iwd)
+    outside = outside_window(ads, start, end)
+    if outside:
+        n, first, last = outside
+        print(f"routedeck router-history: {n} routed job{'s' if n != 1 else ''} in the history completed outside "
+              f"this window, from {fmt(first)} to {fmt(last)}: try --start \"{fmt(first)}\""
+              f"{' --now %d' % math.ceil(last + 60) if last > end else ''}",
+              file=sys.stderr)
     if args.show_records:
         print("JobID Status Site Runtime " + ("IWD " if args.show_iwd else ""))
         for line in records:

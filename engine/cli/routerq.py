@@ -13,6 +13,9 @@
 - Without a summary the real tool runs ``condor_q``; RouteDeck prints ``condor_q -nobatch``'s
   classic table (ID, OWNER, SUBMITTED, RUN_TIME, ST, PRI, SIZE, CMD) and its totals line, with
   times in the zone given by ``--tz`` (default UTC) and RUN_TIME at the log's last commit time.
+- The log is ``LOG`` or ``--queue-log LOG`` (as ``queue`` and ``watch``). Exit status: 0; 1 when
+  the log has a fatal problem; 2 usage, an unreadable log or a file that is not a job queue log
+  (one line on stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -147,7 +150,7 @@ def register(subparsers) -> None:
         "router-q", help="condor_router_q: routed jobs of a job_queue.log (-S summary per route)",
         description="What condor_router_q prints (htcondor.md §1.9), read from a job_queue.log. "
                     "Options as the real tool: -S, -R, -I, -H, -idle, -held, -constraint X, -route NAME.")
-    p.add_argument("--queue-log", required=True, type=argcheck.path, help="the job_queue.log to read")
+    argcheck.add_log_argument(p, "the job_queue.log to read")
     p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone for SUBMITTED (default UTC)")
     p.add_argument("--now", type=float, default=None, help="time for RUN_TIME (default: the log's last commit)")
     p.add_argument("-S", dest="S", action="store_true", help="summarize the state of jobs on each route")
@@ -180,6 +183,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.queue.result import OWNER  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
+    try:
+        log = argcheck.log_of(args, "router-q")
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("router-q", exc)
+    if why := argcheck.unreadable(log):
+        return argcheck.usage_error("router-q", why)
     if args.now is not None and not (math.isfinite(args.now) and abs(args.now) < 1e11):
         print("routedeck router-q: --now must be a finite epoch time", file=sys.stderr)
         return 2
@@ -197,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception:
         print(f"routedeck router-q: unknown time zone {args.tz!r}", file=sys.stderr)
         return 2
-    res = load_log(args.queue_log, mode=OWNER)
+    res = load_log(log, mode=OWNER)
     if res.not_a_log():
         print(f"routedeck router-q: {res.not_a_log()}", file=sys.stderr)
         return 2
@@ -205,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     if fatal:
         print(f"routedeck router-q: {fatal[0]}", file=sys.stderr)
         return 1
-    now = args.now if args.now is not None else (last_commit_time(Path(args.queue_log))
+    now = args.now if args.now is not None else (last_commit_time(Path(log))
                                                  or latest_job_time(res.queue) or 0.0)
     jobs = select(res.queue, constraint, now)
     lines = summary_lines([a for _, a in jobs]) if summary else table_lines(jobs, now, tz)

@@ -6,8 +6,11 @@ changes; ``--once`` prints the current state and exits. Waiting is the foundatio
 fallback); this module never sleeps, and it reads time only through ``engine.clock``.
 
 If the TUI registers a ``watch`` screen command first, :func:`register` leaves it alone and the
-TUI calls :func:`add_arguments` / :func:`run_headless`. Exit status: 0 done, 1 the log or config
-could not be found.
+TUI calls :func:`add_arguments` / :func:`run_headless`. The log is ``LOG`` or ``--queue-log LOG``
+(as in ``queue`` and ``router-q``), else the config's ``JOB_QUEUE_LOG`` / ``SPOOL``. Exit status:
+0 done; 1 the log has a fatal problem (``--once``); 2 usage, or a log, config or router log that
+cannot be read or found (one line on stderr, nothing on stdout). An existing but empty log is a
+live schedd's that has not written yet: watch waits for it.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import threading
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, resolve
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--queue-log", metavar="LOG", type=argcheck.path, help="the schedd's job_queue.log (default: from the config)")
+    argcheck.add_log_argument(p, "the schedd's job_queue.log (default: from the config)", required=False)
     p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG", type=argcheck.path,
                    help="HTCondor config file(s) (default: $CONDOR_CONFIG): routing table, JOB_QUEUE_LOG / SPOOL")
     p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
@@ -54,6 +58,23 @@ def run(args: argparse.Namespace) -> int:
     return run_headless(args)
 
 
+def checked(args: argparse.Namespace) -> str | None:
+    """Check the files named on the command line; sets ``args.queue_log`` (LOG or --queue-log).
+    Returns a one-line usage problem, or None."""
+    try:
+        args.queue_log = argcheck.log_of(args, "watch")
+    except argcheck.UsageError as exc:
+        return str(exc)
+    for given in ([args.queue_log] if args.queue_log else []) + (
+            [args.router_log] if args.router_log else []):
+        if why := argcheck.unreadable(given):
+            return why
+    for given in args.config or []:  # a config may be a directory (read as LOCAL_CONFIG_DIR is)
+        if why := argcheck.unreadable(given, directory=True):
+            return why
+    return None
+
+
 def build_runtime(args: argparse.Namespace, publish=None):
     """For a screen: (runtime, watcher thread factory). Start the runtime, then
     ``threading.Thread(target=run_watch, args=(waker, stop_event))`` with the returned waker: the
@@ -69,14 +90,9 @@ def build_runtime(args: argparse.Namespace, publish=None):
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
-    out = snap.to_json()
-    out["total_jobs"] = snap.total_jobs
+    out = snapshot_json(snap, jobs=args.jobs)
     out["queue_log"] = engine.setup.queue_log
-    if args.jobs:
-        out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route}
-                       for j in snap.jobs]
-    if engine.problems:
-        out["problems"] = list(engine.problems[-10:])
+    out["problems"] = list(engine.problems[-10:])  # always there, as in replay and queue
     if args.json:
         sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
     else:
@@ -94,11 +110,12 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    if problem := checked(args):
+        return argcheck.usage_error("watch", problem)
     try:
         setup = resolve(args.queue_log, args.config, args.router_log)
     except WatchError as exc:
-        print(f"routedeck watch: {exc}", file=sys.stderr)
-        return 1
+        return argcheck.usage_error("watch", exc)
     for d in setup.diagnostics:
         print(d, file=sys.stderr)
     clock = SystemClock()

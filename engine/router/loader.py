@@ -297,6 +297,15 @@ class TableLoader:
         where = self.loc(knob)
         text = raw.lstrip()
         if not text:
+            # HTCondor skips an empty knob with a log line (JobRouter::config). A ClassAd route of
+            # the same name (JOB_ROUTER_ENTRIES*, parsed earlier) then stays: blanking the knob is
+            # how a config keeps its entries from being replaced by an earlier file's transform
+            # route — not a problem and not a second, disabled route.
+            existing = self.routes.get(name.lower())
+            if existing is not None:
+                self.diag("info", f"{knob} definition is empty, ignoring: route {existing.name} comes from "
+                          f"{existing.source_label}", where, name)
+                return
             self.diag("warning", f"{knob} definition is empty, ignoring.", where, name)
             self.disabled.append(DisabledRoute(name, "definition is empty", knob, where))
             return

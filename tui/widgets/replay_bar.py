@@ -20,11 +20,12 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine import snapshot as S
+from engine.feeds.replay.moment import FORMS as MOMENT_FORMS
 from tui.format import clock_time, count, duration, speed
 
 KEYS = ". , step  [ ] { } seek  m mark  ' marks "
 SOURCE_PREFIX = "time of this transaction: "
-SEEK_FORMS = "TIME (epoch, ISO date-time, start, end), +SECONDS from the start, or #TRANSACTION"
+SEEK_FORMS = "give " + MOMENT_FORMS
 
 
 def time_source(snap: S.Snapshot) -> str | None:
@@ -71,27 +72,17 @@ def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = 
 
 
 def parse_seek(arg: str, snap: S.Snapshot | None) -> S.Seek:
-    """``:seek`` argument → ``Seek``: ``#N`` (the bar's 1-based transaction; #0 = before the
-    first), ``+SECONDS`` from the start, ``start``/``end``, epoch seconds or an ISO date-time
-    (naive = the snapshot's zone)."""
-    from engine.cli.replay import parse_time  # noqa: PLC0415
+    """``:seek`` argument → ``Seek``, by the engine's parser that ``routedeck replay --at`` uses
+    (:func:`engine.feeds.replay.moment.parse_moment`; naive times in the snapshot's zone)."""
+    from engine.feeds.replay.moment import parse_moment  # noqa: PLC0415
 
     text = arg.strip()
     if not text:
         raise ValueError(f"seek where? {SEEK_FORMS}")
-    if text.startswith("#"):
-        try:
-            n = int(text[1:])
-        except ValueError:
-            raise ValueError(f"not a transaction number: {text!r}") from None
-        return S.Seek(transaction=n - 1)
     if snap is None or snap.replay is None:
         raise ValueError("no replay position yet")
     pos = snap.replay
-    try:
-        return S.Seek(time=parse_time(text, pos.start, pos.end, snap.tz))
-    except ValueError:
-        raise ValueError(f"not a time: {text!r}; {SEEK_FORMS}") from None
+    return parse_moment(text, start=pos.start, end=pos.end, transactions=pos.transactions, tz=snap.tz)
 
 
 class ReplayBar(Static):

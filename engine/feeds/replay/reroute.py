@@ -28,6 +28,10 @@ Design decisions and invariants:
 - Sites: ``--sites FILE`` (the demo's ``sites.toml`` format), else ``sites.toml`` beside the first
   config file, else one generic site per route (1000 slots, 5–30 s start, exponential 600 s runs,
   no failures). Runs are deterministic for a given ``--seed``.
+- ``until`` (``--at``/``--transaction``, a ``Seek`` from :mod:`engine.feeds.replay.moment`)
+  cuts both sides at the same moment: the recording is read up to that transaction and the
+  simulation runs up to its time. The simulation reports its progress (a fraction) through
+  ``progress``; the command prints it on stderr.
 - Hooks (htcondor.md §1.8): a recording or a config names programs (``JOB_ROUTER_HOOK_KEYWORD``,
   a job's ``HookKeyword``, ``<KW>_HOOK_<TYPE>``). They run only with ``--allow-hooks``; without
   it the router withholds them (engine.router.hooks: a job whose translate hook is withheld is not
@@ -124,8 +128,10 @@ def _is_proc(key: str) -> bool:
     return bool(dot) and key[0] != "0" and bool(p) and p[0] != "-"
 
 
-def read_recording(index: LogIndex) -> Recording:
-    """Source jobs with their arrival times, and the recorded per-route tallies."""
+def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
+    """Source jobs with their arrival times, and the recorded per-route tallies, up to and
+    including step ``last_step`` (default: the last; -1: nothing)."""
+    last = index.steps - 1 if last_step is None else last_step
     state = QueueState()
     tally = CopyTally()
     jobs: list[RecordedJob] = []
@@ -161,10 +167,11 @@ def read_recording(index: LogIndex) -> Recording:
                 attrs = _effective(state, key)
                 tally.status(key, literal_int(attrs.get("JobStatus")), literal_int(attrs.get("ExitCode")))
 
-    _scan(index.data, 0, len(index.data), state, on_step, None)
+    if last >= 0:
+        _scan(index.data, 0, index.ends[last], state, on_step, None)
     unrouted = sum(1 for j in jobs if j.key not in routed_sources)
     start = index.times[0] if index.steps else 0.0
-    end = index.times[-1] if index.steps else 0.0
+    end = index.times[last] if index.steps and last >= 0 else start
     return Recording(jobs, tally.finish(), unrouted, start, end)
 
 
@@ -190,6 +197,9 @@ class RecordedArrivals:
         return out
 
 
+PROGRESS_STEPS = 20
+
+
 def default_sites(route_names: list[str]) -> list[Any]:
     from engine.schedd.sites import SiteSpec  # noqa: PLC0415
 
@@ -197,7 +207,8 @@ def default_sites(route_names: list[str]) -> list[Any]:
 
 
 def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None = None,
-             seed: int = 1, allow_hooks: bool = False) -> tuple[dict[str, RouteTally], int, list[str], list[str], list]:
+             seed: int = 1, allow_hooks: bool = False, progress: Any = None,
+             ) -> tuple[dict[str, RouteTally], int, list[str], list[str], list]:
     """Run the recorded arrivals through the router with the table of ``config_files``.
 
     Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
@@ -254,7 +265,11 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
                     config_files=tuple(config_files),
                     poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
     try:
-        engine.run_until(rec.end)
+        parts = PROGRESS_STEPS if progress is not None else 1
+        for k in range(1, parts + 1):
+            engine.run_until(rec.start + (rec.end - rec.start) * k / parts)
+            if progress is not None:
+                progress(k / parts)
     finally:
         router.close()
     unrouted = len(sources - routed_sources)
@@ -273,25 +288,44 @@ def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], or
     return rows
 
 
-def run_reroute(index: LogIndex, args: argparse.Namespace) -> int:
+def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None) -> int:
+    """``--reroute``; ``until``: a ``Seek`` (step or time) where both sides stop (default: the end)."""
     if not args.config:
         print("routedeck replay: --reroute needs --config CONFIG… with the routing table", file=sys.stderr)
         return 2
-    rec = read_recording(index)
+    last = index.steps - 1
+    if until is not None and until.transaction is not None:
+        last = until.transaction
+    elif until is not None and until.time is not None:
+        last = index.step_at_time(until.time)
+    rec = read_recording(index, last)
+    if until is not None and until.time is not None:
+        rec.end = max(rec.start, until.time)
+
+    tty = sys.stderr.isatty()
+
+    def progress(fraction: float) -> None:
+        if not tty and round(fraction * 100) % 25:
+            return  # a log file gets a line per quarter, a terminal one updating line
+        print(f"routedeck replay: re-routing {len(rec.jobs)} source jobs: {fraction:4.0%}", file=sys.stderr,
+              end="\r" if tty and fraction < 1 else "\n", flush=True)
+
     tallies, unrouted, order, diagnostics, hooks = simulate(
         rec, args.config, sites_file=getattr(args, "sites", None), seed=args.seed,
-        allow_hooks=bool(getattr(args, "allow_hooks", False)))
+        allow_hooks=bool(getattr(args, "allow_hooks", False)), progress=progress)
     for d in diagnostics:
         print(d, file=sys.stderr)
     rows = compare(rec.routes, tallies, order)
     if args.json:
-        json.dump({"log": args.log, "start": rec.start, "end": rec.end, "source_jobs": len(rec.jobs),
+        json.dump({"log": args.log, "start": rec.start, "end": rec.end, "transaction": last + 1,
+                   "transactions": index.steps, "source_jobs": len(rec.jobs),
                    "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
                    "hooks": [h.to_json() for h in hooks]},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    print(f"{args.log}: {len(rec.jobs)} source jobs over {rec.end - rec.start:.0f} s, re-routed with "
+    upto = "" if last == index.steps - 1 else f" (up to transaction {last + 1:,} of {index.steps:,})"
+    print(f"{args.log}: {len(rec.jobs)} source jobs over {rec.end - rec.start:.0f} s{upto}, re-routed with "
           f"{', '.join(args.config)}")
     cols = ("routed", "succeeded", "nonzero_exit", "failed", "active")
     print(f"{'Route':24} " + " ".join(f"{c:>15}" for c in cols) + "   (recorded → rerouted)")
