@@ -52,8 +52,12 @@ class DeckScreen(Screen):
     def show_snapshot(self, snap: Snapshot | None) -> None:
         if not self.is_mounted:
             return
-        self.query_one(StatusHeader).show(snap, self.app.readonly)
-        self.query_one(EngineBanner).show(self.app.engine_error)
+        # query, not query_one: a snapshot can arrive while the screen is mounted but its
+        # children are still being composed (seen under load in the replay Pilot test)
+        for header in self.query(StatusHeader):
+            header.show(snap, self.app.readonly)
+        for banner in self.query(EngineBanner):
+            banner.show(self.app.engine_error)
         if snap is None:
             return
         try:
