@@ -22,6 +22,7 @@ MODULES: list[str] = [
     "engine.cli.demo",
     "engine.cli.routerq",
     "engine.cli.routerhistory",
+    "engine.cli.hook",
     # filled in by each feature: "engine.cli.queue", "engine.cli.cron", …
 ]
 

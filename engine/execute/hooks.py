@@ -348,18 +348,27 @@ class HookRunner:
         path = self.path(keyword, hook)
         if path is None:
             return None
+        return self.invoke_path(family, keyword, hook, target, path, stdin, now, args=args, env=env,
+                                timeout=timeout if timeout is not None else self.hook_timeout(keyword, hook), cwd=cwd)
+
+    def invoke_path(self, family: str, keyword: str, hook: str, target: str, path: str, stdin: str, now: float,
+                    args: Sequence[str] = (), env: Mapping[str, str] | None = None, timeout: float | None = None,
+                    cwd: str | None = None, argv0: str | None = None) -> Invocation:
+        """Run an already checked ``path`` (daemon ClassAd hooks name theirs in their own knob);
+        recorded like :meth:`invoke`, withheld without ``allow_run``."""
         inv = Invocation(family, keyword, hook, target, path, tuple(args), stdin, now)
         self.invocations.append(inv)
         if not self.allow_run:
             return inv
         inv.result = self._spawn(hook, path, stdin, args, env, cwd,
-                                 timeout if timeout is not None else self.hook_timeout(keyword, hook))
+                                 timeout if timeout is not None else self.timeout, argv0)
         return inv
 
-    def _spawn(self, hook: str, path: str, stdin: str, args: Sequence[str], env, cwd, timeout: float) -> HookResult:
+    def _spawn(self, hook: str, path: str, stdin: str, args: Sequence[str], env, cwd, timeout: float,
+               argv0: str | None = None) -> HookResult:
         if not self.allow_run:  # the one place an execute-side hook is spawned: refuse here too
             raise HooksNotAllowed(f"{hook} hook {path} not run: needs {ALLOW_FLAG}")
-        return run_hook(hook, path, stdin, timeout, self.max_output, args=args, env=env, cwd=cwd)
+        return run_hook(hook, path, stdin, timeout, self.max_output, args=args, env=env, cwd=cwd, argv0=argv0)
 
 
 __all__ = ["HookOutputError", "HookResult", "HookRunner", "Invocation", "PrepareOutcome", "fetch_output",

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from engine.classad import as_int, evaluate, format_value, is_true, make_ad, parse_expr, quote
 from engine.execute import hooks as hk
+from engine.execute.cron import STARTD_CRON, CronManager
 from engine.execute.starter import INITIAL_UPDATE_INTERVAL, UPDATE_INTERVAL, Report, Starter
 from engine.hookrun import HookOutputError
 
@@ -82,6 +83,7 @@ class Slot:
     next_fetch_at: float | None = None
     why_next: str = ""
     extra: dict[str, str] = field(default_factory=dict)  # merged daemon ClassAd hook attributes
+    cron_why: list[str] = field(default_factory=list)  # which Startd Cron ads merged here and why
 
     @property
     def full_name(self) -> str:
@@ -107,6 +109,7 @@ class Startd:
         self._dirs = itertools.count(1)
         self.initial_interval = _int_knob(config, "STARTER_INITIAL_UPDATE_INTERVAL", INITIAL_UPDATE_INTERVAL)
         self.interval = max(1, _int_knob(config, "STARTER_UPDATE_INTERVAL", UPDATE_INTERVAL))
+        self.cron = CronManager(config, STARTD_CRON, self.runner)  # STARTD_CRON_JOBLIST (engine.execute.cron)
 
     # -- slot ad and policy ---------------------------------------------------------------
 
@@ -153,7 +156,17 @@ class Startd:
 
     # -- the step -------------------------------------------------------------------------
 
+    def refresh_cron(self, now: float) -> None:
+        """Each slot's merged Startd Cron attributes, targeted against the slot ad itself
+        (``StartdNamedClassAdList::Publish``)."""
+        for slot in self.slots:
+            slot.extra = {}
+            slot.extra, slot.cron_why = self.cron.slot_attrs(slot.slot_id, self.slot_ad(slot, now))
+
     def step(self, now: float) -> None:
+        if self.cron.jobs:
+            self.cron.step(now)
+            self.refresh_cron(now)
         for slot in self.slots:
             claim = slot.claim
             if claim is not None and claim.starter is not None:
