@@ -53,6 +53,8 @@ MISSING_INPUT: dict[str, list[list[str]] | None] = {
     "demo": [["--headless", "--config-dir", MISSING]],
     "cron next": None,
     "cron explain": None,
+    "hook run": [["MYHOOK", "PREPARE_JOB", "--job", MISSING, "--config", CONFIG]],
+    "hook check": [[MISSING]],
 }
 
 
@@ -105,6 +107,11 @@ def _json_docs(text: str) -> list:
 def test_every_json_option_prints_json(capsys, tmp_path):
     ads = tmp_path / "jobs.ads"
     ads.write_text(JOBADS)
+    hook = tmp_path / "prepare.sh"  # a PREPARE_JOB hook (seed 004) that adds one attribute
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho 'Prepared = true'\n")
+    hook.chmod(0o755)
+    hook_conf = tmp_path / "hook.conf"
+    hook_conf.write_text(f"MYHOOK_HOOK_PREPARE_JOB = {hook}\n")
     runs = {
         "replay": [LOG, "--json", "--jobs"],
         "watch": [LOG, "--once", "--json", "--jobs"],
@@ -113,6 +120,9 @@ def test_every_json_option_prints_json(capsys, tmp_path):
         "route": ["--config", CONFIG, "--jobads", str(ads), "--json"],
         "cron next": ["*/15 * * * *", "--json", "--after", "1795219200", "--tz", "UTC"],
         "cron explain": ["*/15 * * * *", "--json"],
+        "hook check": [CONFIG, "--json"],
+        "hook run": ["MYHOOK", "PREPARE_JOB", "--job", str(ads), "--config", str(hook_conf), "--json",
+                     "--allow-hooks"],
     }
     with_json = {n for n, p in subcommands().items() if any("--json" in a.option_strings for a in p._actions)}
     assert with_json == set(runs)

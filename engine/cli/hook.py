@@ -39,9 +39,10 @@ CRON_KEYWORDS = (cron.STARTD_CRON, cron.SCHEDD_CRON)
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("hook", help="run one hook as HTCondor would, or check the configured hooks",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+                              description=argcheck.help_text(__doc__, 1))
     sub = p.add_subparsers(dest="hook_command", required=True, metavar="{run,check}")
-    r = sub.add_parser("run", help="run one hook exactly as the startd/starter/router/cron would")
+    r = sub.add_parser("run", help="run one hook exactly as the startd/starter/router/cron would",
+                       description=argcheck.help_text(__doc__, 1))
     r.add_argument("keyword", metavar="KEYWORD", help="hook keyword (or STARTD_CRON / SCHEDD_CRON)")
     r.add_argument("hook", metavar="HOOK", help="hook type (FETCH_WORK, PREPARE_JOB, …) or cron job name")
     r.add_argument("--job", metavar="FILE", type=argcheck.path, help="the job ad (old ClassAd syntax)")
@@ -56,7 +57,9 @@ def register(subparsers) -> None:
     r.add_argument("--allow-hooks", action="store_true", help="really run the hook program (off by default)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=run_hook_cmd)
-    c = sub.add_parser("check", help="list the configured hooks of all three families with the path checks")
+    c = sub.add_parser("check", help="list the configured hooks of all three families with the path checks",
+                       description="List the configured hooks of all three families (Job Router, fetch-work and "
+                                   "starter, Startd/Schedd Cron) with HTCondor's path checks; exit 1 on problems.")
     c.add_argument("configs", nargs="+", metavar="CONFIG", type=argcheck.path, help="HTCondor config files")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.set_defaults(func=run_check)
@@ -88,6 +91,9 @@ def _read_ad(path: str, what: str) -> dict[str, str]:
 
 def run_hook_cmd(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    for given in [args.job, args.slot, args.dest] + list(args.configs):
+        if given and given != "-" and (why := argcheck.unreadable(given, directory=given in args.configs)):
+            return argcheck.usage_error("hook run", why)
     try:
         report = hook_run(args)
     except UsageError as exc:
