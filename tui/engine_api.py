@@ -111,6 +111,27 @@ def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]
     raise AssertionError("unreachable")
 
 
+def why_not_candidate(runtime: Any, route: str | None, now: float,
+                      rows: Iterable[JobRow] = ()) -> tuple[str, str] | None:
+    """``(job, why picked)``: the job a why-not about ``route`` is most likely about, chosen by
+    the router on the engine thread (``JobRouter.why_not_candidate``). An engine without a
+    router (replay, watch, test fakes) answers from the snapshot's rows: the first idle job
+    that is neither a routed copy nor routed."""
+    if _has_query(runtime):
+        def on_engine(engine: Any) -> Any:
+            for owner in (engine, getattr(engine, "router", None)):
+                fn = getattr(owner, "why_not_candidate", None)
+                if fn is not None:
+                    return fn(route, now)
+            return NotImplemented
+
+        out = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
+        if out is not NotImplemented:
+            return out
+    job = next((r for r in rows if r.status == 1 and r.kind != "routed" and not r.routed_to), None)
+    return (job.job, "first idle job not routed (this engine has no router to ask)") if job else None
+
+
 def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
     """One job's full ad from an engine object (its ``job_ad``, or the demo queue's job)."""
     fn = getattr(engine, "job_ad", None)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import RouteView, Snapshot
+from tui.engine_api import why_not_candidate
 from tui.format import clock_time, duration
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -249,14 +251,31 @@ class RoutesScreen(FilterBox, DeckScreen):
         self.app.open_editor(self.selected_name())
 
     def action_why_not(self) -> None:
-        """Why-not for the oldest idle job the router has not routed (the question the board raises)."""
+        """Why-not for the idle job the selected route raises the question about: the router picks
+        it on the engine thread (the oldest idle job waiting for this route, else for any route;
+        ``engine.router.whynot.pick_candidate``)."""
         snap = self.app.snapshot
-        job = next((r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to), None) \
-            if snap is not None else None
-        if job is None:
+        if snap is None:
+            return
+        self._pick_candidate(self.selected_name(), snap.time, snap.jobs)
+
+    @work(thread=True, exclusive=True, group="why-not-pick")
+    def _pick_candidate(self, route: str | None, now: float, rows) -> None:
+        try:
+            picked = why_not_candidate(self.app.runtime, route, now, rows)
+        except Exception as exc:  # noqa: BLE001 - engine stopped or busy: say so
+            self.app.call_from_thread(self.notify, f"why-not: the engine did not answer ({exc})", severity="error")
+            return
+        self.app.call_from_thread(self._open_picked, route, picked)
+
+    def _open_picked(self, route: str | None, picked: tuple[str, str] | None) -> None:
+        if picked is None:
             self.notify("no idle job is waiting to be routed")
             return
-        self.app.open_why_not(job.job)
+        from tui.screens.whynot import WhyNotScreen  # noqa: PLC0415
+
+        job, why = picked
+        self.app.push_screen(WhyNotScreen(job, note=f"{job}: {why}" + (f" (asked from route {route})" if route else "")))
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#route-filter", Input)
