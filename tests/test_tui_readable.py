@@ -89,3 +89,110 @@ class TestWhyNot:
             app.open_why_not(src.routed_to)
             await wait_until(pilot, lambda: getattr(app.screen, "verdict", None) is not None)
             assert f"routed copy of {src.job}" in _text(pilot)
+
+
+def _screen_text(app) -> str:
+    """What the terminal shows, line by line (the compositor's output)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+class TestLayout:
+    async def test_board_at_80x24_keeps_route_state_throttle_and_failure_rate_in_view(self):
+        """Item 9: at 80×24 the operator's columns are on screen; scrolled right, the route name
+        stays (pinned)."""
+        app = _app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _ready(pilot)
+            text = _screen_text(app)
+            header = next(line for line in text.splitlines() if "Route" in line and "State" in line)
+            for title in ("#", "Route", "State", "Throttle", "Fail/s", "St/Ok/Fail"):
+                assert title in header, header
+            table = app.screen.query_one("#routes")
+            table.scroll_to(x=table.max_scroll_x, animate=False)
+            await pilot.pause()
+            text = _screen_text(app)
+            assert "Re-eval" in text
+            for r in app.snapshot.routes:
+                assert r.name in text  # the pinned route column
+
+    async def test_jobs_columns_take_the_width_they_need(self):
+        """Item 10: at 200 columns the hold reason, owner and route are as wide as their values
+        (not cut at fixed widths); at 80 the hold reason still has room, after job, status,
+        owner and route."""
+        app = _app()
+        async with app.run_test(size=(200, 50)) as pilot:
+            await _ready(pilot)
+            await pilot.press("j")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
+            await pilot.pause()
+            table = app.screen.table
+            rows = [table.model.row(i) for i in range(min(500, len(table.model)))]
+            longest_owner = max(len(r.owner) for r in rows)
+            assert table.widths[2] > longest_owner
+            held = [r for r in rows if r.status == 5 and r.hold_reason]
+            assert held and table.widths[4] > max(len(r.hold_reason) for r in held)
+            assert held[0].hold_reason in _screen_text(app)
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.2)
+            header = _screen_text(app).splitlines()[2]
+            assert "Cmd / hold reason" in header and header.index("Status") < header.index("Cmd / hold reason")
+            assert table.widths[4] >= 24
+
+    async def test_status_is_coloured_on_every_row(self):
+        """Item 10: the status cell has its colour on idle and running rows, not only held ones."""
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            await pilot.press("j")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 3)
+            table = app.screen.table
+            seen = {}
+            for y in range(2, min(30, len(table.model) + 1)):
+                row = table.model.row(round(table.scroll_y) + y - 1)
+                status_seg = [s for s in table.render_line(y) if s.text.strip()][1]
+                seen.setdefault(row.status, status_seg.style.color)
+            assert seen.get(1) is not None and seen.get(2) is not None and seen[1] != seen[2], seen
+
+
+class TestLegendAndSort:
+    async def test_sort_by_header_names(self):
+        """Item 11: ``:sort Submitted`` and ``:sort In status`` name columns by their headers."""
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            app.run_command_line("sort Submitted desc")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and app.screen.table.model.sort_key == "qdate")
+            m = app.screen.table.model
+            qdates = [m.row(i).qdate or 0 for i in range(len(m))]
+            assert qdates == sorted(qdates, reverse=True) and m.reverse
+            app.run_command_line("sort in status")
+            await wait_until(pilot, lambda: app.screen.table.model.sort_key == "since")
+            app.run_command_line("sort hold reason")
+            await wait_until(pilot, lambda: app.screen.table.model.sort_key == "cmd")
+
+    async def test_focused_column_legend_and_help(self):
+        """Item 11: ``>`` moves the column focus and the line under the table explains it; ``?``
+        lists every column of the board, jobs and crondor tables."""
+        from tui.legend import BOARD, CRON, JOBS
+
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            await pilot.press("greater_than_sign")  # State -> Throttle
+            await pilot.pause()
+            assert "Throttle: jobs the route may start" in str(app.screen.query_one("#board-legend").render())
+            await pilot.press("j")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs-legend")))
+            await pilot.press("greater_than_sign")
+            await pilot.pause()
+            assert str(app.screen.query_one("#jobs-legend").render()).startswith("Status: JobStatus by name")
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "HelpScreen"
+            from tui.screens.help import help_sections
+
+            shown = {section: dict(rows) for section, rows in help_sections(app)}
+            for name, table in (("Routes board", BOARD), ("Jobs", JOBS), ("Crondor", CRON)):
+                rows = shown[f"{name} columns"]
+                for title, what in table.items():
+                    assert rows[title or "⚠"] == what

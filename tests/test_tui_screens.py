@@ -65,7 +65,7 @@ async def test_board_updates_cells_in_place_and_keeps_the_cursor():
         await wait_until(pilot, lambda: app.snapshot.seq == 2)
         board = app.screen
         table = board.query_one("#routes")
-        assert table.cursor_row == 2 and str(table.get_row(board.row_key("Site1_Slurm"))[5]) == "199"
+        assert table.cursor_row == 2 and str(table.get_cell(board.row_key("Site1_Slurm"), "running")) == "199"
 
 
 async def test_board_filter_and_enter_opens_route_with_its_jobs():

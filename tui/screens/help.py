@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.legend import legend_sections
 from tui.palette import COMMANDS
 
 
@@ -43,6 +44,7 @@ def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
                        ("Route editor", EditorScreen)):
         sections.append((title, binding_rows(cls.BINDINGS)))
     sections.append((": commands", [(f":{c.name} {c.arg}".strip(), c.help) for c in COMMANDS]))
+    sections.extend(legend_sections())  # what each column means (tui.legend)
     return sections
 
 

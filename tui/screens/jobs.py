@@ -21,7 +21,8 @@ from engine.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
 from tui.engine_api import constraint_hits, full_ads_of
 from tui.messages import FilterChanged
 from tui.screens.base import DeckScreen
-from tui.widgets.job_model import COLUMN_KEYS
+from tui.legend import JOBS, legend_line
+from tui.widgets.job_model import COLUMN_KEYS, COLUMNS
 from tui.widgets.job_table import JobTable
 
 
@@ -30,6 +31,9 @@ HEAVY_EVERY = 2.0  # seconds between re-filtering a large, changing queue
 
 
 class JobsScreen(DeckScreen):
+    DEFAULT_CSS = """
+    JobsScreen #jobs-legend { height: 1; padding: 0 1; color: $text-muted; }
+    """
     AUTO_FOCUS = "#jobs"
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
@@ -57,6 +61,7 @@ class JobsScreen(DeckScreen):
         table = JobTable(id="jobs")
         table.border_title = "Jobs"
         yield table
+        yield Static(legend_line(JOBS, COLUMNS[0].title), id="jobs-legend")
         yield Static(id="jobs-status")
 
     @property
@@ -237,6 +242,9 @@ class JobsScreen(DeckScreen):
             return
         self.table.apply(lambda m: m.set_sort(key, reverse))
         self._status()
+
+    def on_job_table_column_focused(self, event: JobTable.ColumnFocused) -> None:
+        self.query_one("#jobs-legend", Static).update(legend_line(JOBS, event.title))
 
     def on_job_table_header_clicked(self, event: JobTable.HeaderClicked) -> None:
         m = self.table.model
