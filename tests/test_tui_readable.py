@@ -196,3 +196,53 @@ class TestLegendAndSort:
                 rows = shown[f"{name} columns"]
                 for title, what in table.items():
                     assert rows[title or "⚠"] == what
+
+
+class TestAdView:
+    async def _open_ad(self, pilot, app, job):
+        from tui.screens.ad import AdScreen
+
+        row = next(r for r in app.snapshot.jobs if r.job == job)
+        app.push_screen(AdScreen(row))
+        await wait_until(pilot, lambda: getattr(app.screen, "lines", None) is not None)
+        return app.screen
+
+    async def test_dates_codes_search_and_copy(self):
+        """Item 12: EnteredCurrentStatus as a date and an age, JobStatus by name next to its code;
+        ``/`` finds a line, ``y`` copies its value, ``Y`` the job id."""
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            row = next(r for r in app.snapshot.jobs if r.status == 2)
+            ad = await self._open_ad(pilot, app, row.job)
+            text = str(ad.query_one("#ad-text").render())
+            assert "JobStatus" in text and "= 2  (Running)" in text
+            assert "EnteredCurrentStatus" in text and " ago)" in text and "2026-11-21" in text
+            await pilot.press("slash", *"qdate")
+            await pilot.pause()
+            assert ad.lines[ad.current].name == "QDate"
+            await pilot.press("enter", "escape")  # next match (the same one), leave the search box
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.clipboard == str(row.qdate)
+            await pilot.press("Y")
+            await pilot.pause()
+            assert app.clipboard == row.job
+
+    async def test_crondor_row_opens_the_ad_with_its_in_memory_deferral_time(self):
+        """Item 12, htcondor.md §2.4: Enter on a crondor row opens the job's ad, and it shows the
+        DeferralTime the schedd holds in memory (the job queue log never has it)."""
+        engine = demo_engine()
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            await pilot.press("c")
+            await wait_until(pilot, lambda: bool(app.screen.query("#cron")) and app.screen._keys)
+            await pilot.pause()
+            job = app.screen._keys[0]
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: getattr(app.screen, "lines", None) is not None)
+            assert app.screen.row.job == job
+            line = next(ln for ln in app.screen.lines if ln.name == "DeferralTime")
+            assert line.value == str(engine.schedd.cron.deferral[job]) and "schedd's memory" in line.note
+            assert "DeferralTime" not in engine.queue.get(job).attrs  # not in the queue (log)

@@ -184,6 +184,30 @@ def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
     return row_ad(row)
 
 
+def job_ad_lines(runtime: Any, row: JobRow, now: float, tz: str = "UTC") -> list:
+    """The job's ad as ``engine.views.job_ad.AdLine``s (dates, code names, the in-memory
+    DeferralTime of a crondor job). The ad and the schedd's in-memory DeferralTime are read on
+    the engine thread; the row's ``deferral_time`` (from the snapshot) stands in otherwise."""
+    from engine.views.job_ad import annotate  # noqa: PLC0415
+
+    memory = None
+    if _has_query(runtime):
+        def on_engine(engine: Any) -> tuple[dict[str, str] | None, int | None]:
+            cron = getattr(getattr(engine, "schedd", None), "cron", None)
+            return _engine_ad(engine, row.job), getattr(cron, "deferral", {}).get(row.job)
+
+        try:
+            ad, memory = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
+        except Exception:  # noqa: BLE001 - engine stopped or busy: the row's own attributes
+            ad = None
+        ad = ad or row_ad(row)
+    else:
+        ad = job_ad(runtime, row)
+    if memory is None:
+        memory = row.deferral_time
+    return annotate(ad, now, tz, memory)
+
+
 def row_ad(row: JobRow) -> dict[str, str]:
     """The attributes a ``JobRow`` carries, as old-syntax texts (for constraints and drill-down)."""
     from engine.classad import format_value  # noqa: PLC0415

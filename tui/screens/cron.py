@@ -79,7 +79,8 @@ class CronScreen(FilterBox, DeckScreen):
     FILTER_TABLE = "#cron"
 
     AUTO_FOCUS = "#cron"
-    BINDINGS = [Binding("slash", "filter", "Filter"), Binding("escape", "back", "Back", show=False)]
+    BINDINGS = [Binding("enter", "open_ad", "Open ad"), Binding("slash", "filter", "Filter"),
+                Binding("escape", "back", "Back", show=False)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -146,6 +147,23 @@ class CronScreen(FilterBox, DeckScreen):
     def on_data_table_row_highlighted(self, event) -> None:
         if self.app.snapshot is not None:
             self._detail(self.app.snapshot)
+
+    def on_data_table_row_selected(self, event) -> None:
+        self.action_open_ad()
+
+    def action_open_ad(self) -> None:
+        """The selected cron job's full ad (with its in-memory DeferralTime), as from the jobs list."""
+        from tui.screens.ad import AdScreen  # noqa: PLC0415
+
+        snap = self.app.snapshot
+        c = self.selected(snap) if snap is not None else None
+        if c is None:
+            return
+        row = next((r for r in snap.jobs if r.job == c.job), None)
+        if row is None:
+            self.notify(f"{c.job} is no longer in the queue", severity="warning")
+            return
+        self.app.push_screen(AdScreen(row))
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)
