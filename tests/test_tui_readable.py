@@ -246,3 +246,52 @@ class TestAdView:
             line = next(ln for ln in app.screen.lines if ln.name == "DeferralTime")
             assert line.value == str(engine.schedd.cron.deferral[job]) and "schedd's memory" in line.note
             assert "DeferralTime" not in engine.queue.get(job).attrs  # not in the queue (log)
+
+
+class TestExport:
+    async def test_export_csv_and_json_of_what_is_shown(self, tmp_path):
+        """Item 14: ``:export`` writes the table shown — the jobs with the filter applied, in the
+        shown order, with the header titles — as CSV, and as JSON."""
+        import csv
+        import json
+
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            app.run_command_line("jobs cmsuser")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and app.screen.table.model.text == "cmsuser")
+            app.run_command_line("sort Submitted desc")
+            await pilot.pause()
+            m = app.screen.table.model
+            shown = [m.row(i).job for i in range(len(m))]
+            assert 0 < len(shown) < len(app.snapshot.jobs)
+            app.run_command_line(f"export {tmp_path / 'jobs.csv'}")
+            rows = list(csv.reader((tmp_path / "jobs.csv").open()))
+            assert rows[0][:5] == ["Job", "Status", "Owner", "Route", "Cmd / hold reason"]
+            assert [r[0] for r in rows[1:]] == shown
+            app.run_command_line(f"export json {tmp_path / 'jobs.out'}")
+            data = json.loads((tmp_path / "jobs.out").read_text())
+            assert [d["Job"] for d in data] == shown and {d["Owner"] for d in data} == {"cmsuser"}
+            await pilot.press("b")
+            await _ready(pilot)
+            app.run_command_line(f"export-json {tmp_path / 'routes.json'}")
+            routes = json.loads((tmp_path / "routes.json").read_text())
+            assert [r["Route"].rstrip(" ⚠") for r in routes] == [r.name for r in app.snapshot.routes]
+            assert "Throttle" in routes[0] and "Fail/s" in routes[0]
+
+    async def test_screenshot_and_copy(self, tmp_path):
+        """Item 14: ``:screenshot`` saves the screen as SVG; ``y`` / ``:copy`` copy the selected
+        route name or job id."""
+        app = _app()
+        async with app.run_test(size=(132, 40)) as pilot:
+            await _ready(pilot)
+            app.run_command_line(f"screenshot {tmp_path / 'board.svg'}")
+            svg = (tmp_path / "board.svg").read_text()
+            assert svg.startswith("<svg") and "CMS_T2" in svg
+            await pilot.press("down", "y")
+            assert app.clipboard == app.snapshot.routes[1].name
+            await pilot.press("j")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and app.screen.table.selected is not None)
+            await pilot.press("down", "down")
+            app.run_command_line("copy")
+            assert app.clipboard == app.screen.table.selected.job

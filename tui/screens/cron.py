@@ -165,6 +165,18 @@ class CronScreen(FilterBox, DeckScreen):
             return
         self.app.push_screen(AdScreen(row))
 
+    def selected_id(self) -> str | None:
+        snap = self.app.snapshot
+        c = self.selected(snap) if snap is not None else None
+        return c.job if c else None
+
+    def table_export(self):
+        from tui.export import Table  # noqa: PLC0415
+
+        snap = self.app.snapshot
+        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]
+        return Table("cron", [t for t, _k, _w in COLUMNS], rows)
+
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)
         if box.value or box.has_focus:

@@ -40,6 +40,7 @@ class JobsScreen(DeckScreen):
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse", show=False),
         Binding("w", "why_not", "Why not"),
+        Binding("y", "copy", "Copy id", show=False),
         Binding("H", "hold", "Hold", show=False),
         Binding("L", "release", "Release", show=False),
         Binding("X", "remove", "Remove", show=False),
@@ -268,6 +269,22 @@ class JobsScreen(DeckScreen):
         from tui.screens.ad import AdScreen  # noqa: PLC0415
 
         self.app.push_screen(AdScreen(event.job))
+
+    def selected_id(self) -> str | None:
+        row = self.table.selected
+        return row.job if row else None
+
+    def action_copy(self) -> None:
+        job = self.selected_id()
+        if job:
+            self.app.copy_to_clipboard(job)
+            self.notify(f"copied job id {job}")
+
+    def table_export(self):
+        from tui.export import Table  # noqa: PLC0415
+
+        columns, rows = self.table.export_rows()
+        return Table("jobs", columns, rows)
 
     def action_why_not(self) -> None:
         row = self.table.selected

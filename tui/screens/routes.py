@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import RouteView, Snapshot
 from tui.engine_api import why_not_candidate
+from tui.export import Table
 from tui.format import clock_time, duration
 from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
@@ -191,6 +192,7 @@ class RoutesScreen(FilterBox, DeckScreen):
         Binding("e", "edit_route", "Edit"),
         Binding("w", "why_not", "Why not"),
         Binding("slash", "filter", "Filter"),
+        Binding("y", "copy", "Copy name", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -307,6 +309,25 @@ class RoutesScreen(FilterBox, DeckScreen):
     def selected_name(self) -> str | None:
         route = self.selected_route()
         return route.name if route else None
+
+    def selected_id(self) -> str | None:
+        return self.selected_name()
+
+    def action_copy(self) -> None:
+        name = self.selected_name()
+        if name:
+            self.app.copy_to_clipboard(name)
+            self.notify(f"copied route name {name}")
+
+    def table_export(self) -> Table:
+        """The routes as shown (filter applied), every column of this width, as plain text."""
+        snap = self.app.snapshot
+        cols = self._shape or ()
+        rows = []
+        for r in self._routes:
+            cells = route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide), self._bars)
+            rows.append([c.plain if isinstance(c, Text) else str(c) for c in cells])
+        return Table("routes", [t for t, _k, _w in cols], rows)
 
     @property
     def names(self) -> list[str]:

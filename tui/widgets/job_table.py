@@ -251,6 +251,10 @@ class JobTable(ScrollView, can_focus=True):
             month_day(r.qdate, self.tz) if r.qdate else "",
         )
 
+    def export_rows(self) -> tuple[list[str], list[list[str]]]:
+        """Every row passing the filter, in the shown order, as the cells show them (uncut)."""
+        return [c.title for c in COLUMNS], [list(self.values(self.model.row(i))) for i in range(len(self.model))]
+
     def row_text(self, r: JobRow) -> str:
         return "".join(_cell(v, w) for v, w in zip(self.values(r), self.widths))
 
