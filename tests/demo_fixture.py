@@ -9,19 +9,30 @@ only read it.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 from engine import snapshot as S
 
 HOURS = 1.0
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @lru_cache(maxsize=1)
 def demo_engine():
     from engine.feeds.demo import build_demo
 
-    engine = build_demo(state_dir=tempfile.mkdtemp(prefix="routedeck-test-demo-"), seed=1, durable=False)
+    # the config by its path relative to the repository, so route locations ("file:line") read
+    # the same in every checkout (snapshot tests show them)
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        engine = build_demo("sample_configs/demo", state_dir=tempfile.mkdtemp(prefix="routedeck-test-demo-"),
+                            seed=1, durable=False)
+    finally:
+        os.chdir(here)
     engine.run_until(engine.now + HOURS * 3600)
     return engine
 

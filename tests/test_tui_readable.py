@@ -216,8 +216,8 @@ class TestAdView:
             row = next(r for r in app.snapshot.jobs if r.status == 2)
             ad = await self._open_ad(pilot, app, row.job)
             text = str(ad.query_one("#ad-text").render())
-            assert "JobStatus" in text and "= 2  (Running)" in text
-            assert "EnteredCurrentStatus" in text and " ago)" in text and "2026-11-21" in text
+            assert "JobStatus" in text and "= 2  ← Running" in text
+            assert "EnteredCurrentStatus" in text and " ago" in text and "2026-11-21" in text
             await pilot.press("slash", *"qdate")
             await pilot.pause()
             assert ad.lines[ad.current].name == "QDate"

@@ -10,11 +10,9 @@ from __future__ import annotations
 BOARD: dict[str, str] = {
     "#": "match order: the router tries routes in this order (JOB_ROUTER_ROUTE_NAMES, htcondor.md §1.2)",
     "Route": "route name; ⚠ = the routing table has a lint about this route",
-    "State": "accepting, full (MaxJobs), idle-limit (MaxIdleJobs), THROTTLED (failure rate), disabled, unlisted",
-    "Throttle": "jobs the route may start per 600 s window while its failure rate is above threshold "
-                "(— = no throttle; htcondor.md §1.5)",
-    "Fail/s": "recent failure rate (failed routed jobs per second over the window); red above "
-              "JOB_ROUTER_ENTRY_FAILURE_RATE_THRESHOLD",
+    "State": "accepting · full (MaxJobs) · idle-limit (MaxIdleJobs) · THROTTLED · disabled · unlisted",
+    "Throttle": "jobs the route may start per 600 s while failing too often (— none; htcondor.md §1.5)",
+    "Fail/s": "failed routed jobs per second this window; red above the route's failure threshold",
     "St/Ok/Fail": "routed copies started / succeeded / failed in the current 600 s window",
     "Routed/Max": "routed copies of this route in the queue / MaxJobs (bar: how full)",
     "Idle/MaxIdle": "idle routed copies / MaxIdleJobs (∞ = no limit); at the limit the route stops accepting",

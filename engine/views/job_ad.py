@@ -71,7 +71,7 @@ def _age(seconds: float) -> str:
 
 def time_note(value: int, now: float, tz: str) -> str:
     dt = datetime.fromtimestamp(value, _zone(tz))
-    return f"{dt.strftime('%Y-%m-%d %H:%M:%S')} {dt.tzname() or tz} ({_age(now - value)})"
+    return f"{dt.strftime('%Y-%m-%d %H:%M:%S')} {dt.tzname() or tz}, {_age(now - value)}"
 
 
 def _int(text: str) -> int | None:

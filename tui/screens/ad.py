@@ -31,7 +31,7 @@ def render_ad(lines: list[AdLine], search: str = "", current: int | None = None)
         t.append(ln.name.ljust(width), style=name_style)
         t.append(f" = {ln.value}")
         if ln.note:
-            t.append(f"  ({ln.note})", style="green" if ln.name == "DeferralTime" else "dim")
+            t.append(f"  ← {ln.note}", style="green" if ln.name == "DeferralTime" else "dim")
         t.append("\n")
     return t
 

@@ -20,8 +20,9 @@ from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
-COLUMNS = (("Job", "job", 8), ("Schedule", "schedule", 16), ("Next run", "next", 20),
-           ("In", "in", 9), ("Window", "window", 13), ("State", "state", 8), ("", "lint", 1),
+# The job id pinned, then what an operator reads first: state, countdown, next run.
+COLUMNS = (("Job", "job", 7), ("State", "state", 8), ("In", "in", 9), ("Next run", "next", 20),
+           ("Schedule", "schedule", 16), ("Window", "window", 13), ("", "lint", 1),
            ("Schedd pick", "schedd", 21))
 N_RUNS = 5
 
@@ -53,8 +54,8 @@ def cron_cells(c: CronView, now: float) -> tuple:
         nxt = f"deferred {zoned(c.deferral_time, c.tz)[11:]}"
     diff = schedd_pick(c)
     pick = Text(zoned(diff[1], c.tz), style="yellow") if diff else Text("same", style="dim")
-    return (c.job, schedule_text(c), nxt, countdown, window_text(c), Text(c.state, style=STATE_STYLE.get(c.state, "")),
-            Text("⚠", style="yellow") if c.lints else "", pick)
+    return (c.job, Text(c.state, style=STATE_STYLE.get(c.state, "")), countdown, nxt, schedule_text(c),
+            window_text(c), Text("⚠", style="yellow") if c.lints else "", pick)
 
 
 def cron_detail(c: CronView, now: float) -> Text:
@@ -89,7 +90,7 @@ class CronScreen(FilterBox, DeckScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
-        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True)
+        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         table.border_title = "Crondor"
         yield table
         yield Static(id="cron-detail")
