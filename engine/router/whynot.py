@@ -178,14 +178,14 @@ def copy_verdict(job: Any, router_name: str) -> Explanation | None:
 def pick_candidate(router: Any, route_name: str | None, now: float, limit: int = 5000) -> tuple[str, str] | None:
     """The idle job a why-not question about ``route_name`` is most likely about, and why it was
     picked. Only jobs the router could take are considered: idle, not tracked, passing the
-    umbrella's fixed clauses (htcondor.md §1.4). In order of relevance, the oldest (queue order)
+    umbrella's fixed clauses and JOB_ROUTER_SOURCE_JOB_CONSTRAINT (htcondor.md §1.4). In order of relevance, the oldest (queue order)
     one whose REQUIREMENTS for ``route_name`` are true (it waits for that route); else the oldest
     one some route's REQUIREMENTS match; else the oldest one. None when no job qualifies. At most
     ``limit`` jobs are evaluated (the scan is bounded on a big queue)."""
     routes = list(router.table.routes)
     wanted = next((r for r in routes if r.name.lower() == (route_name or "").lower()), None)
     any_idle = any_match = None
-    ad_ok = _sane(router)
+    ad_ok = _sane(router, now)
     evaluated = 0
     for job in router.src_q:
         if evaluated >= limit:
@@ -209,15 +209,22 @@ def pick_candidate(router: Any, route_name: str | None, now: float, limit: int =
     return None
 
 
-def _sane(router: Any):
+def _sane(router: Any, now: float):
+    """The umbrella's fixed clauses and the source job constraint (htcondor.md §1.4), per job."""
     texts = [parse_expr(text) for _label, text in sanity_clauses(router.name)]
+    sc = (router.table.knobs.source_job_constraint or "").strip()
+    if sc:
+        try:
+            texts.append(parse_expr(sc))
+        except ClassAdError:
+            pass  # a constraint that does not parse is reported by why-not itself
 
     def ok(job: Any) -> bool:
         status = job.get("JobStatus")
         if status is not None and status.strip() != "1":
             return False  # the common case, without building the ad
         ad = job.classad()
-        return all(is_true(evaluate(e, _EMPTY, ad, now=0.0)) for e in texts)
+        return all(is_true(evaluate(e, _EMPTY, ad, now=now)) for e in texts)
 
     return ok
 
