@@ -32,7 +32,7 @@ HEAVY_EVERY = 2.0  # seconds between re-filtering a large, changing queue
 
 class JobsScreen(DeckScreen):
     DEFAULT_CSS = """
-    JobsScreen #jobs-legend { height: 1; padding: 0 1; color: $text-muted; }
+    JobsScreen #jobs-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
     """
     AUTO_FOCUS = "#jobs"
     BINDINGS = [

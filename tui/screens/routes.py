@@ -127,9 +127,12 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
         t.append(f"{r.reason}\n")
     else:
         t.append("accepting jobs\n", style="green")
-    t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s; window since "
-             f"{clock_time(r.window_start, tz, date=False)}, re-evaluated at "
-             f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+    t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s")
+    if r.next_reevaluation > 0:
+        t.append(f"; window since {clock_time(r.window_start, tz, date=False)}, re-evaluated at "
+                 f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+    else:
+        t.append("; no re-evaluation window (figures from the queue, not from a router)")
     if r.requirements:
         t.append(f"\nRequirements: {r.requirements}", style="dim")
     for d in diagnostics:
@@ -181,7 +184,7 @@ class BoardTable(DataTable):
 
 class RoutesScreen(FilterBox, DeckScreen):
     DEFAULT_CSS = """
-    RoutesScreen #board-legend { height: 1; padding: 0 1; color: $text-muted; }
+    RoutesScreen #board-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
     """
     FILTER_INPUT = "#route-filter"
     FILTER_TABLE = "#routes"
