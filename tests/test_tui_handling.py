@@ -89,8 +89,7 @@ async def test_screen_behind_the_command_line_stays_live():
         await pilot.pause()
         header = str(board.query_one("#status-header").render())
         assert "09:32:05" in header  # T0 + 1 h, in the snapshot's zone (Chicago)
-        row = board.query_one("#routes").get_row(board.row_key("Site1_Slurm"))
-        assert "219/" in str(row[3])  # 212 + 7 routed
+        assert "219/" in str(board.query_one("#routes").get_cell(board.row_key("Site1_Slurm"), "routed"))  # 212 + 7
 
 
 async def test_tab_completes_command_names_routes_jobs_and_columns():

@@ -65,7 +65,7 @@ async def test_board_updates_cells_in_place_and_keeps_the_cursor():
         await wait_until(pilot, lambda: app.snapshot.seq == 2)
         board = app.screen
         table = board.query_one("#routes")
-        assert table.cursor_row == 2 and str(table.get_row(board.row_key("Site1_Slurm"))[5]) == "199"
+        assert table.cursor_row == 2 and str(table.get_cell(board.row_key("Site1_Slurm"), "running")) == "199"
 
 
 async def test_board_filter_and_enter_opens_route_with_its_jobs():
@@ -204,12 +204,13 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await pilot.press("c")
         await pilot.pause()
         table = app.screen.query_one("#cron")
-        row = [str(c) for c in table.get_row("12.0")]
-        assert row[2] == "2026-11-21 10:00 CST" and row[3] == "1h27m55s" and row[4] == "−5m … +0s"
+        cell = lambda job, col: str(table.get_cell(job, col))  # noqa: E731
+        assert cell("12.0", "next") == "2026-11-21 10:00 CST" and cell("12.0", "in") == "1h27m55s"
+        assert cell("12.0", "window") == "−5m … +0s"
         assert str(table.get_row("14.0")[7]) == "2026-11-30 00:02 CST"  # the schedd's pick differs
         assert str(table.get_row("13.0")[7]) == "same"
         rt.update(time=rt.latest().time + 60)  # the countdown follows the engine's clock
-        await wait_until(pilot, lambda: str(table.get_row("12.0")[3]) == "1h26m55s")
+        await wait_until(pilot, lambda: cell("12.0", "in") == "1h26m55s")
         await pilot.press("down", "down")
         detail = str(app.screen.query_one("#cron-detail").render())
         assert "htcondor.md §2.3 item 4" in detail and "schedd picks" in detail

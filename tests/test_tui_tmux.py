@@ -63,8 +63,8 @@ def test_demo_in_tmux(tmp_path):
                    check=True, env=env)
     try:
         _wait_for(session, r"Routes \(match order\)")
-        # live counts: CMS_T2's routed gauge moves above 0 as the demo routes jobs
-        m = _wait_for(session, r"CMS_T2\s+\S+\s+([1-9]\d*)/150")
+        # live counts: CMS_T2's routed gauge (after its state, throttle and failure figures) moves above 0
+        m = _wait_for(session, r"CMS_T2\s.*?\s([1-9]\d*)/150")
         assert int(m.group(1)) > 0
         screen = _capture(session)
         assert "engine running" in screen and "BlackHole" in screen and "Overflow" in screen

@@ -111,6 +111,27 @@ def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]
     raise AssertionError("unreachable")
 
 
+def why_not_candidate(runtime: Any, route: str | None, now: float,
+                      rows: Iterable[JobRow] = ()) -> tuple[str, str] | None:
+    """``(job, why picked)``: the job a why-not about ``route`` is most likely about, chosen by
+    the router on the engine thread (``JobRouter.why_not_candidate``). An engine without a
+    router (replay, watch, test fakes) answers from the snapshot's rows: the first idle job
+    that is neither a routed copy nor routed."""
+    if _has_query(runtime):
+        def on_engine(engine: Any) -> Any:
+            for owner in (engine, getattr(engine, "router", None)):
+                fn = getattr(owner, "why_not_candidate", None)
+                if fn is not None:
+                    return fn(route, now)
+            return NotImplemented
+
+        out = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
+        if out is not NotImplemented:
+            return out
+    job = next((r for r in rows if r.status == 1 and r.kind != "routed" and not r.routed_to), None)
+    return (job.job, "first idle job not routed (this engine has no router to ask)") if job else None
+
+
 def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
     """One job's full ad from an engine object (its ``job_ad``, or the demo queue's job)."""
     fn = getattr(engine, "job_ad", None)
@@ -161,6 +182,30 @@ def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
             except RuntimeError:  # changed size during iteration
                 continue
     return row_ad(row)
+
+
+def job_ad_lines(runtime: Any, row: JobRow, now: float, tz: str = "UTC") -> list:
+    """The job's ad as ``engine.views.job_ad.AdLine``s (dates, code names, the in-memory
+    DeferralTime of a crondor job). The ad and the schedd's in-memory DeferralTime are read on
+    the engine thread; the row's ``deferral_time`` (from the snapshot) stands in otherwise."""
+    from engine.views.job_ad import annotate  # noqa: PLC0415
+
+    memory = None
+    if _has_query(runtime):
+        def on_engine(engine: Any) -> tuple[dict[str, str] | None, int | None]:
+            cron = getattr(getattr(engine, "schedd", None), "cron", None)
+            return _engine_ad(engine, row.job), getattr(cron, "deferral", {}).get(row.job)
+
+        try:
+            ad, memory = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
+        except Exception:  # noqa: BLE001 - engine stopped or busy: the row's own attributes
+            ad = None
+        ad = ad or row_ad(row)
+    else:
+        ad = job_ad(runtime, row)
+    if memory is None:
+        memory = row.deferral_time
+    return annotate(ad, now, tz, memory)
 
 
 def row_ad(row: JobRow) -> dict[str, str]:

@@ -61,7 +61,14 @@ BOARD = [
     _EDIT, _VIEW,
     Binding("w", "why_not", "Why not"),
     Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("y", "copy", "Copy name", show=False),
     Binding("escape", "back", "Close filter", show=False),
+]
+
+# the board's table: move the column the legend line explains
+BOARD_TABLE = [
+    Binding("less_than_sign", "column(-1)", "Column ←", key_display="<", show=False),
+    Binding("greater_than_sign", "column(1)", "Column →", key_display=">", show=False),
 ]
 
 ROUTE = [
@@ -76,6 +83,7 @@ JOBS = [
     Binding("s", "cycle_sort", "Sort"),
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
+    Binding("y", "copy", "Copy id", show=False),
     Binding("H", "hold", "Hold"),
     Binding("L", "release", "Release"),
     Binding("X", "remove", "Remove"),
@@ -90,9 +98,12 @@ JOB_TABLE = [
     Binding("home,g", "first", "First", show=False),
     Binding("end,G", "last", "Last", show=False),
     Binding("enter", "select", "Open ad"),
+    Binding("less_than_sign", "column(-1)", "Column ←", key_display="<", show=False),
+    Binding("greater_than_sign", "column(1)", "Column →", key_display=">", show=False),
 ]
 
 CRON = [
+    Binding("enter", "open_ad", "Open ad"),
     Binding("slash", "filter", "Filter", key_display="/"),
     Binding("escape", "back", "Close filter", show=False),
 ]
@@ -103,7 +114,11 @@ WHY_NOT = [
 ]
 
 AD = [
-    Binding("escape,enter", "dismiss", "Close"),
+    Binding("escape,enter", "close", "Close"),
+    Binding("slash", "search", "Search", key_display="/"),
+    Binding("n", "next_match", "Next match"),
+    Binding("y", "copy_value", "Copy value"),
+    Binding("Y", "copy_job", "Copy job id"),
     Binding("w", "why_not", "Why not"),
 ]
 
@@ -135,6 +150,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Everywhere", APP),
     ("Replay", REPLAY),
     ("Routes board", BOARD),
+    ("Board table", BOARD_TABLE),
     ("Route", ROUTE),
     ("Jobs", JOBS),
     ("Job tables", JOB_TABLE),

@@ -30,7 +30,7 @@ class CommandLineMixin:
             self.notify(f"unknown command {word!r}; ? lists them", severity="error")
             return
         try:
-            getattr(self, f"cmd_{command.name}")(arg.strip())
+            getattr(self, f"cmd_{command.name.replace('-', '_')}")(arg.strip())
         except (ValueError, LookupError) as exc:
             self.notify(f":{command.name}: {exc}", severity="error")
 
@@ -93,6 +93,24 @@ class CommandLineMixin:
         if not job:
             raise ValueError("which job? e.g. 123.0")
         return job if "." in job else f"{job}.0"
+
+    def cmd_export(self, arg: str) -> None:  # tui.export does the work
+        from tui.export import export_table  # noqa: PLC0415
+
+        self.notify(f"saved {export_table(self, arg)}")
+
+    def cmd_export_json(self, arg: str) -> None:
+        self.cmd_export(f"json {arg}".strip())
+
+    def cmd_screenshot(self, arg: str) -> None:
+        from tui.export import save_svg  # noqa: PLC0415
+
+        self.notify(f"saved {save_svg(self, arg)}")
+
+    def cmd_copy(self, arg: str) -> None:
+        from tui.export import copy_selected  # noqa: PLC0415
+
+        self.notify(f"copied {copy_selected(self)}")
 
     def cmd_undo(self, arg: str) -> None:
         from tui.screens.editor import undo_last_apply  # noqa: PLC0415

@@ -329,7 +329,7 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
 
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
                speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
-               with_router: bool = True, durable: bool = True) -> Engine:
+               with_router: bool = True, durable: bool = True, stage: bool = True) -> Engine:
     """Assemble the demo from ``config_dir`` (default: ``sample_configs/demo``).
 
     ``state_dir`` holds ``job_queue.log`` and ``history``; when the log exists the demo resumes
@@ -338,7 +338,9 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
     """
     from engine.feeds.demo_state import open_state  # noqa: PLC0415
 
-    files, scratch = stage_config(DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes), state_dir)
+    files, scratch = DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes), None
+    if stage:  # False: the config is read where it is (tests that show its file:line locations)
+        files, scratch = stage_config(files, state_dir)
     try:
         config = Config.load(files.config_paths(), env={})
     except Exception as exc:

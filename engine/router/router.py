@@ -295,6 +295,11 @@ class JobRouter(Lifecycle, StatsMixin):
         job = ops.get(self.src_q, job_id)
         if job is None:
             return Explanation(ops.job_key(job_id), None, "no such job in the source queue")
+        from engine.router.whynot import copy_verdict  # noqa: PLC0415
+
+        copy = copy_verdict(job, self.name)
+        if copy is not None:
+            return copy
         stats = {s.name.lower(): s for s in self.book}
         tracked = self.jobs.get(job.key)
         expl = explain_job(self.table, job, now=now, stats=stats, tracked=tracked,
@@ -306,6 +311,12 @@ class JobRouter(Lifecycle, StatsMixin):
 
         return Explanation(expl.job, None, f"not routed: {blocked}",
                            expl.steps + (Step("translate hook", False, blocked, expl.route),))
+
+    def why_not_candidate(self, route_name: str | None, now: float) -> tuple[str, str] | None:
+        """The job a why-not about ``route_name`` is most likely about (:func:`.whynot.pick_candidate`)."""
+        from engine.router.whynot import pick_candidate  # noqa: PLC0415
+
+        return pick_candidate(self, route_name, now)
 
     # ------------------------------------------------------------------------ crash recovery
 

@@ -150,6 +150,85 @@ def _clauses(job: Any, text: str, my: Any, target: Any, now: float, label: str, 
     return out
 
 
+def routed_verdict(tracked: Any, steps: list[Step]) -> str:
+    """The verdict for a job the router already tracks: that it is routed, where, and as which
+    copy (htcondor.md §1.4: a tracked job is never a candidate again). The step is informational
+    (``ok=None``): being managed is not a failed check."""
+    route = tracked.route_name or tracked.last_route or "?"
+    state = tracked.state.value
+    copy = f"as routed copy {tracked.dest_key}" if tracked.dest_key else "no routed copy submitted yet"
+    steps.append(Step("managed by the router", None, f"route {route}, state {state}, {copy}"))
+    where = f"routed to {route}" + (f" as {tracked.dest_key}" if tracked.dest_key else "")
+    return f"already managed ({state}): {where}"
+
+
+def copy_verdict(job: Any, router_name: str) -> Explanation | None:
+    """A routed copy asked about: it is the router's own output, never a candidate (its
+    ``RoutedBy`` fails the umbrella, htcondor.md §1.4); say whose copy it is."""
+    routed_by = job.get("RoutedBy")
+    src = job.get("RoutedFromJobId")
+    if routed_by is None or src is None or routed_by.strip('"') != router_name:
+        return None
+    route = (job.get("RouteName") or "?").strip('"')
+    src = src.strip('"')
+    step = Step("routed copy", None, f"routed by {router_name} from {src} on route {route}")
+    return Explanation(job.key, route, f"this is the routed copy of {src} (route {route})", (step,))
+
+
+def pick_candidate(router: Any, route_name: str | None, now: float, limit: int = 5000) -> tuple[str, str] | None:
+    """The idle job a why-not question about ``route_name`` is most likely about, and why it was
+    picked. Only jobs the router could take are considered: idle, not tracked, passing the
+    umbrella's fixed clauses and JOB_ROUTER_SOURCE_JOB_CONSTRAINT (htcondor.md §1.4). In order of relevance, the oldest (queue order)
+    one whose REQUIREMENTS for ``route_name`` are true (it waits for that route); else the oldest
+    one some route's REQUIREMENTS match; else the oldest one. None when no job qualifies. At most
+    ``limit`` jobs are evaluated (the scan is bounded on a big queue)."""
+    routes = list(router.table.routes)
+    wanted = next((r for r in routes if r.name.lower() == (route_name or "").lower()), None)
+    any_idle = any_match = None
+    ad_ok = _sane(router, now)
+    evaluated = 0
+    for job in router.src_q:
+        if evaluated >= limit:
+            break
+        if job.key in router.jobs or not ad_ok(job):
+            continue
+        evaluated += 1
+        any_idle = any_idle or job.key
+        ad = job.classad()
+        if wanted is not None and wanted.matches(ad, now):
+            return job.key, f"oldest idle job that {wanted.name}'s requirements match"
+        if any_match is None and any(r.matches(ad, now) for r in routes):
+            any_match = job.key
+            if wanted is None:
+                break
+    note = f" (none waits for {wanted.name})" if wanted is not None else ""
+    if any_match is not None:
+        return any_match, "oldest idle job a route's requirements match" + note
+    if any_idle is not None:
+        return any_idle, "oldest idle job; no route's requirements match it" + note
+    return None
+
+
+def _sane(router: Any, now: float):
+    """The umbrella's fixed clauses and the source job constraint (htcondor.md §1.4), per job."""
+    texts = [parse_expr(text) for _label, text in sanity_clauses(router.name)]
+    sc = (router.table.knobs.source_job_constraint or "").strip()
+    if sc:
+        try:
+            texts.append(parse_expr(sc))
+        except ClassAdError:
+            pass  # a constraint that does not parse is reported by why-not itself
+
+    def ok(job: Any) -> bool:
+        status = job.get("JobStatus")
+        if status is not None and status.strip() != "1":
+            return False  # the common case, without building the ad
+        ad = job.classad()
+        return all(is_true(evaluate(e, _EMPTY, ad, now=now)) for e in texts)
+
+    return ok
+
+
 def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteStats] | None = None,
                 tracked: Any = None, managed: int = 0, router_name: str | None = None) -> Explanation:
     """Explain the routing decision for ``job`` (needs ``key``, ``get``, ``classad()``)."""
@@ -166,10 +245,7 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         return done(None, "not routed: job routing is disabled")
     steps.append(Step("routing enabled", True, f"{len(table.routes)} routes in match order"))
     if tracked is not None:
-        steps.append(Step("not already managed by the router", False,
-                          f"state {tracked.state.value}, route {tracked.route_name or tracked.last_route}"
-                          + (f", routed copy {tracked.dest_key}" if tracked.dest_key else "")))
-        return done(tracked.route_name or None, f"already managed ({tracked.state.value})")
+        return done(tracked.route_name or None, routed_verdict(tracked, steps))
     max_jobs = int(table.knobs.max_jobs)
     ok = max_jobs < 0 or managed < max_jobs
     steps.append(Step("JOB_ROUTER_MAX_JOBS", ok, "unlimited (-1)" if max_jobs < 0 else f"{managed} managed, limit {max_jobs}"))

@@ -20,8 +20,9 @@ from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
-COLUMNS = (("Job", "job", 8), ("Schedule", "schedule", 16), ("Next run", "next", 20),
-           ("In", "in", 9), ("Window", "window", 13), ("State", "state", 8), ("", "lint", 1),
+# The job id pinned, then what an operator reads first: state, countdown, next run.
+COLUMNS = (("Job", "job", 7), ("State", "state", 8), ("In", "in", 9), ("Next run", "next", 20),
+           ("Schedule", "schedule", 16), ("Window", "window", 13), ("", "lint", 1),
            ("Schedd pick", "schedd", 21))
 N_RUNS = 5
 
@@ -53,8 +54,8 @@ def cron_cells(c: CronView, now: float) -> tuple:
         nxt = f"deferred {zoned(c.deferral_time, c.tz)[11:]}"
     diff = schedd_pick(c)
     pick = Text(zoned(diff[1], c.tz), style="yellow") if diff else Text("same", style="dim")
-    return (c.job, schedule_text(c), nxt, countdown, window_text(c), Text(c.state, style=STATE_STYLE.get(c.state, "")),
-            Text("⚠", style="yellow") if c.lints else "", pick)
+    return (c.job, Text(c.state, style=STATE_STYLE.get(c.state, "")), countdown, nxt, schedule_text(c),
+            window_text(c), Text("⚠", style="yellow") if c.lints else "", pick)
 
 
 def cron_detail(c: CronView, now: float) -> Text:
@@ -88,7 +89,7 @@ class CronScreen(FilterBox, DeckScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
-        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True)
+        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         table.border_title = "Crondor"
         yield table
         yield Static(id="cron-detail")
@@ -146,6 +147,35 @@ class CronScreen(FilterBox, DeckScreen):
     def on_data_table_row_highlighted(self, event) -> None:
         if self.app.snapshot is not None:
             self._detail(self.app.snapshot)
+
+    def on_data_table_row_selected(self, event) -> None:
+        self.action_open_ad()
+
+    def action_open_ad(self) -> None:
+        """The selected cron job's full ad (with its in-memory DeferralTime), as from the jobs list."""
+        from tui.screens.ad import AdScreen  # noqa: PLC0415
+
+        snap = self.app.snapshot
+        c = self.selected(snap) if snap is not None else None
+        if c is None:
+            return
+        row = next((r for r in snap.jobs if r.job == c.job), None)
+        if row is None:
+            self.notify(f"{c.job} is no longer in the queue", severity="warning")
+            return
+        self.app.push_screen(AdScreen(row))
+
+    def selected_id(self) -> str | None:
+        snap = self.app.snapshot
+        c = self.selected(snap) if snap is not None else None
+        return c.job if c else None
+
+    def table_export(self):
+        from tui.export import Table  # noqa: PLC0415
+
+        snap = self.app.snapshot
+        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]
+        return Table("cron", [t for t, _k, _w in COLUMNS], rows)
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)

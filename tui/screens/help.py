@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui import keymap
+from tui.legend import legend_sections
 from tui.palette import COMMANDS
 
 
@@ -26,6 +27,7 @@ def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
     sections.append((": commands", [(f":{c.name} {c.arg}".strip()
                                      + (f"  (:{', :'.join(c.aliases)})" if c.aliases else ""), c.help)
                                     for c in COMMANDS]))
+    sections.extend(legend_sections())  # what each column means (tui.legend)
     return sections
 
 

@@ -21,7 +21,8 @@ from tui import keymap
 from tui.engine_api import constraint_hits, full_ads_of
 from tui.messages import FilterChanged
 from tui.screens.base import DeckScreen
-from tui.widgets.job_model import COLUMN_KEYS
+from tui.legend import JOBS, legend_line
+from tui.widgets.job_model import COLUMN_KEYS, COLUMNS
 from tui.widgets.job_table import JobTable
 
 
@@ -30,6 +31,9 @@ HEAVY_EVERY = 2.0  # seconds between re-filtering a large, changing queue
 
 
 class JobsScreen(DeckScreen):
+    DEFAULT_CSS = """
+    JobsScreen #jobs-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
+    """
     AUTO_FOCUS = "#jobs"
     BINDINGS = keymap.JOBS
 
@@ -48,6 +52,7 @@ class JobsScreen(DeckScreen):
         table = JobTable(id="jobs")
         table.border_title = "Jobs"
         yield table
+        yield Static(legend_line(JOBS, COLUMNS[0].title), id="jobs-legend")
         yield Static(id="jobs-status")
 
     @property
@@ -229,6 +234,9 @@ class JobsScreen(DeckScreen):
         self.table.apply(lambda m: m.set_sort(key, reverse))
         self._status()
 
+    def on_job_table_column_focused(self, event: JobTable.ColumnFocused) -> None:
+        self.query_one("#jobs-legend", Static).update(legend_line(JOBS, event.title))
+
     def on_job_table_header_clicked(self, event: JobTable.HeaderClicked) -> None:
         m = self.table.model
         self.sort_by(event.key, reverse=(m.sort_key == event.key and not m.reverse))
@@ -249,6 +257,22 @@ class JobsScreen(DeckScreen):
         from tui.screens.ad import AdScreen  # noqa: PLC0415
 
         self.app.push_screen(AdScreen(event.job))
+
+    def selected_id(self) -> str | None:
+        row = self.table.selected
+        return row.job if row else None
+
+    def action_copy(self) -> None:
+        job = self.selected_id()
+        if job:
+            self.app.copy_to_clipboard(job)
+            self.notify(f"copied job id {job}")
+
+    def table_export(self):
+        from tui.export import Table  # noqa: PLC0415
+
+        columns, rows = self.table.export_rows()
+        return Table("jobs", columns, rows)
 
     def action_why_not(self) -> None:
         row = self.table.selected

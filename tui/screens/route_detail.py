@@ -81,6 +81,16 @@ class RouteDetailScreen(DeckScreen):
                 j.job for j in snap.jobs if j.route == name or (j.routed_to and copies.get(j.routed_to) == name))
             table.set_rows(snap.jobs, snap.jobs_version, snap.time, snap.tz)
 
+    def selected_id(self) -> str | None:
+        row = self.query_one(JobTable).selected
+        return row.job if row else self.route_name
+
+    def table_export(self):
+        from tui.export import Table  # noqa: PLC0415
+
+        columns, rows = self.query_one(JobTable).export_rows()
+        return Table(f"route-{self.route_name}-jobs", columns, rows)
+
     def action_edit(self) -> None:
         self.app.open_editor(self.route_name)
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import RouteView, Snapshot
 from tui import keymap
+from tui.engine_api import why_not_candidate
+from tui.export import Table
 from tui.format import clock_time, duration
+from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
 from tui.widgets.gauge import gauge, sparkline
@@ -27,18 +32,42 @@ STATE_STYLE = {
     "accepting": "green", "full": "yellow", "idle-limit": "yellow", "throttled": "bold red",
     "disabled": "dim", "unlisted": "dim italic",
 }
-# Fixed widths: live figures must not make columns jump (and DataTable's auto width re-layout
-# left stale cached lines behind when rows arrived after the columns).
+# Ordered by what an operator reads first: which route (pinned with its match index), its state,
+# throttle and failure rate, then the gauges and counts. Widths are fixed for a given terminal
+# width and set of route names (live figures must not make columns jump; DataTable's auto width
+# re-layout left stale cached lines behind when rows arrived after the columns).
 COLUMNS = (
-    ("#", "idx", 2), ("Route", "name", 12), ("State", "state", 10), ("Routed/Max", "routed", 12),
-    ("Idle/MaxIdle", "idle", 12), ("Run", "running", 4), ("Held", "held", 4),
-    ("St/Ok/Fail", "recent", 11), ("Fail/s", "rate", 6), ("Trend", "trend", 5),
-    ("Throttle", "throttle", 9), ("Re-eval", "reeval", 7),
+    ("#", "idx", 2), ("Route", "name", 12), ("State", "state", 10), ("Throttle", "throttle", 9),
+    ("Fail/s", "rate", 6), ("St/Ok/Fail", "recent", 11), ("Routed/Max", "routed", 12),
+    ("Idle/MaxIdle", "idle", 12), ("Run", "running", 4), ("Held", "held", 4), ("Trend", "trend", 5),
+    ("Re-eval", "reeval", 7),
 )
+PINNED = 2  # "#" and "Route" stay in view when the table scrolls right
+BARS = 110  # below this terminal width the gauges drop their bars (the figures stay)
 
 
 REASON = ("Not accepting because", "reason", 40)  # added on terminals at least WIDE columns wide
 WIDE = 150
+
+
+def board_columns(width: int, names: list[str]) -> tuple[tuple[str, str, int], ...]:
+    """The board's columns for a terminal ``width``: the route column as wide as the longest
+    name (and its ⚠), the gauges without their bars on a narrow terminal, the reason column
+    taking what is left on a wide one."""
+    name_w = max([5] + [len(n) + 2 for n in names])
+    name_w = min(name_w, 28)
+    bars = width >= BARS
+    cols = []
+    for title, key, w in COLUMNS:
+        if key == "name":
+            w = name_w
+        elif key in ("routed", "idle"):
+            w = 12 if bars else len(title)
+        cols.append((title, key, w))
+    if width >= WIDE:
+        used = sum(w + 2 for _t, _k, w in cols) + 4  # cell padding, borders and scrollbar
+        cols.append((REASON[0], REASON[1], max(REASON[2], width - used)))
+    return tuple(cols)
 
 
 def row_keys(routes: list[RouteView]) -> list[str]:
@@ -59,7 +88,7 @@ def route_diagnostics(snap: Snapshot, name: str) -> list:
     return [d for d in snap.diagnostics if pat.search(d.message)]
 
 
-def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = False) -> tuple:
+def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = False, bars: bool = True) -> tuple:
     inactive = r.state in ("disabled", "unlisted")
     state = Text(r.state.upper() if r.state == "throttled" else r.state, style=STATE_STYLE.get(r.state, ""))
     name = Text(r.name, style="dim" if inactive else "")
@@ -73,10 +102,12 @@ def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = 
     throttle = f"{r.throttle:.1f}".removesuffix(".0") + "/600s" if r.throttle is not None else "—"
     recent = Text(f"{r.recent_started}/{r.recent_succeeded}/")
     recent.append(str(r.recent_failed), style="red" if r.recent_failed else "")
+    width = 4 if bars else 0
     return (
-        str(r.index), name, state, gauge(r.routed, r.max_jobs, digits=7), gauge(r.idle, r.max_idle, digits=7),
-        str(r.running), str(r.held), recent, rate, sparkline(r.rate_history, r.failure_threshold, 5),
-        throttle, duration(r.next_reevaluation - now) if r.next_reevaluation > 0 else "—",
+        str(r.index), name, state, throttle, rate, recent,
+        gauge(r.routed, r.max_jobs, width=width, digits=7), gauge(r.idle, r.max_idle, width=width, digits=7),
+        str(r.running), str(r.held), sparkline(r.rate_history, r.failure_threshold, 5),
+        duration(r.next_reevaluation - now) if r.next_reevaluation > 0 else "—",
     ) + extra
 
 
@@ -96,9 +127,12 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
         t.append(f"{r.reason}\n")
     else:
         t.append("accepting jobs\n", style="green")
-    t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s; window since "
-             f"{clock_time(r.window_start, tz, date=False)}, re-evaluated at "
-             f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+    t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s")
+    if r.next_reevaluation > 0:
+        t.append(f"; window since {clock_time(r.window_start, tz, date=False)}, re-evaluated at "
+                 f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+    else:
+        t.append("; no re-evaluation window (figures from the queue, not from a router)")
     if r.requirements:
         t.append(f"\nRequirements: {r.requirements}", style="dim")
     for d in diagnostics:
@@ -106,7 +140,49 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
     return t
 
 
+class BoardTable(DataTable):
+    """The board's table: ``<`` ``>`` move a column focus (named in the legend line under the
+    table) while the row cursor stays; the pinned columns stay in view as the rest scrolls.
+    (← → keep their meaning: scroll, and step a paused replay when there is nothing to scroll.)"""
+
+    class ColumnFocused(Message):
+        def __init__(self, title: str) -> None:
+            super().__init__()
+            self.title = title
+
+    focus_column = 2  # State
+
+    BINDINGS = keymap.BOARD_TABLE
+
+    def action_column(self, delta: int) -> None:
+        self._move_column(delta)
+
+    def _move_column(self, delta: int) -> None:
+        cols = list(self.columns.values())
+        if not cols:
+            return
+        self.focus_column = max(0, min(len(cols) - 1, self.focus_column + delta))
+        self.scroll_to_column(self.focus_column)
+        self.post_message(self.ColumnFocused(str(cols[self.focus_column].label)))
+
+    def scroll_to_column(self, index: int) -> None:
+        cols = list(self.columns.values())
+        pinned = sum(c.get_render_width(self) for c in cols[:self.fixed_columns])
+        left = sum(c.get_render_width(self) for c in cols[self.fixed_columns:index])
+        view = max(1, self.scrollable_content_region.width - pinned)
+        if index < self.fixed_columns:
+            return
+        right = left + cols[index].get_render_width(self)
+        if left < self.scroll_x:
+            self.scroll_to(x=left, animate=False)
+        elif right > self.scroll_x + view:
+            self.scroll_to(x=right - view, animate=False)
+
+
 class RoutesScreen(FilterBox, DeckScreen):
+    DEFAULT_CSS = """
+    RoutesScreen #board-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
+    """
     FILTER_INPUT = "#route-filter"
     FILTER_TABLE = "#routes"
 
@@ -119,14 +195,17 @@ class RoutesScreen(FilterBox, DeckScreen):
         self._keys: list[str] = []
         self._routes: list[RouteView] = []
         self._wide: bool | None = None
+        self._bars = True
         self._shape: tuple | None = None
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="board"):
             yield Input(placeholder="filter routes (name, state)…", id="route-filter", classes="filter")
-            table = DataTable(id="routes", cursor_type="row", zebra_stripes=True, cell_padding=1)
+            table = BoardTable(id="routes", cursor_type="row", zebra_stripes=True, cell_padding=1,
+                               fixed_columns=PINNED)
             table.border_title = "Routes (match order)"
             yield table
+            yield Static(legend_line(BOARD, "State"), id="board-legend")
             yield Static(id="route-detail")
             events = Static(id="events")
             events.border_title = "Events"
@@ -137,18 +216,19 @@ class RoutesScreen(FilterBox, DeckScreen):
         super().on_mount()
 
     def _columns(self) -> None:
-        """(Re)build the columns: the reason gets its own column when the terminal is wide."""
+        """(Re)build the columns when the terminal width or the route names change."""
         width = self.app.size.width
-        wide = width >= WIDE
-        # the reason takes what the fixed columns leave (they use 124 cells with borders and padding)
-        shape = (wide, max(REASON[2], width - 126) if wide else 0)
-        if shape == self._shape:
+        snap = self.app.snapshot
+        names = [r.name for r in (list(snap.routes) + list(snap.inactive_routes))] if snap else []
+        cols = board_columns(width, names)
+        if cols == self._shape:
             return
-        self._shape, self._wide = shape, wide
+        self._shape, self._wide = cols, width >= WIDE
+        self._bars = width >= BARS
         table = self.query_one("#routes", DataTable)
         table.clear(columns=True)
         self._keys, self._routes = [], []
-        for title, key, w in COLUMNS + (((REASON[0], REASON[1], shape[1]),) if wide else ()):
+        for title, key, w in cols:
             table.add_column(title, key=key, width=w)
 
     def on_resize(self, event) -> None:
@@ -156,6 +236,9 @@ class RoutesScreen(FilterBox, DeckScreen):
         self._columns()
         if before != self._shape and self.app.snapshot is not None:
             self.update_body(self.app.snapshot)
+
+    def on_board_table_column_focused(self, event: "BoardTable.ColumnFocused") -> None:
+        self.query_one("#board-legend", Static).update(legend_line(BOARD, event.title))
 
     def visible_routes(self, snap: Snapshot) -> list[RouteView]:
         routes = list(snap.routes) + list(snap.inactive_routes)
@@ -165,13 +248,14 @@ class RoutesScreen(FilterBox, DeckScreen):
         return routes
 
     def update_body(self, snap: Snapshot) -> None:
+        self._columns()
         table = self.query_one("#routes", DataTable)
         routes = self.visible_routes(snap)
         keys = row_keys(routes)
-        columns = COLUMNS + ((REASON,) if self._wide else ())
+        columns = self._shape
 
         def cells(r: RouteView) -> tuple:
-            return route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide))
+            return route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide), self._bars)
 
         if keys != self._keys:
             selected = self._keys[table.cursor_row] if 0 <= table.cursor_row < len(self._keys) else None
@@ -219,6 +303,25 @@ class RoutesScreen(FilterBox, DeckScreen):
         route = self.selected_route()
         return route.name if route else None
 
+    def selected_id(self) -> str | None:
+        return self.selected_name()
+
+    def action_copy(self) -> None:
+        name = self.selected_name()
+        if name:
+            self.app.copy_to_clipboard(name)
+            self.notify(f"copied route name {name}")
+
+    def table_export(self) -> Table:
+        """The routes as shown (filter applied), every column of this width, as plain text."""
+        snap = self.app.snapshot
+        cols = self._shape or ()
+        rows = []
+        for r in self._routes:
+            cells = route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide), self._bars)
+            rows.append([c.plain if isinstance(c, Text) else str(c) for c in cells])
+        return Table("routes", [t for t, _k, _w in cols], rows)
+
     @property
     def names(self) -> list[str]:
         return [r.name for r in self._routes]
@@ -243,14 +346,31 @@ class RoutesScreen(FilterBox, DeckScreen):
         self.app.open_editor(self.selected_name())
 
     def action_why_not(self) -> None:
-        """Why-not for the oldest idle job the router has not routed (the question the board raises)."""
+        """Why-not for the idle job the selected route raises the question about: the router picks
+        it on the engine thread (the oldest idle job waiting for this route, else for any route;
+        ``engine.router.whynot.pick_candidate``)."""
         snap = self.app.snapshot
-        job = next((r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to), None) \
-            if snap is not None else None
-        if job is None:
+        if snap is None:
+            return
+        self._pick_candidate(self.selected_name(), snap.time, snap.jobs)
+
+    @work(thread=True, exclusive=True, group="why-not-pick")
+    def _pick_candidate(self, route: str | None, now: float, rows) -> None:
+        try:
+            picked = why_not_candidate(self.app.runtime, route, now, rows)
+        except Exception as exc:  # noqa: BLE001 - engine stopped or busy: say so
+            self.app.call_from_thread(self.notify, f"why-not: the engine did not answer ({exc})", severity="error")
+            return
+        self.app.call_from_thread(self._open_picked, route, picked)
+
+    def _open_picked(self, route: str | None, picked: tuple[str, str] | None) -> None:
+        if picked is None:
             self.notify("no idle job is waiting to be routed")
             return
-        self.app.open_why_not(job.job)
+        from tui.screens.whynot import WhyNotScreen  # noqa: PLC0415
+
+        job, why = picked
+        self.app.push_screen(WhyNotScreen(job, note=f"{job}: {why}" + (f" (asked from route {route})" if route else "")))
 
     def action_view_route(self) -> None:
         self.app.open_editor(self.selected_name())

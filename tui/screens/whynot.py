@@ -23,9 +23,20 @@ from tui.widgets.chrome import StatusHeader
 MARK = {True: ("✔", "green"), False: ("✘", "bold red"), None: ("·", "dim")}
 
 
-def render_checks(job: str, checks: list[Check], verdict: str | None = None) -> Text:
+def is_routed(verdict: str | None) -> bool:
+    """The router's verdict says the job is routed already (tracked) or is a routed copy."""
+    return bool(verdict) and (verdict.startswith("already managed") or verdict.startswith("this is the routed copy"))
+
+
+def render_checks(job: str, checks: list[Check], verdict: str | None = None, note: str | None = None) -> Text:
     t = Text()
-    t.append(f"Why is {job} not routed? The router's checks in order:\n", style="bold")
+    if note:
+        t.append(f"picked: {note}\n", style="dim")
+    if is_routed(verdict):
+        t.append(f"{job} is routed: {verdict}\n", style="bold green")
+        verdict = None
+    else:
+        t.append(f"Why is {job} not routed? The router's checks in order:\n", style="bold")
     if verdict:
         t.append(f"verdict: {verdict}\n", style="bold cyan")
     t.append("\n")
@@ -51,9 +62,10 @@ class WhyNotScreen(Screen):
             super().__init__()
             self.job, self.checks, self.error, self.verdict = job, checks, error, verdict
 
-    def __init__(self, job: str) -> None:
+    def __init__(self, job: str, note: str | None = None) -> None:
         super().__init__()
         self.job = job
+        self.note = note
         self.checks: list[Check] | None = None
         self.verdict: str | None = None
 
@@ -88,4 +100,4 @@ class WhyNotScreen(Screen):
             return
         self.checks = event.checks
         self.verdict = event.verdict
-        box.update(render_checks(event.job, event.checks or [], event.verdict))
+        box.update(render_checks(event.job, event.checks or [], event.verdict, self.note))

@@ -38,22 +38,42 @@ def job_key(job: str) -> tuple[int, int]:
 class Column:
     key: str
     title: str
-    width: int
+    width: int  # the most it takes (the hold reason: the terminal's width)
     sort: Callable[[JobRow], object]
+    least: int = 0  # narrowest it goes when the terminal is narrow (0: its title's width)
 
 
+# Ordered by what an operator reads first: the id (pinned), the status, whose and where, then the
+# hold reason (what a CE operator reads first about a held job); the rest scroll in from the right.
 COLUMNS: tuple[Column, ...] = (
-    Column("job", "Job", 11, lambda r: job_key(r.job)),
-    Column("status", "Status", 9, lambda r: r.status),
-    Column("owner", "Owner", 9, lambda r: r.owner),
-    Column("kind", "Kind", 7, lambda r: r.kind),
-    Column("route", "Route", 13, lambda r: r.route or ""),
-    Column("link", "To/From", 11, lambda r: job_key(r.routed_to or r.routed_from or "")),
-    Column("qdate", "Submitted", 12, lambda r: r.qdate or 0),
+    Column("job", "Job", 12, lambda r: job_key(r.job)),
+    Column("status", "Status", 10, lambda r: r.status),
+    Column("owner", "Owner", 24, lambda r: r.owner, 6),
+    Column("route", "Route", 28, lambda r: r.route or "", 8),
+    Column("cmd", "Cmd / hold reason", 10_000, lambda r: r.cmd, 24),
     Column("since", "In status", 10, lambda r: -(r.entered_status or 0)),
-    Column("cmd", "Cmd / hold reason", 32, lambda r: r.cmd),
+    Column("kind", "Kind", 7, lambda r: r.kind),
+    Column("link", "To/From", 14, lambda r: job_key(r.routed_to or r.routed_from or "")),
+    Column("qdate", "Submitted", 12, lambda r: r.qdate or 0),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+
+
+def _norm(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def resolve_column(name: str) -> str:
+    """A column's key from its key or its header title, any case, spaces and ``/`` ignored
+    (``Submitted``, ``in status``, ``To/From``, ``hold reason`` …)."""
+    want = _norm(name)
+    for c in COLUMNS:
+        if want in (_norm(c.key), _norm(c.title)):
+            return c.key
+    for c in COLUMNS:  # a word of a title: "hold", "reason", "cmd"
+        if want and any(want == _norm(w) for w in c.title.split()):
+            return c.key
+    raise ValueError(f"unknown column {name!r}; columns: {', '.join(c.title for c in COLUMNS)}")
 
 
 def search_text(r: JobRow) -> str:
@@ -141,8 +161,8 @@ class JobModel:
         self._recompute()
 
     def set_sort(self, key: str | None, reverse: bool = False) -> None:
-        if key is not None and key not in COLUMN_KEYS:
-            raise ValueError(f"unknown column {key!r}; columns: {', '.join(COLUMN_KEYS)}")
+        if key is not None:
+            key = resolve_column(key)
         self.sort_key, self.reverse = key, reverse
         self._recompute()
 

@@ -26,23 +26,35 @@ from tui import keymap
 from tui.format import duration, month_day
 from tui.widgets.job_model import COLUMNS, JobModel
 
+STATUS_STYLE = {1: Style(color="yellow"), 2: Style(color="green"), 3: Style(dim=True), 4: Style(color="cyan"),
+                5: Style(color="red", bold=True), 7: Style(color="magenta")}
+SAMPLE = 500  # rows measured for the column widths (the first ones in view order, and those on screen)
+
 
 def _cell(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + " "
 
 
 class JobTable(ScrollView, can_focus=True):
-    COMPONENT_CLASSES = {"jobtable--header", "jobtable--cursor", "jobtable--held", "jobtable--running"}
+    COMPONENT_CLASSES = {"jobtable--header", "jobtable--cursor", "jobtable--held", "jobtable--running",
+                         "jobtable--column"}
     DEFAULT_CSS = """
     JobTable { height: 1fr; }
     JobTable > .jobtable--header { text-style: bold; background: $panel; }
     JobTable > .jobtable--cursor { background: $accent; color: $text; }
     JobTable > .jobtable--held { color: $error; }
     JobTable > .jobtable--running { color: $success; }
+    JobTable > .jobtable--column { text-style: bold reverse; }
     """
     BINDINGS = keymap.JOB_TABLE
 
     cursor = reactive(0, always_update=True)
+    column = reactive(0)  # the focused column (its legend is shown under the table)
+
+    class ColumnFocused(Message):
+        def __init__(self, title: str) -> None:
+            super().__init__()
+            self.title = title
 
     class Selected(Message):
         def __init__(self, job: JobRow) -> None:
@@ -55,7 +67,9 @@ class JobTable(ScrollView, can_focus=True):
         self.now = 0.0
         self.tz = "UTC"
         self._selected_job: str | None = None
-        self._width = sum(c.width for c in COLUMNS)
+        self.widths: list[int] = [len(c.title) + 3 for c in COLUMNS]
+        self._width = sum(self.widths)
+        self._measured: tuple | None = None
 
     # -- data ------------------------------------------------------------------------------
     def set_rows(self, rows, version: int, now: float, tz: str) -> None:
@@ -71,6 +85,7 @@ class JobTable(ScrollView, can_focus=True):
         self._after_change(keep_job=True)
 
     def _after_change(self, keep_job: bool) -> None:
+        self._layout()
         n = len(self.model)
         self.virtual_size = Size(self._width, n + 1)
         pos = None
@@ -121,12 +136,74 @@ class JobTable(ScrollView, can_focus=True):
             self.key = key
 
     def column_at(self, x: int) -> str | None:
-        x += round(self.scroll_x)
-        for c in COLUMNS:
-            if x < c.width:
+        first = self.widths[0]
+        if x >= first:
+            x += round(self.scroll_x)
+        for c, w in zip(COLUMNS, self.widths):
+            if x < w:
                 return c.key
-            x -= c.width
+            x -= w
         return None
+
+    def action_column(self, delta: int) -> None:
+        self.column = max(0, min(len(COLUMNS) - 1, self.column + delta))
+
+    def watch_column(self, value: int) -> None:
+        # bring the focused column into view (the job column is pinned, the rest scroll)
+        left = sum(self.widths[1:value])
+        view = max(1, self.size.width - self.widths[0])
+        if value > 0:
+            if left < self.scroll_x:
+                self.scroll_to(x=left, animate=False, immediate=True)
+            elif left + self.widths[value] > self.scroll_x + view:
+                self.scroll_to(x=left + self.widths[value] - view, animate=False, immediate=True)
+        self.post_message(self.ColumnFocused(COLUMNS[value].title))
+        self.refresh()
+
+    # -- widths ----------------------------------------------------------------------------
+    def on_resize(self, event) -> None:
+        self._measured = None
+        self._layout()
+        self.refresh()
+
+    def _layout(self) -> None:
+        """Column widths: what the values need (measured on the first SAMPLE rows in view order
+        and the rows on screen) up to each column's cap, the hold reason up to the terminal's
+        width. Measured once per rows version, filter, sort and terminal width."""
+        m = self.model
+        width = self.size.width or 120
+        key = (id(m.rows), m.version, len(m), m.sort_key, m.text, width)
+        if key == self._measured:
+            return
+        self._measured = key
+        positions = list(range(min(SAMPLE, len(m))))
+        top = round(self.scroll_y)
+        positions += range(top, min(len(m), top + max(1, self.size.height)))
+        need = [len(c.title) + 3 for c in COLUMNS]  # title, a sort mark and a gap
+        for pos in positions:
+            for i, v in enumerate(self.values(m.row(pos))):
+                if len(v) + 1 > need[i]:
+                    need[i] = len(v) + 1
+        widths = [min(n, c.width) for n, c in zip(need, COLUMNS)]
+        # The columns up to the hold reason must be on screen: the reason takes what the others
+        # leave (at least its least width); if even that does not fit, the route and the owner
+        # narrow first. The columns after it scroll in from the right.
+        reason = next(i for i, c in enumerate(COLUMNS) if c.key == "cmd")
+        room = width - 1  # the vertical scrollbar
+        before = sum(widths[:reason])
+        least_reason = COLUMNS[reason].least
+        for i in (3, 2):  # route, owner
+            over = before + least_reason - room
+            if over <= 0:
+                break
+            cut = min(over, widths[i] - max(COLUMNS[i].least, len(COLUMNS[i].title) + 1))
+            if cut > 0:
+                widths[i] -= cut
+                before -= cut
+        widths[reason] = max(least_reason, min(widths[reason], room - before))
+        self.widths = widths
+        self._width = sum(widths)
+        self.virtual_size = Size(self._width, len(m) + 1)
 
     def on_click(self, event) -> None:
         offset = event.get_content_offset(self)
@@ -143,45 +220,63 @@ class JobTable(ScrollView, can_focus=True):
                 self.cursor = pos
 
     # -- drawing ---------------------------------------------------------------------------
-    def header_text(self) -> str:
-        parts = []
+    def header_cells(self) -> list[str]:
+        out = []
         for c in COLUMNS:
             mark = ""
             if self.model.sort_key == c.key:
                 mark = " ▼" if self.model.reverse else " ▲"
-            parts.append(_cell(c.title + mark, c.width))
-        return "".join(parts)
+            out.append(c.title + mark)
+        return out
 
-    def row_text(self, r: JobRow) -> str:
+    def header_text(self) -> str:
+        return "".join(_cell(v, w) for v, w in zip(self.header_cells(), self.widths))
+
+    def values(self, r: JobRow) -> tuple[str, ...]:
         link = r.routed_to and f"→{r.routed_to}" or r.routed_from and f"←{r.routed_from}" or ""
         since = duration(self.now - r.entered_status) if r.entered_status else ""
-        values = (
-            r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, r.kind, self.model.route_of(r) or "", link,
-            month_day(r.qdate, self.tz) if r.qdate else "", since,
-            r.hold_reason if r.status == 5 and r.hold_reason else r.cmd,
+        return (
+            r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, self.model.route_of(r) or "",
+            r.hold_reason if r.status == 5 and r.hold_reason else r.cmd, since, r.kind, link,
+            month_day(r.qdate, self.tz) if r.qdate else "",
         )
-        return "".join(_cell(v, c.width) for v, c in zip(values, COLUMNS))
+
+    def export_rows(self) -> tuple[list[str], list[list[str]]]:
+        """Every row passing the filter, in the shown order, as the cells show them (uncut)."""
+        return [c.title for c in COLUMNS], [list(self.values(self.model.row(i))) for i in range(len(self.model))]
+
+    def row_text(self, r: JobRow) -> str:
+        return "".join(_cell(v, w) for v, w in zip(self.values(r), self.widths))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         scroll_x = round(self.scroll_x)
         base = self.rich_style
+        styles: list[Style | None]
         if y == 0:
             style = base + self.get_component_rich_style("jobtable--header")
-            text = self.header_text()
+            texts = self.header_cells()
+            focused = self.get_component_rich_style("jobtable--column") if self.has_focus else Style(underline=True)
+            styles = [focused if i == self.column else None for i in range(len(COLUMNS))]
         else:
             pos = round(self.scroll_y) + y - 1
             if pos >= len(self.model):
                 return Strip.blank(width, base)
             r = self.model.row(pos)
-            text = self.row_text(r)
+            texts = list(self.values(r))
             style = base
+            styles = [None] * len(COLUMNS)
             if pos == self.cursor and self.has_focus:
                 style = base + self.get_component_rich_style("jobtable--cursor")
             elif pos == self.cursor:
                 style = base + Style(reverse=True)
-            elif r.status == 5:
-                style = base + self.get_component_rich_style("jobtable--held")
-        text = text.ljust(self._width)
-        strip = Strip([Segment(text, style)], len(text))
-        return strip.crop_extend(scroll_x, scroll_x + width, style)
+            else:
+                # the status is coloured on every row; a held job's whole row is, too
+                styles[1] = STATUS_STYLE.get(r.status)
+                if r.status == 5:
+                    style = base + self.get_component_rich_style("jobtable--held")
+        segs = [Segment(_cell(t, w), style + s if s else style) for t, w, s in zip(texts, self.widths, styles)]
+        pinned = Strip(segs[:1], self.widths[0]).crop_extend(0, min(width, self.widths[0]), style)
+        rest_width = max(0, width - self.widths[0])
+        rest = Strip(segs[1:], self._width - self.widths[0]).crop_extend(scroll_x, scroll_x + rest_width, style)
+        return Strip.join([pinned, rest])

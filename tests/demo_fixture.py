@@ -1,0 +1,61 @@
+"""The real engine, frozen: the embedded demo run for a virtual hour (seed 1, manual stepping,
+no wall clock), wrapped in a runtime whose snapshot never changes. Screens built on it show the
+engine's real data shapes (routes with their limits and throttle, source jobs and routed
+copies, crondor jobs), and queries (why-not, a job's ad) run on the same engine objects.
+
+The engine is built once per test process (about 3 s) and never advanced after that; queries
+only read it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from engine import snapshot as S
+
+HOURS = 1.0
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1)
+def demo_engine():
+    from engine.feeds.demo import build_demo
+
+    # the config by its path relative to the repository, so route locations ("file:line") read
+    # the same in every checkout (snapshot tests show them)
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        engine = build_demo("sample_configs/demo", state_dir=tempfile.mkdtemp(prefix="routedeck-test-demo-"),
+                            seed=1, durable=False, stage=False)  # nothing edits it: no copy to show
+    finally:
+        os.chdir(here)
+    engine.run_until(engine.now + HOURS * 3600)
+    return engine
+
+
+class EngineRuntime:
+    """``Runtime``'s methods over a frozen engine: ``query`` runs the function on it directly."""
+
+    def __init__(self, engine=None) -> None:
+        self.engine = engine if engine is not None else demo_engine()
+        self._snap = self.engine.snapshot(1, speed=60.0, paused=True, engine_state="paused")
+        self.sent: list[object] = []
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def latest(self) -> S.Snapshot:
+        return self._snap
+
+    def send(self, command: object) -> None:
+        self.sent.append(command)
+
+    def query(self, fn, timeout: float | None = None):
+        return fn(self.engine)
