@@ -120,7 +120,7 @@ def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: 
 def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: Any, table: RoutingTable,
            now: float | None, warnings: list[str] | None) -> None:
     try:
-        found = transform.apply(dest, macros=mset, config=table.config, now=now)
+        found = transform.apply(dest, macros=mset, config=table.config, now=now, router=True)
     except X.XformError as exc:
         raise RoutingError(f"{step} {getattr(transform, 'name', '')}: {exc.message}", route.name, step) from None
     if warnings is not None:
