@@ -126,3 +126,13 @@ def test_set_with_a_comma_glued_to_the_name_is_flagged_by_check(tmp_path):
     assert nul and nul[0].startswith(f"{cfg}:5:") and "Foo\\0" in nul[0]
     uni = [ln for ln in text.splitlines() if "UNIVERSE docker" in ln]
     assert uni and uni[0].startswith(f"{cfg}:6:")
+
+
+def test_item2_set_uses_the_old_parser_and_evalset_the_new_one():
+    """xform_utils.cpp ParseRulesCallback: kw_SET/kw_DEFAULT parse with a ClassAdParser set to
+    ``SetOldClassAd(true)`` (a backslash is literal; two adjacent string literals do not parse),
+    kw_EVALSET/kw_EVALMACRO with ``ad.EvaluateExpr`` (the new parser: ``\\\\`` escapes)."""
+    ad, warnings = routed('SET A "a\\tb"\nSET B "x" "y"\nEVALSET C "a\\\\b"')
+    assert ad["A"] == '"a\\tb"'  # backslash t kept as two characters
+    assert "B" not in ad and any("invalid expression" in w for w in warnings)
+    assert ad["C"] == '"a\\b"'  # one backslash after the new parser's escape
