@@ -178,19 +178,29 @@ def parse_problem(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def parse_expr(text: str) -> Expr:
+def parse_expr(text: str, new: bool = False) -> Expr:
     """Parse one expression written in old-ClassAd syntax (job_queue.log values, config and route
     text, hook output). The whole text must be one expression: trailing garbage is an error (the
     old parser of classad2 would silently ignore it, so the strict new parser is used after
-    :func:`old_to_new_syntax`)."""
+    :func:`old_to_new_syntax`). As in the old parser, a backslash in a string is literal and two
+    adjacent string literals are an error. ``new``: new-ClassAd syntax instead (backslash
+    escapes, adjacent strings joined), as ``EVALSET`` parses (xform_utils.cpp)."""
     src = text.strip()
     if not src:
         raise ClassAdError("empty expression", text)
+    if not new and '"' in src:
+        chunks = _split_strings(src)
+        for (s1, c1), (s2, c2), (s3, c3) in zip(chunks, chunks[1:], chunks[2:]):
+            if s1 and s3 and not s2 and not c2.strip():
+                raise ClassAdError(f"two adjacent string literals: {_clip(src, 200)}", text)
+        for (s1, c1), (s2, c2) in zip(chunks, chunks[1:]):
+            if s1 and s2:
+                raise ClassAdError(f"two adjacent string literals: {_clip(src, 200)}", text)
     chain = longest_chain(src)
     if chain > MAX_OPERATORS:
         raise ClassAdError(f"{chain} operators and brackets in one expression, more than RouteDeck's limit of "
                            f"{MAX_OPERATORS}: {_clip(src, 40)}", text)
-    rewritten = rewrite_time_calls(old_to_new_syntax(src))
+    rewritten = rewrite_time_calls(src if new else old_to_new_syntax(src))
     try:
         tree = classad2.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
@@ -578,9 +588,10 @@ def flatten(ad: Any, expr: Expr | str) -> str:
 
 def unparse_old(expr: Expr | str) -> str:
     """Old-syntax unparse of an expression (``is`` → ``=?=``, ``True`` → ``true``)."""
-    text = expr.text if isinstance(expr, Expr) else expr
     tmp = classad2.ClassAd()
-    tmp["x"] = classad2.ExprTree(text)
+    # an Expr keeps the tree its own parser made (re-parsing its text with the new parser would
+    # read an old-syntax backslash as an escape)
+    tmp["x"] = expr.tree if isinstance(expr, Expr) else classad2.ExprTree(expr)
     return tmp.printOld().split("=", 1)[1].strip()
 
 

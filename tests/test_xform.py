@@ -247,7 +247,7 @@ def test_every_real_route_and_transform_parses(path):
 
 @pytest.mark.parametrize("text, number", [
     ("vanilla", 5), ("VANILLA", 5), ("5", 5), ("grid", 9), ("local", 12), ("scheduler", 7), ("java", 10),
-    ("parallel", 11), ("vm", 13), ("docker", 5), ("nonsense", 0),
+    ("parallel", 11), ("vm", 13), ("docker", 0), ("container", 0), ("globus", 0), ("nonsense", 0),
 ])
 def test_universe_names(text, number):
     # htcondor.md §1.3: UNIVERSE takes a number or a name (CondorUniverseNumberEx)

@@ -31,19 +31,26 @@ Design decisions and invariants:
 - ``$(DOLLAR)`` becomes ``$`` once, at the very end of a top-level expansion.
 - Nothing here reads the clock. ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` are made deterministic
   (first item / minimum) with a warning, because the engine must be replayable.
-- Macro functions live in :mod:`engine.lang.macro_funcs`; line joining and ``if`` conditions in
-  :mod:`engine.lang.macro_cond`.
+- Macro functions live in :mod:`engine.lang.macro_funcs`, the error type and the expansion
+  context in :mod:`engine.lang.macro_base` (imports go macros → macro_funcs → macro_base only);
+  line joining and ``if`` conditions in :mod:`engine.lang.macro_cond`.
+- ``expand(..., errors=[...])`` is a transform's expansion: a macro function that fails records
+  its error there and gives HTCondor's substitute (``might_EXCEPT``, see macro_base); without
+  ``errors`` (the config reader) it raises.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from engine.lang.macro_base import _IDCHARS, Lookup, MacroCtx, MacroError, is_valid_name
+from engine.lang.macro_funcs import FUNCS, filename_parts
 
-Lookup = Callable[[str], "str | None"]
+__all__ = ["Lookup", "MacroError", "MacroRef", "ScanMemo", "expand", "expand_self", "find_macro",
+           "is_valid_name", "replace_dollar"]
 
 MAX_DEPTH = 40  # named macros being expanded inside each other
 MAX_NEST = 3 * MAX_DEPTH  # all nested expansions (defaults and function arguments too)
@@ -51,24 +58,10 @@ MAX_REFS = 100_000  # substitutions in one top-level expansion ($(A) = $(B)$(B),
 MAX_SIZE = 1 << 20  # characters of one expanded value (and of all partial text held at once)
 MAX_WORK = 16 * MAX_SIZE  # characters produced by one top-level expansion, all levels counted
 
-_IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 _COLON_EXTRA = frozenset("$ ,\\:")
 _SPECIAL = ("ENV", "RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR", "INT", "REAL",
             "STRING", "EVAL", "BASENAME", "DIRNAME")
 _FNAME_FLAGS = frozenset("pnxdqabfwu")
-
-
-class MacroError(Exception):
-    """A macro that cannot be expanded (cycle, bad function argument)."""
-
-    def __init__(self, message: str, name: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.name = name
-
-
-def is_valid_name(name: str) -> bool:
-    return bool(name) and all(c in _IDCHARS for c in name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,20 +209,6 @@ def find_macro(text: str, pos: int = 0, *, dollar: str = "skip", unknown: list |
 # expansion
 
 
-@dataclass
-class _Ctx:
-    lookup: Lookup
-    ad_lookup: Lookup | None
-    env: Mapping[str, str]
-    evaluate: Callable[[str], Any] | None
-    warnings: list[str] | None
-    stack: list[str] = field(default_factory=list)
-    refs: int = 0
-    live: int = 0  # characters of partial text held by all levels now (MAX_SIZE)
-    work: int = 0  # characters produced so far (MAX_WORK)
-    nest: int = 0  # _expand calls active (MAX_NEST)
-
-
 def expand(
     text: str,
     lookup: Lookup,
@@ -238,18 +217,23 @@ def expand(
     env: Mapping[str, str] | None = None,
     evaluate: Callable[[str], Any] | None = None,
     warnings: list[str] | None = None,
+    errors: list[str] | None = None,
 ) -> str:
     """Expand every macro in ``text``.
 
     ``lookup(name)`` returns the raw (unexpanded) value of a macro or None. Names starting with
     ``MY.`` fall back to ``ad_lookup(attr)`` (unevaluated attribute text, strings unquoted).
     ``evaluate(expr_text)`` evaluates a ClassAd expression for ``$EVAL``/``$STRING``/``$INT``
-    (default: in an empty ad). Raises :class:`MacroError`.
+    (default: in an empty ad). Raises :class:`MacroError`; with ``errors`` (a transform), a
+    macro function's error is appended there instead and HTCondor's substitute is used.
     """
     if "$" not in text:
         return text
-    ctx = _Ctx(lookup, ad_lookup, os.environ if env is None else env, evaluate, warnings)
+    ctx = MacroCtx(lookup, ad_lookup, os.environ if env is None else env, evaluate, warnings,
+                   _expand, _expand_named, lenient=errors is not None)
     out = _expand(text, ctx)
+    if errors is not None:
+        errors.extend(ctx.errors)
     return replace_dollar(out)
 
 
@@ -284,12 +268,12 @@ def replace_dollar(text: str) -> str:
         pos, placed = ref.right - 1, True
 
 
-def _over(what: str, ctx: _Ctx) -> MacroError:
+def _over(what: str, ctx: MacroCtx) -> MacroError:
     """A budget error. No macro name: the caller reports it at the knob being expanded."""
     return MacroError(what + (f" (expanding $({ctx.stack[0]}))" if ctx.stack else ""))
 
 
-def _add(out: list[str], piece: str, ctx: _Ctx) -> None:
+def _add(out: list[str], piece: str, ctx: MacroCtx) -> None:
     if not piece:
         return
     ctx.live += len(piece)
@@ -301,7 +285,7 @@ def _add(out: list[str], piece: str, ctx: _Ctx) -> None:
     out.append(piece)
 
 
-def _expand(text: str, ctx: _Ctx) -> str:
+def _expand(text: str, ctx: MacroCtx) -> str:
     if "$" not in text:
         return text
     if len(ctx.stack) > MAX_DEPTH:
@@ -338,14 +322,7 @@ def _expand(text: str, ctx: _Ctx) -> str:
         ctx.nest -= 1
 
 
-def _lookup(name: str, ctx: _Ctx) -> str | None:
-    raw = ctx.lookup(name)
-    if raw is None and ctx.ad_lookup is not None and name[:3].lower() == "my.":
-        raw = ctx.ad_lookup(name[3:])
-    return raw
-
-
-def _expand_named(name: str, raw: str, ctx: _Ctx) -> str:
+def _expand_named(name: str, raw: str, ctx: MacroCtx) -> str:
     key = name.lower()
     if key in ctx.stack:
         chain = " -> ".join(ctx.stack[ctx.stack.index(key) :] + [key])
@@ -357,20 +334,11 @@ def _expand_named(name: str, raw: str, ctx: _Ctx) -> str:
         ctx.stack.pop()
 
 
-def _arg_value(arg: str, ctx: _Ctx) -> str:
-    """A function argument: a macro name is looked up, otherwise the literal; then expanded."""
-    arg = arg.strip()
-    raw = _lookup(arg, ctx) if is_valid_name(arg) else None
-    if raw is None:
-        return _expand(arg, ctx)
-    return _expand_named(arg, raw, ctx)
-
-
-def _evaluate_ref(ref: MacroRef, text: str, ctx: _Ctx) -> str:
+def _evaluate_ref(ref: MacroRef, text: str, ctx: MacroCtx) -> str:
     func = ref.func
     if func == "":
         name = ref.name(text)
-        raw = _lookup(name, ctx)
+        raw = ctx.lookup(name)
         default = ref.default(text)
         if default is not None and not raw:
             return _expand(default, ctx)
@@ -384,15 +352,11 @@ def _evaluate_ref(ref: MacroRef, text: str, ctx: _Ctx) -> str:
         if not val:
             return _expand(default or "", ctx)
         return _expand(val, ctx)
-    from engine.lang.macro_funcs import FUNCS  # function-level: macros_funcs imports this module
-
     inner = ref.inner(text)
     try:
         return FUNCS["F" if func.startswith("F") else func](func, inner, ctx)
-    except MacroError:
-        raise
     except (ValueError, TypeError, IndexError) as exc:
-        raise MacroError(f"${func}({inner}): {exc}", inner) from None
+        return ctx.fail(f"${func}({inner}): {exc}", inner)
 
 
 def expand_self(text: str, self_name: str, current: str | None) -> str:
@@ -422,8 +386,6 @@ def expand_self(text: str, self_name: str, current: str | None) -> str:
             default = ref.default(text)
             out.append(current if current else (default if default is not None else ""))
         elif ref.func.startswith("F") and ref.inner(text).strip().lower() == key:
-            from engine.lang.macro_funcs import filename_parts
-
             out.append(filename_parts(ref.func, current or ""))
         else:
             out.append(text[ref.dollar : ref.right])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from engine import classad as ca
 from engine.lang import macros as mx
-from engine.lang.xform_apply import MacroSet, Run
+from engine.lang.xform_apply import XFORM_BASIC_DEFAULTS, XFORM_DEFAULTS, MacroSet, Run
 from engine.lang.xform_parse import Statement, XformError, parse, universe_number
 
 if TYPE_CHECKING:
@@ -56,11 +56,13 @@ class Transform:
         return ca.is_true(ca.evaluate(ca.parse_expr(self.requirements), my=my, now=now))
 
     def apply(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
-              now: float | None = None, observer: Any = None) -> list[str]:
+              now: float | None = None, router: bool = False, observer: Any = None) -> list[str]:
         """Edit ``ad`` in place; returns warnings. Raises :class:`XformError` when HTCondor's
         transform would fail (an invalid ``if`` condition, ``error :``, a macro that cannot expand).
+        ``router``: the Job Router's macro defaults (``XFormHash(Basic)``), else the iterating ones.
         ``observer``: see ``Run.observer`` (tracing)."""
-        run = Run(ad, MacroSet() if macros is None else macros, config, now)
+        run = Run(ad, MacroSet() if macros is None else macros, config, now,
+                  XFORM_BASIC_DEFAULTS if router else XFORM_DEFAULTS)
         run.observer = observer
         run.run(self.statements)
         return run.warnings

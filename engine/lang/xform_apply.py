@@ -34,9 +34,14 @@ from engine.lang.xform_parse import Statement, XformError
 if TYPE_CHECKING:
     from engine.lang.config import Config
 
-# XFormMacroDefaults in xform_utils.cpp (ARCH/OPSYS* come from the config when it has them)
+# XFormMacroDefaults in xform_utils.cpp (ARCH/OPSYS* come from the config when it has them):
+# condor_transform_ads and the schedd's iterating transforms
 XFORM_DEFAULTS = {"islinux": "1", "iswindows": "0", "itemindex": "0", "iterating": "0", "row": "0",
                   "step": "0", "xformid": "0", "rulesfile": ""}
+# XFormBasicMacroDefaults: the Job Router's XFormHash(Flavor::Basic) (JobRouter.cpp
+# ApplyRoutingJobEdits); $(Row), $(Step), $(ItemIndex), $(XFormId) are undefined there
+XFORM_BASIC_DEFAULTS = {"isclusterad": "0", "islinux": "1", "iswindows": "0", "iterating": "0",
+                        "latematerialization": "0"}
 
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"\Z')
@@ -92,8 +97,10 @@ def attr_value_for_macro(text: str) -> str:
 class Run:
     """The state of one application: ad, macros, config, clock, warnings."""
 
-    def __init__(self, ad: dict[str, str] | None, macros: MacroSet, config: "Config | None", now: float | None) -> None:
+    def __init__(self, ad: dict[str, str] | None, macros: MacroSet, config: "Config | None", now: float | None,
+                 defaults: dict[str, str] = XFORM_DEFAULTS) -> None:
         self.ad = ad
+        self.defaults = defaults
         self.macros = macros
         self.config = config
         self.now = now
@@ -107,8 +114,8 @@ class Run:
         low = name.lower()
         if low in self.macros:
             return self.macros[low]
-        if low in XFORM_DEFAULTS:
-            return XFORM_DEFAULTS[low]
+        if low in self.defaults:
+            return self.defaults[low]
         if self.ad is not None and low.startswith("my."):
             key = self._index.get(low[3:])
             if key is not None:
@@ -118,11 +125,17 @@ class Run:
         return None
 
     def expand(self, text: str, st: Statement) -> str:
+        """``$()`` expansion of statement text. A macro function that fails is logged and gives
+        its substitute (``might_EXCEPT`` in a transform, config.cpp); only a cycle or a budget
+        fails the transform."""
+        errors: list[str] = []
         try:
-            return mx.expand(text, self.lookup, env=self.config.env if self.config else None,
-                             evaluate=self.evaluate, warnings=self.warnings)
+            out = mx.expand(text, self.lookup, env=self.config.env if self.config else None,
+                            evaluate=self.evaluate, warnings=self.warnings, errors=errors)
         except mx.MacroError as exc:
             raise XformError(st.line, st.column, exc.message) from None
+        self.warnings.extend(f"line {st.line}: ERROR {e} (HTCondor substitutes it and goes on)" for e in errors)
+        return out
 
     def classad(self) -> Any:
         if self._cad is None:
@@ -229,8 +242,8 @@ class Run:
                 return self._warn(st, f"invalid expression : {rhs}")
             self.put(st.attr, text)
         elif kw in ("EVALSET", "EVALMACRO"):
-            try:
-                value = self.evaluate(rhs)
+            try:  # the new ClassAd parser (xform_utils.cpp ParseRulesCallback, kw_EVALSET)
+                value = ca.evaluate(ca.parse_expr(rhs, new=True), my=self.classad(), now=self.now)
             except ca.ClassAdError:
                 return self._warn(st, f"could not evaluate : {rhs}")
             if kw == "EVALMACRO":

@@ -37,12 +37,16 @@ KEYWORDS: dict[str, tuple[int, bool]] = {
 }
 META = ("name", "requirements", "universe", "transform")
 
-# condor_universe.cpp names; docker and container are vanilla-universe "toppings"
+# condor_universe.cpp UniverseItems. CondorUniverseNumber refuses the "docker" topping, and
+# "container" and "globus" are not in the table: UNIVERSE docker sets no universe in a transform
+# (only condor_submit maps docker/container to vanilla, submit_utils.cpp).
 UNIVERSES = {
     "standard": 1, "pipe": 2, "linda": 3, "pvm": 4, "vanilla": 5, "pvmd": 6, "scheduler": 7,
-    "mpi": 8, "grid": 9, "globus": 9, "java": 10, "parallel": 11, "local": 12, "vm": 13,
-    "docker": 5, "container": 5,
+    "mpi": 8, "grid": 9, "java": 10, "parallel": 11, "local": 12, "vm": 13,
 }
+UNIVERSE_INSTEAD = {"docker": "vanilla (5) and set WantDocker = true in the route",
+                    "container": "vanilla (5) and set the container image attribute in the route",
+                    "globus": "grid (9)"}
 
 
 class XformError(Exception):
@@ -84,7 +88,8 @@ class Parsed:
 
 
 def universe_number(text: str) -> int:
-    """``CondorUniverseNumberEx``: a leading number, else a case-insensitive name; 0 if unknown."""
+    """``CondorUniverseNumberEx`` (xform_utils.cpp): ``atoi`` when not 0, else a case-insensitive
+    universe name (no toppings); 0 if unknown."""
     m = re.match(r"\s*([-+]?\d+)", text)
     if m and int(m.group(1)) != 0:
         return int(m.group(1))
@@ -173,11 +178,15 @@ def _handle_meta(out: Parsed, meta: tuple[str, str], lineno: int, line: str) -> 
         out.requirements = args
         out.requirements_line = lineno
     elif kind == "universe":
+        # setUniverse: every UNIVERSE line overwrites the last; an unknown name resets it to 0,
+        # and the router then takes the route's TargetUniverse (JobRouter.cpp ParseNext)
         number = universe_number(args)
+        out.universe = number or None
         if number == 0:
-            out.warnings.append(f"line {lineno}: unknown universe {args!r} ignored")
-        else:
-            out.universe = number
+            instead = UNIVERSE_INSTEAD.get(args.strip().lower())
+            hint = f"; write UNIVERSE {instead}" if instead else ""
+            out.warnings.append(f"line {lineno}: UNIVERSE {args}: HTCondor knows no such universe and sets none "
+                                f"(the route's TargetUniverse, grid by default, applies){hint}")
     else:
         trivial = re.fullmatch(r"[01]?", args) is not None
         if not trivial and out.transform_args is None:
@@ -225,6 +234,12 @@ def _classify(out: Parsed, line: str, lineno: int, top: bool) -> tuple[str, str]
     return None
 
 
+_NUL_EFFECT = {
+    "SET": "sets an attribute named {0}\\0 instead of", "DEFAULT": "tests and sets an attribute named {0}\\0 instead of",
+    "EVALSET": "sets an attribute named {0}\\0 instead of", "COPY": "looks for an attribute named {0}\\0, not",
+    "RENAME": "looks for an attribute named {0}\\0, not", "DELETE": "deletes an attribute named {0}\\0, not",
+}
+
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|\S+')
 
 
@@ -257,7 +272,14 @@ def _action(out: Parsed, line: str, lineno: int) -> None:
         except re.error as exc:
             out.warnings.append(f"line {lineno}: error compiling regex '{attr}': {exc}; this entry will be ignored")
             invalid = True
-    elif attr[-1:] in (",", "="):
+    elif attr[-1:] in (",", "=") and len(attr) > 1:
+        # HTCondor defect, predicted and flagged (not copied): ParseRulesCallback writes a NUL
+        # over the ',' or '=' (attr[size-1]=0), so the name keeps a trailing "\0" byte
+        if kw in ("SET", "DEFAULT", "EVALSET", "COPY", "RENAME", "DELETE"):
+            out.warnings.append(
+                f"line {lineno}: {kw} {attr}: HTCondor's transform turns the '{attr[-1]}' glued to the name into a "
+                f"NUL byte (xform_utils.cpp ParseRulesCallback), so it {_NUL_EFFECT[kw].format(attr[:-1])} {attr[:-1]!r}; "
+                f"RouteDeck uses {attr[:-1]!r}. Write '{kw} {attr[:-1]} ...' with a space instead")
         attr = attr[:-1]
     rhs, col = "", 0
     if argc == 2:

@@ -46,6 +46,7 @@ def lint_table(table: RoutingTable) -> list[Diagnostic]:
         for t in transforms:
             knob = f"JOB_ROUTER_TRANSFORM_{getattr(t, 'name', '')}"
             out.extend(lint_transform_text(getattr(t, "text", ""), knob, cfg, None))
+            out.extend(lint_parse_warnings(t, knob, cfg, None))
             req = getattr(t, "requirements", None)
             if req and _uses_target(req):
                 out.append(Diagnostic("warning", f"{kind} transform {t.name}: REQUIREMENTS uses TARGET., which is "
@@ -54,6 +55,7 @@ def lint_table(table: RoutingTable) -> list[Diagnostic]:
     for route in table.routes:
         if route.syntax == "transform":
             out.extend(lint_transform_text(getattr(route.transform, "text", ""), route.source_label, cfg, route.name))
+            out.extend(lint_parse_warnings(route.transform, route.source_label, cfg, route.name))
     out.extend(lint_unused_macros(table))
     return out
 
@@ -213,4 +215,21 @@ def lint_transform_text(text: str, label: str, cfg: Any, route: str | None) -> l
         out.append(Diagnostic("warning", f"{label}: {m.group(1).upper()} {m.group(2)}: the expression does not "
                               "parse; HTCondor logs an error and skips this statement when the transform runs",
                               file, ln, route))
+    return out
+
+
+_LINE_PREFIX = re.compile(r"line (\d+): (.*)", re.DOTALL)
+
+
+def lint_parse_warnings(transform: Any, label: str, cfg: Any, route: str | None) -> list[Diagnostic]:
+    """What the transform parser predicted HTCondor will do differently from what the text seems
+    to say (``UNIVERSE docker``, ``SET A, x``…), at the file and line of the statement."""
+    out: list[Diagnostic] = []
+    for w in getattr(transform, "warnings", ()) or ():
+        m = _LINE_PREFIX.match(w)
+        src = None
+        if m and label.startswith("JOB_ROUTER_"):
+            src = cfg.source_of_value_line(label, int(m.group(1)))
+        file, ln = _where(src if src is not None else cfg.location(label))
+        out.append(Diagnostic("warning", f"{label}: {m.group(2) if m else w}", file, ln, route))
     return out

@@ -122,7 +122,7 @@ def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: 
     if trace is not None:
         trace.begin(step, getattr(transform, "name", "") or route.name, dest, None)
     try:
-        found = transform.apply(dest, macros=mset, config=table.config, now=now,
+        found = transform.apply(dest, macros=mset, config=table.config, now=now, router=True,
                                 observer=trace.statement if trace is not None else None)
     except X.XformError as exc:
         if trace is not None:
