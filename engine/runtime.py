@@ -23,8 +23,9 @@ Design decisions and invariants:
   ``concurrent.futures.Future``. The consumer waits on the future; the engine thread never waits
   for the consumer. A query wakes a paused or idle loop; when the loop ends (stop, crash, until)
   every pending query fails with :class:`EngineNotRunning`.
-- Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes its current
-  step and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
+- Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes the engine
+  action it is doing (a demo catching up many polls is stepped action by action, see
+  ``_step_engine``) and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
   with ``engine_state == "crashed"`` and its text, and ends the loop.
 """
 
@@ -247,10 +248,27 @@ class Runtime:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
         while (self._next_virtual is not None and self._next_virtual <= t
                and (self.until is None or self._next_virtual < self.until)):  # `until` gets the final one
-            self.engine.step(self._next_virtual)
+            if not self._step_engine(self._next_virtual):
+                return
             self._publish()
             self._next_virtual += self.every_virtual
-        self.engine.step(t)
+        self._step_engine(t)
+
+    def _step_engine(self, t: float) -> bool:
+        """``engine.step(t)``; an engine whose outcome does not depend on how time is sliced
+        (``sliceable``, the demo) is stepped one action time at a time so that ``stop()`` is
+        obeyed between two actions, not after a long catch-up. False when stopped on the way."""
+        eng = self.engine
+        if getattr(eng, "sliceable", False):
+            while True:
+                if self._stop.is_set():
+                    return False
+                n = eng.next_time()
+                if n >= t:
+                    break
+                eng.step(n)
+        eng.step(t)
+        return True
 
     def _run(self) -> None:
         self.state = "paused" if self.paused else "running"

@@ -102,3 +102,50 @@ def test_engine_thread_never_waits_for_a_slow_consumer():
     rt = Runtime(eng, VirtualClock(1000.0), None, speed="max", every_virtual=10, until=2000).start()
     assert rt.done.wait(10)  # finished although nobody took anything from the mailbox
     assert rt.mailbox.replaced >= 90 and rt.mailbox.take().time == 2000
+
+
+class SliceableEngine(FakeEngine):
+    """A demo-like engine (``sliceable``) whose every action is slow: the stop request arrives
+    while the runtime is catching up many actions in one go."""
+
+    sliceable = True
+
+    def __init__(self, runtime_box, stop_after):
+        super().__init__()
+        self.box, self.stop_after = runtime_box, stop_after
+
+    def step(self, now):
+        super().step(now)
+        if len(self.ticks) == self.stop_after:
+            self.box[0].stop()  # from the engine thread: sets the flag and wakes, no join
+
+
+def test_stop_is_obeyed_between_actions_of_a_long_catch_up():
+    """Issue 14 item 5: stopping is prompt under load. A clock that jumped 10,000 virtual seconds
+    (1,000 actions) ahead is caught up action by action, and a stop requested after the fifth
+    action ends the loop there instead of after all 1,000."""
+    box = []
+    eng = SliceableEngine(box, stop_after=5)
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    box.append(rt)
+    clock.jump_to(11000.0)
+    rt.start()
+    assert rt.done.wait(10)
+    assert len(eng.ticks) == 5 and eng.now < 11000.0
+
+
+def test_non_sliceable_engine_is_stepped_in_one_call():
+    """Watch and replay feeds are not sliceable (an intermediate step would poll or seek): the
+    runtime still hands them the whole interval at once."""
+    eng = FakeEngine()
+    calls = []
+    real = eng.step
+    eng.step = lambda t: (calls.append(t), real(t))
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    clock.jump_to(1100.0)
+    rt._step_to(1100.0)
+    assert calls == [1100.0] and eng.ticks[-1] == 1100.0

@@ -119,6 +119,10 @@ class DemoFiles:
 class Engine:
     """Everything the demo simulates, advanced by :meth:`step`."""
 
+    # step(t) once or step(t1), step(t) give the same state (module docstring): the runtime may
+    # step it action by action to stay responsive to stop()
+    sliceable = True
+
     def __init__(self, *, queue: JobQueue, schedd: Schedd, sites: SiteSet, arrivals: Arrivals,
                  router: Any, table: Any, config: Config, start: float, seed: int,
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,

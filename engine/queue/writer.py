@@ -6,7 +6,7 @@ Design decisions and invariants:
   anything is written, so a refused value (newline, blank) leaves the file untouched.
 - A transaction is one ``write`` of ``105 ``, its records and ``106`` (``106 # <local ISO time>``
   when timestamps are on, `` NONDURABLE`` appended for non-durable commits), then flush and fsync
-  (``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
+  (fdatasync as HTCondor's ``Transaction::Commit``; ``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
   one by one. If a write fails the writer is marked ``broken`` and the error propagates (the schedd
   EXCEPTs there); whatever reached the file is a torn tail that the reader discards.
 - Compaction (``compact``) follows ``TruncateClassAdLog``: hard-link (or copy) the log to
@@ -38,6 +38,11 @@ class QueueLogError(RuntimeError):
     def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
         super().__init__(message)
         self.problems = problems or []
+
+
+# HTCondor's commit ends with fflush + fdatasync (htcondor.md §3.2, ``condor_fdatasync``): the
+# data and the file size reach the disk, the rest of the inode's metadata (mtime) need not.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def _encode(lines: Iterable[str]) -> bytes:
@@ -74,7 +79,7 @@ class QueueLogWriter:
             self._fh.write(data)
             self._fh.flush()
             if sync:
-                os.fsync(self._fh.fileno())
+                _datasync(self._fh.fileno())
         except OSError:
             self.broken = True
             raise
@@ -85,9 +90,12 @@ class QueueLogWriter:
         for line in lines:
             self._write(_encode([line]), self.durable)
 
-    def write_transaction(self, recs: Iterable[R.Record], now: float | None = None) -> None:
-        lines = ["105 "]
-        lines.extend(R.format_record(r) for r in recs)
+    def write_transaction(self, recs: Iterable[R.Record], now: float | None = None,
+                          lines: list[str] | None = None) -> None:
+        """``lines``: the records already formatted by ``format_record`` (a Transaction does it
+        as each record is added), so they are not formatted twice."""
+        body = lines if lines is not None else [R.format_record(r) for r in recs]
+        lines = ["105 ", *body]
         comment = R.commit_comment(now, self.durable) if self.timestamps and now is not None else ""
         lines.append(R.format_record(R.end_txn(comment)))
         self._write(_encode(lines), self.durable)
