@@ -1,7 +1,7 @@
 """Benchmark: how fast the embedded demo runs with N extra jobs waiting in the queue (issue 14).
 
 The sample demo (sample_configs/demo: its routes, sites and workload) plus ``--queue`` idle jobs
-that no route takes (``VO = "parked"``; submitted in clusters of 1,000 before the clock starts),
+that no route takes (``RequestMemory = 64000``; submitted in clusters of 1,000 before the clock starts),
 so every router poll, schedd cycle and snapshot sees a queue of that size. After ``--warm``
 virtual seconds it steps ``--virtual`` more seconds as fast as it can and prints the speed
 reached (virtual seconds per wall second, i.e. the ×N the demo could sustain), the commits
@@ -31,7 +31,7 @@ import engine.queue.writer as W  # noqa: E402
 from engine.feeds.demo import build_demo  # noqa: E402
 
 PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
-          "RequestCpus": "1", "RequestMemory": "1000"}
+          "RequestCpus": "1", "RequestMemory": "64000"}  # more memory than any sample route allows
 
 
 def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -> None:

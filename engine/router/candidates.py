@@ -44,6 +44,10 @@ _NUM = re.compile(r"-?\d+(\.\d*)?([eE][-+]?\d+)?$")
 _STR = re.compile(r'"[^"\\]*"$')
 _EMPTY = ClassAd()
 _EXTRA = object()  # marks a signature that followed expressions into further attributes
+# Words that may make an expression's value change with time alone (time(), random(), formatTime()
+# with no argument, CurrentTime, …): a table using any of them is re-evaluated for every job on
+# every cycle (no skipping of unchanged jobs). Over-matching only costs speed.
+_CLOCK_WORDS = re.compile(r"(?i)time|random|interval|now")
 
 
 def sanity_clauses(router_name: str) -> list[tuple[str, str]]:
@@ -162,6 +166,13 @@ class Scanner:
         self._cache: dict[Any, Classification] = {}
         self._now: float = 0.0
         self.evaluations = 0  # ClassAd evaluations this cycle (for the bench and the UI)
+        # True when the last scan() decided from literal texts only (the fast path); with a
+        # time-free table its answer then depends on nothing but the job's attribute texts
+        self.last_fast = False
+        texts = [self.source_constraint or ""] + [
+            (getattr(r, "requirements", None) or "") + " " + (getattr(r, "classad_requirements", None) or "")
+            for r in self.routes]
+        self.time_free = not any(_CLOCK_WORDS.search(t) for t in texts)
 
     @staticmethod
     def _refs(text: str) -> frozenset[str]:
@@ -237,6 +248,7 @@ class Scanner:
         instead of a literal, a proc ad overriding a looked-at attribute) takes the slow path,
         which gives the same answer.
         """
+        self.last_fast = False
         try:
             proc, cid = job.proc_attrs, job.id[0]
         except AttributeError:
@@ -262,6 +274,7 @@ class Scanner:
             status = base.get("jobstatus")
         if procid is None or status is None or _lit(procid) != "num" or _lit(status) != "num":
             return self._slow(job)
+        self.last_fast = True
         if not cluster_ok or float(procid) < 0 or float(status) != 1:
             return None
         hit = self._cache.get(sig)
