@@ -166,8 +166,9 @@ class Scanner:
         self._cache: dict[Any, Classification] = {}
         self._now: float = 0.0
         self.evaluations = 0  # ClassAd evaluations this cycle (for the bench and the UI)
-        # True when the last scan() decided from literal texts only (the fast path); with a
-        # time-free table its answer then depends on nothing but the job's attribute texts
+        # True when the last scan() decided from literal texts only (every attribute it read is
+        # a number or a plain string); with a time-free table its answer then depends on nothing
+        # but those texts
         self.last_fast = False
         texts = [self.source_constraint or ""] + [
             (getattr(r, "requirements", None) or "") + " " + (getattr(r, "classad_requirements", None) or "")
@@ -253,7 +254,7 @@ class Scanner:
             proc, cid = job.proc_attrs, job.id[0]
         except AttributeError:
             return self._slow(job)
-        base, cluster_ok, sig = self._cluster_entry(job, cid)
+        base, cluster_ok, sig, literal = self._cluster_entry(job, cid)
         if cluster_ok is None:
             return self._slow(job)
         lower, needed = self._lower, self._needed
@@ -274,7 +275,7 @@ class Scanner:
             status = base.get("jobstatus")
         if procid is None or status is None or _lit(procid) != "num" or _lit(status) != "num":
             return self._slow(job)
-        self.last_fast = True
+        self.last_fast = literal
         if not cluster_ok or float(procid) < 0 or float(status) != 1:
             return None
         hit = self._cache.get(sig)
@@ -284,11 +285,13 @@ class Scanner:
 
     def _slow(self, job: Any) -> Classification | None:
         vals = self.values(job)
-        return self.classify(job, vals) if self.sanity(job, vals) else None
+        out = self.classify(job, vals) if self.sanity(job, vals) else None
+        self.last_fast = all(_lit(v) != "other" for v in vals.values())
+        return out
 
-    def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any]:
+    def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any, bool]:
         """(cluster-ad values, sanity of everything but ProcId/JobStatus — None when the fast
-        path cannot decide, the signature)."""
+        path cannot decide, the signature, whether every value is a literal)."""
         entry = self._centries.get(cid)
         if entry is None:
             base = {}
@@ -302,7 +305,8 @@ class Scanner:
                 sig = self.signature(job, base)
                 if sig and sig[0] is _EXTRA:  # expressions reaching other attributes: no shortcut
                     ok = None
-            entry = self._centries[cid] = (base, ok, sig)
+            literal = all(_lit(v) != "other" for v in base.values())
+            entry = self._centries[cid] = (base, ok, sig, literal)
         return entry
 
     def sanity(self, job: Any, vals: dict[str, str] | None = None) -> bool:
