@@ -104,6 +104,12 @@ def _lit(text: str | None) -> str:
 
 
 _SANITY_LOWER = tuple(a.lower() for a in SANITY_ATTRS)
+_KEYWORDS = frozenset({"true", "false", "undefined", "error"})
+
+
+def _constant(text: str) -> bool:
+    """A literal whose value cannot depend on anything: a number, a plain string or a keyword."""
+    return _lit(text) != "other" or text.lower() in _KEYWORDS
 
 
 def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
@@ -286,7 +292,7 @@ class Scanner:
     def _slow(self, job: Any) -> Classification | None:
         vals = self.values(job)
         out = self.classify(job, vals) if self.sanity(job, vals) else None
-        self.last_fast = all(_lit(v) != "other" for v in vals.values())
+        self.last_fast = all(_constant(v) for v in vals.values())
         return out
 
     def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any, bool]:
@@ -305,7 +311,7 @@ class Scanner:
                 sig = self.signature(job, base)
                 if sig and sig[0] is _EXTRA:  # expressions reaching other attributes: no shortcut
                     ok = None
-            literal = all(_lit(v) != "other" for v in base.values())
+            literal = all(_constant(v) for v in base.values())
             entry = self._centries[cid] = (base, ok, sig, literal)
         return entry
 
