@@ -196,6 +196,9 @@ class Runtime:
             engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
         if self.error is not None:
             snap = dataclasses.replace(snap, error=self.error)
+        stalled = getattr(self.engine, "write_error", None)
+        if stalled and self.state == "running":  # a failed write: nothing moves until it can write
+            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
         return snap
 
     def _publish(self) -> None:

@@ -19,6 +19,7 @@ Decisions:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import queue as _queue
@@ -76,7 +77,11 @@ def snapshots_fast(engine: Any, until: float, interval: float) -> Iterator[Any]:
         t = min(t + interval, until)
         engine.step(t)
         seq += 1
-        yield engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
+        snap = engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
+        stalled = getattr(engine, "write_error", None)
+        if stalled:  # a failed write (full disk, read-only state directory): said in the JSON
+            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
+        yield snap
 
 
 def snapshots_paced(engine: Any, until: float, interval: float, speed: float) -> Iterator[Any]:

@@ -50,6 +50,9 @@ def _encode(lines: Iterable[str]) -> bytes:
 
 
 class QueueLogWriter:
+    # how every file of the log is opened; fault tests put a full or read-only disk here
+    _open = staticmethod(open)
+
     def __init__(self, path: str | os.PathLike, *, seq: int, created: int, durable: bool = True,
                  timestamps: bool = True, max_rotations: int = 1) -> None:
         self.path = Path(path)
@@ -59,13 +62,13 @@ class QueueLogWriter:
         self.timestamps = timestamps
         self.max_rotations = max(0, int(max_rotations))
         self.broken = False
-        self._fh = open(self.path, "ab")
+        self._fh = self._open(self.path, "ab")
 
     @classmethod
     def create(cls, path: str | os.PathLike, now: float, **options) -> "QueueLogWriter":
         """A brand-new log: ``107 1 CreationTimestamp <now>`` (§3.4 last line)."""
         p = Path(path)
-        with open(p, "xb") as fh:
+        with cls._open(p, "xb") as fh:
             fh.write(_encode([R.format_record(R.hist_seq(1, int(now)))]))
             fh.flush()
             os.fsync(fh.fileno())
@@ -120,7 +123,7 @@ class QueueLogWriter:
             except OSError:
                 pass
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
+        with self._open(tmp, "wb") as fh:
             fh.write(_encode([R.format_record(R.hist_seq(self.seq + 1, self.created))]))
             batch: list[str] = []
             for key, attrs in queue._ads.items():
@@ -136,7 +139,7 @@ class QueueLogWriter:
         self._fh.close()
         os.replace(tmp, path)
         _fsync_dir(path.parent)
-        self._fh = open(path, "ab")
+        self._fh = self._open(path, "ab")
         self.seq += 1
         self.broken = False
         queue.seq, queue.created = self.seq, self.created
@@ -144,8 +147,18 @@ class QueueLogWriter:
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
-            self._fh.close()
+            try:
+                self._fh.flush()
+            finally:
+                self._fh.close()
+
+    def abandon(self) -> None:
+        """Close without raising (after a failed write: what did not reach the file is lost, as
+        it is for a schedd that EXCEPTs there; the next open discards the torn tail)."""
+        try:
+            self.close()
+        except OSError:
+            pass
 
     def __enter__(self) -> "QueueLogWriter":
         return self
