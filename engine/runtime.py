@@ -101,6 +101,7 @@ class Runtime:
         self.state = "starting"
         self.error: str | None = None
         self._next_virtual = (engine.now + every_virtual) if every_virtual else None
+        self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
         self.done = threading.Event()
 
     # ---------------------------------------------------------------------------- API
@@ -259,17 +260,23 @@ class Runtime:
 
     def _step_engine(self, t: float) -> bool:
         """``engine.step(t)``; an engine whose outcome does not depend on how time is sliced
-        (``sliceable``, the demo) is stepped one action time at a time so that ``stop()`` is
-        obeyed between two actions, not after a long catch-up. False when stopped on the way."""
+        (``sliceable``, the demo) is stepped one action time at a time, and a long catch-up
+        (an engine behind its clock) hands control back to the loop between two actions when
+        ``stop()`` was called, a command or query waits, or a snapshot is due — so none of them
+        waits for the catch-up to end. False when interrupted on the way (the loop goes on from
+        where the engine is)."""
         eng = self.engine
         if getattr(eng, "sliceable", False):
             while True:
-                if self._stop.is_set():
+                if (self._stop.is_set() or not self.commands.empty() or not self._queries.empty()
+                        or time.monotonic() >= self._yield_at):
                     return False
                 n = eng.next_time()
                 if n >= t:
                     break
                 eng.step(n)
+                if eng.next_time() <= n:
+                    return True  # no progress: a stalled engine (a failed write) waits for the next turn
         eng.step(t)
         return True
 
@@ -301,6 +308,8 @@ class Runtime:
                 now = self.clock.now()
                 if self.until is not None:
                     now = min(now, self.until)
+                if self.every_virtual is None and not self.max_speed:
+                    self._yield_at = max(last_pub, time.monotonic()) + self.snapshot_interval
                 self._step_to(now)
                 if self.until is not None and self.engine.now >= self.until:
                     self.state = "stopped"

@@ -190,3 +190,14 @@ def test_kill_9_and_restart(tmp_path):
 def test_kill_9_twenty_times(tmp_path):
     """Twenty random kills of the demo, each restarted from the state the last one left."""
     _kills(tmp_path, 20, seed=12)
+
+
+def test_a_run_that_cannot_keep_up_says_so():
+    """Issue 14 item 1: a headless run that cannot keep up says so and reports the speed reached
+    (the real time is measured by the command; the wording is this pure function's)."""
+    from engine.cli.demo import speed_note
+
+    assert speed_note(36000, 60.0, 600.0) is None  # x600 asked and reached
+    slow = speed_note(36000, 86.6, 600.0)
+    assert slow is not None and "could not keep up" in slow and "x416 reached of the x600 asked" in slow
+    assert speed_note(7200, 2.0, None) == "ran at x3,600 (7,200 virtual s in 2.0 s)"

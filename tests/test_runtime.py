@@ -149,3 +149,31 @@ def test_non_sliceable_engine_is_stepped_in_one_call():
     clock.jump_to(1100.0)
     rt._step_to(1100.0)
     assert calls == [1100.0] and eng.ticks[-1] == 1100.0
+
+
+def test_a_command_is_served_during_a_long_catch_up():
+    """Issue 14 item 5: an engine far behind its clock hands control back between two actions,
+    so a command sent meanwhile is applied (and a snapshot published) before the catch-up ends."""
+    box = []
+
+    class Slow(SliceableEngine):
+        def step(self, now):
+            FakeEngine.step(self, now)
+            if len(self.ticks) == 3:
+                box[0].send(S.HoldJob("1.0"))  # arrives while 1,000 actions are still due
+            if self.handled and not hasattr(self, "handled_at"):
+                self.handled_at = len(self.ticks)
+
+    eng = Slow(box, stop_after=None)
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    box.append(rt)
+    clock.jump_to(11000.0)
+    rt.start()
+    deadline = time.monotonic() + 10
+    while not eng.handled:
+        assert time.monotonic() < deadline
+        rt._wake.wait(0.01)
+    rt.stop()
+    assert eng.handled == [S.HoldJob("1.0")] and eng.handled_at < 100

@@ -25,6 +25,7 @@ import math
 import queue as _queue
 import sys
 import tempfile
+import time
 from typing import Any, Iterator
 
 from engine.cli import args as argcheck
@@ -139,6 +140,7 @@ def run_headless(args: argparse.Namespace) -> int:
     until = engine.now + virtual
     gen = snapshots_fast(engine, until, interval) if max_speed else snapshots_paced(engine, until, interval, speed)
     crashed = False
+    began, start_v = time.monotonic(), engine.now  # the real time the run took (the report below)
     try:
         for snap in gen:
             if args.json:
@@ -150,4 +152,21 @@ def run_headless(args: argparse.Namespace) -> int:
                 print(f"routedeck demo: the engine crashed:\n{snap.error}", file=sys.stderr)
     finally:
         engine.close()
+    note = speed_note(engine.now - start_v, time.monotonic() - began, None if max_speed else speed)
+    if note:
+        print(f"routedeck demo: {note}", file=sys.stderr)
     return 1 if crashed else 0
+
+
+def speed_note(virtual: float, real: float, asked: float | None) -> str | None:
+    """What a headless run says about its speed: at maximum speed the speed it reached; at a
+    paced speed, only when it could not keep up (less than 95 % of the speed asked)."""
+    if real <= 0 or virtual <= 0:
+        return None
+    reached = virtual / real
+    if asked is None:
+        return f"ran at x{reached:,.0f} ({virtual:,.0f} virtual s in {real:.1f} s)"
+    if reached < 0.95 * asked:
+        return (f"the engine could not keep up: x{reached:,.0f} reached of the x{asked:,.0f} asked "
+                f"({virtual:,.0f} virtual s in {real:.1f} s)")
+    return None
