@@ -14,7 +14,8 @@ transform routes whose REQUIREMENTS test the job's VO, memory and desired sites
    are full;
 4. a whole first poll with the default limits (claims, routed copies built by the real
    transform engine, submissions into the queue) — the cost of routing, not only choosing;
-5. the next poll when nothing changed (the steady state between two events).
+5. the next poll when nothing changed (the steady state between two events);
+6. a poll at 1k, 10k and 100k jobs: the first, one with nothing changed, one after 100 job edits.
 
     python bench/router.py [--jobs N] [--routes N]
 """
@@ -142,6 +143,25 @@ def main() -> int:
     secs = time.perf_counter() - t
     print(f"5. next poll, nothing changed:  {secs:.3f} s  (status checks skipped for unchanged jobs; "
           f"{len(r.jobs):,} tracked, rescan of {r.last_cycle['considered']:,} idle jobs)")
+    print("6. a routing poll by queue size (issue 14: cost follows what changed; 50 routes, default limits):")
+    for n in (1_000, 10_000, 100_000):
+        q6, table6, _ = make(n, a.routes, None, None, vo_prefix="other")  # no route takes these jobs
+        r = JobRouter(table6, q6, now=now)
+        t = time.perf_counter()
+        r.poll(now)
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        r.poll(now + 10)
+        idle = time.perf_counter() - t
+        with q6.transaction(now=now + 15) as tx:  # a fixed amount of change: 100 jobs edited
+            for job in q6.jobs()[:100]:
+                tx.set_attribute(job.key, "VO", '"vo1"')
+        t = time.perf_counter()
+        r.poll(now + 20)
+        changed = time.perf_counter() - t
+        print(f"   {n:>7,} jobs: first poll {first * 1000:8.1f} ms, nothing changed {idle * 1000:7.2f} ms, "
+              f"100 jobs changed {changed * 1000:7.2f} ms ({r.last_cycle['considered']} scanned, "
+              f"{len(r.jobs)} routed)")
     return 0
 
 

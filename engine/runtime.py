@@ -23,8 +23,9 @@ Design decisions and invariants:
   ``concurrent.futures.Future``. The consumer waits on the future; the engine thread never waits
   for the consumer. A query wakes a paused or idle loop; when the loop ends (stop, crash, until)
   every pending query fails with :class:`EngineNotRunning`.
-- Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes its current
-  step and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
+- Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes the engine
+  action it is doing (a demo catching up many polls is stepped action by action, see
+  ``_step_engine``) and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
   with ``engine_state == "crashed"`` and its text, and ends the loop.
 """
 
@@ -100,6 +101,7 @@ class Runtime:
         self.state = "starting"
         self.error: str | None = None
         self._next_virtual = (engine.now + every_virtual) if every_virtual else None
+        self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
         self.done = threading.Event()
 
     # ---------------------------------------------------------------------------- API
@@ -195,6 +197,9 @@ class Runtime:
             engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
         if self.error is not None:
             snap = dataclasses.replace(snap, error=self.error)
+        stalled = getattr(self.engine, "write_error", None)
+        if stalled and self.state == "running":  # a failed write: nothing moves until it can write
+            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
         return snap
 
     def _publish(self) -> None:
@@ -247,29 +252,33 @@ class Runtime:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
         while (self._next_virtual is not None and self._next_virtual <= t
                and (self.until is None or self._next_virtual < self.until)):  # `until` gets the final one
-            self._engine_step(self._next_virtual)
-            if self._stop.is_set():
+            if not self._step_engine(self._next_virtual):
                 return
             self._publish()
             self._next_virtual += self.every_virtual
-        self._engine_step(t)
+        self._step_engine(t)
 
-    def _engine_step(self, t: float) -> None:
-        """``engine.step(t)`` one action at a time (the same actions at the same times), so that
-        ``stop()`` is prompt even when a lagging engine has a long stretch to catch up."""
+    def _step_engine(self, t: float) -> bool:
+        """``engine.step(t)``; an engine whose outcome does not depend on how time is sliced
+        (``sliceable``, the demo) is stepped one action time at a time, and a long catch-up
+        (an engine behind its clock) hands control back to the loop between two actions when
+        ``stop()`` was called, a command or query waits, or a snapshot is due — so none of them
+        waits for the catch-up to end. False when interrupted on the way (the loop goes on from
+        where the engine is)."""
         eng = self.engine
-        while not self._stop.is_set():
-            nxt = eng.next_time()
-            if nxt >= t:
-                break
-            if nxt <= eng.now:  # due now (the demo's next_time is never before its now)
-                eng.step(eng.now)
-                if eng.next_time() <= eng.now:
-                    break  # a feed that is always due: no finer steps to take
-                continue
-            eng.step(nxt)
-        if not self._stop.is_set():
-            eng.step(t)
+        if getattr(eng, "sliceable", False):
+            while True:
+                if (self._stop.is_set() or not self.commands.empty() or not self._queries.empty()
+                        or time.monotonic() >= self._yield_at):
+                    return False
+                n = eng.next_time()
+                if n >= t:
+                    break
+                eng.step(n)
+                if eng.next_time() <= n:
+                    return True  # no progress: a stalled engine (a failed write) waits for the next turn
+        eng.step(t)
+        return True
 
     def _run(self) -> None:
         self.state = "paused" if self.paused else "running"
@@ -299,6 +308,8 @@ class Runtime:
                 now = self.clock.now()
                 if self.until is not None:
                     now = min(now, self.until)
+                if self.every_virtual is None and not self.max_speed:
+                    self._yield_at = max(last_pub, time.monotonic()) + self.snapshot_interval
                 self._step_to(now)
                 if self.until is not None and self.engine.now >= self.until:
                     self.state = "stopped"

@@ -160,7 +160,7 @@ class Snapshot:
     clock: str  # "virtual" | "real"
     speed: float
     paused: bool
-    engine_state: str  # "starting" | "running" | "paused" | "stopped" | "crashed"
+    engine_state: str  # "starting" | "running" | "paused" | "stopped" | "crashed" | "stalled" (a write failed)
     routes: tuple[RouteView, ...]
     inactive_routes: tuple[RouteView, ...] = ()  # disabled / unlisted, flagged on the board
     queue_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
@@ -175,7 +175,7 @@ class Snapshot:
     routing_enabled: bool = True
     readonly: bool = False
     replay: ReplayPosition | None = None
-    error: str | None = None  # the engine's crash text when engine_state == "crashed"
+    error: str | None = None  # the engine's crash text when "crashed", the failed write when "stalled"
     tz: str = "UTC"
 
     def to_json(self) -> dict[str, Any]:
@@ -229,6 +229,8 @@ class Snapshot:
                 {"seq": e.seq, "time": e.time, "kind": e.kind, "level": e.level, "message": e.message}
                 for e in self.events
             ],
+            # only while a write fails (full disk, read-only state directory): the engine waits
+            **({"engine_state": self.engine_state, "error": self.error} if self.engine_state == "stalled" else {}),
         }
 
 

@@ -102,11 +102,14 @@ def test_fault_injection_every_cut_loads_a_committed_prefix(tmp_path):
 
 
 def test_commit_comment_durability_and_fsync(tmp_path, monkeypatch):
-    """htcondor.md §3.2: `106 # <timestamp>`; fsync at each commit (once per transaction) and
-    per record outside a transaction."""
+    """htcondor.md §3.2: `106 # <timestamp>`; fdatasync at each commit (once per transaction,
+    as ``Transaction::Commit``) and per record outside a transaction."""
+    import engine.queue.writer as W
+
     syncs = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real(fd)))
+    monkeypatch.setattr(W, "_datasync", lambda fd: (syncs.append(fd), real(fd)))
     log = tmp_path / "job_queue.log"
     q, _ = open_queue(log, T0)
     assert len(syncs) == 3  # the 107 on creation, then 101 0.0 and 103 0.0 NextClusterNum one by one

@@ -102,3 +102,78 @@ def test_engine_thread_never_waits_for_a_slow_consumer():
     rt = Runtime(eng, VirtualClock(1000.0), None, speed="max", every_virtual=10, until=2000).start()
     assert rt.done.wait(10)  # finished although nobody took anything from the mailbox
     assert rt.mailbox.replaced >= 90 and rt.mailbox.take().time == 2000
+
+
+class SliceableEngine(FakeEngine):
+    """A demo-like engine (``sliceable``) whose every action is slow: the stop request arrives
+    while the runtime is catching up many actions in one go."""
+
+    sliceable = True
+
+    def __init__(self, runtime_box, stop_after):
+        super().__init__()
+        self.box, self.stop_after = runtime_box, stop_after
+
+    def step(self, now):
+        super().step(now)
+        if len(self.ticks) == self.stop_after:
+            self.box[0].stop()  # from the engine thread: sets the flag and wakes, no join
+
+
+def test_stop_is_obeyed_between_actions_of_a_long_catch_up():
+    """Issue 14 item 5: stopping is prompt under load. A clock that jumped 10,000 virtual seconds
+    (1,000 actions) ahead is caught up action by action, and a stop requested after the fifth
+    action ends the loop there instead of after all 1,000."""
+    box = []
+    eng = SliceableEngine(box, stop_after=5)
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    box.append(rt)
+    clock.jump_to(11000.0)
+    rt.start()
+    assert rt.done.wait(10)
+    assert len(eng.ticks) == 5 and eng.now < 11000.0
+
+
+def test_non_sliceable_engine_is_stepped_in_one_call():
+    """Watch and replay feeds are not sliceable (an intermediate step would poll or seek): the
+    runtime still hands them the whole interval at once."""
+    eng = FakeEngine()
+    calls = []
+    real = eng.step
+    eng.step = lambda t: (calls.append(t), real(t))
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    clock.jump_to(1100.0)
+    rt._step_to(1100.0)
+    assert calls == [1100.0] and eng.ticks[-1] == 1100.0
+
+
+def test_a_command_is_served_during_a_long_catch_up():
+    """Issue 14 item 5: an engine far behind its clock hands control back between two actions,
+    so a command sent meanwhile is applied (and a snapshot published) before the catch-up ends."""
+    box = []
+
+    class Slow(SliceableEngine):
+        def step(self, now):
+            FakeEngine.step(self, now)
+            if len(self.ticks) == 3:
+                box[0].send(S.HoldJob("1.0"))  # arrives while 1,000 actions are still due
+            if self.handled and not hasattr(self, "handled_at"):
+                self.handled_at = len(self.ticks)
+
+    eng = Slow(box, stop_after=None)
+    clock = VirtualClock(1000.0, speed=1.0)
+    clock.pause()
+    rt = Runtime(eng, clock, snapshot_interval=60)
+    box.append(rt)
+    clock.jump_to(11000.0)
+    rt.start()
+    deadline = time.monotonic() + 10
+    while not eng.handled:
+        assert time.monotonic() < deadline
+        rt._wake.wait(0.01)
+    rt.stop()
+    assert eng.handled == [S.HoldJob("1.0")] and eng.handled_at < 100

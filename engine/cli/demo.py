@@ -25,6 +25,7 @@ Decisions:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import queue as _queue
@@ -85,7 +86,11 @@ def snapshots_fast(engine: Any, until: float, interval: float) -> Iterator[Any]:
         t = min(t + interval, until)
         engine.step(t)
         seq += 1
-        yield engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
+        snap = engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
+        stalled = getattr(engine, "write_error", None)
+        if stalled:  # a failed write (full disk, read-only state directory): said in the JSON
+            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
+        yield snap
 
 
 GRACE = 0.2  # real seconds the engine may take past --duration for its last step before it counts as behind
@@ -202,6 +207,10 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     gen = (snapshots_fast(engine, until, interval) if max_speed or virtual == 0
            else snapshots_paced(engine, until, interval, speed, args.duration, pace, stopwatch))
     crashed = False
+    from engine.clock import SystemClock  # noqa: PLC0415  (the one wall clock: how long the run took)
+
+    wall = SystemClock()
+    began, start_v = wall.now(), engine.now
     try:
         for snap in gen:
             if args.json:
@@ -213,8 +222,24 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
                 print(f"routedeck demo: the engine crashed:\n{snap.error}", file=sys.stderr)
     finally:
         engine.close()
-    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed:
+    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed:  # a paced run cut at --duration
         print(f"routedeck demo: the engine could not keep up with x{speed:g}: it covered {pace.virtual:.0f} of "
               f"{pace.wanted_virtual:.0f} virtual seconds in {pace.real:.1f} real seconds (x{pace.speed:.0f}); "
               "stopped at --duration", file=sys.stderr)
+    elif not crashed and (note := speed_note(engine.now - start_v, wall.now() - began, None if max_speed else speed)):
+        print(f"routedeck demo: {note}", file=sys.stderr)
     return 1 if crashed else 0
+
+
+def speed_note(virtual: float, real: float, asked: float | None) -> str | None:
+    """What a headless run says about its speed: at maximum speed the speed it reached; at a
+    paced speed, only when it could not keep up (less than 95 % of the speed asked)."""
+    if real <= 0 or virtual <= 0:
+        return None
+    reached = virtual / real
+    if asked is None:
+        return f"ran at x{reached:,.0f} ({virtual:,.0f} virtual s in {real:.1f} s)"
+    if reached < 0.95 * asked:
+        return (f"the engine could not keep up: x{reached:,.0f} reached of the x{asked:,.0f} asked "
+                f"({virtual:,.0f} virtual s in {real:.1f} s)")
+    return None

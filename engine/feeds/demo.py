@@ -24,6 +24,14 @@ Design decisions and invariants:
   of job events at maximum speed cannot push a notable event out before a snapshot carries it;
   ``events`` is both, merged by sequence number.
 - No clock is read here; :mod:`engine.runtime` drives ``step`` from a clock.
+- A write that fails (full disk, read-only state directory: ``OSError`` or the writer's
+  ``QueueLogError``) stalls the engine instead of crashing it: the schedd would EXCEPT there and
+  be restarted, so the engine stops where it is (``write_error`` says why, an error event
+  ``queue-log-write-failed`` is emitted; the runtime shows ``engine_state == "stalled"``) and
+  every later ``step`` first tries the schedd's restart — ``build_demo`` on the same state
+  directory (the log's last committed transaction, a torn tail discarded and the log rotated,
+  lost site runs back to Idle, routed copies adopted) — and carries on from there once it
+  succeeds. Nothing is written while stalled; the event rings survive the restart.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import Any
 from engine import snapshot as S
 from engine.lang.config import Config
 from engine.queue.jobqueue import JobQueue
+from engine.queue.writer import QueueLogError
 from engine.schedd.cron import CronKeeper
 from engine.schedd.history import HistoryWriter
 from engine.lang.user_policy import SystemPolicy
@@ -123,6 +132,10 @@ class DemoFiles:
 class Engine:
     """Everything the demo simulates, advanced by :meth:`step`."""
 
+    # step(t) once or step(t1), step(t) give the same state (module docstring): the runtime may
+    # step it action by action to stay responsive to stop()
+    sliceable = True
+
     def __init__(self, *, queue: JobQueue, schedd: Schedd, sites: SiteSet, arrivals: Arrivals,
                  router: Any, table: Any, config: Config, start: float, seed: int,
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
@@ -155,8 +168,10 @@ class Engine:
         self.ticks = 0
         self.jobs_version = 0
         self.submitted = 0
+        self.write_error: str | None = None  # set while stalled on a failed write (module docstring)
+        self.rebuild: Any = None  # () -> a fresh Engine from the state directory (build_demo sets it)
         schedd.on_event = self._schedd_event
-        queue.subscribe(self._queue_changed)
+        self._unsubscribe = queue.subscribe(self._queue_changed)
 
     # ---------------------------------------------------------------------------- events
 
@@ -197,14 +212,60 @@ class Engine:
         return max(t, self.now)
 
     def step(self, now: float) -> None:
-        """Advance to ``now``, doing every due action at its own time."""
-        while True:
-            t = self.next_time()
-            if t > now:
-                break
-            self._advance(t)
+        """Advance to ``now``, doing every due action at its own time (nothing while stalled on a
+        failed write and the restart does not succeed yet)."""
+        if self.write_error is not None and not self._restart():
+            return
+        try:
+            while True:
+                t = self.next_time()
+                if t > now:
+                    break
+                self._advance(t)
+        except (OSError, QueueLogError) as exc:
+            self._stall(exc)
+            return
         if now > self.now:
             self.now = now
+
+    # ---------------------------------------------------------------------------- write faults
+
+    def _stall(self, exc: BaseException) -> None:
+        why = getattr(exc, "strerror", None) or str(exc)
+        where = getattr(exc, "filename", None) or (self.state_dir / "job_queue.log" if self.state_dir else "the log")
+        self.write_error = (f"{where}: cannot write ({why}); the engine stopped writing at the last committed "
+                            f"transaction and retries")
+        if self.writer is not None and hasattr(self.writer, "abandon"):
+            self.writer.abandon()
+        self.emit(self.now, "queue-log-write-failed", self.write_error, "error")
+
+    def _restart(self) -> bool:
+        """The schedd's restart on the same state directory; True once it succeeded."""
+        if self.rebuild is None:
+            return False
+        try:
+            fresh = self.rebuild()
+        except (OSError, QueueLogError, DemoError):
+            return False
+        fresh._unsubscribe()
+        if self.router is not None:
+            self.router.close()
+        kept = {k: getattr(self, k) for k in ("job_events", "notable_events", "event_seq", "ticks", "submitted",
+                                               "rebuild")}
+        version = self.jobs_version + 1
+        self.__dict__.pop("row_index", None)  # the views' job table follows the new queue
+        for name, value in vars(fresh).items():
+            if name not in kept:
+                setattr(self, name, value)
+        self.jobs_version = version
+        self.schedd.on_event = self._schedd_event
+        self._unsubscribe = self.queue.subscribe(self._queue_changed)
+        self.write_error = None
+        for e in fresh.events:  # the restart's own events (resumed at, diagnostics)
+            self.emit(e.time, e.kind, e.message, e.level, e.route, e.job)
+        self.emit(self.now, "queue-log-writable", "the job queue log can be written again; the engine resumed "
+                                                  "from its last committed transaction", "warning")
+        return True
 
     def run_until(self, end: float) -> None:
         self.step(end)
@@ -381,6 +442,10 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                 engine.emit(now, "config-diagnostic", str(d), d.level)
     if resumed_at is not None:
         engine.emit(now, "engine-resumed", f"resumed from the job queue log at {int(now)}")
+    if state_dir is not None:
+        engine.rebuild = lambda: build_demo(config_dir, seed, state_dir, speed, start=start,
+                                            classad_routes=classad_routes, with_router=with_router,
+                                            durable=durable)
     return engine
 
 

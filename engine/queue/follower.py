@@ -13,6 +13,9 @@ Design decisions and invariants:
   its parser; either detects a rewrite). Bytes past the last newline are not consumed: a partial
   last record is read again at the next poll. Only the bytes present when the file was probed are
   read, so the size saved always matches what was consumed.
+- A file replaced under the same name (a new inode: ``mv new job_queue.log``) with the same 107
+  is a PROBE_ERROR too, whatever its probe record holds: HTCondor's probe would compare one
+  record and could read the new file on from the old offset; RouteDeck reloads it.
 - Transaction boundaries are ignored: every complete record is applied as soon as it is read
   (a rewrite that rolls a transaction back changes the sequence number and forces a reload).
 - Bulk reloads use the fast loader in follower mode; additions go record by record through
@@ -56,6 +59,7 @@ class Follower:
         self.created: int | None = None
         self.next_offset = 0
         self.saved: tuple[int, bytes] | None = None
+        self.inode: tuple[int, int] | None = None  # (st_dev, st_ino) of the file last read
         self.lines_consumed = 0  # complete lines before next_offset, for record numbers
         self._reported: set[tuple[int | None, int, str]] = set()
 
@@ -68,7 +72,9 @@ class Follower:
         except OSError as exc:
             return PollResult(MISSING, problems=[Problem(source, 0, 0, f"cannot open: {exc.strerror or exc}", "error")])
         with fh:
-            size = os.fstat(fh.fileno()).st_size
+            st = os.fstat(fh.fileno())
+            size, inode = st.st_size, (st.st_dev, st.st_ino)
+            replaced, self.inode = self.inode is not None and inode != self.inode, inode
             first = fh.readline()
             rec = parse_line(first[:-1].decode("utf-8", "surrogateescape")) if first.endswith(b"\n") else None
             if isinstance(rec, R.Record) and rec.op != R.HIST_SEQ:
@@ -81,6 +87,8 @@ class Follower:
             else:
                 seq, created = int(rec.key), int(rec.value)
                 probe = self._probe(fh, size, seq)
+                if replaced and probe in (NO_CHANGE, ADDITION):
+                    probe = PROBE_ERROR
             if probe == NO_CHANGE:
                 result = PollResult(NO_CHANGE)
             elif probe == ADDITION:
@@ -88,6 +96,12 @@ class Follower:
             else:
                 fh.seek(0)
                 result = self._bulk(fh.read(size), probe)
+                why = {COMPRESSED: f"rotated (sequence {self.seq} -> {seq})",
+                       PROBE_ERROR: "replaced" if replaced else "rewritten (truncated or changed before the last "
+                                                                "record read)"}.get(probe)
+                if why is not None and self.last_size:
+                    result.problems.insert(0, Problem(source, 0, 0, f"the log was {why}: reloaded from the start, "
+                                                                    "nothing kept from the earlier reading", "info"))
         self.last_size, self.seq, self.created = size, seq, created
         return result
 

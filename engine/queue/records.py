@@ -301,8 +301,11 @@ def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
 # formatting (what the writer writes)
 
 
+_NOT_A_WORD = re.compile("[" + re.escape(BLANKS + "\n\0") + "]").search
+
+
 def _check_word(what: str, s: str) -> None:
-    if not s or any(c in s for c in BLANKS + "\n\0"):
+    if not s or _NOT_A_WORD(s):
         raise RecordFormatError(f"{what} {s!r} must be one non-empty word without blanks or newlines")
 
 

@@ -82,6 +82,7 @@ class Transaction:
         self._q = queue
         self.now = now
         self.records: list[R.Record] = []
+        self._lines: list[str] = []  # each record's line, formatted (and so checked) when added
         self._alive: dict[str, bool] = {}  # keys created (True) / destroyed (False) here
         # the same for proc ads, by cluster: {cluster: {proc: alive}}, so proc lookups do not scan
         # every key this transaction touched (a 50,000-job transaction was quadratic)
@@ -132,7 +133,7 @@ class Transaction:
         return max(self._proc_max_committed[cluster], self._proc_max.get(cluster, -1))
 
     def _add(self, rec: R.Record) -> None:
-        R.format_record(rec)  # refuse anything that cannot be written, now
+        self._lines.append(R.format_record(rec))  # refuse anything that cannot be written, now
         self.records.append(rec)
 
     # ------------------------------------------------------------ QMGMT calls
@@ -210,5 +211,5 @@ class Transaction:
             return
         q = self._q
         if q.writer is not None:
-            q.writer.write_transaction(self.records, now=self.now)
+            q.writer.write_transaction(self.records, now=self.now, lines=self._lines)
         q.apply_all(self.records)

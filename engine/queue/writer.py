@@ -6,7 +6,7 @@ Design decisions and invariants:
   anything is written, so a refused value (newline, blank) leaves the file untouched.
 - A transaction is one ``write`` of ``105 ``, its records and ``106`` (``106 # <local ISO time>``
   when timestamps are on, `` NONDURABLE`` appended for non-durable commits), then flush and fsync
-  (``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
+  (fdatasync as HTCondor's ``Transaction::Commit``; ``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
   one by one. If a write fails the writer is marked ``broken`` and the error propagates (the schedd
   EXCEPTs there); whatever reached the file is a torn tail that the reader discards.
 - Compaction (``compact``) follows ``TruncateClassAdLog``: hard-link (or copy) the log to
@@ -40,11 +40,19 @@ class QueueLogError(RuntimeError):
         self.problems = problems or []
 
 
+# HTCondor's commit ends with fflush + fdatasync (htcondor.md §3.2, ``condor_fdatasync``): the
+# data and the file size reach the disk, the rest of the inode's metadata (mtime) need not.
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
 def _encode(lines: Iterable[str]) -> bytes:
     return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
 
 
 class QueueLogWriter:
+    # how every file of the log is opened; fault tests put a full or read-only disk here
+    _open = staticmethod(open)
+
     def __init__(self, path: str | os.PathLike, *, seq: int, created: int, durable: bool = True,
                  timestamps: bool = True, max_rotations: int = 1) -> None:
         self.path = Path(path)
@@ -54,13 +62,13 @@ class QueueLogWriter:
         self.timestamps = timestamps
         self.max_rotations = max(0, int(max_rotations))
         self.broken = False
-        self._fh = open(self.path, "ab")
+        self._fh = self._open(self.path, "ab")
 
     @classmethod
     def create(cls, path: str | os.PathLike, now: float, **options) -> "QueueLogWriter":
         """A brand-new log: ``107 1 CreationTimestamp <now>`` (§3.4 last line)."""
         p = Path(path)
-        with open(p, "xb") as fh:
+        with cls._open(p, "xb") as fh:
             fh.write(_encode([R.format_record(R.hist_seq(1, int(now)))]))
             fh.flush()
             os.fsync(fh.fileno())
@@ -74,7 +82,7 @@ class QueueLogWriter:
             self._fh.write(data)
             self._fh.flush()
             if sync:
-                os.fsync(self._fh.fileno())
+                _datasync(self._fh.fileno())
         except OSError:
             self.broken = True
             raise
@@ -85,9 +93,12 @@ class QueueLogWriter:
         for line in lines:
             self._write(_encode([line]), self.durable)
 
-    def write_transaction(self, recs: Iterable[R.Record], now: float | None = None) -> None:
-        lines = ["105 "]
-        lines.extend(R.format_record(r) for r in recs)
+    def write_transaction(self, recs: Iterable[R.Record], now: float | None = None,
+                          lines: list[str] | None = None) -> None:
+        """``lines``: the records already formatted by ``format_record`` (a Transaction does it
+        as each record is added), so they are not formatted twice."""
+        body = lines if lines is not None else [R.format_record(r) for r in recs]
+        lines = ["105 ", *body]
         comment = R.commit_comment(now, self.durable) if self.timestamps and now is not None else ""
         lines.append(R.format_record(R.end_txn(comment)))
         self._write(_encode(lines), self.durable)
@@ -112,7 +123,7 @@ class QueueLogWriter:
             except OSError:
                 pass
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
+        with self._open(tmp, "wb") as fh:
             fh.write(_encode([R.format_record(R.hist_seq(self.seq + 1, self.created))]))
             batch: list[str] = []
             for key, attrs in queue._ads.items():
@@ -128,7 +139,7 @@ class QueueLogWriter:
         self._fh.close()
         os.replace(tmp, path)
         _fsync_dir(path.parent)
-        self._fh = open(path, "ab")
+        self._fh = self._open(path, "ab")
         self.seq += 1
         self.broken = False
         queue.seq, queue.created = self.seq, self.created
@@ -136,8 +147,18 @@ class QueueLogWriter:
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
-            self._fh.close()
+            try:
+                self._fh.flush()
+            finally:
+                self._fh.close()
+
+    def abandon(self) -> None:
+        """Close without raising (after a failed write: what did not reach the file is lost, as
+        it is for a schedd that EXCEPTs there; the next open discards the torn tail)."""
+        try:
+            self.close()
+        except OSError:
+            pass
 
     def __enter__(self) -> "QueueLogWriter":
         return self

@@ -44,6 +44,10 @@ _NUM = re.compile(r"-?\d+(\.\d*)?([eE][-+]?\d+)?$")
 _STR = re.compile(r'"[^"\\]*"$')
 _EMPTY = ClassAd()
 _EXTRA = object()  # marks a signature that followed expressions into further attributes
+# Words that may make an expression's value change with time alone (time(), random(), formatTime()
+# with no argument, CurrentTime, …): a table using any of them is re-evaluated for every job on
+# every cycle (no skipping of unchanged jobs). Over-matching only costs speed.
+_CLOCK_WORDS = re.compile(r"(?i)time|random|interval|now")
 
 
 def sanity_clauses(router_name: str) -> list[tuple[str, str]]:
@@ -100,6 +104,12 @@ def _lit(text: str | None) -> str:
 
 
 _SANITY_LOWER = tuple(a.lower() for a in SANITY_ATTRS)
+_KEYWORDS = frozenset({"true", "false", "undefined", "error"})
+
+
+def _constant(text: str) -> bool:
+    """A literal whose value cannot depend on anything: a number, a plain string or a keyword."""
+    return _lit(text) != "other" or text.lower() in _KEYWORDS
 
 
 def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
@@ -162,6 +172,14 @@ class Scanner:
         self._cache: dict[Any, Classification] = {}
         self._now: float = 0.0
         self.evaluations = 0  # ClassAd evaluations this cycle (for the bench and the UI)
+        # True when the last scan() decided from literal texts only (every attribute it read is
+        # a number or a plain string); with a time-free table its answer then depends on nothing
+        # but those texts
+        self.last_fast = False
+        texts = [self.source_constraint or ""] + [
+            (getattr(r, "requirements", None) or "") + " " + (getattr(r, "classad_requirements", None) or "")
+            for r in self.routes]
+        self.time_free = not any(_CLOCK_WORDS.search(t) for t in texts)
 
     @staticmethod
     def _refs(text: str) -> frozenset[str]:
@@ -237,11 +255,12 @@ class Scanner:
         instead of a literal, a proc ad overriding a looked-at attribute) takes the slow path,
         which gives the same answer.
         """
+        self.last_fast = False
         try:
             proc, cid = job.proc_attrs, job.id[0]
         except AttributeError:
             return self._slow(job)
-        base, cluster_ok, sig = self._cluster_entry(job, cid)
+        base, cluster_ok, sig, literal = self._cluster_entry(job, cid)
         if cluster_ok is None:
             return self._slow(job)
         lower, needed = self._lower, self._needed
@@ -262,6 +281,7 @@ class Scanner:
             status = base.get("jobstatus")
         if procid is None or status is None or _lit(procid) != "num" or _lit(status) != "num":
             return self._slow(job)
+        self.last_fast = literal
         if not cluster_ok or float(procid) < 0 or float(status) != 1:
             return None
         hit = self._cache.get(sig)
@@ -271,11 +291,13 @@ class Scanner:
 
     def _slow(self, job: Any) -> Classification | None:
         vals = self.values(job)
-        return self.classify(job, vals) if self.sanity(job, vals) else None
+        out = self.classify(job, vals) if self.sanity(job, vals) else None
+        self.last_fast = all(_constant(v) for v in vals.values())
+        return out
 
-    def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any]:
+    def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any, bool]:
         """(cluster-ad values, sanity of everything but ProcId/JobStatus — None when the fast
-        path cannot decide, the signature)."""
+        path cannot decide, the signature, whether every value is a literal)."""
         entry = self._centries.get(cid)
         if entry is None:
             base = {}
@@ -289,7 +311,8 @@ class Scanner:
                 sig = self.signature(job, base)
                 if sig and sig[0] is _EXTRA:  # expressions reaching other attributes: no shortcut
                     ok = None
-            entry = self._centries[cid] = (base, ok, sig)
+            literal = all(_constant(v) for v in base.values())
+            entry = self._centries[cid] = (base, ok, sig, literal)
         return entry
 
     def sanity(self, job: Any, vals: dict[str, str] | None = None) -> bool:

@@ -411,6 +411,10 @@ class Lifecycle:
         dest_sync = dest is None or dest.str("RoutedBy") != self.name
         if (src_sync and dest_sync) or now - job.retirement_time >= self.max_job_mirror_update_lag:
             self.jobs.pop(job.src_key, None)
+            self._untracked(job.src_key)
+
+    def _untracked(self, src_key: str) -> None:
+        """A source job the router stopped tracking is a candidate again (JobRouter)."""
 
 
 STEPS = (

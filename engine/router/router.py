@@ -32,6 +32,14 @@ Design decisions and invariants:
   before a check in the same poll (the claim, the submission) are seen by it, and so is the
   check's own mirroring push (checking again would push nothing). A queue reload, or a queue
   without ``subscribe``, makes every job be checked.
+- ``GetCandidateJobs`` costs what changed, not the queue's size: an untracked source job the
+  last cycle judged unroutable *whatever the routes' state* — the sanity clause failed, or no
+  route's ``REQUIREMENTS`` matches it — decided from literal attribute texts with a table that
+  uses no clock (``Scanner.time_free``), is not scanned again until the job (or its cluster ad)
+  changes, the table changes or the queue is reloaded. Every other job is scanned on every
+  cycle, in the queue's order (an arrival number kept from the queue's events), so the same
+  jobs are routed in the same order as by a full scan. ``last_cycle["considered"]`` counts the
+  jobs scanned.
 - Periodic policy is evaluated for claimed jobs that are not RETIRED (HTCondor iterates all
   tracked jobs, including retired ones whose router copy may be stale; RouteDeck does not push
   policy decisions for jobs it no longer manages). ``TimerRemove`` is checked first, then
@@ -78,9 +86,16 @@ class JobRouter(Lifecycle, StatsMixin):
         self.table: Any = None
         # keys changed in either queue since the last poll (None: everything may have changed)
         self._changed: set[str] | None = None
+        # GetCandidateJobs' incremental state (module docstring): source jobs by arrival number,
+        # the ones to scan next cycle, and None while a full scan is due
+        self._order: dict[Any, int] = {}
+        self._arrivals = 0
+        self._to_scan: set[Any] | None = None
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
+        if self._watching:
+            self._unsubscribe.append(source.subscribe(self._on_source_event))
         self._apply_table(table, now)
         self.next_periodic = now + self.periodic_expr_interval
 
@@ -108,6 +123,7 @@ class JobRouter(Lifecycle, StatsMixin):
             self.hooks.uses = old.uses  # the report covers the whole run
         self.book.sync([r.name for r in table.routes], now)
         self.scanner = Scanner(table.routes, k.source_job_constraint, self.name)
+        self._to_scan = None  # a new table: every job is scanned again
 
     def set_table(self, table: Any, now: float) -> None:
         """Switch routing tables (``SetRoutingTable``): state kept per route name, then the
@@ -144,6 +160,48 @@ class JobRouter(Lifecycle, StatsMixin):
                 self._changed.add(f"{jid[0]}.{jid[1]}")
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
+
+    def _on_source_event(self, event: Any) -> None:
+        name = type(event).__name__
+        if name == "QueueReloaded":
+            self._to_scan = None
+            return
+        jid = getattr(event, "id", None)
+        if jid is None:
+            return
+        if name == "JobRemoved":
+            self._order.pop(jid, None)
+            if self._to_scan is not None:
+                self._to_scan.discard(jid)
+            return
+        if name == "JobAdded" and jid not in self._order:
+            self._arrivals += 1
+            self._order[jid] = self._arrivals
+        if self._to_scan is not None:
+            self._to_scan.add(jid)
+
+    def _untracked(self, src_key: str) -> None:
+        if self._to_scan is not None:
+            c, _, p = src_key.partition(".")
+            try:
+                self._to_scan.add((int(c), int(p)))
+            except ValueError:
+                pass
+
+    def _candidates(self) -> Any:
+        """The source jobs this cycle scans, in queue order (module docstring)."""
+        if not self._watching or not self.scanner.time_free:
+            self._to_scan = None
+            return list(self.src_q)
+        if self._to_scan is None:  # renumber in the queue's order; everything is scanned
+            self._order = {job.id: i for i, job in enumerate(self.src_q)}
+            self._arrivals = len(self._order)
+            self._to_scan = set()
+            return list(self.src_q)
+        order = self._order
+        todo = sorted((jid for jid in self._to_scan if jid in order), key=order.__getitem__)
+        get = self.src_q.get
+        return [job for jid in todo if (job := get(jid)) is not None]
 
     def close(self) -> None:
         """Stop listening to the queues and end running hooks' bookkeeping."""
@@ -208,14 +266,23 @@ class JobRouter(Lifecycle, StatsMixin):
             return
         n_accepting = sum(accepting)
         tracked = self.jobs
-        for job in self.src_q:
+        candidates = self._candidates()
+        pending = self._to_scan  # None: not incremental (no events, or a clock in the table)
+        if pending is not None:
+            pending.clear()
+            pending.update(job.id for job in candidates)  # kept unless judged below
+        for job in candidates:
             if self.max_jobs >= 0 and managed >= self.max_jobs:
                 info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {self.max_jobs})"
                 break
             if job.key in tracked:
+                if pending is not None:
+                    pending.discard(job.id)  # a candidate again once untracked (_untracked)
                 continue
             info["considered"] += 1
             c = scanner.scan(job)
+            if pending is not None and scanner.last_fast and (c is None or not c.matches):
+                pending.discard(job.id)  # unroutable whatever the routes' state, until it changes
             if c is None or not c.umbrella:
                 continue
             if self.round_robin:

@@ -4,6 +4,18 @@ Every schedd transaction is a ``JobQueue.transaction`` (written through the atta
 at commit, one durable ``105 … 106 # <time>`` block; htcondor.md §3.2). A status index is kept
 from the queue's change events, so the router's own writes (claims, routed copies, status
 mirroring) are seen too, and the schedd's scans touch only jobs in the states they need.
+
+Indexes (issue 14: a step costs what changed, not the queue's size), all kept from the same
+events, each a superset of what its pass selects (the pass applies its own filter again, so the
+answer is the one a full scan gives):
+
+- jobs by status;
+- ``dispatch_views``: idle jobs whose ``JobUniverse`` may be grid (9) or local (12) and that no
+  router manages (``Managed`` is not ``"External"``) — what ``Schedd.dispatch`` can start;
+- ``periodic_views``: jobs in a policy state (idle, running, held) not managed externally that
+  have their own ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` (with system periodic
+  expressions every policy job is evaluated, as the schedd does);
+- ``cron_idle_jobs``: idle jobs with a ``Cron*`` attribute (``needsCronTab``).
 """
 
 from __future__ import annotations
@@ -12,7 +24,22 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from engine.queue.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
+from engine.crondor.fields import ATTRS as CRON_ATTRS
 from engine.schedd.store import StatusQueries
+
+IDLE, POLICY_STATES = 1, (1, 2, 5)
+_PERIODIC = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")
+_EXTERNAL = '"External"'
+
+
+def _maybe_dispatchable(job: Any) -> bool:
+    text = job.get("JobUniverse")
+    try:
+        if int(text) not in (9, 12):  # type: ignore[arg-type]
+            return False
+    except (TypeError, ValueError):
+        pass  # undefined or an expression: Schedd.dispatch decides
+    return job.get("Managed") != _EXTERNAL
 
 
 def _key(jid: tuple[int, int]) -> str:
@@ -75,6 +102,10 @@ class QueueStore(StatusQueries):
         # the queue's Job views by key, kept with ``status``: the schedd's passes look jobs up by
         # "c.p" hundreds of thousands of times, and the queue parses such a key on every get
         self._jobs: dict[str, Any] = {}
+        self._by_status: dict[int, dict[str, Any]] = {}
+        self._dispatch: dict[str, Any] = {}
+        self._periodic: dict[str, Any] = {}
+        self._cron: dict[str, Any] = {}
         self._rebuild()
         self._unsubscribe = queue.subscribe(self._on_event)
 
@@ -84,29 +115,50 @@ class QueueStore(StatusQueries):
     def _rebuild(self) -> None:
         self.status = {}
         self._jobs = {}
+        self._by_status, self._dispatch, self._periodic, self._cron = {}, {}, {}, {}
         for job in self.queue:
             st = _status_of(job)
             if st is not None:
-                self.status[job.key] = st
-                self._jobs[job.key] = job
+                self._put(job.key, job, st)
+
+    def _drop(self, key: str) -> None:
+        st = self.status.pop(key, None)
+        self._jobs.pop(key, None)
+        if st is not None:
+            self._by_status.get(st, {}).pop(key, None)
+        self._dispatch.pop(key, None)
+        self._periodic.pop(key, None)
+        self._cron.pop(key, None)
+
+    def _put(self, key: str, job: Any, st: int) -> None:
+        old = self.status.get(key)
+        if old is not None and old != st:
+            self._by_status.get(old, {}).pop(key, None)
+        self.status[key] = st
+        self._jobs[key] = job
+        self._by_status.setdefault(st, {})[key] = job
+        for index, member in ((self._dispatch, st == IDLE and _maybe_dispatchable(job)),
+                              (self._periodic, st in POLICY_STATES and job.get("Managed") != _EXTERNAL
+                               and any(job.get(n) is not None for n in _PERIODIC)),
+                              (self._cron, st == IDLE and any(job.get(n) is not None for n in CRON_ATTRS))):
+            if member:
+                index[key] = job
+            else:
+                index.pop(key, None)
 
     def _on_event(self, ev: Any) -> None:
         if isinstance(ev, QueueReloaded):
             self._rebuild()
         elif isinstance(ev, JobRemoved):
-            key = _key(ev.id)
-            self.status.pop(key, None)
-            self._jobs.pop(key, None)
+            self._drop(_key(ev.id))
         elif isinstance(ev, (JobAdded, JobChanged)):
             job = self.queue.get(ev.id)
             if job is not None:
                 st = _status_of(job)
                 if st is None:
-                    self.status.pop(job.key, None)
-                    self._jobs.pop(job.key, None)
+                    self._drop(job.key)
                 else:
-                    self.status[job.key] = st
-                    self._jobs[job.key] = job
+                    self._put(job.key, job, st)
 
     @contextmanager
     def transaction(self, now: float):
@@ -121,17 +173,32 @@ class QueueStore(StatusQueries):
         j = self._job(job)
         return None if j is None else j.attrs
 
+    def _in(self, states: tuple[int, ...]) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        for st in states:
+            out.extend(self._by_status.get(st, {}).items())
+        return out
+
     def _with(self, states: tuple[int, ...]) -> Iterator[tuple[str, dict[str, str]]]:
-        for key, st in list(self.status.items()):
-            if st in states:
-                j = self._job(key)
-                if j is not None:
-                    yield key, j.attrs
+        for key, j in self._in(states):
+            yield key, j.attrs
 
     def views(self, states: tuple[int, ...]):
-        for key, st in list(self.status.items()):
-            if st in states:
-                j = self._job(key)
-                if j is not None:
-                    yield key, _JobView(j)
+        for key, j in self._in(states):
+            yield key, _JobView(j)
+
+    def dispatch_views(self):
+        for key, j in list(self._dispatch.items()):
+            yield key, _JobView(j)
+
+    def periodic_views(self, every_policy_job: bool):
+        if every_policy_job:
+            yield from self.views(POLICY_STATES)
+            return
+        for key, j in list(self._periodic.items()):
+            yield key, _JobView(j)
+
+    def cron_idle_jobs(self):
+        for key, j in list(self._cron.items()):
+            yield key, j.attrs
 

@@ -229,7 +229,7 @@ class Schedd:
         starts: list[tuple[str, Mapping[str, str]]] = []
         location = self.sites.location
         # filtered before sorting: most idle jobs are at a site already or managed by the router
-        ready = [(job, view) for job, view in self.store.views((IDLE,))
+        ready = [(job, view) for job, view in self.store.dispatch_views()
                  if location(job) is None and view.get("Managed") != '"External"']
         for job, view in sorted(ready, key=lambda jv: job_order(jv[0])):
             universe = _int(view, "JobUniverse")
@@ -333,7 +333,7 @@ class Schedd:
         acts: list[tuple[str, Mapping[str, str], Decision]] = []
         sysp = self.system_policy
         any_system = bool(sysp.hold or sysp.release or sysp.remove)
-        for job, view in sorted(self.store.policy_views(), key=lambda jv: job_order(jv[0])):
+        for job, view in sorted(self.store.periodic_views(any_system), key=lambda jv: job_order(jv[0])):
             if view.get("Managed") == '"External"':
                 continue  # the router evaluates it (htcondor.md §1.6)
             status = _int(view, "JobStatus")
@@ -373,7 +373,7 @@ class Schedd:
         todo: dict[str, tuple[Mapping[str, str], str]] = {}
         if now - self.last_cron >= self.cron_interval:
             self.last_cron = now
-            for job, attrs in self.store.idle_jobs():
+            for job, attrs in self.store.cron_idle_jobs():
                 if needs_cron(attrs):
                     todo[job] = (attrs, pending.get(job, "periodic"))
         for job, reason in pending.items():

@@ -118,6 +118,17 @@ class StatusQueries:
     def policy_views(self):
         return self.views((1, 2, 5))
 
+    # Narrower queries a store may answer from indexes (QueueStore does); each yields a superset
+    # of what its caller selects, and the caller filters again.
+    def dispatch_views(self):
+        return self.views((1,))
+
+    def periodic_views(self, every_policy_job: bool):
+        return self.policy_views()
+
+    def cron_idle_jobs(self):
+        return self.idle_jobs()
+
     def counts(self) -> dict[int, int]:
         out: dict[int, int] = {}
         for st in self.status.values():

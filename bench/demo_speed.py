@@ -1,0 +1,103 @@
+"""Benchmark: how fast the embedded demo runs with N extra jobs waiting in the queue (issue 14).
+
+The sample demo (sample_configs/demo: its routes, sites and workload) plus ``--queue`` idle jobs
+that no route takes (``RequestMemory = 64000``; submitted in clusters of 1,000 before the clock starts),
+so every router poll, schedd cycle and snapshot sees a queue of that size. After ``--warm``
+virtual seconds it steps ``--virtual`` more seconds as fast as it can and prints the speed
+reached (virtual seconds per wall second, i.e. the ×N the demo could sustain), the commits
+(transactions written to job_queue.log) per wall second, and the time in fdatasync.
+
+    python bench/demo_speed.py [--queue 10000 100000] [--virtual 1800] [--no-fsync] [--profile]
+
+Targets (issue 14 item 1): ×3600 with 10,000 jobs, ×600 with 100,000, durable commits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import engine.queue.writer as W  # noqa: E402
+from engine.feeds.demo import build_demo  # noqa: E402
+
+PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
+          "RequestCpus": "1", "RequestMemory": "64000"}  # more memory than any sample route allows
+
+
+def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -> None:
+    state = Path(tempfile.mkdtemp(prefix="routedeck-bench-speed-"))
+    engine = build_demo(seed=1, state_dir=state, durable=durable)
+    template = SimpleNamespace(name="parked", attrs=PARKED, runtime=None, site=None)
+    left = queue
+    while left > 0:
+        n = min(1000, left)
+        engine.schedd.submit(template, n, engine.now)
+        left -= n
+    engine.step(engine.now + warm)
+    syncs = [0, 0.0]
+    name = "_datasync" if hasattr(W, "_datasync") else "fsync"  # before issue 14: os.fsync
+    owner = W if name == "_datasync" else os
+    real_sync = getattr(owner, name)
+
+    def timed_sync(fd: int) -> None:
+        t = time.perf_counter()
+        real_sync(fd)
+        syncs[0] += 1
+        syncs[1] += time.perf_counter() - t
+
+    setattr(owner, name, timed_sync)
+    commits = [0]
+    real_write = W.QueueLogWriter.write_transaction
+
+    def counted(self, *a, **k):  # noqa: ANN002
+        commits[0] += 1
+        return real_write(self, *a, **k)
+
+    W.QueueLogWriter.write_transaction = counted
+    prof = cProfile.Profile() if profile else None
+    t0, c0 = time.perf_counter(), time.process_time()
+    if prof:
+        prof.enable()
+    engine.step(engine.now + virtual)
+    if prof:
+        prof.disable()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    setattr(owner, name, real_sync)
+    W.QueueLogWriter.write_transaction = real_write
+    print(f"queue {len(engine.queue):>7,} ads ({queue:,} parked jobs)  "
+          f"{'durable' if durable else 'non-durable'}: {virtual:.0f} virtual s in {wall:.2f} s wall "
+          f"({cpu:.2f} s CPU) = x{virtual / wall:,.0f} (x{virtual / max(cpu, 1e-9):,.0f} by CPU); "
+          f"{commits[0]} commits ({commits[0] / wall:,.0f}/s), {syncs[0]} fdatasyncs taking {syncs[1]:.2f} s; "
+          f"{engine.ticks} polls so far")
+    if prof:
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(18)
+        print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:6000])
+    engine.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--queue", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--virtual", type=float, default=1800.0)
+    ap.add_argument("--warm", type=float, default=600.0)
+    ap.add_argument("--no-fsync", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="print cProfile's top entries (by own time)")
+    a = ap.parse_args()
+    for n in a.queue:
+        run(n, a.virtual, a.warm, not a.no_fsync, a.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
