@@ -212,6 +212,7 @@ class Snapshot:
                 for r in self.routes
             ],
             "queue": dict(self.queue_counts),
+            "total_jobs": self.total_jobs,
             "cron_jobs": [
                 {
                     "job": c.job,

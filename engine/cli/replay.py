@@ -204,7 +204,6 @@ def run_headless(args: argparse.Namespace) -> int:
             "time_source": source,
             "line": index.lines[player.position] if player.position >= 0 else None,
         }
-        out["total_jobs"] = snap.total_jobs
         if args.jobs:
             out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route,
                             "routed_to": j.routed_to, "routed_from": j.routed_from} for j in snap.jobs]

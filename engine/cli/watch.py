@@ -70,7 +70,6 @@ def build_runtime(args: argparse.Namespace, publish=None):
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
     out = snap.to_json()
-    out["total_jobs"] = snap.total_jobs
     out["queue_log"] = engine.setup.queue_log
     if args.jobs:
         out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route}

@@ -29,7 +29,6 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import tomllib
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,20 +43,11 @@ from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd, ScheddEvent, job_order
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
-from engine.views.build import build_snapshot, recent_events
+from engine.views.build import build_snapshot
+from engine.views.rows import EVENT_RING, EventRing
 
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
-EVENT_RING = 500  # job events kept (job-routed, job-finished, …: thousands per minute at max speed)
-NOTABLE_RING = 200  # everything else: throttles, config reloads/rejections, hook failures, …
-# Per-job facts: high volume, so they get their own ring and cannot push the notable ones out.
-JOB_KINDS = frozenset({"routing-failed", "orphan-adopted", "orphan-removed", "orphan-yielded", "policy-fired"})
-
-
-def is_job_event(kind: str) -> bool:
-    return kind.startswith("job-") or kind in JOB_KINDS
-
-
 class DemoError(ValueError):
     pass
 
@@ -145,9 +135,7 @@ class Engine:
         self.next_tick = float(start) + poll_period / 2
         # Two bounded rings numbered from one sequence: a burst of job events never pushes a
         # throttle or config event out before a snapshot carries it (the UI toasts those).
-        self.job_events: deque[S.Event] = deque(maxlen=EVENT_RING)
-        self.notable_events: deque[S.Event] = deque(maxlen=NOTABLE_RING)
-        self.event_seq = 0
+        self.ring = EventRing()
         self.ticks = 0
         self.jobs_version = 0
         self.submitted = 0
@@ -162,15 +150,11 @@ class Engine:
     @property
     def events(self) -> tuple[S.Event, ...]:
         """Both rings, oldest first (by sequence number)."""
-        return recent_events(self, EVENT_RING)
-
-    def _record(self, event: S.Event) -> None:
-        (self.job_events if is_job_event(event.kind) else self.notable_events).append(event)
+        return self.ring.recent(EVENT_RING)
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        self.event_seq += 1
-        self._record(S.Event(self.event_seq, time, kind, message, level, route, job))
+        self.ring.emit(time, kind, message, level, route, job)
 
     def _schedd_event(self, e: ScheddEvent) -> None:
         self.emit(e.time, e.kind, e.message, e.level, job=e.job)
@@ -179,8 +163,7 @@ class Engine:
         if self.router is None:
             return
         for e in self.router.drain_events():
-            self.event_seq += 1
-            self._record(e.to_snapshot_event(self.event_seq))
+            self.ring.record(e.to_snapshot_event(self.ring.next_seq()))
 
     # ---------------------------------------------------------------------------- time
 

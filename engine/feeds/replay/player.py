@@ -60,7 +60,8 @@ class Player:
         self.bookmarks: dict[str, int] = {}
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
         self.rows = ReplayRows(self.state.ads)  # the jobs table, rebuilt only for changed jobs
-        self.history = RouteHistory(index, rules, polling_period)  # built on the first snapshot
+        self.history = RouteHistory(index, rules, polling_period, tz)
+        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)  # built on the first snapshot
         self._anchor_clock = clock.now()
         self._anchor_time = self.start
 
@@ -230,4 +231,5 @@ class Player:
             paused=self.paused, position=self.replay_position(), limits=self.limits,
             jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             figures=self.history.figures(self.position, t), rows=self.rows,
+            deferral=lambda job: self.history.deferral_at(job, t), route_order=self.route_order,
         )

@@ -42,12 +42,15 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from engine import classad
+from engine.crondor.zones import get_zone
+from engine.schedd.cron import CronObserver
 from engine.feeds.replay.index import LogIndex, QueueState, _scan
 from engine.views.recorded import literal_int, literal_str
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
 
 DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
 DEFAULT_POLLING_PERIOD = 10
+AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ class RouteHistory:
     """Reconstructed per-route statistics of one recording (module docstring)."""
 
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
-                 polling_period: float = DEFAULT_POLLING_PERIOD) -> None:
+                 polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC") -> None:
         self.index = index
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
@@ -125,6 +128,9 @@ class RouteHistory:
         self.closes = array("d")  # global window close times
         self.tracks: dict[str, _Track] = {}
         self.changes: list[tuple] = []  # throttle events in time order (see _note_change)
+        self.tz = tz
+        self.cron_times: dict[str, array] = {}  # cron job -> times its DeferralTime changed
+        self.cron_values: dict[str, list] = {}  # … and the values (None: no DeferralTime)
         self._built = False
 
     def _rule(self, name: str) -> RouteRule | None:
@@ -183,6 +189,51 @@ class RouteHistory:
             tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
 
         ads = state.ads
+        cron = CronObserver(get_zone(self.tz), self.start, self.period)
+
+        def effective(job: str):
+            proc = ads.get(job)
+            if proc is None or not _is_proc(job):
+                return None
+            cl = ads.get("0" + job.partition(".")[0] + ".-1")
+            if cl is None:
+                return proc
+            out = dict(cl)
+            out.update(proc)
+            return out
+
+        def note_cron(t: float) -> None:
+            keeper = cron.keeper
+            for job in list(cron.seen) + [j for j in self.cron_times if j not in cron.seen]:
+                value = keeper.deferral.get(job)
+                vals = self.cron_values.get(job)
+                if vals is None:
+                    if value is None:
+                        continue
+                    self.cron_times[job] = array("d")
+                    vals = self.cron_values[job] = []
+                if not vals or vals[-1] != value:
+                    self.cron_times[job].append(t)
+                    vals.append(value)
+
+        def cron_step(step: int, records: list) -> None:
+            t = idx.times[step]
+            jobs: set[str] = set()
+            for _op, key, _name, _value in records:
+                if _is_proc(key):
+                    jobs.add(key)
+                elif key[:1] == "0" and key.endswith(".-1"):
+                    c = key[1:-3]
+                    jobs.update(k for k in cron.seen if k.partition(".")[0] == c)
+            for job in sorted(jobs, key=_order):
+                cron.observe(job, effective(job), t)
+            note_cron(t)
+            last = step + 1 >= idx.steps
+            upto = idx.times[-1] + AFTER_LAST if last else idx.times[step + 1]
+            while cron.next_cycle < upto:
+                c = cron.next_cycle
+                cron.run_until(c, effective, inclusive=True)
+                note_cron(c)
 
         def on_step(_s: int, _e: int, _line: int, records: list, end_line: str | None = None) -> None:
             step_no[0] += 1
@@ -215,6 +266,7 @@ class RouteHistory:
                 tr.live += 1
                 if in_txn:
                     event(tr, step, "started")
+            cron_step(step, records)
 
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
@@ -236,6 +288,15 @@ class RouteHistory:
                                  f"{adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s", "warning", name))
         elif adj.new_throttle <= 0 < adj.old_throttle:
             self.changes.append((adj.time, "route-unthrottled", f"{name}: throttle removed", "info", name))
+
+    def deferral_at(self, job: str, time: float) -> int | None:
+        """The DeferralTime a schedd would hold for ``job`` at ``time`` (CronObserver's rules)."""
+        self.build()
+        times = self.cron_times.get(job)
+        if times is None:
+            return None
+        k = bisect_right(times, time) - 1
+        return self.cron_values[job][k] if k >= 0 else None
 
     def changes_between(self, after: float, upto: float) -> list[tuple]:
         """Throttle events with ``after < time <= upto``."""
@@ -281,6 +342,11 @@ class RouteHistory:
         """How many windows have closed by ``time`` (for tests and the UI)."""
         self.build()
         return bisect_left(self.closes, time + 1e-9)
+
+
+def _order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
 
 
 def _is_proc(key: str) -> bool:
