@@ -33,7 +33,7 @@ from engine.clock import ManualClock
 from engine.cli import args as argcheck
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player, ReplayError
-from engine.feeds.replay.timeline import SOURCE_NAMES
+from engine.queue.timeline import SOURCE_NAMES
 
 MAX_PROBLEMS_SHOWN = 20
 
@@ -96,7 +96,7 @@ def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
 
 def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
     """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
-    from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteRule  # noqa: PLC0415
+    from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415
 
     if not paths:
         return None, None, DEFAULT_POLLING_PERIOD, []
@@ -106,9 +106,7 @@ def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[
     cfg = Config.load(paths)
     table = load_routing_table(cfg)
     errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
-    limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}
-    rules = {r.name: RouteRule(r.failure_rate_threshold, r.job_failure_test) for r in table.routes}
-    period = getattr(getattr(table, "knobs", None), "polling_period", DEFAULT_POLLING_PERIOD)
+    limits, rules, period = table_rules(table)
     return limits, rules, period, errors
 
 

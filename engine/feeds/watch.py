@@ -32,8 +32,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine.clock import Clock
+from engine.clock import Clock, LogClock
+from engine.crondor.zones import get_zone
+from engine.queue.jobqueue import QueueReloaded
+from engine.queue.timeline import parse_comment_time
+from engine.schedd.cron import CronObserver
 from engine.views import recorded as views
+from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
 from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
@@ -55,6 +60,8 @@ class WatchSetup:
     queue_log: str
     config_files: tuple[str, ...] = ()
     limits: dict[str, tuple[int, int]] | None = None  # route name → (MaxJobs, MaxIdleJobs), table order
+    rules: dict | None = None  # route name → engine.views.figures.RouteRule (failure threshold and test)
+    polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
     router_log: str | None = None
     diagnostics: list[str] = field(default_factory=list)
 
@@ -75,7 +82,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     """Find the queue log, the routing table's limits and the router log (module docstring)."""
     paths = condor_config_paths(config, env)
     diagnostics: list[str] = []
-    limits = None
+    limits = rules = None
+    period = DEFAULT_POLLING_PERIOD
     cfg = None
     if paths:
         from engine.lang.config import Config  # noqa: PLC0415
@@ -84,7 +92,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         diagnostics += [str(e) for e in cfg.errors]
         table = load_routing_table(cfg)
         # no routes in the config: the copies' routes are unknown, not all "unlisted"
-        limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
+        limits, rules, period = table_rules(table)
+        limits, rules = limits or None, rules or None
         diagnostics += [str(d) for d in table.errors]
     if queue_log is None:
         if cfg is None:
@@ -95,8 +104,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
             if not spool:
                 raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
             queue_log = os.path.join(spool, "job_queue.log")
-    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, router_log=router_log,
-                      diagnostics=diagnostics)
+    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
+                      polling_period=period, router_log=router_log, diagnostics=diagnostics)
 
 
 def _expanded(cfg: Any, name: str) -> str | None:
@@ -168,7 +177,7 @@ class WatchEngine:
         from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
 
         self.setup = setup
-        self.clock = clock
+        self.clock = clock if isinstance(clock, LogClock) else LogClock(clock)
         self.tz = tz
         self.queue = JobQueue() if follower is None else follower.queue
         self.follower = follower if follower is not None else make_follower(setup.queue_log, self.queue)
@@ -180,12 +189,68 @@ class WatchEngine:
 
         self.rows = ReplayRows(queue_ads(self.queue))
         self.queue.subscribe(self._changed)
+        # the router's figures and the schedd's crondor, rebuilt transaction by transaction
+        self.figures = LiveFigures(queue_ads(self.queue), setup.rules, setup.polling_period)
+        self.cron: CronObserver | None = None
+        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
+        self.queue.transaction_hook = self
+        self._reloaded = False
         self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
         self.problems: list[str] = []
         self.waiting = False  # the log was read but holds no complete record yet
         self._seen = -1
 
+    # -- what the follower tells (engine.queue.jobqueue.TransactionHook) ---------------------
+    def _time_of(self, end_line: str | None) -> float:
+        t = parse_comment_time(end_line, self.tz) if end_line else None
+        if t is None:
+            return self.clock.now()
+        self.clock.saw(t)
+        return t
+
+    def _started(self, t: float) -> None:
+        if self.figures.start is None:
+            self.figures.begin(t)
+        if self.cron is None:
+            self.cron = CronObserver(get_zone(self.tz), t, self.setup.polling_period)
+
+    def begin(self, end_line: str | None) -> None:
+        """Before a transaction: the router polls and schedd cycles due before its time."""
+        t = self._time_of(end_line)
+        self._started(t)
+        self.figures.close_until(t)
+        self.cron.run_until(t, self._cron_ad)
+
+    def commit(self, end_line: str, keys: set[str]) -> None:
+        t = self._time_of(end_line)
+        self._started(t)
+        self.figures.commit(keys)
+        jobs = {k for k in keys if k[:1] != "0" and "." in k and not k.endswith(".-1")}
+        for k in keys:
+            if k[:1] == "0" and k.endswith(".-1"):
+                c = k[1:-3]
+                jobs.update(j for j in self.cron.seen if j.partition(".")[0] == c)
+        for job in sorted(jobs, key=_job_order):
+            self.cron.observe(job, self._cron_ad(job), t)
+
+    def _cron_ad(self, job: str) -> dict[str, str] | None:
+        j = self.queue.get(job)
+        return j.attrs if j is not None else None
+
+    def _after_reload(self) -> None:
+        """A bulk load: copies present are tracked (not started), cron jobs entered now."""
+        now = self.clock.now()
+        self._started(now)
+        self.figures.ads = queue_ads(self.queue)
+        self.figures.reload()
+        self.cron = CronObserver(get_zone(self.tz), now, self.setup.polling_period)
+        for job in sorted((k for k in self.figures.ads if k[:1] != "0" and not k.endswith(".-1") and "." in k),
+                          key=_job_order):
+            self.cron.observe(job, self._cron_ad(job), now)
+
     def _changed(self, event: Any) -> None:
+        if isinstance(event, QueueReloaded):
+            self._reloaded = True
         self.version += 1
         self.rows.index.on_event(event)
         self.rows.jobs_version += 1
@@ -198,6 +263,9 @@ class WatchEngine:
         """What to do after one follower poll (also the ``on_poll`` of the foundation's watcher,
         which polls the follower itself): note its problems, read the router log, and say
         whether anything changed since the last time this returned True."""
+        if self._reloaded:
+            self._reloaded = False
+            self._after_reload()
         for p in getattr(result, "problems", None) or ():
             self.problems.append(str(p))
         del self.problems[:-50]
@@ -222,18 +290,31 @@ class WatchEngine:
 
     def job_ad(self, job: str) -> dict[str, str]:
         j = self.queue.get(job)
-        return dict(j.attrs()) if j is not None else {}
+        return j.attrs if j is not None else {}
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
         ads = queue_ads(self.queue)
         self.rows.rebind(ads)
+        now = self.clock.now()
+        figures = None
+        if self.figures.start is not None:
+            self.figures.close_until(now)
+            figures = self.figures.figures(now)
+        if self.cron is not None:
+            self.cron.run_until(now, self._cron_ad, inclusive=True)
         snap = views.snapshot_of(
-            ads, rows=self.rows, seq=seq, time=self.clock.now(), mode="watch", paused=self.paused,
+            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=self.paused,
             limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
-            readonly=True, config_files=self.setup.config_files,
+            readonly=True, config_files=self.setup.config_files, figures=figures,
+            deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
         )
         table = self.router_log.latest if self.router_log is not None else None
-        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table), clock="real")
+        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table), clock="virtual" if self.clock.on_log else "real")
+
+
+def _job_order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
 
 
 def make_follower(path: str, queue: Any) -> Any:

@@ -30,7 +30,7 @@ import functools
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queue import records as R
@@ -161,6 +161,17 @@ class _Batch:
         self.reloaded = False
 
 
+class TransactionHook(Protocol):
+    """What a follower tells about each transaction it applies (records apply as read, so at
+    ``begin`` the queue is as before it, at ``commit`` as after it)."""
+
+    def begin(self, end_line: str | None) -> None:
+        """A 105; ``end_line`` is its 106 line (with the ``# time`` comment) when already written."""
+
+    def commit(self, end_line: str, keys: set[str]) -> None:
+        """Its 106: the transaction touched the ads ``keys``."""
+
+
 class JobQueue:
     """Ads of one job_queue.log, with views of jobs and change events."""
 
@@ -169,6 +180,9 @@ class JobQueue:
         self._batch: _Batch | None = None
         self._txn: Any = None
         self.writer: Any = None  # engine.queue.writer.QueueLogWriter, attached by open_queue
+        # told of each transaction a follower applies (begin with its 106 line, commit with the
+        # keys it touched): watch rebuilds the router's figures and the schedd's crondor from it
+        self.transaction_hook: TransactionHook | None = None
         self._gen = 0
         self._reset()
 

@@ -74,6 +74,14 @@ def load_bytes(data: bytes, queue: JobQueue | None = None, *, source: str = "<by
                mode: str = OWNER, validate: bool = True) -> LoadResult:
     """Replace the contents of ``queue`` (a new one if None) with the state ``data`` describes."""
     q = queue if queue is not None else JobQueue()
+    hook, q.transaction_hook = q.transaction_hook, None  # a bulk load is one reload, not transactions
+    try:
+        return _load_bytes(data, q, source, mode, validate)
+    finally:
+        q.transaction_hook = hook
+
+
+def _load_bytes(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> LoadResult:
     with q.batch():
         q._batch.reloaded = True  # type: ignore[union-attr]
         q._reset()

@@ -35,7 +35,7 @@ from typing import Any
 
 from engine import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
-from engine.feeds.replay.timeline import SOURCE_NAMES
+from engine.queue.timeline import SOURCE_NAMES
 
 EVENT_RING = 200
 TIE = 1e-6  # clock seconds between transactions that share a time

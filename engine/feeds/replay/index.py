@@ -16,7 +16,7 @@ owner's reading rules). Design decisions and invariants:
   incident's log as it can. Values are not parsed as ClassAd expressions here (that would cost
   ~7 µs × every record); they stay text, as everywhere in the engine.
 - One pass reads the whole file: per step the byte offsets of its first record and of its end,
-  its time (see :mod:`engine.feeds.replay.timeline`) and its first line number; every ``every``
+  its time (see :mod:`engine.queue.timeline`) and its first line number; every ``every``
   records (at a step boundary) a *checkpoint*: a copy-on-write copy of the queue state.
   Seeking restores the nearest checkpoint at or before the target and re-reads at most
   ``every`` records' bytes from the kept file contents, so a seek costs O(every) record
@@ -37,7 +37,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from engine.feeds.replay.timeline import TimeInference
+from engine.queue.timeline import TimeInference
 
 DEFAULT_EVERY = 50_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py)
 

@@ -31,7 +31,7 @@ from bisect import bisect_right
 from engine.clock import Clock
 from engine.feeds.replay.index import LogIndex, QueueState
 from engine.snapshot import Pause, ReplayPosition, Resume, Seek, SetSpeed, Snapshot, Step
-from engine.feeds.replay.timeline import COMMENT
+from engine.queue.timeline import COMMENT
 from engine.views import recorded as views
 from engine.views.recorded_rows import ReplayRows
 from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteHistory

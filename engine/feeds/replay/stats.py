@@ -36,45 +36,18 @@ re-implements the formula). Design decisions and invariants:
 
 from __future__ import annotations
 
-import math
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from engine import classad
 from engine.crondor.zones import get_zone
 from engine.schedd.cron import CronObserver
 from engine.feeds.replay.index import LogIndex, QueueState, _scan
-from engine.views.recorded import literal_int, literal_str
+from engine.views.figures import DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome  # noqa: F401
+from engine.views.recorded import literal_str
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
 
-DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
-DEFAULT_POLLING_PERIOD = 10
 AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
-
-
-@dataclass(frozen=True)
-class RouteRule:
-    """What the routing table says about a route's failures (None: no table given)."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    failure_test: str | None = None
-
-
-@dataclass(frozen=True)
-class Figures:
-    """One route's reconstructed statistics at a moment (``RouteView`` fields)."""
-
-    recent_started: int
-    recent_succeeded: int
-    recent_failed: int
-    throttle: float  # 0 = none
-    window_start: float
-    failure_rate: float
-    threshold: float
-    rate_history: tuple[float, ...]
-    state: str | None  # "throttled" when the throttle is reached, else None
-    reason: str | None
 
 
 @dataclass
@@ -87,33 +60,6 @@ class _Track:
     at_close: list = field(default_factory=list)  # per global close: (events so far, throttle, rate)
     live: int = 0
     first: int = 0  # step of the route's first copy
-
-
-def outcome(copy: dict, cluster: dict | None, source: dict | None, source_cluster: dict | None,
-            rule: RouteRule | None) -> str:
-    """"succeeded" / "failed" / "interrupted" for a copy leaving the queue (module docstring)."""
-    def get(ad, cl, name):
-        v = ad.get(name)
-        return v if v is not None or cl is None else cl.get(name)
-
-    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == 3:
-        return "interrupted"
-    if literal_int(get(copy, cluster, "JobStatus")) != 4:
-        return "failed"
-    if rule is not None:
-        if not rule.failure_test:
-            return "succeeded"
-        texts = dict(cluster or {})
-        texts.update(copy)
-        try:
-            value = classad.evaluate(rule.failure_test, my=classad.make_ad(texts))
-        except classad.ClassAdError:
-            return "succeeded"  # an unusable test is not true (HTCondor: EvalBool fails -> not a failure)
-        return "failed" if classad.is_true(value) else "succeeded"
-    code = literal_int(get(copy, cluster, "ExitCode"))
-    by_signal = get(copy, cluster, "ExitBySignal")
-    failed = (code is not None and code != 0) or (by_signal or "").strip().lower() == "true"
-    return "failed" if failed else "succeeded"
 
 
 class RouteHistory:
@@ -139,9 +85,7 @@ class RouteHistory:
         return self.rules.get(name, RouteRule())
 
     def _next_close(self, begin: float) -> float:
-        first = self.start + self.period / 2
-        k = max(0, math.ceil((begin + THROTTLE_UPDATE_INTERVAL - first) / self.period - 1e-9))
-        return first + k * self.period
+        return next_close(self.start, self.period, begin)
 
     def _track(self, name: str, step: int) -> _Track:
         tr = self.tracks.get(name)
