@@ -143,9 +143,9 @@ class LogClock:
     watched on the log's own clock, a live schedd's log on the base clock.
 
     ``saw(t)`` is told the time of each transaction read (its ``106 #`` comment). While the log's
-    times lie within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock; once they
-    do not, ``now()`` is the last log time plus the base clock's seconds since it was read. Never
-    goes backwards."""
+    newest time lies within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock;
+    otherwise ``now()`` is the newest log time plus the base clock's seconds since it was read.
+    Never goes backwards."""
 
     def __init__(self, base: Clock) -> None:
         self.base = base
@@ -158,8 +158,8 @@ class LogClock:
         base = self.base.now()
         if self._log is None or t >= self._log:
             self._log, self._read_at = t, base
-        if abs(t - base) > LOG_CLOCK_SKEW:
-            self.on_log = True
+            # judged on the newest time (a log read from its start begins with old ones)
+            self.on_log = abs(t - base) > LOG_CLOCK_SKEW
 
     def now(self) -> float:
         base = self.base.now()

@@ -32,6 +32,12 @@ STATUS_LETTERS = "UIRXCHE"  # condor_router_q / condor_router_history letters fo
 
 ROUTE_STATES = ("accepting", "full", "idle-limit", "throttled", "disabled", "unlisted")
 
+# What a UI may offer, per feed (``Snapshot.controls``): "pause" (Pause/Resume), "speed"
+# (SetSpeed), "step" (Step), "seek" (Seek and bookmarks), "jobs" (hold/release/remove/qedit),
+# "routes" (ApplyRoutes: switch the routing table). A feed lists only what applies to it; the
+# runtime refuses the others, and the UI does not offer their keys.
+CONTROLS = frozenset({"pause", "speed", "step", "seek", "jobs", "routes"})
+
 
 @dataclass(frozen=True)
 class RouteView:
@@ -177,6 +183,7 @@ class Snapshot:
     replay: ReplayPosition | None = None
     error: str | None = None  # the engine's crash text when engine_state == "crashed"
     tz: str = "UTC"
+    controls: frozenset[str] = CONTROLS  # what the UI may offer in this mode (CONTROLS)
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys)."""
@@ -230,6 +237,23 @@ class Snapshot:
                 for e in self.events
             ],
         }
+
+
+def control_of(command: object) -> str | None:
+    """The control (``CONTROLS``) a command needs; None for commands every feed takes (Stop)."""
+    if isinstance(command, (Pause, Resume)):
+        return "pause"
+    if isinstance(command, SetSpeed):
+        return "speed"
+    if isinstance(command, Step):
+        return "step"
+    if isinstance(command, Seek):
+        return "seek"
+    if isinstance(command, (HoldJob, ReleaseJob, RemoveJob, EditJob)):
+        return "jobs"
+    if isinstance(command, ApplyRoutes):
+        return "routes"
+    return None
 
 
 def frozen_map(d: Mapping[str, int]) -> Mapping[str, int]:

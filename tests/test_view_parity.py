@@ -92,3 +92,29 @@ def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(tmp_path):
             assert _diff(_rows(want, kind), _rows(got_replay, kind)) == [], f"replay, {kind} rows at {moment}"
             assert _diff(_rows(want, kind), _rows(got_watch, kind)) == [], f"watch, {kind} rows at {moment}"
         assert dict(want.queue_counts) == dict(got_replay.queue_counts) == dict(got_watch.queue_counts)
+
+
+def test_watch_started_on_a_running_demo_log_shows_its_figures_after_one_poll(tmp_path):
+    """Watch opened next to a demo that has run for an hour: after its first poll (a bulk load
+    of the whole log, every transaction told with its ``106 #`` time, htcondor.md §3.2) it shows
+    the demo's recent started/succeeded/failed, the black hole's throttle (htcondor.md §1.5) and
+    the cron jobs' DeferralTimes and next runs (§2.4) — the demo's own rows, field by field."""
+    engine = demo.build_demo(state_dir=tmp_path, seed=3)
+    limits, rules, period = table_rules(engine.table)
+    try:
+        engine.step(demo.DEMO_START + 3700)
+        want = engine.snapshot()
+    finally:
+        engine.close()
+    watch = WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits, rules=rules,
+                                   polling_period=period), ManualClock(want.time))
+    assert watch.poll()
+    got = watch.snapshot(with_jobs=False)
+    routes = {r.name: r for r in got.routes}
+    assert sum(r.recent_started for r in got.routes) and sum(r.recent_succeeded for r in got.routes)
+    assert sum(r.recent_failed for r in got.routes)
+    assert routes["BlackHole"].throttle and routes["BlackHole"].recent_failed
+    assert got.cron_jobs and all(c.next_runs for c in got.cron_jobs if c.state != "invalid")
+    assert any(c.deferral_time for c in got.cron_jobs)
+    for kind in ("route", "cron"):
+        assert _diff(_rows(want, kind), _rows(got, kind)) == [], kind

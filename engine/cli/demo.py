@@ -146,3 +146,17 @@ def run_headless(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     return 1 if crashed else 0
+
+
+def build_runtime(args: argparse.Namespace, publish=None):
+    """The demo's runtime factory: the simulation on a virtual clock at ``--speed``."""
+    from engine.clock import VirtualClock  # noqa: PLC0415
+    from engine.feeds.demo import build_demo  # noqa: PLC0415
+    from engine.runtime import Runtime  # noqa: PLC0415
+
+    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
+    if getattr(args, "classad_routes", False):
+        kwargs["classad_routes"] = True
+    engine = build_demo(**kwargs)
+    clock = VirtualClock(start=engine.now, speed=args.speed)
+    return Runtime(engine, clock, publish=publish, snapshot_interval=0.25)

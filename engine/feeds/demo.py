@@ -3,7 +3,7 @@
 
 Design decisions and invariants:
 
-- :meth:`Engine.step` ``(now)`` does everything due up to ``now`` in time order, each action at
+- :meth:`Simulation.step` ``(now)`` does everything due up to ``now`` in time order, each action at
   its own scheduled time (site events at theirs, router polls every ``JOB_ROUTER_POLLING_PERIOD``
   of engine time, the schedd's cycle on the same ticks). The outcome therefore does not depend on
   how the caller slices time: ``step(t0+600)`` once or sixty times ``step(+10)`` give the same
@@ -106,8 +106,10 @@ class DemoFiles:
         return [self.condor_config] + ([self.classad_routes] if self.classad_routes else [])
 
 
-class Engine:
-    """Everything the demo simulates, advanced by :meth:`step`."""
+class Simulation:
+    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.runtime.Feed``)."""
+
+    controls = frozenset({"pause", "speed", "step", "jobs", "routes"})
 
     def __init__(self, *, queue: JobQueue, schedd: Schedd, sites: SiteSet, arrivals: Arrivals,
                  router: Any, table: Any, config: Config, start: float, seed: int,
@@ -279,7 +281,7 @@ def _template_index(workload: Workload) -> dict[str, Any]:
 
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
                speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
-               with_router: bool = True, durable: bool = True) -> Engine:
+               with_router: bool = True, durable: bool = True) -> Simulation:
     """Assemble the demo from ``config_dir`` (default: ``sample_configs/demo``).
 
     ``state_dir`` holds ``job_queue.log`` and ``history``; when the log exists the demo resumes
@@ -316,7 +318,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         table = load_routing_table(config)
         # the demo is allowed to run hook programs (product.md §4); nothing else is by default
         router = JobRouter(table, queue, now=now, allow_hooks=True)
-    engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
+    engine = Simulation(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
                     config=config, start=now, seed=seed,
                     state_dir=Path(state_dir) if state_dir else None,
                     config_files=tuple(str(p) for p in files.config_paths()), writer=writer,

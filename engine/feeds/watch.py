@@ -38,10 +38,11 @@ from engine.queue.jobqueue import QueueReloaded
 from engine.queue.timeline import parse_comment_time
 from engine.schedd.cron import CronObserver
 from engine.views import recorded as views
+from engine.views.rows import EventRing
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
-from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
+from engine.snapshot import ReportedRoute, RouteView, Snapshot
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
 
@@ -182,7 +183,6 @@ class WatchEngine:
         self.queue = JobQueue() if follower is None else follower.queue
         self.follower = follower if follower is not None else make_follower(setup.queue_log, self.queue)
         self.version = 0
-        self.paused = False
         # the jobs table is kept from the queue's change events (only changed jobs get a new row),
         # the same row index the demo and replay use
         from engine.views.recorded_rows import ReplayRows  # noqa: PLC0415
@@ -209,10 +209,18 @@ class WatchEngine:
         return t
 
     def _started(self, t: float) -> None:
-        if self.figures.start is None:
-            self.figures.begin(t)
-        if self.cron is None:
-            self.cron = CronObserver(get_zone(self.tz), t, self.setup.polling_period)
+        if self.figures.start is None or self.cron is None:
+            created = self.queue.created  # the log's CreationTimestamp: its first moment
+            start = created if created is not None and 0 < created <= t else t
+            if self.figures.start is None:
+                self.figures.begin(start)
+            if self.cron is None:
+                self.cron = CronObserver(get_zone(self.tz), start, self.setup.polling_period)
+
+    def reloading(self) -> None:
+        """The log is read again from its start: the figures and crondor are rebuilt from it."""
+        self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period)
+        self.cron = None
 
     def begin(self, end_line: str | None) -> None:
         """Before a transaction: the router polls and schedd cycles due before its time."""
@@ -224,6 +232,7 @@ class WatchEngine:
     def commit(self, end_line: str, keys: set[str]) -> None:
         t = self._time_of(end_line)
         self._started(t)
+        self.figures.ads = queue_ads(self.queue)  # a bulk load replaces the queue's table
         self.figures.commit(keys)
         jobs = {k for k in keys if k[:1] != "0" and "." in k and not k.endswith(".-1")}
         for k in keys:
@@ -238,15 +247,16 @@ class WatchEngine:
         return j.attrs if j is not None else None
 
     def _after_reload(self) -> None:
-        """A bulk load: copies present are tracked (not started), cron jobs entered now."""
+        """After a bulk load: copies written outside any transaction (a compacted log's body) are
+        tracked but not counted as started; cron jobs not seen in a transaction entered now."""
         now = self.clock.now()
         self._started(now)
         self.figures.ads = queue_ads(self.queue)
-        self.figures.reload()
-        self.cron = CronObserver(get_zone(self.tz), now, self.setup.polling_period)
+        self.figures.adopt()
         for job in sorted((k for k in self.figures.ads if k[:1] != "0" and not k.endswith(".-1") and "." in k),
                           key=_job_order):
-            self.cron.observe(job, self._cron_ad(job), now)
+            if job not in self.cron.seen:
+                self.cron.observe(job, self._cron_ad(job), now)
 
     def _changed(self, event: Any) -> None:
         if isinstance(event, QueueReloaded):
@@ -278,16 +288,6 @@ class WatchEngine:
         self._seen = self.version
         return changed
 
-    def handle(self, command: object) -> bool:
-        """Pause/Resume freeze the published view (the log is still followed)."""
-        if isinstance(command, Pause):
-            self.paused = True
-        elif isinstance(command, Resume):
-            self.paused = False
-        else:
-            return False
-        return True
-
     def job_ad(self, job: str) -> dict[str, str]:
         j = self.queue.get(job)
         return j.attrs if j is not None else {}
@@ -303,7 +303,7 @@ class WatchEngine:
         if self.cron is not None:
             self.cron.run_until(now, self._cron_ad, inclusive=True)
         snap = views.snapshot_of(
-            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=self.paused,
+            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=False,
             limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             readonly=True, config_files=self.setup.config_files, figures=figures,
             deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
@@ -332,26 +332,25 @@ class WakeUp:
 class WatchFeed:
     """Watch mode as an engine for :class:`engine.runtime.Runtime`.
 
-    All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
+    Read-only and live: no pause, speed, step or seek (``controls`` is empty; a paused view of a
+    log that keeps changing would only mislead). All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
     and written by two threads. ``next_time()`` asks for a poll every ``poll_interval`` seconds
     of the (system) clock; :meth:`waker` gives the foundation's watcher (``run_watch``) an object
     whose ``poll()`` just sends :class:`WakeUp` to the runtime, so a change is read at once."""
+
+    controls: frozenset[str] = frozenset()
 
     def __init__(self, engine: WatchEngine, poll_interval: float = 1.0) -> None:
         self.engine = engine
         self.poll_interval = poll_interval
         self.now = engine.clock.now()
         self._last_poll = -float("inf")
-        self.events: list = []
-        self._seq = 0
+        self.ring = EventRing()
         self._told_waiting = False
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        from engine.snapshot import Event  # noqa: PLC0415
-
-        self._seq += 1
-        self.events = (self.events + [Event(self._seq, time, kind, message, level, route, job)])[-200:]
+        self.ring.emit(time, kind, message, level, route, job)
 
     def next_time(self) -> float:
         return self._last_poll + self.poll_interval
@@ -372,8 +371,6 @@ class WatchFeed:
         if isinstance(command, WakeUp):
             self._poll(self.engine.clock.now())
             return None
-        if self.engine.handle(command):
-            return None
         return f"{type(command).__name__} is not available in watch mode (read-only)"
 
     def job_ad(self, job: str) -> dict[str, str]:
@@ -383,7 +380,7 @@ class WatchFeed:
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
         snap = self.engine.snapshot(seq)
         return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-                                   events=tuple(self.events))
+                                   events=self.ring.recent())
 
     def waker(self, runtime: Any) -> Any:
         feed_path = self.engine.follower.path

@@ -165,6 +165,9 @@ class TransactionHook(Protocol):
     """What a follower tells about each transaction it applies (records apply as read, so at
     ``begin`` the queue is as before it, at ``commit`` as after it)."""
 
+    def reloading(self) -> None:
+        """A bulk load starts (the queue is emptied, then every transaction of the log told)."""
+
     def begin(self, end_line: str | None) -> None:
         """A 105; ``end_line`` is its 106 line (with the ``# time`` comment) when already written."""
 

@@ -223,11 +223,10 @@ class LiveFigures:
             if counted:
                 s.recent_routed += 1
 
-    def reload(self) -> None:
-        """The queue was loaded anew (a bulk load): copies present are tracked, not counted."""
-        self.copies = {}
-        self.live = {n: 0 for n in self.live}
-        self.commit(set(k for k in self.ads if _proc_key(k)), counted=False)
+    def adopt(self) -> None:
+        """After a bulk load: copies in the queue not seen in a transaction are tracked, not
+        counted as started (they were routed before the log's history)."""
+        self.commit(set(k for k in self.ads if _proc_key(k) and k not in self.copies), counted=False)
 
     def figures(self, now: float) -> dict[str, Figures]:
         out = {}
