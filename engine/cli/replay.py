@@ -205,6 +205,7 @@ def run_headless(args: argparse.Namespace) -> int:
         if args.jobs:
             out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route,
                             "routed_to": j.routed_to, "routed_from": j.routed_from} for j in snap.jobs]
+        out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")

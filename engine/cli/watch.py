@@ -93,6 +93,7 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
     out = snap.to_json()
     out["queue_log"] = engine.setup.queue_log
+    out["records"] = engine.queue.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
     if args.jobs:
         out["jobs"] = [{"job": j.job, "status": j.status, "owner": j.owner, "kind": j.kind, "route": j.route}
                        for j in snap.jobs]

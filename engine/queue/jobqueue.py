@@ -211,7 +211,7 @@ class JobQueue:
         if n is None:
             n = self._lower.get(name.lower())
             if n is None:
-                n = self._lower[name.lower()] = name
+                n = self._lower[name.lower()] = R.canonical_name(name)
             self._canon[name] = n
         return n
 
@@ -276,6 +276,10 @@ class JobQueue:
             if k == kind and (mytype is None or self._types.get(key, "").lower() == mytype):
                 out[key] = MappingProxyType(self._ads[key])
         return out
+
+    def record_kinds(self) -> dict[str, int]:
+        """Non-job records held, by kind (``engine.queue.records.record_kinds``)."""
+        return R.record_kinds(self._types.items())
 
     @property
     def users(self) -> dict[str, Mapping[str, str]]:

@@ -37,6 +37,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from engine.queue.records import canonical_name, record_kinds
 from engine.queue.timeline import TimeInference
 
 DEFAULT_EVERY = 50_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py)
@@ -95,12 +96,16 @@ class QueueState:
     def set(self, key: str, name: str, value: str) -> None:
         ad = self._own(key)
         if ad is not None:
-            ad[name] = value
+            ad[canonical_name(name)] = value  # case-insensitive names, as JobQueue
 
     def delete(self, key: str, name: str) -> None:
         ad = self._own(key)
         if ad is not None:
-            ad.pop(name, None)
+            ad.pop(canonical_name(name), None)
+
+    def record_kinds(self) -> dict[str, int]:
+        """Non-job records held, by kind (``engine.queue.records.record_kinds``)."""
+        return record_kinds(self.types.items())
 
     def same_as(self, other: "QueueState") -> bool:
         return self.ads == other.ads and self.types == other.types
