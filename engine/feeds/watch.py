@@ -42,6 +42,7 @@ from engine.views.rows import EventRing
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
 from engine.snapshot import ReportedRoute, RouteView, Snapshot
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
@@ -130,8 +131,10 @@ def reported_of(table: RouterLogTable | None) -> dict[str, ReportedRoute]:
     }
 
 
-def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) -> tuple[RouteView, ...]:
-    """Attach the router's own row to each route (adding routes only the router log names)."""
+def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None,
+                   window_start: float | None = None) -> tuple[RouteView, ...]:
+    """Attach the router's own row to each route (adding routes only the router log names; their
+    window is the current one, ``window_start``, when known)."""
     rep = reported_of(table)
     if not rep:
         return routes
@@ -154,7 +157,8 @@ def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) 
             reason=None, routed=0, idle=0, running=0, held=0, max_jobs=got.max_jobs, max_idle=got.max_idle,
             recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
             recent_failed=got.recent_failed or 0, failure_rate=0.0, failure_threshold=0.0,
-            throttle=got.throttle, window_start=0.0, next_reevaluation=0.0, reported=got,
+            throttle=got.throttle, window_start=window_start or 0.0,
+            next_reevaluation=window_start + THROTTLE_UPDATE_INTERVAL if window_start else 0.0, reported=got,
         ))
     return tuple(out)
 
@@ -210,8 +214,10 @@ class WatchEngine:
 
     def _started(self, t: float) -> None:
         if self.figures.start is None or self.cron is None:
-            created = self.queue.created  # the log's CreationTimestamp: its first moment
-            start = created if created is not None and 0 < created <= t else t
+            # the log's CreationTimestamp when it is its first moment (a log followed from its
+            # birth, as the demo's); a rotated log keeps an old one, then windows start now
+            created = self.queue.created
+            start = created if created is not None and 0 < created <= t <= created + THROTTLE_UPDATE_INTERVAL else t
             if self.figures.start is None:
                 self.figures.begin(start)
             if self.cron is None:
@@ -297,6 +303,8 @@ class WatchEngine:
         self.rows.rebind(ads)
         now = self.clock.now()
         figures = None
+        if self.figures.start is None and self.queue.created is not None:
+            self._started(now)  # no transaction yet: the router's windows begin with the log
         if self.figures.start is not None:
             self.figures.close_until(now)
             figures = self.figures.figures(now)
@@ -309,7 +317,8 @@ class WatchEngine:
             deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
         )
         table = self.router_log.latest if self.router_log is not None else None
-        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table), clock="virtual" if self.clock.on_log else "real")
+        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
+                                   clock="virtual" if self.clock.on_log else "real")
 
 
 def _job_order(job: str) -> tuple[int, int]:

@@ -1,14 +1,16 @@
 """Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
 
 Used by replay (a :class:`~engine.feeds.replay.index.QueueState`) and by watch (the same shape:
-``ads`` key → {attribute: value text}). Sources: htcondor.md §3.1 (keys, cluster chaining),
+``ads`` key → {attribute: value text}); the demo builds its snapshot in ``engine.views.build``
+from its live router, with the same row rules (``engine.views.rows``). Sources: htcondor.md §3.1 (keys, cluster chaining),
 §1.5 (what a route's counts mean), §1.6 (routed copy attributes), §1.9 (router_q's view of a
 routed copy). Design decisions and invariants:
 
 - A job's effective ad is its cluster ad ``0<c>.-1`` overlaid with its proc ad ``<c>.<p>``
   (proc wins), as the schedd chains them. Attribute names are looked up as HTCondor writes
-  them (``RouteName``, ``JobStatus``, …); a log written with other capitalisation is not
-  recognised (documented limitation; real schedds and RouteDeck's writer use these).
+  them (``RouteName``, ``JobStatus``, …); both queue models store every name under that one
+  spelling (``engine.queue.records.canonical_name``), so a log written with other
+  capitalisation is read the same.
 - A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,
   htcondor.md §1.9); per-route counts come only from routed copies present in the recorded
   queue: ``routed`` = copies on the route (the router tracks a copy until it is removed from
@@ -26,8 +28,12 @@ routed copy). Design decisions and invariants:
 - Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
   100,000 jobs with a handful of distinct status texts cost dictionary look-ups.
 - Route limits come from an optional routing table (``limits``: name → (max_jobs, max_idle));
-  without one they read -1 ("unknown") and the route's state is "accepting" with a reason that
-  says the figures are recorded ones.
+  without one they read -1 ("unknown"). State and reason are the live router's rule
+  (``engine.views.rows``): only the rebuilt throttle can stop a route without a table.
+- Rows keep the order they were first shown in (``route_order``, kept by the feed): the table's
+  routes first, then recorded ones as they appeared — no row changes place between snapshots.
+- Cron rows carry the ``DeferralTime`` the feed's rebuilt schedd holds (``deferral``); it is not
+  in the log (htcondor.md §2.4).
 """
 
 from __future__ import annotations
