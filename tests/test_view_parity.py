@@ -23,6 +23,8 @@ Fields a log cannot carry (compared nowhere, and why):
 
 from __future__ import annotations
 
+import pytest
+
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
@@ -54,7 +56,10 @@ def _diff(a, b):
     return out
 
 
-def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(tmp_path):
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One demo run, its log followed by a watcher as it is written (polled every POLL s)."""
+    tmp_path = tmp_path_factory.mktemp("parity")
     engine = demo.build_demo(state_dir=tmp_path, seed=3)
     limits, rules, period = table_rules(engine.table)
     clock = ManualClock(engine.now)
@@ -78,6 +83,11 @@ def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(tmp_path):
             watched.append(watch.snapshot(with_jobs=False))
     finally:
         engine.close()
+    return tmp_path, (limits, rules, period), live, watched
+
+
+def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(run):
+    tmp_path, (limits, rules, period), live, watched = run
     player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
                     polling_period=period)
     # the comparison is not empty: routes routed, failed and throttled; cron jobs have DeferralTimes
@@ -94,18 +104,14 @@ def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(tmp_path):
         assert dict(want.queue_counts) == dict(got_replay.queue_counts) == dict(got_watch.queue_counts)
 
 
-def test_watch_started_on_a_running_demo_log_shows_its_figures_after_one_poll(tmp_path):
-    """Watch opened next to a demo that has run for an hour: after its first poll (a bulk load
-    of the whole log, every transaction told with its ``106 #`` time, htcondor.md §3.2) it shows
+def test_watch_started_on_a_running_demo_log_shows_its_figures_after_one_poll(run):
+    """Watch opened next to a demo that has run for an hour (the same run's log, read anew): after
+    its first poll (a bulk load of the whole log, every transaction told with its ``106 #`` time,
+    htcondor.md §3.2) it shows
     the demo's recent started/succeeded/failed, the black hole's throttle (htcondor.md §1.5) and
     the cron jobs' DeferralTimes and next runs (§2.4) — the demo's own rows, field by field."""
-    engine = demo.build_demo(state_dir=tmp_path, seed=3)
-    limits, rules, period = table_rules(engine.table)
-    try:
-        engine.step(demo.DEMO_START + 3700)
-        want = engine.snapshot()
-    finally:
-        engine.close()
+    tmp_path, (limits, rules, period), live, _watched = run
+    want = live[-1]  # the demo an hour in: its log is complete up to this moment
     watch = WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits, rules=rules,
                                    polling_period=period), ManualClock(want.time))
     assert watch.poll()
