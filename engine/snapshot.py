@@ -229,6 +229,7 @@ class Snapshot:
                     "state": c.state,
                     "window": c.window,
                     "prep_time": c.prep_time,
+                    "hold_code": c.hold_code,  # 20: missed its run (§2.5); 25: invalid schedule (§2.4)
                 }
                 for c in self.cron_jobs
             ],

@@ -1,7 +1,9 @@
 """Per-route recent figures and the failure-rate throttle, reconstructed from a recording.
 
 A ``job_queue.log`` holds the routed copies, not the router's counters; this module rebuilds
-HTCondor's per-route statistics (htcondor.md §1.5) from them, with the router's own code
+HTCondor's per-route statistics (htcondor.md §1.5) from them in one pass over a recording — the
+rules are :mod:`engine.views.figures`' (shared with watch, which applies them live) — with the
+router's own code
 (:class:`engine.router.throttle.RouteStats`, ``adjust_failure_throttle``; nothing here
 re-implements the formula). Design decisions and invariants:
 
@@ -29,6 +31,9 @@ re-implements the formula). Design decisions and invariants:
 - One pass over the log (lazy, on first use) records per route the step of each event with
   cumulative counts, and per closed window the throttle after it; the figures at any position
   are then two bisections — seeking costs nothing more.
+- The same pass rebuilds the crondor ``DeferralTime`` a schedd would hold for each cron job
+  (:class:`engine.schedd.cron.CronObserver`; never logged, htcondor.md §2.4), kept as per-job
+  change lists for :meth:`RouteHistory.deferral_at`.
 - Throttle changes are also kept as the router's events (``throttle-adjusted``,
   ``route-throttled``, ``route-unthrottled``, the live router's wording); the replay feed emits
   those it plays through (not those a seek jumps over).
