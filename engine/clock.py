@@ -1,11 +1,12 @@
 """Clocks: the only place in the engine that reads real time.
 
-Everything else takes ``now`` (float epoch seconds) or a :class:`Clock`. Three clocks:
+Everything else takes ``now`` (float epoch seconds) or a :class:`Clock`. The clocks:
 
 - :class:`SystemClock` — the wall clock, for ``watch`` mode.
 - :class:`ManualClock` — moved only by ``set``/``advance``, never backwards; tests and replay.
 - :class:`VirtualClock` — runs from a chosen start at ``speed`` × real time and can be paused;
   the demo uses it so a 600 s throttle window passes in seconds.
+- :class:`LogClock` — watch: the followed log's own clock when its times are virtual.
 
 Invariant: ``now()`` of any clock never decreases.
 """
@@ -132,3 +133,36 @@ class VirtualClock:
             if self._paused:
                 return float("inf")
             return max(0.0, (t - self._current(time.monotonic())) / self._speed)
+
+
+LOG_CLOCK_SKEW = 3600.0  # a log whose times are this far from the base clock is on its own clock
+
+
+class LogClock:
+    """The clock of a followed log (watch): a log written in virtual time (a demo recording) is
+    watched on the log's own clock, a live schedd's log on the base clock.
+
+    ``saw(t)`` is told the time of each transaction read (its ``106 #`` comment). While the log's
+    newest time lies within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock;
+    otherwise ``now()`` is the newest log time plus the base clock's seconds since it was read.
+    Never goes backwards."""
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+        self._log: float | None = None
+        self._read_at = 0.0
+        self._last = float("-inf")
+        self.on_log = False  # True once the log's times were found far from the base clock
+
+    def saw(self, t: float) -> None:
+        base = self.base.now()
+        if self._log is None or t >= self._log:
+            self._log, self._read_at = t, base
+            # judged on the newest time (a log read from its start begins with old ones)
+            self.on_log = abs(t - base) > LOG_CLOCK_SKEW
+
+    def now(self) -> float:
+        base = self.base.now()
+        t = self._log + (base - self._read_at) if self.on_log and self._log is not None else base
+        self._last = max(self._last, t)
+        return self._last

@@ -1,4 +1,4 @@
-"""The engine thread: one loop that advances an :class:`~engine.feeds.demo.Engine` on a clock, takes
+"""The engine thread: one loop that advances an :class:`~engine.feeds.demo.Simulation` (or any other feed) on a clock, takes
 commands from a thread-safe queue and publishes immutable snapshots (product.md §3).
 
 Design decisions and invariants:
@@ -38,12 +38,40 @@ import queue as _queue
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from engine import snapshot as S
-from engine.clock import VirtualClock
+from engine.clock import Clock, VirtualClock
 
 MAX_SPEED = "max"
+
+
+class Feed(Protocol):
+    """What a data source gives the runtime (the demo's :class:`~engine.feeds.demo.Simulation`,
+    :class:`~engine.feeds.watch.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
+
+    Time is the runtime clock's: ``now`` is where the feed is, ``next_time()`` when it next has
+    something to do, ``step(t)`` does everything due up to ``t`` (never goes back). ``controls``
+    (``engine.snapshot.CONTROLS``) says which commands apply; the runtime refuses the others
+    and handles pause/speed/step itself, through the clock, so ``handle`` gets only the rest."""
+
+    now: float
+    controls: frozenset[str]
+
+    def next_time(self) -> float: ...
+
+    def step(self, t: float) -> None: ...
+
+    def handle(self, command: Any) -> str | None:
+        """Apply a command; an error text, or None."""
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None: ...
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot: ...
+
+    def job_ad(self, job: str) -> dict[str, str]: ...
 
 
 class EngineNotRunning(RuntimeError):
@@ -75,7 +103,7 @@ class Mailbox:
 
 
 class Runtime:
-    def __init__(self, engine: Any, clock: Any, publish: Callable[[S.Snapshot], None] | None = None,
+    def __init__(self, engine: Feed, clock: Clock, publish: Callable[[S.Snapshot], None] | None = None,
                  snapshot_interval: float = 0.25, *, speed: float | str | None = None,
                  every_virtual: float | None = None, until: float | None = None) -> None:
         self.engine = engine
@@ -195,6 +223,7 @@ class Runtime:
         snap = self.engine.snapshot(
             self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
             engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
+        snap = dataclasses.replace(snap, controls=frozenset(getattr(self.engine, "controls", S.CONTROLS)))
         if self.error is not None:
             snap = dataclasses.replace(snap, error=self.error)
         stalled = getattr(self.engine, "write_error", None)
@@ -211,6 +240,11 @@ class Runtime:
 
     def _command(self, cmd: Any) -> None:
         eng = self.engine
+        needs = S.control_of(cmd)
+        controls = getattr(eng, "controls", S.CONTROLS)
+        if needs is not None and needs not in controls:
+            eng.emit(eng.now, "command-failed", f"{type(cmd).__name__} is not available in this mode", "error")
+            return
         if isinstance(cmd, S.Pause):
             self._user_paused = True
             if hasattr(self.clock, "pause"):

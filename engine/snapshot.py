@@ -32,6 +32,12 @@ STATUS_LETTERS = "UIRXCHE"  # condor_router_q / condor_router_history letters fo
 
 ROUTE_STATES = ("accepting", "full", "idle-limit", "throttled", "disabled", "unlisted")
 
+# What a UI may offer, per feed (``Snapshot.controls``): "pause" (Pause/Resume), "speed"
+# (SetSpeed), "step" (Step), "seek" (Seek and bookmarks), "jobs" (hold/release/remove/qedit),
+# "routes" (ApplyRoutes: switch the routing table). A feed lists only what applies to it; the
+# runtime refuses the others, and the UI does not offer their keys.
+CONTROLS = frozenset({"pause", "speed", "step", "seek", "jobs", "routes"})
+
 
 @dataclass(frozen=True)
 class RouteView:
@@ -177,6 +183,7 @@ class Snapshot:
     replay: ReplayPosition | None = None
     error: str | None = None  # the engine's crash text when "crashed", the failed write when "stalled"
     tz: str = "UTC"
+    controls: frozenset[str] = CONTROLS  # what the UI may offer in this mode (CONTROLS)
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or
@@ -213,6 +220,7 @@ class Snapshot:
                 for r in self.routes
             ],
             "queue": dict(self.queue_counts),
+            "total_jobs": self.total_jobs,
             "cron_jobs": [
                 {
                     "job": c.job,
@@ -222,6 +230,7 @@ class Snapshot:
                     "state": c.state,
                     "window": c.window,
                     "prep_time": c.prep_time,
+                    "hold_code": c.hold_code,  # 20: missed its run (§2.5); 25: invalid schedule (§2.4)
                 }
                 for c in self.cron_jobs
             ],
@@ -236,6 +245,23 @@ class Snapshot:
 
 def _known(n: int | None) -> int | None:
     return None if n is None or n < 0 else n
+
+
+def control_of(command: object) -> str | None:
+    """The control (``CONTROLS``) a command needs; None for commands every feed takes (Stop)."""
+    if isinstance(command, (Pause, Resume)):
+        return "pause"
+    if isinstance(command, SetSpeed):
+        return "speed"
+    if isinstance(command, Step):
+        return "step"
+    if isinstance(command, Seek):
+        return "seek"
+    if isinstance(command, (HoldJob, ReleaseJob, RemoveJob, EditJob)):
+        return "jobs"
+    if isinstance(command, ApplyRoutes):
+        return "routes"
+    return None
 
 
 def frozen_map(d: Mapping[str, int]) -> Mapping[str, int]:

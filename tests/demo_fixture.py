@@ -44,9 +44,11 @@ class EngineRuntime:
         self.engine = engine if engine is not None else demo_engine()
         self._snap = self.engine.snapshot(1, speed=60.0, paused=True, engine_state="paused")
         self.sent: list[object] = []
+        self.publish = None  # set by the app before start (Runtime's publish callback)
 
     def start(self) -> None:
-        pass
+        if self.publish:
+            self.publish(self._snap)
 
     def stop(self) -> None:
         pass

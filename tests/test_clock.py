@@ -62,3 +62,22 @@ def test_system_clock_never_decreases(monkeypatch):
     monkeypatch.setattr(clock_mod.time, "time", lambda: next(seq))
     c = SystemClock()
     assert [c.now(), c.now(), c.now()] == [10.0, 10.0, 11.0]
+
+
+def test_log_clock_follows_a_virtual_log_and_the_base_clock_for_a_live_one():
+    """Watch on a demo recording (virtual time, far from the wall clock) runs on the log's clock;
+    on a live schedd's log (times near the wall clock) on the wall clock (product.md §2 watch)."""
+    from engine.clock import LOG_CLOCK_SKEW, LogClock
+
+    wall = ManualClock(1_000_000.0)
+    clock = LogClock(wall)
+    assert clock.now() == 1_000_000.0  # nothing read yet: the base clock
+    clock.saw(1_000_000.0 - 10 * LOG_CLOCK_SKEW)  # an old transaction of a log read from its start
+    clock.saw(1_000_000.0 - 5)  # the newest one is near the wall clock: a live log
+    assert not clock.on_log and clock.now() == 1_000_000.0
+    virtual = LogClock(wall)
+    virtual.saw(5_000_000.0)
+    wall.advance(2)
+    assert virtual.on_log and virtual.now() == 5_000_002.0  # log time moved on by the base's seconds
+    virtual.saw(4_999_000.0)  # an older time never moves the clock back
+    assert virtual.now() == 5_000_002.0

@@ -10,7 +10,8 @@ import pytest
 
 from engine import snapshot as S
 from engine.clock import VirtualClock
-from engine.feeds.demo import build_demo, is_job_event
+from engine.feeds.demo import build_demo
+from engine.views.rows import is_job_event
 from engine.views.build import SNAPSHOT_JOB_EVENTS
 from engine.runtime import Runtime
 from tests.test_demo import make_config_dir
@@ -39,13 +40,13 @@ def test_notable_events_survive_a_maximum_speed_flood_of_job_events(tmp_path):
     # the flood is real: the old single ring of 200 would have lost these events
     for kind in NOTABLE:
         first = min(e.seq for e in last.events if e.kind == kind)
-        assert engine.event_seq - first > 2 * SNAPSHOT_JOB_EVENTS
+        assert engine.ring.seq - first > 2 * SNAPSHOT_JOB_EVENTS
     # numbered from one sequence, oldest first, no duplicates; job events are the newest ones
     seqs = [e.seq for e in last.events]
     assert seqs == sorted(set(seqs))
     jobs = [e for e in last.events if is_job_event(e.kind)]
-    assert len(jobs) == SNAPSHOT_JOB_EVENTS and jobs[-1].seq > engine.event_seq - 50
-    assert all(not is_job_event(e.kind) for e in engine.notable_events)
+    assert len(jobs) == SNAPSHOT_JOB_EVENTS and jobs[-1].seq > engine.ring.seq - 50
+    assert all(not is_job_event(e.kind) for e in engine.ring.notable_events)
     engine.close()
 
 

@@ -300,7 +300,7 @@ async def test_tui_watch_screen_runs_no_hook(setup):
 
     args = argparse.Namespace(queue_log=str(setup.log), config=[str(setup.config)], router_log=None, tz="UTC",
                               slow_poll=60.0)
-    runtime, _waker = build_runtime(args)
+    runtime = build_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

@@ -25,7 +25,7 @@ def _run(capsys, *argv):
 def test_real_log_at_end_and_at_a_transaction(capsys):
     rc, out, _ = _run(capsys, "replay", REAL, "--at", "end", "--json")
     doc = json.loads(out)
-    assert rc == 0 and doc["mode"] == "replay" and doc["queue"] == {"held": 1} and doc["total_jobs"] == 1
+    assert rc == 0 and doc["mode"] == "replay" and doc["queue"] == {"idle": 0, "running": 0, "held": 1, "removed": 0, "completed": 0} and doc["total_jobs"] == 1
     assert doc["replay"]["times_inferred"] and doc["replay"]["transactions"] == 5
     rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "3", "--json")  # 1-based, as printed
     doc = json.loads(out)

@@ -16,7 +16,7 @@ import pytest
 
 from engine.feeds.replay.index import build_index
 from engine.queue import reader
-from engine.feeds.replay.timeline import CARRIED, COMMENT, SET, parse_comment_time
+from engine.queue.timeline import CARRIED, COMMENT, SET, parse_comment_time
 from tests.replay_logs import T0, Recording, as_expected
 
 DATA = Path(__file__).parent / "data" / "replay"

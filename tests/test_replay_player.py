@@ -161,7 +161,7 @@ def test_example_counts_at_each_step(example):
     rows = {row.job: row for row in player.snapshot().jobs}
     assert rows["1.0"].kind == "source" and rows["1.0"].route == "Site1" and rows["1.0"].routed_to == "2.0"
     assert rows["2.0"].kind == "routed" and rows["2.0"].routed_from == "1.0" and rows["2.0"].owner == "alice"
-    assert player.snapshot().queue_counts == {"idle": 3}
+    assert player.snapshot().queue_counts == {"idle": 3, "running": 0, "held": 0, "removed": 0, "completed": 0}
 
 
 def test_times_inferred_flag_and_seek_by_time(example):

@@ -219,9 +219,9 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     index = build_index(_black_hole(tmp_path))
     feed = ReplayFeed(Player(index, ManualClock(0)))
     feed.handle(__import__("engine.snapshot", fromlist=["Seek"]).Seek(time=T0 + 1100))
-    assert not [e for e in feed.events if e.kind == "route-throttled"]  # jumped over
+    assert not [e for e in feed.ring.recent() if e.kind == "route-throttled"]  # jumped over
     feed = ReplayFeed(Player(index, ManualClock(0)))
     feed.step(feed.now + 1100)
-    throttled = [e for e in feed.events if e.kind == "route-throttled"]
+    throttled = [e for e in feed.ring.recent() if e.kind == "route-throttled"]
     assert len(throttled) == 1 and throttled[0].route == "BH" and throttled[0].level == "warning"
     assert throttled[0].time == pytest.approx(T0 + 1 + 605, abs=1)  # the first poll after 600 s

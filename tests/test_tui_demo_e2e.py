@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tui.app import make_app
-from tui.launch import build_runtime
+from engine.cli.demo import build_runtime
 from tui.messages import RoutesApplied
 
 from tui_fixtures import wait_until

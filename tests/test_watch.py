@@ -130,7 +130,7 @@ def test_watch_command_once_and_json_lines(tmp_path, capsys):
     assert doc["mode"] == "watch" and doc["routes"][0]["running"] == 1 and doc["total_jobs"] == 1
     assert main(["watch", "--queue-log", str(log), "--json", "--count", "1", "--slow-poll", "0.05"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["queue"] == {"running": 1}
+    assert len(lines) == 1 and json.loads(lines[0])["queue"] == {"idle": 0, "running": 1, "held": 0, "removed": 0, "completed": 0}
     assert main(["watch", "--config", str(tmp_path / "nope.conf")]) == 2  # unreadable input (issue 11 item 19)
 
 

@@ -4,11 +4,11 @@ Design decisions and invariants:
 
 - ``make_app(runtime, mode=..., readonly=...)`` is the only constructor; the CLI and the tests
   both use it (posting's ``make_posting`` habit). ``runtime`` is ``engine.runtime.Runtime`` or
-  any object with ``start/send/stop/latest`` (the tests' fake).
-- The engine runs in its runtime; a *thread worker* (``_bridge``) starts it and forwards each
-  new snapshot with ``post_message`` — thread-safe and non-blocking. ``SnapshotArrived`` is
-  replaceable, so a busy UI drops stale snapshots instead of queueing them. ``publish`` can be
-  given to the runtime as its callback too; snapshots are de-duplicated by ``seq``.
+  any object with ``start/send/stop`` and a ``publish`` callback attribute (the tests' fake).
+- The engine runs in its runtime; a *thread worker* (``_bridge``) sets the runtime's ``publish``
+  callback to :meth:`publish` and starts it; each snapshot is forwarded with ``post_message`` —
+  thread-safe and non-blocking, no polling. ``SnapshotArrived`` is replaceable, so a busy UI
+  drops stale snapshots instead of queueing them; snapshots are de-duplicated by ``seq``.
 - Engine failure is handled in one place, :meth:`engine_failed`: reached from the worker's
   ``StateChanged(ERROR)`` (start failed, bridge died) and from a snapshot whose state is
   ``crashed``. It shows the error in a banner and keeps the last snapshot on screen.
@@ -51,10 +51,6 @@ GAP_TOAST_EVERY = 30.0  # seconds
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
 
 
-class EngineStopped(RuntimeError):
-    """The runtime reported an error without a crashed snapshot."""
-
-
 def _screen(name: str) -> Screen:
     if name == "routes":
         from tui.screens.routes import RoutesScreen  # noqa: PLC0415
@@ -77,13 +73,12 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
 
     def __init__(self, runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
-                 poll_interval: float = 0.05, watch_files: bool = True) -> None:
+                 watch_files: bool = True) -> None:
         super().__init__()
         self.runtime = runtime
         self.mode = mode
         self.readonly = readonly
         self.blink = blink
-        self.poll_interval = poll_interval
         self.watch_files = watch_files
         self.snapshot: S.Snapshot | None = None
         self.engine_error: str | None = None
@@ -122,30 +117,18 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.post_message(SnapshotArrived(snap))
 
     def _bridge(self) -> None:
+        """Start the runtime with :meth:`publish` as its callback, then wait until cancelled.
+
+        No polling: every snapshot (a crash included: the runtime publishes a ``crashed`` one)
+        arrives through ``publish`` → ``post_message``. A runtime that fails to start raises
+        here, which ends the worker in ERROR (:meth:`engine_failed`)."""
         from textual.worker import get_current_worker  # noqa: PLC0415
 
         worker = get_current_worker()
-        self.runtime.start()
-        last = None
+        self.runtime.publish = self.publish
         try:
-            while not worker.is_cancelled:
-                snap = self.runtime.latest()
-                if snap is not None and snap.seq != last:
-                    last = snap.seq
-                    self.post_message(SnapshotArrived(snap))
-                    if snap.engine_state == "crashed":
-                        return
-                error = getattr(self.runtime, "error", None)
-                if error:
-                    # The runtime records the error, then publishes a "crashed" snapshot: give it a
-                    # moment so the crash arrives by the usual path, else report the error itself.
-                    worker.cancelled_event.wait(0.2)
-                    snap = self.runtime.latest()
-                    if snap is not None and snap.engine_state == "crashed" and snap.seq != last:
-                        self.post_message(SnapshotArrived(snap))
-                        return
-                    raise EngineStopped(str(error))
-                worker.cancelled_event.wait(self.poll_interval)
+            self.runtime.start()
+            worker.cancelled_event.wait()
         finally:
             if worker.is_cancelled:
                 self.runtime.stop()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 
 from engine.cli import args as argcheck
 from engine.cli import demo as demo_cli
@@ -83,35 +82,6 @@ def run_replay(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
-class WatchRuntime:
-    """The watch runtime plus the file watcher thread that wakes it (started and stopped with it)."""
-
-    def __init__(self, runtime, waker, slow_poll: float = 1.0) -> None:
-        self.runtime = runtime
-        self.waker = waker
-        self.slow_poll = slow_poll
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __getattr__(self, name: str):
-        return getattr(self.runtime, name)
-
-    def start(self) -> "WatchRuntime":
-        from engine.queue.filewatch import run_watch  # noqa: PLC0415
-
-        self.runtime.start()
-        self._thread = threading.Thread(target=run_watch, args=(self.waker, self._stop),
-                                        kwargs={"slow_poll": self.slow_poll}, name="routedeck-watch", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self.runtime.stop(timeout)
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-
 def run_watch(args: argparse.Namespace) -> int:
     engine = _engine_command("watch")
     if args.json or args.once:
@@ -121,12 +91,12 @@ def run_watch(args: argparse.Namespace) -> int:
     if problem := engine.checked(args):
         return argcheck.usage_error("watch", problem)
     try:
-        runtime, waker = engine.build_runtime(args)
+        runtime = engine.build_runtime(args)
     except (WatchError, OSError) as exc:
         return argcheck.usage_error("watch", exc)
     from tui.app import make_app  # noqa: PLC0415
 
-    app = make_app(WatchRuntime(runtime, waker, args.slow_poll), mode="watch", readonly=True)
+    app = make_app(runtime, mode="watch", readonly=True)
     app.run()
     return app.return_code or 0
 
@@ -152,19 +122,6 @@ def register_demo(subparsers) -> None:
     p.set_defaults(func=run_demo)
 
 
-def build_runtime(args: argparse.Namespace, publish=None):
-    from engine.clock import VirtualClock  # noqa: PLC0415
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-    from engine.runtime import Runtime  # noqa: PLC0415
-
-    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
-    if getattr(args, "classad_routes", False):
-        kwargs["classad_routes"] = True
-    engine = build_demo(**kwargs)
-    clock = VirtualClock(start=engine.now, speed=args.speed)
-    return Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
-
-
 def run_demo(args: argparse.Namespace) -> int:
     if args.headless:
         headless = _headless_module()
@@ -173,7 +130,7 @@ def run_demo(args: argparse.Namespace) -> int:
             return 2
         return int(headless.run_headless(args) or 0)
     try:
-        runtime = build_runtime(args)
+        runtime = demo_cli.build_runtime(args)
     except (OSError, ValueError) as exc:  # DemoError is a ValueError: a bad demo config names its file
         print(f"routedeck demo: {exc}", file=sys.stderr)
         return 2

@@ -243,3 +243,17 @@ def speed_note(virtual: float, real: float, asked: float | None) -> str | None:
         return (f"the engine could not keep up: x{reached:,.0f} reached of the x{asked:,.0f} asked "
                 f"({virtual:,.0f} virtual s in {real:.1f} s)")
     return None
+
+
+def build_runtime(args: argparse.Namespace, publish=None):
+    """The demo's runtime factory: the simulation on a virtual clock at ``--speed``."""
+    from engine.clock import VirtualClock  # noqa: PLC0415
+    from engine.feeds.demo import build_demo  # noqa: PLC0415
+    from engine.runtime import Runtime  # noqa: PLC0415
+
+    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
+    if getattr(args, "classad_routes", False):
+        kwargs["classad_routes"] = True
+    engine = build_demo(**kwargs)
+    clock = VirtualClock(start=engine.now, speed=args.speed)
+    return Runtime(engine, clock, publish=publish, snapshot_interval=0.25)

@@ -6,8 +6,10 @@ Design decisions and invariants:
   asks for the router's (§3.5, an unfinished last transaction applied). Problems go to stderr
   (or into ``problems`` with ``--json``); loading never stops at bad input.
 - Plain output: one summary line, counts by JobStatus, then jobs by owner and status.
-  ``--json`` prints ``{"total_jobs", "by_status", "by_owner", "problems"}``; ``by_status`` keys
-  are the JobStatus numbers as strings (``"undefined"`` for a missing or non-integer status).
+  ``--json`` prints ``{"total_jobs", "by_status", "by_owner", "records", "problems"}``
+  (``records``: the non-job records by kind — user, project, jobset, cluster_private, other);
+  ``by_status`` keys are the JobStatus numbers as strings (``"undefined"`` for a missing or
+  non-integer status).
 - ``--jobs`` lists the jobs instead (one ``ID STATUS OWNER`` line each, in job id order; with
   ``--json`` a ``jobs`` list of the rows every ``--json`` uses, engine.cli.jsonout: status by
   name and code, null when unknown).
@@ -164,7 +166,7 @@ def run(args) -> int:
         row[s] = row.get(s, 0) + 1
     if args.json:
         print(json.dumps({"total_jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
-                          "problems": problems}, indent=2, sort_keys=True))
+                          "records": res.queue.record_kinds(), "problems": problems}, indent=2, sort_keys=True))
         return status
     print(_table(args.log, res, len(jobs), by_status, by_owner), end="")
     return status
@@ -177,7 +179,11 @@ def _sort_status(keys) -> list[str]:
 def _table(log: str, res, n: int, by_status: dict[str, int], by_owner: dict[str, dict[str, int]]) -> str:
     q = res.queue
     seq = f"log sequence {q.seq}" if q.seq is not None else "no 107 record"
-    lines = [f"{log}: {n} jobs ({seq}, {len(res.problems)} problems)", ""]
+    lines = [f"{log}: {n} jobs ({seq}, {len(res.problems)} problems)"]
+    kinds = q.record_kinds()
+    if kinds:  # 25.x records beside the jobs (htcondor.md §3.1): loaded, not counted as jobs
+        lines.append("other records: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(kinds.items())))
+    lines.append("")
     cols = _sort_status(by_status)
     lines.append(f"{'JobStatus':<24}{'Jobs':>8}")
     for k in cols:

@@ -36,7 +36,7 @@ from engine.cli.jsonout import row_json, snapshot_json
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
-from engine.feeds.replay.timeline import SOURCE_NAMES
+from engine.queue.timeline import SOURCE_NAMES
 from engine.snapshot import Seek
 
 MAX_PROBLEMS_SHOWN = 20
@@ -93,7 +93,7 @@ def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
 
 def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
     """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
-    from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteRule  # noqa: PLC0415
+    from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415
 
     if not paths:
         return None, None, DEFAULT_POLLING_PERIOD, []
@@ -103,9 +103,7 @@ def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[
     cfg = Config.load(paths)
     table = load_routing_table(cfg)
     errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
-    limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes}
-    rules = {r.name: RouteRule(r.failure_rate_threshold, r.job_failure_test) for r in table.routes}
-    period = getattr(getattr(table, "knobs", None), "polling_period", DEFAULT_POLLING_PERIOD)
+    limits, rules, period = table_rules(table)
     return limits, rules, period, errors
 
 
@@ -208,6 +206,7 @@ def run_headless(args: argparse.Namespace) -> int:
         }
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
+        out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -23,7 +23,8 @@ import threading
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import snapshot_json
-from engine.feeds.watch import WAITING, WatchEngine, WatchError, resolve
+from engine.feeds.watch import WAITING, WatchEngine, WatchError, WatchFeed, resolve
+from engine.runtime import Runtime
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,23 +76,45 @@ def checked(args: argparse.Namespace) -> str | None:
     return None
 
 
-def build_runtime(args: argparse.Namespace, publish=None):
-    """For a screen: (runtime, watcher thread factory). Start the runtime, then
-    ``threading.Thread(target=run_watch, args=(waker, stop_event))`` with the returned waker: the
-    file watcher only wakes the runtime, which reads the log on its own thread."""
-    from engine.runtime import Runtime  # noqa: PLC0415
-    from engine.feeds.watch import WatchFeed  # noqa: PLC0415
+class WatchRuntime(Runtime):
+    """The watch runtime and the file watcher thread that wakes it, started and stopped together:
+    the watcher only wakes the runtime (``WakeUp``), which reads the log on its own thread."""
 
+    def __init__(self, feed: WatchFeed, clock, publish=None, slow_poll: float = 1.0) -> None:
+        super().__init__(feed, clock, publish=publish, snapshot_interval=0.25)
+        self.waker = feed.waker(self)
+        self.slow_poll = slow_poll
+        self._watch_stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    def start(self) -> "WatchRuntime":
+        from engine.queue.filewatch import run_watch  # noqa: PLC0415
+
+        super().start()
+        self._watcher = threading.Thread(target=run_watch, args=(self.waker, self._watch_stop),
+                                         kwargs={"slow_poll": self.slow_poll}, name="routedeck-watch", daemon=True)
+        self._watcher.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._watch_stop.set()
+        super().stop(timeout)
+        if self._watcher is not None:
+            self._watcher.join(timeout)
+
+
+def build_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
+    """Watch's runtime factory: the log (and router log) of ``args`` followed on the log's clock."""
     setup = resolve(args.queue_log, args.config, args.router_log)
     feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
-    runtime = Runtime(feed, SystemClock(), publish=publish, snapshot_interval=0.25)
-    return runtime, feed.waker(runtime)
+    return WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
 
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     snap = engine.snapshot(seq, with_jobs=args.jobs)
     out = snapshot_json(snap, jobs=args.jobs)
     out["queue_log"] = engine.setup.queue_log
+    out["records"] = engine.queue.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
     out["problems"] = list(engine.problems[-10:])  # always there, as in replay and queue
     if args.json:
         sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
@@ -139,7 +162,7 @@ def run_headless(args: argparse.Namespace) -> int:
         if engine.waiting and not told_waiting[0]:
             print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
         told_waiting[0] = engine.waiting
-        if changed and not engine.paused:
+        if changed:
             seq[0] += 1
             _emit(engine, seq[0], args)
         if (args.count is not None and seq[0] >= args.count) or (deadline is not None and clock.now() >= deadline):

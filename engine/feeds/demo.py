@@ -3,7 +3,7 @@
 
 Design decisions and invariants:
 
-- :meth:`Engine.step` ``(now)`` does everything due up to ``now`` in time order, each action at
+- :meth:`Simulation.step` ``(now)`` does everything due up to ``now`` in time order, each action at
   its own scheduled time (site events at theirs, router polls every ``JOB_ROUTER_POLLING_PERIOD``
   of engine time, the schedd's cycle on the same ticks). The outcome therefore does not depend on
   how the caller slices time: ``step(t0+600)`` once or sixty times ``step(+10)`` give the same
@@ -57,20 +57,11 @@ from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd, ScheddEvent, job_order
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
-from engine.views.build import build_snapshot, recent_events
+from engine.views.build import build_snapshot
+from engine.views.rows import EVENT_RING, EventRing
 
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
-EVENT_RING = 500  # job events kept (job-routed, job-finished, …: thousands per minute at max speed)
-NOTABLE_RING = 200  # everything else: throttles, config reloads/rejections, hook failures, …
-# Per-job facts: high volume, so they get their own ring and cannot push the notable ones out.
-JOB_KINDS = frozenset({"routing-failed", "orphan-adopted", "orphan-removed", "orphan-yielded", "policy-fired"})
-
-
-def is_job_event(kind: str) -> bool:
-    return kind.startswith("job-") or kind in JOB_KINDS
-
-
 class DemoError(ValueError):
     pass
 
@@ -129,8 +120,10 @@ class DemoFiles:
         return [self.condor_config] + ([self.classad_routes] if self.classad_routes else [])
 
 
-class Engine:
-    """Everything the demo simulates, advanced by :meth:`step`."""
+class Simulation:
+    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.runtime.Feed``)."""
+
+    controls = frozenset({"pause", "speed", "step", "jobs", "routes"})
 
     # step(t) once or step(t1), step(t) give the same state (module docstring): the runtime may
     # step it action by action to stay responsive to stop()
@@ -162,9 +155,7 @@ class Engine:
         self.next_tick = float(start) + poll_period / 2
         # Two bounded rings numbered from one sequence: a burst of job events never pushes a
         # throttle or config event out before a snapshot carries it (the UI toasts those).
-        self.job_events: deque[S.Event] = deque(maxlen=EVENT_RING)
-        self.notable_events: deque[S.Event] = deque(maxlen=NOTABLE_RING)
-        self.event_seq = 0
+        self.ring = EventRing()
         self.ticks = 0
         self.jobs_version = 0
         self.submitted = 0
@@ -181,15 +172,11 @@ class Engine:
     @property
     def events(self) -> tuple[S.Event, ...]:
         """Both rings, oldest first (by sequence number)."""
-        return recent_events(self, EVENT_RING)
-
-    def _record(self, event: S.Event) -> None:
-        (self.job_events if is_job_event(event.kind) else self.notable_events).append(event)
+        return self.ring.recent(EVENT_RING)
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        self.event_seq += 1
-        self._record(S.Event(self.event_seq, time, kind, message, level, route, job))
+        self.ring.emit(time, kind, message, level, route, job)
 
     def _schedd_event(self, e: ScheddEvent) -> None:
         self.emit(e.time, e.kind, e.message, e.level, job=e.job)
@@ -198,8 +185,7 @@ class Engine:
         if self.router is None:
             return
         for e in self.router.drain_events():
-            self.event_seq += 1
-            self._record(e.to_snapshot_event(self.event_seq))
+            self.ring.record(e.to_snapshot_event(self.ring.next_seq()))
 
     # ---------------------------------------------------------------------------- time
 
@@ -250,7 +236,7 @@ class Engine:
         fresh._unsubscribe()
         if self.router is not None:
             self.router.close()
-        kept = {k: getattr(self, k) for k in ("job_events", "notable_events", "event_seq", "ticks", "submitted",
+        kept = {k: getattr(self, k) for k in ("ring", "ticks", "submitted",
                                                "rebuild")}
         version = self.jobs_version + 1
         self.__dict__.pop("row_index", None)  # the views' job table follows the new queue
@@ -390,7 +376,7 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
 
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
                speed: float = 1.0, *, start: float = DEMO_START, classad_routes: bool = False,
-               with_router: bool = True, durable: bool = True, stage: bool = True) -> Engine:
+               with_router: bool = True, durable: bool = True, stage: bool = True) -> Simulation:
     """Assemble the demo from ``config_dir`` (default: ``sample_configs/demo``).
 
     ``state_dir`` holds ``job_queue.log`` and ``history``; when the log exists the demo resumes
@@ -429,7 +415,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         table = load_routing_table(config)
         # the demo is allowed to run hook programs (product.md §4); nothing else is by default
         router = JobRouter(table, queue, now=now, allow_hooks=True)
-    engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
+    engine = Simulation(queue=queue, schedd=schedd, sites=sites, arrivals=arrivals, router=router, table=table,
                     config=config, start=now, seed=seed,
                     state_dir=Path(state_dir) if state_dir else None,
                     config_files=tuple(str(p) for p in files.config_paths()), writer=writer,

@@ -32,11 +32,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine.clock import Clock
+from engine.clock import Clock, LogClock
+from engine.crondor.zones import get_zone
+from engine.queue.jobqueue import QueueReloaded
+from engine.queue.timeline import parse_comment_time
+from engine.schedd.cron import CronObserver
 from engine.views import recorded as views
+from engine.views.rows import EventRing
+from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
-from engine.snapshot import Pause, ReportedRoute, Resume, RouteView, Snapshot
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
+from engine.snapshot import ReportedRoute, RouteView, Snapshot
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
 
@@ -55,6 +62,8 @@ class WatchSetup:
     queue_log: str
     config_files: tuple[str, ...] = ()
     limits: dict[str, tuple[int, int]] | None = None  # route name → (MaxJobs, MaxIdleJobs), table order
+    rules: dict | None = None  # route name → engine.views.figures.RouteRule (failure threshold and test)
+    polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
     router_log: str | None = None
     diagnostics: list[str] = field(default_factory=list)
 
@@ -75,7 +84,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     """Find the queue log, the routing table's limits and the router log (module docstring)."""
     paths = condor_config_paths(config, env)
     diagnostics: list[str] = []
-    limits = None
+    limits = rules = None
+    period = DEFAULT_POLLING_PERIOD
     cfg = None
     if paths:
         from engine.lang.config import Config  # noqa: PLC0415
@@ -84,7 +94,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         diagnostics += [str(e) for e in cfg.errors]
         table = load_routing_table(cfg)
         # no routes in the config: the copies' routes are unknown, not all "unlisted"
-        limits = {r.name: (r.max_jobs, r.max_idle_jobs) for r in table.routes} or None
+        limits, rules, period = table_rules(table)
+        limits, rules = limits or None, rules or None
         diagnostics += [str(d) for d in table.errors]
     if queue_log is None:
         if cfg is None:
@@ -95,8 +106,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
             if not spool:
                 raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
             queue_log = os.path.join(spool, "job_queue.log")
-    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, router_log=router_log,
-                      diagnostics=diagnostics)
+    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
+                      polling_period=period, router_log=router_log, diagnostics=diagnostics)
 
 
 def _expanded(cfg: Any, name: str) -> str | None:
@@ -120,8 +131,10 @@ def reported_of(table: RouterLogTable | None) -> dict[str, ReportedRoute]:
     }
 
 
-def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) -> tuple[RouteView, ...]:
-    """Attach the router's own row to each route (adding routes only the router log names)."""
+def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None,
+                   window_start: float | None = None) -> tuple[RouteView, ...]:
+    """Attach the router's own row to each route (adding routes only the router log names; their
+    window is the current one, ``window_start``, when known)."""
     rep = reported_of(table)
     if not rep:
         return routes
@@ -144,7 +157,8 @@ def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None) 
             reason=None, routed=0, idle=0, running=0, held=0, max_jobs=got.max_jobs, max_idle=got.max_idle,
             recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
             recent_failed=got.recent_failed or 0, failure_rate=0.0, failure_threshold=0.0,
-            throttle=got.throttle, window_start=0.0, next_reevaluation=0.0, reported=got,
+            throttle=got.throttle, window_start=window_start or 0.0,
+            next_reevaluation=window_start + THROTTLE_UPDATE_INTERVAL if window_start else 0.0, reported=got,
         ))
     return tuple(out)
 
@@ -168,24 +182,91 @@ class WatchEngine:
         from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
 
         self.setup = setup
-        self.clock = clock
+        self.clock = clock if isinstance(clock, LogClock) else LogClock(clock)
         self.tz = tz
         self.queue = JobQueue() if follower is None else follower.queue
         self.follower = follower if follower is not None else make_follower(setup.queue_log, self.queue)
         self.version = 0
-        self.paused = False
         # the jobs table is kept from the queue's change events (only changed jobs get a new row),
         # the same row index the demo and replay use
         from engine.views.recorded_rows import ReplayRows  # noqa: PLC0415
 
         self.rows = ReplayRows(queue_ads(self.queue))
         self.queue.subscribe(self._changed)
+        # the router's figures and the schedd's crondor, rebuilt transaction by transaction
+        self.figures = LiveFigures(queue_ads(self.queue), setup.rules, setup.polling_period)
+        self.cron: CronObserver | None = None
+        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
+        self.queue.transaction_hook = self
+        self._reloaded = False
         self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
         self.problems: list[str] = []
         self.waiting = False  # the log was read but holds no complete record yet
         self._seen = -1
 
+    # -- what the follower tells (engine.queue.jobqueue.TransactionHook) ---------------------
+    def _time_of(self, end_line: str | None) -> float:
+        t = parse_comment_time(end_line, self.tz) if end_line else None
+        if t is None:
+            return self.clock.now()
+        self.clock.saw(t)
+        return t
+
+    def _started(self, t: float) -> None:
+        if self.figures.start is None or self.cron is None:
+            # the log's CreationTimestamp when it is its first moment (a log followed from its
+            # birth, as the demo's); a rotated log keeps an old one, then windows start now
+            created = self.queue.created
+            start = created if created is not None and 0 < created <= t <= created + THROTTLE_UPDATE_INTERVAL else t
+            if self.figures.start is None:
+                self.figures.begin(start)
+            if self.cron is None:
+                self.cron = CronObserver(get_zone(self.tz), start, self.setup.polling_period)
+
+    def reloading(self) -> None:
+        """The log is read again from its start: the figures and crondor are rebuilt from it."""
+        self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period)
+        self.cron = None
+
+    def begin(self, end_line: str | None) -> None:
+        """Before a transaction: the router polls and schedd cycles due before its time."""
+        t = self._time_of(end_line)
+        self._started(t)
+        self.figures.close_until(t)
+        self.cron.run_until(t, self._cron_ad)
+
+    def commit(self, end_line: str, keys: set[str]) -> None:
+        t = self._time_of(end_line)
+        self._started(t)
+        self.figures.ads = queue_ads(self.queue)  # a bulk load replaces the queue's table
+        self.figures.commit(keys)
+        jobs = {k for k in keys if k[:1] != "0" and "." in k and not k.endswith(".-1")}
+        for k in keys:
+            if k[:1] == "0" and k.endswith(".-1"):
+                c = k[1:-3]
+                jobs.update(j for j in self.cron.seen if j.partition(".")[0] == c)
+        for job in sorted(jobs, key=_job_order):
+            self.cron.observe(job, self._cron_ad(job), t)
+
+    def _cron_ad(self, job: str) -> dict[str, str] | None:
+        j = self.queue.get(job)
+        return j.attrs if j is not None else None
+
+    def _after_reload(self) -> None:
+        """After a bulk load: copies written outside any transaction (a compacted log's body) are
+        tracked but not counted as started; cron jobs not seen in a transaction entered now."""
+        now = self.clock.now()
+        self._started(now)
+        self.figures.ads = queue_ads(self.queue)
+        self.figures.adopt()
+        for job in sorted((k for k in self.figures.ads if k[:1] != "0" and not k.endswith(".-1") and "." in k),
+                          key=_job_order):
+            if job not in self.cron.seen:
+                self.cron.observe(job, self._cron_ad(job), now)
+
     def _changed(self, event: Any) -> None:
+        if isinstance(event, QueueReloaded):
+            self._reloaded = True
         self.version += 1
         self.rows.index.on_event(event)
         self.rows.jobs_version += 1
@@ -198,6 +279,9 @@ class WatchEngine:
         """What to do after one follower poll (also the ``on_poll`` of the foundation's watcher,
         which polls the follower itself): note its problems, read the router log, and say
         whether anything changed since the last time this returned True."""
+        if self._reloaded:
+            self._reloaded = False
+            self._after_reload()
         for p in getattr(result, "problems", None) or ():
             self.problems.append(str(p))
         del self.problems[:-50]
@@ -210,30 +294,36 @@ class WatchEngine:
         self._seen = self.version
         return changed
 
-    def handle(self, command: object) -> bool:
-        """Pause/Resume freeze the published view (the log is still followed)."""
-        if isinstance(command, Pause):
-            self.paused = True
-        elif isinstance(command, Resume):
-            self.paused = False
-        else:
-            return False
-        return True
-
     def job_ad(self, job: str) -> dict[str, str]:
         j = self.queue.get(job)
-        return dict(j.attrs()) if j is not None else {}
+        return j.attrs if j is not None else {}
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
         ads = queue_ads(self.queue)
         self.rows.rebind(ads)
+        now = self.clock.now()
+        figures = None
+        if self.figures.start is None and self.queue.created is not None:
+            self._started(now)  # no transaction yet: the router's windows begin with the log
+        if self.figures.start is not None:
+            self.figures.close_until(now)
+            figures = self.figures.figures(now)
+        if self.cron is not None:
+            self.cron.run_until(now, self._cron_ad, inclusive=True)
         snap = views.snapshot_of(
-            ads, rows=self.rows, seq=seq, time=self.clock.now(), mode="watch", paused=self.paused,
+            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=False,
             limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
-            readonly=True, config_files=self.setup.config_files,
+            readonly=True, config_files=self.setup.config_files, figures=figures,
+            deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
         )
         table = self.router_log.latest if self.router_log is not None else None
-        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table), clock="real")
+        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
+                                   clock="virtual" if self.clock.on_log else "real")
+
+
+def _job_order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
 
 
 def make_follower(path: str, queue: Any) -> Any:
@@ -251,26 +341,25 @@ class WakeUp:
 class WatchFeed:
     """Watch mode as an engine for :class:`engine.runtime.Runtime`.
 
-    All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
+    Read-only and live: no pause, speed, step or seek (``controls`` is empty; a paused view of a
+    log that keeps changing would only mislead). All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
     and written by two threads. ``next_time()`` asks for a poll every ``poll_interval`` seconds
     of the (system) clock; :meth:`waker` gives the foundation's watcher (``run_watch``) an object
     whose ``poll()`` just sends :class:`WakeUp` to the runtime, so a change is read at once."""
+
+    controls: frozenset[str] = frozenset()
 
     def __init__(self, engine: WatchEngine, poll_interval: float = 1.0) -> None:
         self.engine = engine
         self.poll_interval = poll_interval
         self.now = engine.clock.now()
         self._last_poll = -float("inf")
-        self.events: list = []
-        self._seq = 0
+        self.ring = EventRing()
         self._told_waiting = False
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        from engine.snapshot import Event  # noqa: PLC0415
-
-        self._seq += 1
-        self.events = (self.events + [Event(self._seq, time, kind, message, level, route, job)])[-200:]
+        self.ring.emit(time, kind, message, level, route, job)
 
     def next_time(self) -> float:
         return self._last_poll + self.poll_interval
@@ -291,8 +380,6 @@ class WatchFeed:
         if isinstance(command, WakeUp):
             self._poll(self.engine.clock.now())
             return None
-        if self.engine.handle(command):
-            return None
         return f"{type(command).__name__} is not available in watch mode (read-only)"
 
     def job_ad(self, job: str) -> dict[str, str]:
@@ -302,7 +389,7 @@ class WatchFeed:
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
         snap = self.engine.snapshot(seq)
         return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-                                   events=tuple(self.events))
+                                   events=self.ring.recent())
 
     def waker(self, runtime: Any) -> Any:
         feed_path = self.engine.follower.path

@@ -30,7 +30,7 @@ import functools
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queue import records as R
@@ -161,6 +161,20 @@ class _Batch:
         self.reloaded = False
 
 
+class TransactionHook(Protocol):
+    """What a follower tells about each transaction it applies (records apply as read, so at
+    ``begin`` the queue is as before it, at ``commit`` as after it)."""
+
+    def reloading(self) -> None:
+        """A bulk load starts (the queue is emptied, then every transaction of the log told)."""
+
+    def begin(self, end_line: str | None) -> None:
+        """A 105; ``end_line`` is its 106 line (with the ``# time`` comment) when already written."""
+
+    def commit(self, end_line: str, keys: set[str]) -> None:
+        """Its 106: the transaction touched the ads ``keys``."""
+
+
 class JobQueue:
     """Ads of one job_queue.log, with views of jobs and change events."""
 
@@ -169,6 +183,9 @@ class JobQueue:
         self._batch: _Batch | None = None
         self._txn: Any = None
         self.writer: Any = None  # engine.queue.writer.QueueLogWriter, attached by open_queue
+        # told of each transaction a follower applies (begin with its 106 line, commit with the
+        # keys it touched): watch rebuilds the router's figures and the schedd's crondor from it
+        self.transaction_hook: TransactionHook | None = None
         self._gen = 0
         self._reset()
 
@@ -194,7 +211,7 @@ class JobQueue:
         if n is None:
             n = self._lower.get(name.lower())
             if n is None:
-                n = self._lower[name.lower()] = name
+                n = self._lower[name.lower()] = R.canonical_name(name)
             self._canon[name] = n
         return n
 
@@ -259,6 +276,10 @@ class JobQueue:
             if k == kind and (mytype is None or self._types.get(key, "").lower() == mytype):
                 out[key] = MappingProxyType(self._ads[key])
         return out
+
+    def record_kinds(self) -> dict[str, int]:
+        """Non-job records held, by kind (``engine.queue.records.record_kinds``)."""
+        return R.record_kinds(self._types.items())
 
     @property
     def users(self) -> dict[str, Mapping[str, str]]:

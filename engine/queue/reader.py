@@ -74,11 +74,26 @@ def load_bytes(data: bytes, queue: JobQueue | None = None, *, source: str = "<by
                mode: str = OWNER, validate: bool = True) -> LoadResult:
     """Replace the contents of ``queue`` (a new one if None) with the state ``data`` describes."""
     q = queue if queue is not None else JobQueue()
+    hook = q.transaction_hook
+    if hook is not None and mode == FOLLOW:
+        # a follower whose hook wants every transaction (watch rebuilding the router's figures):
+        # the reference reader tells it of each one; the fast path would not
+        hook.reloading()
+        return _load_bytes(data, q, source, mode, validate, fast=False)
+    q.transaction_hook = None  # a bulk load is one reload, not transactions
+    try:
+        return _load_bytes(data, q, source, mode, validate)
+    finally:
+        q.transaction_hook = hook
+
+
+def _load_bytes(data: bytes, q: JobQueue, source: str, mode: str, validate: bool, fast: bool = True) -> LoadResult:
     with q.batch():
         q._batch.reloaded = True  # type: ignore[union-attr]
         q._reset()
+        res = None
         try:
-            res = _fast(data, q, source, mode, validate)
+            res = _fast(data, q, source, mode, validate) if fast else None
         except _Bail:
             res = None  # leave the except block first: its traceback keeps the fast path's lines alive
         if res is None:

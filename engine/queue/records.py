@@ -26,7 +26,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from engine.classad import is_valid_expr, parse_problem
 
@@ -161,6 +161,50 @@ def key_kind(key: str) -> str:
     if c > 0 and p == -100 and key == f"{c}.-100":
         return JOBSET
     return OTHER
+
+
+def record_kinds(types: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """How many records of each non-job kind a queue holds, from (key, MyType) pairs: ``user``
+    (``0.<n>`` MyType Owner), ``project`` (``0.<n>`` MyType Project), ``jobset`` (``<c>.-100``),
+    ``cluster_private`` (``<c>.-2``), ``other`` (any other non-job key or MyType, e.g. a record
+    kind of a later HTCondor). The 25.x kinds (htcondor.md §3.1; HTCONDOR-3362); the job router's
+    ``NewClassAdJobLogConsumer::key_to_table`` keeps them out of its job collection the same way."""
+    out: dict[str, int] = {}
+    for key, mytype in types:
+        kind = key_kind(key)
+        if kind in (JOB, CLUSTER, HEADER):
+            continue
+        if kind == USER:
+            name = {"owner": "user", "project": "project"}.get((mytype or "").lower(), "other")
+        else:
+            name = {JOBSET: "jobset", CLUSTER_PVT: "cluster_private"}.get(kind, "other")
+        out[name] = out.get(name, 0) + 1
+    return out
+
+
+# Attribute names are case-insensitive in HTCondor. Both queue models (engine.queue.jobqueue and
+# replay's QueueState) store each name under one spelling: HTCondor's own for the attributes
+# RouteDeck reads, else the first spelling seen, so ``ad.get("RouteName")`` finds ``routename``.
+KNOWN_NAMES = (
+    "JobStatus", "RouteName", "RoutedFromJobId", "RoutedToJobId", "Managed", "ManagedManager", "Owner", "User",
+    "Cmd", "QDate", "EnteredCurrentStatus", "HoldReason", "HoldReasonCode", "HoldReasonSubCode", "DeferralTime",
+    "DeferralWindow", "DeferralPrepTime", "CronMinute", "CronHour", "CronDayOfMonth", "CronMonth",
+    "CronDayOfWeek", "ExitCode", "ExitBySignal", "ClusterId", "ProcId", "JobUniverse", "GridResource",
+    "NextClusterNum", "LastHoldReason", "CompletionDate", "JobCurrentStartDate", "JobStartDate",
+)
+_SPELLING: dict[str, str] = {n.lower(): n for n in KNOWN_NAMES}
+_SPELLING_MAX = 100_000  # bound: past it, unknown names keep the spelling they came with
+
+
+def canonical_name(name: str) -> str:
+    """The one spelling attribute ``name`` is stored under (see ``KNOWN_NAMES``)."""
+    low = name.lower()
+    n = _SPELLING.get(low)
+    if n is None:
+        if len(_SPELLING) >= _SPELLING_MAX:
+            return name
+        n = _SPELLING[low] = name
+    return n
 
 
 # ------------------------------------------------------------------------------------------

@@ -144,7 +144,18 @@ def _play(queue, rec, recno, off, res, source) -> None:
         res.add(Problem(source, recno, off, warning, "warning"))
 
 
+def _end_line(lines, j: int) -> str | None:
+    """The first 106 line at or after ``lines[j]`` (a transaction's end), if written yet."""
+    while j < len(lines):
+        if _op_of(lines[j]) == R.END_TXN:
+            return _decode(lines[j])
+        j += 1
+    return None
+
+
 def _follow(lines, last106, queue, res, source, validate) -> None:
+    hook = queue.transaction_hook
+    touched: set[str] = set()
     off = 0
     for i, raw in enumerate(lines):
         recno = i + 1
@@ -165,11 +176,20 @@ def _follow(lines, last106, queue, res, source, validate) -> None:
                             + "; ignored, as HTCondor's router does (the previous value stays)", "warning"))
         elif op == R.BEGIN_TXN:
             res.clean = False
+            if hook is not None:  # the transaction's time is on its 106, read ahead in this piece
+                hook.begin(_end_line(lines, i + 1))
+            touched = set()
         elif op == R.HIST_SEQ:
             if recno == 1:
                 queue.seq, queue.created = int(rec.key), int(rec.value)
-        elif op != R.END_TXN:
+        elif op == R.END_TXN:
+            if hook is not None:
+                hook.commit(line, touched)
+            touched = set()
+        else:
             _play(queue, rec, recno, off, res, source)
+            if hook is not None:
+                touched.add(rec.key)
         res.probe = (off, raw + b"\n")
         off += len(raw) + 1
         res.next_offset = off

@@ -22,7 +22,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from engine.crondor import deferral as D
 from engine.crondor.fields import ATTRS
@@ -133,11 +133,106 @@ class CronKeeper:
         return lambda t: starter_decision(dt, p.window, t)
 
     def view_runs(self, attrs: Mapping[str, str], now: float, n: int = 5) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        s = schedule_of(attrs)
-        try:
-            return tuple(next_runs(s, now, n, self.zone)), tuple(r.time for r in schedd_runs(s, now, n, self.zone))
-        except CronError:
-            return (), ()
+        return view_runs(attrs, now, self.zone, n)
+
+
+def view_runs(attrs: Mapping[str, str], now: float, zone=None, n: int = 5) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(RouteDeck's next ``n`` runs, what an HTCondor >= 10.3 schedd would pick) after ``now``."""
+    s = schedule_of(attrs)
+    try:
+        return tuple(next_runs(s, now, n, zone)), tuple(r.time for r in schedd_runs(s, now, n, zone))
+    except CronError:
+        return (), ()
+
+
+class CronObserver:
+    """The crondor state a real schedd holds, rebuilt from what its queue log shows.
+
+    ``DeferralTime`` is assigned in memory and never logged (htcondor.md §2.4), so a recorded or
+    watched queue does not carry it. This class drives the demo schedd's :class:`CronKeeper` (the
+    same ``calculateCronTabSchedule`` calls, for the same reasons) from the transitions a log
+    shows: a job entering the queue, a hold (its ``HoldReasonCode``: 1 = condor_hold keeps the
+    cached CronTab, anything else came through the shadow and drops it), a release, a requeue
+    (Running back to Idle), an edit of a ``Cron*`` attribute, a job leaving the queue.
+
+    When the schedd calculates is not in the log either: RouteDeck assumes the demo's schedd cycle
+    (the first one half a polling period after the log's first step, then every ``period``
+    seconds; the periodic pass over every idle cron job every ``interval`` seconds from the first
+    cycle). A real schedd computes at its own negotiation cycle, so a time computed at an entry
+    can differ from a real schedd's by that phase when the two straddle a minute boundary
+    (documented limitation). Holds the keeper asks for are not applied: the log says what the
+    schedd did.
+    """
+
+    def __init__(self, zone, start: float, period: float = 10.0, interval: float = 60.0) -> None:
+        self.keeper = CronKeeper(zone=zone)
+        self.period = float(period)
+        self.interval = float(interval)
+        self.next_cycle = float(start) + self.period / 2
+        self.last_periodic = float("-inf")
+        self.seen: dict[str, tuple[int | None, tuple]] = {}  # cron job -> (status, cron texts)
+
+    def observe(self, job: str, attrs: Mapping[str, str] | None, now: float) -> None:
+        """The job's ad after a committed change (None: it left the queue)."""
+        k = self.keeper
+        before = self.seen.get(job)
+        if attrs is None or not needs_cron(attrs):
+            if before is not None:
+                del self.seen[job]
+                k.forget(job)
+            return
+        status = _int(attrs.get("JobStatus"))
+        texts = tuple(attrs.get(a) for a in ATTRS)
+        self.seen[job] = (status, texts)
+        if before is None:
+            k.job_entered(job, now)
+            return
+        old_status, old_texts = before
+        if texts != old_texts:
+            k.job_edited(job, now)
+        if status == 5 and old_status != 5:
+            k.job_held(job, _int(attrs.get("HoldReasonCode")) or 1)
+        elif status == 1 and old_status == 5:
+            k.job_released(job, now)
+        elif status == 1 and old_status in (2, 6, 7):
+            k.job_requeued(job, now)
+
+    def run_until(self, t: float, ads: "Callable[[str], Mapping[str, str] | None]", inclusive: bool = False) -> None:
+        """Run the schedd cycles due before ``t`` (and at ``t`` when ``inclusive``): the pending
+        calculations, and the periodic pass over the idle cron jobs (``CronKeeper.calculate``)."""
+        k = self.keeper
+        while self.next_cycle < t or (inclusive and self.next_cycle == t):
+            now = self.next_cycle
+            self.next_cycle += self.period
+            pending = k.pending()
+            todo = dict.fromkeys(pending)
+            if now - self.last_periodic >= self.interval:
+                self.last_periodic = now
+                for job, (status, _texts) in self.seen.items():
+                    if status == 1:
+                        todo.setdefault(job, None)
+            for job in sorted(todo, key=_job_order):
+                attrs = ads(job)
+                if attrs is not None:
+                    k.calculate(job, attrs, now, pending.get(job) or D.PERIODIC)
+
+    def deferral(self, job: str) -> int | None:
+        return self.keeper.deferral.get(job)
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(float(text)) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _job_order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    try:
+        return int(c), int(p)
+    except ValueError:
+        return (1 << 62, 0)
 
 
 def starter_decision(deferral_time: int, window: int, t: float) -> tuple[str, float]:

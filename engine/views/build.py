@@ -8,18 +8,14 @@ everything returned is immutable.
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 from engine import snapshot as S
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
-from engine.schedd.cron import ATTRS as CRON_ATTRS
-from engine.schedd.cron import needs_cron, schedule_of
+from engine.schedd.cron import needs_cron
 from engine.schedd.schedd import job_order
+from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 
-SNAPSHOT_JOB_EVENTS = 200  # job events per snapshot; the notable ring rides along whole
-
-STATE_KEYS = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring", 7: "suspended"}
 
 
 def _s(attrs: dict[str, str], name: str) -> str | None:
@@ -133,6 +129,7 @@ def job_rows(engine: Any) -> tuple[S.JobRow, ...]:
 
 
 def cron_views(engine: Any) -> tuple[S.CronView, ...]:
+    """The crondor rows of the demo's schedd: its in-memory DeferralTimes (htcondor.md §2.4)."""
     keeper = engine.schedd.cron
     if keeper is None:
         return ()
@@ -143,43 +140,21 @@ def cron_views(engine: Any) -> tuple[S.CronView, ...]:
         a = engine.store.attrs(job)
         if a is None or not needs_cron(a):
             continue
-        sched = schedule_of(a)
-        dt = keeper.deferral.get(job)
-        if not sched.valid:
-            state = "invalid"
-        elif st == 5:
-            state = "held"
-        elif st == 2:
-            state = "waiting" if dt is not None and engine.now < dt else "running"
-        else:
-            state = "idle"
-        runs, schedd = keeper.view_runs(a, engine.now) if sched.valid else ((), ())
-        lints = ()
-        if runs and schedd and runs[0] != schedd[0]:
-            lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {runs[0]} "
-                     "(htcondor.md §2.3 item 4)",)
-        out.append(S.CronView(
-            job=job, fields=tuple(_s(a, n) for n in CRON_ATTRS), status=st, deferral_time=dt,
-            window=_i(a, "DeferralWindow") or 0, prep_time=_i(a, "DeferralPrepTime") or 0,
-            next_runs=runs, schedd_runs=schedd, state=state, tz=engine.tz, lints=lints,
-            hold_reason=_s(a, "HoldReason"), hold_code=_i(a, "HoldReasonCode")))
+        out.append(cron_row(job, a, status=st, deferral=keeper.deferral.get(job), now=engine.now, tz=engine.tz,
+                            runs=keeper.view_runs, text=lambda t: _text(t), number=lambda t: _number(t)))
     return tuple(out)
 
 
-def recent_events(engine: Any, job_limit: int) -> tuple[S.Event, ...]:
-    """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
-    jobs = engine.job_events
-    if len(jobs) > job_limit:
-        jobs = list(jobs)[-job_limit:]
-    return tuple(heapq.merge(jobs, engine.notable_events, key=lambda e: e.seq))
+def _text(t: str | None) -> str | None:
+    return _s({"v": t}, "v") if t is not None else None
+
+
+def _number(t: str | None) -> int | None:
+    return _i({"v": t}, "v") if t is not None else None
 
 
 def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
                    jobs: tuple = ()) -> S.Snapshot:
-    counts = {name: 0 for name in ("idle", "running", "held", "removed", "completed")}
-    for st, n in engine.store.counts().items():
-        key = STATE_KEYS.get(st, str(st))
-        counts[key] = counts.get(key, 0) + n
     routes: tuple = ()
     inactive: tuple = ()
     diags: tuple = ()
@@ -199,8 +174,8 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
     return S.Snapshot(
         seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
         engine_state=engine_state, routes=routes, inactive_routes=inactive,
-        queue_counts=S.frozen_map(counts), total_jobs=len(engine.store.status),
+        queue_counts=queue_counts(engine.store.counts()), total_jobs=len(engine.store.status),
         jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
-        cron_jobs=cron_views(engine), events=recent_events(engine, SNAPSHOT_JOB_EVENTS),
+        cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)

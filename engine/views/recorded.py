@@ -1,14 +1,16 @@
 """Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
 
 Used by replay (a :class:`~engine.feeds.replay.index.QueueState`) and by watch (the same shape:
-``ads`` key → {attribute: value text}). Sources: htcondor.md §3.1 (keys, cluster chaining),
+``ads`` key → {attribute: value text}); the demo builds its snapshot in ``engine.views.build``
+from its live router, with the same row rules (``engine.views.rows``). Sources: htcondor.md §3.1 (keys, cluster chaining),
 §1.5 (what a route's counts mean), §1.6 (routed copy attributes), §1.9 (router_q's view of a
 routed copy). Design decisions and invariants:
 
 - A job's effective ad is its cluster ad ``0<c>.-1`` overlaid with its proc ad ``<c>.<p>``
   (proc wins), as the schedd chains them. Attribute names are looked up as HTCondor writes
-  them (``RouteName``, ``JobStatus``, …); a log written with other capitalisation is not
-  recognised (documented limitation; real schedds and RouteDeck's writer use these).
+  them (``RouteName``, ``JobStatus``, …); both queue models store every name under that one
+  spelling (``engine.queue.records.canonical_name``), so a log written with other
+  capitalisation is read the same.
 - A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,
   htcondor.md §1.9); per-route counts come only from routed copies present in the recorded
   queue: ``routed`` = copies on the route (the router tracks a copy until it is removed from
@@ -26,21 +28,28 @@ routed copy). Design decisions and invariants:
 - Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
   100,000 jobs with a handful of distinct status texts cost dictionary look-ups.
 - Route limits come from an optional routing table (``limits``: name → (max_jobs, max_idle));
-  without one they read -1 ("unknown") and the route's state is "accepting" with a reason that
-  says the figures are recorded ones.
+  without one they read -1 ("unknown"). State and reason are the live router's rule
+  (``engine.views.rows``): only the rebuilt throttle can stop a route without a table.
+- Rows keep the order they were first shown in (``route_order``, kept by the feed): the table's
+  routes first, then recorded ones as they appeared — no row changes place between snapshots.
+- Cron rows carry the ``DeferralTime`` the feed's rebuilt schedd holds (``deferral``); it is not
+  in the log (htcondor.md §2.4).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from engine import classad
-from engine.snapshot import STATUS_NAMES, CronView, ReplayPosition, RouteView, Snapshot
-
-CRON_ATTRS = ("CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
+from engine.crondor.zones import get_zone
+from engine.router.throttle import RouteStats
+from engine.schedd.cron import ATTRS as CRON_ATTRS
+from engine.schedd.cron import view_runs
+from engine.schedd.schedd import job_order
+from engine.snapshot import CronView, ReplayPosition, RouteView, Snapshot
+from engine.views.rows import cron_row, queue_counts, recorded_route_state
 
 
 def literal(text: str | None) -> Any:
@@ -166,58 +175,45 @@ def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
     return out
 
 
-def cron_view(job: str, attrs: Mapping[str, str], now: float, tz: str) -> CronView:
-    # A cron field is normally a string literal ("*/10"); anything else is shown as written.
-    fields = tuple(literal_str(attrs.get(a)) or attrs.get(a) for a in CRON_ATTRS)
-    status = literal_int(attrs.get("JobStatus")) or 0
-    deferral = literal_int(attrs.get("DeferralTime"))
-    if status == 5:
-        state = "held"
-    elif status == 2:
-        state = "waiting" if deferral is not None and deferral > now else "running"
-    else:
-        state = "idle"
-    return CronView(
-        job=job, fields=fields, status=status, deferral_time=deferral,
-        window=literal_int(attrs.get("DeferralWindow")) or 0,
-        prep_time=literal_int(attrs.get("DeferralPrepTime")) or 0,
-        next_runs=(deferral,) if deferral is not None else (), schedd_runs=(), state=state, tz=tz,
-        hold_reason=literal_str(attrs.get("HoldReason")) if status == 5 else None,
-        hold_code=literal_int(attrs.get("HoldReasonCode")) if status == 5 else None,
-    )
-
-
 def route_views(counts: Mapping[str, RouteCounts],
                 limits: Mapping[str, tuple[int, int]] | None = None,
-                figures: Mapping[str, Any] | None = None) -> tuple[RouteView, ...]:
-    """Board rows: the table's routes in order (when given), then recorded routes not in it.
+                figures: Mapping[str, Any] | None = None,
+                order: list[str] | None = None, now: float | None = None) -> tuple[RouteView, ...]:
+    """Board rows: the table's routes in order (when given), then recorded routes not in it, in
+    the order they were first seen (``order``, kept by the caller across snapshots so rows never
+    change places; names are appended to it).
 
-    ``figures`` (route name → :class:`engine.feeds.replay.stats.Figures`) adds the reconstructed recent
-    counts and throttle; a reached throttle is checked first, in HTCondor's order (§1.5)."""
-    names = list(limits or {})
-    names += sorted((n for n in counts if n not in (limits or {})), key=lambda n: counts[n].first_seen)
-    names += [n for n in (figures or {}) if n not in names]  # no copy in the queue now, figures recent
+    ``figures`` (route name → :class:`engine.feeds.replay.stats.Figures`) adds the reconstructed
+    recent counts and throttle. State and reason are the live router's rule
+    (:func:`engine.views.rows.recorded_route_state`)."""
+    order = [] if order is None else order
+    known = set(order)
+    for n in sorted((n for n in counts if n not in known), key=lambda n: counts[n].first_seen):
+        order.append(n)
+        known.add(n)
+    for n in (figures or {}):
+        if n not in known:
+            order.append(n)
+            known.add(n)
+    names = list(limits or {}) + [n for n in order if n not in (limits or {})]
     rows = []
     for i, name in enumerate(names, 1):
         rc = counts.get(name) or RouteCounts()
         fig = (figures or {}).get(name)
         max_jobs, max_idle = (limits or {}).get(name, (-1, -1))
-        if fig is not None and fig.state == "throttled" and (limits is None or name in limits):
-            state, reason = "throttled", fig.reason
-        elif limits is not None and name not in limits:
+        stats = RouteStats(name=name, stats_begin_time=fig.window_start if fig is not None else 0.0,
+                           num_jobs=rc.routed, num_running=rc.running, num_held=rc.held,
+                           recent_routed=fig.recent_started if fig is not None else 0,
+                           recent_succeeded=fig.recent_succeeded if fig is not None else 0,
+                           recent_failed=fig.recent_failed if fig is not None else 0,
+                           throttle=fig.throttle if fig is not None else 0.0)
+        state, reason = recorded_route_state(stats, max_jobs, max_idle)
+        if state != "throttled" and limits is not None and name not in limits:
             state, reason = "unlisted", "recorded copies of a route not in the routing table"
-        elif limits is None:
-            state, reason = "accepting", "recorded figures (no routing table given)"
-        elif max_jobs >= 0 and rc.routed >= max_jobs:
-            state, reason = "full", f"{rc.routed} routed >= MaxJobs {max_jobs}"
-        elif max_idle >= 0 and rc.idle >= max_idle:
-            state, reason = "idle-limit", f"{rc.idle} idle >= MaxIdleJobs {max_idle}"
-        else:
-            state, reason = "accepting", None
         rows.append(RouteView(
             index=i, name=name, source_label="recorded", syntax="transform", state=state, reason=reason,
             routed=rc.routed, idle=rc.idle, running=rc.running, held=rc.held, max_jobs=max_jobs,
-            max_idle=max_idle, **(_figure_fields(fig) if fig is not None else _NO_FIGURES),
+            max_idle=max_idle, **(_figure_fields(fig, stats, now) if fig is not None else _NO_FIGURES),
         ))
     return tuple(rows)
 
@@ -226,35 +222,55 @@ _NO_FIGURES = dict(recent_started=0, recent_succeeded=0, recent_failed=0, failur
                    failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
 
 
-def _figure_fields(fig: Any) -> dict:
+def _figure_fields(fig: Any, stats: RouteStats, now: float | None) -> dict:
     return dict(recent_started=fig.recent_started, recent_succeeded=fig.recent_succeeded,
-                recent_failed=fig.recent_failed, failure_rate=fig.failure_rate,
+                recent_failed=fig.recent_failed,
+                failure_rate=stats.failure_rate(now) if now is not None else fig.failure_rate,
                 failure_threshold=fig.threshold, throttle=fig.throttle if fig.throttle > 0 else None,
-                window_start=fig.window_start, next_reevaluation=fig.window_start + 600,
+                window_start=fig.window_start, next_reevaluation=stats.next_reevaluation(),
                 rate_history=fig.rate_history)
+
+
+def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int | None]) -> tuple[CronView, ...]:
+    """Crondor rows of the recorded queue's idle, running and held cron jobs, with the
+    ``DeferralTime`` a schedd would hold (``deferral(job)``; htcondor.md §2.4: it is never logged)."""
+    zone = get_zone(tz)
+
+    def runs(attrs: Any, now: float) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return view_runs(attrs.as_dict(), now, zone)
+
+    out = []
+    for job, attrs in jobs:
+        if not any(a in attrs for a in CRON_ATTRS):
+            continue
+        status = literal_int(attrs.get("JobStatus")) or 0
+        if status not in (1, 2, 5):
+            continue
+        out.append(cron_row(job, attrs, status=status, deferral=deferral(job), now=time, tz=tz, runs=runs,
+                            text=literal_str, number=literal_int))
+    out.sort(key=lambda c: job_order(c.job))
+    return tuple(out)
 
 
 def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "replay",
                 speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
                 limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
                 with_jobs: bool = True, tz: str = "UTC", figures: Mapping[str, Any] | None = None,
-                rows: Any, **extra: Any) -> Snapshot:
+                rows: Any, deferral: Callable[[str], int | None] | None = None,
+                route_order: list[str] | None = None, **extra: Any) -> Snapshot:
     """One snapshot of the recorded queue (module docstring for the rules)."""
     jobs = list(iter_jobs(ads))
     counts = route_counts(ads, jobs)
-    queue: dict[str, int] = {}
     # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex):
     # only jobs that changed since the last snapshot were rebuilt
     table = rows.table()
-    for row in table:
-        key = STATUS_NAMES.get(row.status, str(row.status)).lower()
-        queue[key] = queue.get(key, 0) + 1
     rows = table if with_jobs else ()
-    crons = [cron_view(job, attrs, time, tz) for job, attrs in jobs if any(a in attrs for a in CRON_ATTRS)]
     return Snapshot(
         seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
         paused=paused, engine_state="paused" if paused else "running",
-        routes=route_views(counts, limits, figures), queue_counts=MappingProxyType(queue), total_jobs=len(jobs),
-        jobs=tuple(rows), jobs_version=jobs_version, cron_jobs=tuple(crons), replay=position, tz=tz,
+        routes=route_views(counts, limits, figures, route_order, time),
+        queue_counts=queue_counts(r.status for r in table), total_jobs=len(jobs),
+        jobs=tuple(rows), jobs_version=jobs_version,
+        cron_jobs=cron_views(jobs, time, tz, deferral or (lambda _job: None)), replay=position, tz=tz,
         **extra,
     )

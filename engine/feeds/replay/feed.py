@@ -29,15 +29,14 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from bisect import bisect_right
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from engine import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
-from engine.feeds.replay.timeline import SOURCE_NAMES
+from engine.queue.timeline import SOURCE_NAMES
+from engine.views.rows import EventRing
 
-EVENT_RING = 200
 TIE = 1e-6  # clock seconds between transactions that share a time
 AFTER_END = 3600.0  # clock seconds to the next "action" once the last transaction is applied
 
@@ -53,6 +52,10 @@ class GotoBookmark:
 
 
 class ReplayFeed:
+    """A recording played on the runtime's clock (an ``engine.runtime.Feed``): read-only."""
+
+    controls = frozenset({"pause", "speed", "step", "seek"})
+
     def __init__(self, player: Player, config_files: tuple[str, ...] = ()) -> None:
         self.player = player
         self.config_files = tuple(config_files)  # --config: shown read-only by the UI, never written
@@ -65,8 +68,7 @@ class ReplayFeed:
             prev = t
         self.offset = 0.0
         self.now = player.time()
-        self.events: deque[S.Event] = deque(maxlen=EVENT_RING)
-        self._seq = 0
+        self.ring = EventRing()
         self._events_upto = self.now
         for p in player.index.problems[:50]:
             self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
@@ -82,8 +84,7 @@ class ReplayFeed:
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        self._seq += 1
-        self.events.append(S.Event(self._seq, time - self.offset, kind, message, level, route, job))
+        self.ring.emit(time - self.offset, kind, message, level, route, job)
 
     def next_time(self) -> float:
         p = self.player
@@ -138,6 +139,6 @@ class ReplayFeed:
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
         return dataclasses.replace(
             snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-            replay=pos, events=tuple(self.events), config_files=self.config_files,
+            replay=pos, events=self.ring.recent(), config_files=self.config_files,
             diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
         )

@@ -16,7 +16,7 @@ owner's reading rules). Design decisions and invariants:
   incident's log as it can. Values are not parsed as ClassAd expressions here (that would cost
   ~7 µs × every record); they stay text, as everywhere in the engine.
 - One pass reads the whole file: per step the byte offsets of its first record and of its end,
-  its time (see :mod:`engine.feeds.replay.timeline`) and its first line number; every ``every``
+  its time (see :mod:`engine.queue.timeline`) and its first line number; every ``every``
   records (at a step boundary) a *checkpoint*: a copy-on-write copy of the queue state.
   Seeking restores the nearest checkpoint at or before the target and re-reads at most
   ``every`` records' bytes from the kept file contents, so a seek costs O(every) record
@@ -37,7 +37,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from engine.feeds.replay.timeline import TimeInference
+from engine.queue.records import canonical_name, record_kinds
+from engine.queue.timeline import TimeInference
 
 DEFAULT_EVERY = 50_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py)
 
@@ -95,12 +96,16 @@ class QueueState:
     def set(self, key: str, name: str, value: str) -> None:
         ad = self._own(key)
         if ad is not None:
-            ad[name] = value
+            ad[canonical_name(name)] = value  # case-insensitive names, as JobQueue
 
     def delete(self, key: str, name: str) -> None:
         ad = self._own(key)
         if ad is not None:
-            ad.pop(name, None)
+            ad.pop(canonical_name(name), None)
+
+    def record_kinds(self) -> dict[str, int]:
+        """Non-job records held, by kind (``engine.queue.records.record_kinds``)."""
+        return record_kinds(self.types.items())
 
     def same_as(self, other: "QueueState") -> bool:
         return self.ads == other.ads and self.types == other.types

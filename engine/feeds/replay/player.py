@@ -31,7 +31,7 @@ from bisect import bisect_right
 from engine.clock import Clock
 from engine.feeds.replay.index import LogIndex, QueueState
 from engine.snapshot import Pause, ReplayPosition, Resume, Seek, SetSpeed, Snapshot, Step
-from engine.feeds.replay.timeline import COMMENT
+from engine.queue.timeline import COMMENT
 from engine.views import recorded as views
 from engine.views.recorded_rows import ReplayRows
 from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteHistory
@@ -60,7 +60,8 @@ class Player:
         self.bookmarks: dict[str, int] = {}
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
         self.rows = ReplayRows(self.state.ads)  # the jobs table, rebuilt only for changed jobs
-        self.history = RouteHistory(index, rules, polling_period)  # built on the first snapshot
+        self.history = RouteHistory(index, rules, polling_period, tz)
+        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)  # built on the first snapshot
         self._anchor_clock = clock.now()
         self._anchor_time = self.start
 
@@ -230,4 +231,5 @@ class Player:
             paused=self.paused, position=self.replay_position(), limits=self.limits,
             jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             figures=self.history.figures(self.position, t), rows=self.rows,
+            deferral=lambda job: self.history.deferral_at(job, t), route_order=self.route_order,
         )

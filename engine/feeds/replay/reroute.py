@@ -10,7 +10,7 @@ Design decisions and invariants:
   the *source jobs* — every proc ad that appears and is not a routed copy — with the time of the
   step that created it and its effective ad at the end of that step, and tallies the recorded
   routed copies per route.
-- The simulation is the demo's engine (:class:`engine.feeds.demo.Engine`: embedded schedd, simulated
+- The simulation is the demo's engine (:class:`engine.feeds.demo.Simulation`: embedded schedd, simulated
   sites, the router with the given table, ``JOB_ROUTER_POLLING_PERIOD`` ticks) with the recorded
   jobs as its arrivals, at their recorded times, on a virtual clock; it runs from the first to
   the last step's time of the recording, so both sides cover the same window.
@@ -214,7 +214,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
     the hook programs that ran or — without ``allow_hooks`` — would have run)."""
     from engine.lang.config import Config  # noqa: PLC0415
-    from engine.feeds.demo import Engine, load_sites, system_policy  # noqa: PLC0415
+    from engine.feeds.demo import Simulation, load_sites, system_policy  # noqa: PLC0415
     from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved  # noqa: PLC0415
     from engine.router.router import JobRouter  # noqa: PLC0415
     from engine.router.loader import load_routing_table  # noqa: PLC0415
@@ -260,7 +260,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     sites = SiteSet(specs, seed=seed)
     schedd = Schedd(QueueStore(queue), sites, None, system_policy(config))
     router = JobRouter(table, queue, now=rec.start, allow_hooks=allow_hooks)
-    engine = Engine(queue=queue, schedd=schedd, sites=sites, arrivals=RecordedArrivals(rec.jobs), router=router,
+    engine = Simulation(queue=queue, schedd=schedd, sites=sites, arrivals=RecordedArrivals(rec.jobs), router=router,
                     table=table, config=config, start=rec.start, seed=seed, state_dir=None,
                     config_files=tuple(config_files),
                     poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))

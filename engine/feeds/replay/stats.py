@@ -1,7 +1,9 @@
 """Per-route recent figures and the failure-rate throttle, reconstructed from a recording.
 
 A ``job_queue.log`` holds the routed copies, not the router's counters; this module rebuilds
-HTCondor's per-route statistics (htcondor.md §1.5) from them, with the router's own code
+HTCondor's per-route statistics (htcondor.md §1.5) from them in one pass over a recording — the
+rules are :mod:`engine.views.figures`' (shared with watch, which applies them live) — with the
+router's own code
 (:class:`engine.router.throttle.RouteStats`, ``adjust_failure_throttle``; nothing here
 re-implements the formula). Design decisions and invariants:
 
@@ -29,6 +31,9 @@ re-implements the formula). Design decisions and invariants:
 - One pass over the log (lazy, on first use) records per route the step of each event with
   cumulative counts, and per closed window the throttle after it; the figures at any position
   are then two bisections — seeking costs nothing more.
+- The same pass rebuilds the crondor ``DeferralTime`` a schedd would hold for each cron job
+  (:class:`engine.schedd.cron.CronObserver`; never logged, htcondor.md §2.4), kept as per-job
+  change lists for :meth:`RouteHistory.deferral_at`.
 - Throttle changes are also kept as the router's events (``throttle-adjusted``,
   ``route-throttled``, ``route-unthrottled``, the live router's wording); the replay feed emits
   those it plays through (not those a seek jumps over).
@@ -36,42 +41,18 @@ re-implements the formula). Design decisions and invariants:
 
 from __future__ import annotations
 
-import math
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from engine import classad
+from engine.crondor.zones import get_zone
+from engine.schedd.cron import CronObserver
 from engine.feeds.replay.index import LogIndex, QueueState, _scan
-from engine.views.recorded import literal_int, literal_str
+from engine.views.figures import DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome  # noqa: F401
+from engine.views.recorded import literal_str
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
 
-DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
-DEFAULT_POLLING_PERIOD = 10
-
-
-@dataclass(frozen=True)
-class RouteRule:
-    """What the routing table says about a route's failures (None: no table given)."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    failure_test: str | None = None
-
-
-@dataclass(frozen=True)
-class Figures:
-    """One route's reconstructed statistics at a moment (``RouteView`` fields)."""
-
-    recent_started: int
-    recent_succeeded: int
-    recent_failed: int
-    throttle: float  # 0 = none
-    window_start: float
-    failure_rate: float
-    threshold: float
-    rate_history: tuple[float, ...]
-    state: str | None  # "throttled" when the throttle is reached, else None
-    reason: str | None
+AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
 
 
 @dataclass
@@ -86,38 +67,11 @@ class _Track:
     first: int = 0  # step of the route's first copy
 
 
-def outcome(copy: dict, cluster: dict | None, source: dict | None, source_cluster: dict | None,
-            rule: RouteRule | None) -> str:
-    """"succeeded" / "failed" / "interrupted" for a copy leaving the queue (module docstring)."""
-    def get(ad, cl, name):
-        v = ad.get(name)
-        return v if v is not None or cl is None else cl.get(name)
-
-    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == 3:
-        return "interrupted"
-    if literal_int(get(copy, cluster, "JobStatus")) != 4:
-        return "failed"
-    if rule is not None:
-        if not rule.failure_test:
-            return "succeeded"
-        texts = dict(cluster or {})
-        texts.update(copy)
-        try:
-            value = classad.evaluate(rule.failure_test, my=classad.make_ad(texts))
-        except classad.ClassAdError:
-            return "succeeded"  # an unusable test is not true (HTCondor: EvalBool fails -> not a failure)
-        return "failed" if classad.is_true(value) else "succeeded"
-    code = literal_int(get(copy, cluster, "ExitCode"))
-    by_signal = get(copy, cluster, "ExitBySignal")
-    failed = (code is not None and code != 0) or (by_signal or "").strip().lower() == "true"
-    return "failed" if failed else "succeeded"
-
-
 class RouteHistory:
     """Reconstructed per-route statistics of one recording (module docstring)."""
 
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
-                 polling_period: float = DEFAULT_POLLING_PERIOD) -> None:
+                 polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC") -> None:
         self.index = index
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
@@ -125,6 +79,9 @@ class RouteHistory:
         self.closes = array("d")  # global window close times
         self.tracks: dict[str, _Track] = {}
         self.changes: list[tuple] = []  # throttle events in time order (see _note_change)
+        self.tz = tz
+        self.cron_times: dict[str, array] = {}  # cron job -> times its DeferralTime changed
+        self.cron_values: dict[str, list] = {}  # … and the values (None: no DeferralTime)
         self._built = False
 
     def _rule(self, name: str) -> RouteRule | None:
@@ -133,9 +90,7 @@ class RouteHistory:
         return self.rules.get(name, RouteRule())
 
     def _next_close(self, begin: float) -> float:
-        first = self.start + self.period / 2
-        k = max(0, math.ceil((begin + THROTTLE_UPDATE_INTERVAL - first) / self.period - 1e-9))
-        return first + k * self.period
+        return next_close(self.start, self.period, begin)
 
     def _track(self, name: str, step: int) -> _Track:
         tr = self.tracks.get(name)
@@ -183,6 +138,51 @@ class RouteHistory:
             tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
 
         ads = state.ads
+        cron = CronObserver(get_zone(self.tz), self.start, self.period)
+
+        def effective(job: str):
+            proc = ads.get(job)
+            if proc is None or not _is_proc(job):
+                return None
+            cl = ads.get("0" + job.partition(".")[0] + ".-1")
+            if cl is None:
+                return proc
+            out = dict(cl)
+            out.update(proc)
+            return out
+
+        def note_cron(t: float) -> None:
+            keeper = cron.keeper
+            for job in list(cron.seen) + [j for j in self.cron_times if j not in cron.seen]:
+                value = keeper.deferral.get(job)
+                vals = self.cron_values.get(job)
+                if vals is None:
+                    if value is None:
+                        continue
+                    self.cron_times[job] = array("d")
+                    vals = self.cron_values[job] = []
+                if not vals or vals[-1] != value:
+                    self.cron_times[job].append(t)
+                    vals.append(value)
+
+        def cron_step(step: int, records: list) -> None:
+            t = idx.times[step]
+            jobs: set[str] = set()
+            for _op, key, _name, _value in records:
+                if _is_proc(key):
+                    jobs.add(key)
+                elif key[:1] == "0" and key.endswith(".-1"):
+                    c = key[1:-3]
+                    jobs.update(k for k in cron.seen if k.partition(".")[0] == c)
+            for job in sorted(jobs, key=_order):
+                cron.observe(job, effective(job), t)
+            note_cron(t)
+            last = step + 1 >= idx.steps
+            upto = idx.times[-1] + AFTER_LAST if last else idx.times[step + 1]
+            while cron.next_cycle < upto:
+                c = cron.next_cycle
+                cron.run_until(c, effective, inclusive=True)
+                note_cron(c)
 
         def on_step(_s: int, _e: int, _line: int, records: list, end_line: str | None = None) -> None:
             step_no[0] += 1
@@ -215,6 +215,7 @@ class RouteHistory:
                 tr.live += 1
                 if in_txn:
                     event(tr, step, "started")
+            cron_step(step, records)
 
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
@@ -236,6 +237,15 @@ class RouteHistory:
                                  f"{adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s", "warning", name))
         elif adj.new_throttle <= 0 < adj.old_throttle:
             self.changes.append((adj.time, "route-unthrottled", f"{name}: throttle removed", "info", name))
+
+    def deferral_at(self, job: str, time: float) -> int | None:
+        """The DeferralTime a schedd would hold for ``job`` at ``time`` (CronObserver's rules)."""
+        self.build()
+        times = self.cron_times.get(job)
+        if times is None:
+            return None
+        k = bisect_right(times, time) - 1
+        return self.cron_values[job][k] if k >= 0 else None
 
     def changes_between(self, after: float, upto: float) -> list[tuple]:
         """Throttle events with ``after < time <= upto``."""
@@ -281,6 +291,11 @@ class RouteHistory:
         """How many windows have closed by ``time`` (for tests and the UI)."""
         self.build()
         return bisect_left(self.closes, time + 1e-9)
+
+
+def _order(job: str) -> tuple[int, int]:
+    c, _, p = job.partition(".")
+    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
 
 
 def _is_proc(key: str) -> bool:

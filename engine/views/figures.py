@@ -1,0 +1,235 @@
+"""Per-route recent figures and the failure-rate throttle of a recorded or followed queue.
+
+A ``job_queue.log`` holds the routed copies, not the router's counters. Replay rebuilds them in
+one pass over a recording (:class:`engine.feeds.replay.stats.RouteHistory`); watch rebuilds them
+live with :class:`LiveFigures`, commit by commit. Both use the rules below and the router's own
+code (:class:`engine.router.throttle.RouteStats`, ``adjust_failure_throttle``; nothing here
+re-implements the formula). Sources: htcondor.md §1.5 (statistics, "what counts as success or
+failure", ``AdjustFailureThrottles``), §1.3 (``FailureRateThreshold``'s default).
+
+- *Started*: a routed copy (a proc whose effective ad has ``RouteName``) appears in a committed
+  transaction. Copies already present when following began (a bulk load) count towards
+  ``num_jobs`` but not as started.
+- *Finished*: the copy leaves the queue, judged on its last ad by :func:`outcome`.
+- Windows close at router polls on the grid ``start + period/2 + k·period`` (:func:`next_close`;
+  the phase of a real router is unknown — half a period is RouteDeck's demo): at the first poll
+  ≥ ``stats_begin_time + 600`` the route's ``adjust_failure_throttle`` runs with ``num_jobs`` =
+  copies on the route then. A commit at a poll's time is applied after it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from engine import classad
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
+from engine.views.recorded import literal_int, literal_str
+
+DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
+DEFAULT_POLLING_PERIOD = 10
+
+
+@dataclass(frozen=True)
+class RouteRule:
+    """What the routing table says about a route's failures (None: no table given)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    failure_test: str | None = None
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One route's reconstructed statistics at a moment (``RouteView`` fields)."""
+
+    recent_started: int
+    recent_succeeded: int
+    recent_failed: int
+    throttle: float  # 0 = none
+    window_start: float
+    failure_rate: float
+    threshold: float
+    rate_history: tuple[float, ...]
+    state: str | None  # "throttled" when the throttle is reached, else None
+    reason: str | None
+
+
+def table_rules(table: Any) -> tuple[dict[str, tuple[int, int]], dict[str, RouteRule], float]:
+    """(limits: name → (MaxJobs, MaxIdleJobs), failure rules, JOB_ROUTER_POLLING_PERIOD) of a
+    routing table, in its order — what replay and watch both need from ``--config``."""
+    limits = {r.name: (int(r.max_jobs), int(r.max_idle_jobs)) for r in table.routes}
+    rules = {r.name: RouteRule(float(r.failure_rate_threshold), r.job_failure_test) for r in table.routes}
+    period = getattr(getattr(table, "knobs", None), "polling_period", DEFAULT_POLLING_PERIOD)
+    return limits, rules, period
+
+
+def next_close(start: float, period: float, begin: float) -> float:
+    """The first router poll of the grid that closes a window begun at ``begin``."""
+    first = start + period / 2
+    k = max(0, math.ceil((begin + THROTTLE_UPDATE_INTERVAL - first) / period - 1e-9))
+    return first + k * period
+
+
+def outcome(copy: Mapping[str, str], cluster: Mapping[str, str] | None, source: Mapping[str, str] | None,
+            source_cluster: Mapping[str, str] | None, rule: RouteRule | None) -> str:
+    """"succeeded" / "failed" / "interrupted" for a copy leaving the queue (htcondor.md §1.5).
+
+    Interrupted (not counted) when it has no source job in the queue or its source's last status
+    is removed (3); succeeded when it completed (4) and the route's ``JobFailureTest`` is not
+    true — with a routing table that expression decides (none given = success, as HTCondor);
+    without one RouteDeck cannot know the test and counts a non-zero ``ExitCode`` or
+    ``ExitBySignal`` as a failure (documented assumption); failed otherwise (removed, held, idle
+    or running when it left: "removed routed jobs count as failures")."""
+    def get(ad, cl, name):
+        v = ad.get(name)
+        return v if v is not None or cl is None else cl.get(name)
+
+    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == 3:
+        return "interrupted"
+    if literal_int(get(copy, cluster, "JobStatus")) != 4:
+        return "failed"
+    if rule is not None:
+        if not rule.failure_test:
+            return "succeeded"
+        texts = dict(cluster or {})
+        texts.update(copy)
+        try:
+            value = classad.evaluate(rule.failure_test, my=classad.make_ad(texts))
+        except classad.ClassAdError:
+            return "succeeded"  # an unusable test is not true (HTCondor: EvalBool fails -> not a failure)
+        return "failed" if classad.is_true(value) else "succeeded"
+    code = literal_int(get(copy, cluster, "ExitCode"))
+    by_signal = get(copy, cluster, "ExitBySignal")
+    failed = (code is not None and code != 0) or (by_signal or "").strip().lower() == "true"
+    return "failed" if failed else "succeeded"
+
+
+class _NoLimits:
+    """A route with no MaxJobs / MaxIdleJobs limits: only the throttle decides in route_state."""
+
+    max_jobs = 1 << 62
+    max_idle_jobs = -1
+
+
+def figures_of(stats: RouteStats, now: float, threshold: float, history: tuple[float, ...]) -> Figures:
+    """A route's :class:`Figures` from its statistics at ``now``."""
+    _ok, st, reason = route_state(_NoLimits, stats)
+    return Figures(
+        recent_started=stats.recent_routed, recent_succeeded=stats.recent_succeeded,
+        recent_failed=stats.recent_failed, throttle=stats.throttle, window_start=stats.stats_begin_time,
+        failure_rate=stats.failure_rate(now), threshold=threshold, rate_history=history,
+        state="throttled" if st == "throttled" else None, reason=reason if st == "throttled" else None)
+
+
+def _proc_key(key: str) -> bool:
+    if key[:1] == "0":
+        return False
+    _c, dot, p = key.partition(".")
+    return bool(dot and p and p[0] != "-")
+
+
+class LiveFigures:
+    """The figures of a queue followed commit by commit (watch; module docstring for the rules).
+
+    ``ads`` is the followed queue's key → attribute-text table; its dicts are mutated in place and
+    a destroyed ad's dict is dropped, not cleared, so the references kept for each copy still hold
+    its last values when it leaves (its outcome is judged on them)."""
+
+    def __init__(self, ads: Mapping[str, Mapping[str, str]], rules: Mapping[str, RouteRule] | None,
+                 period: float = DEFAULT_POLLING_PERIOD) -> None:
+        self.ads = ads
+        self.rules = rules
+        self.period = float(period) if period and period > 0 else DEFAULT_POLLING_PERIOD
+        self.start: float | None = None
+        self.last_close: float | None = None  # when the current windows began
+        self.next_close = math.inf
+        self.stats: dict[str, RouteStats] = {}
+        self.history: dict[str, list[float]] = {}
+        self.live: dict[str, int] = {}
+        self.copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source, source cluster)
+        self.adjustments: list = []  # ThrottleAdjustment of every closed window, oldest first
+
+    def _rule(self, name: str) -> RouteRule | None:
+        return None if self.rules is None else self.rules.get(name, RouteRule())
+
+    def _route(self, name: str) -> RouteStats:
+        s = self.stats.get(name)
+        if s is None:
+            s = self.stats[name] = RouteStats(name=name, stats_begin_time=self.last_close or 0.0)
+            self.live[name] = 0
+            self.history[name] = []
+        return s
+
+    def begin(self, start: float) -> None:
+        """Windows start at ``start`` (the first commit seen, or a bulk load)."""
+        if self.start is None:
+            self.start = start
+            self.last_close = start
+            self.next_close = next_close(start, self.period, start)
+            for s in self.stats.values():
+                s.stats_begin_time = start
+            for name in self.rules or ():  # the router counts every route of its table from the start
+                self._route(name)
+
+    def close_until(self, t: float, inclusive: bool = True) -> None:
+        """Close the windows whose poll comes at or before ``t`` (before, when not ``inclusive``)."""
+        while self.next_close < t or (inclusive and self.next_close == t):
+            c = self.next_close
+            for name, s in self.stats.items():
+                s.num_jobs = self.live[name]
+                adj = s.adjust_failure_throttle(c, (self._rule(name) or RouteRule()).threshold)
+                if adj is not None:
+                    self.adjustments.append(adj)
+                    self.history[name] = (self.history[name] + [adj.rate])[-48:]
+            self.last_close = c
+            self.next_close = next_close(self.start, self.period, c)
+
+    def _copy_of(self, key: str) -> tuple | None:
+        proc = self.ads.get(key)
+        if proc is None:
+            return None
+        cluster = self.ads.get("0" + key.partition(".")[0] + ".-1")
+        route = literal_str(proc.get("RouteName") or (cluster or {}).get("RouteName"))
+        if route is None:
+            return None
+        src = literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
+        source = self.ads.get(src) if src else None
+        src_cluster = self.ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
+        return (route, proc, cluster, source, src_cluster)
+
+    def commit(self, keys: set[str], counted: bool = True) -> None:
+        """A committed transaction touched ``keys`` (the queue already holds its result): copies
+        that left are judged, new copies are tracked (and counted as started when ``counted``)."""
+        for key in keys:
+            if key in self.copies and key not in self.ads:
+                route, proc, cluster, source, src_cluster = self.copies.pop(key)
+                s = self._route(route)
+                self.live[route] -= 1
+                result = outcome(proc, cluster, source, src_cluster, self._rule(route))
+                if result == "succeeded":
+                    s.recent_succeeded += 1
+                elif result == "failed":
+                    s.recent_failed += 1
+        for key in keys:
+            if key in self.copies or not _proc_key(key):
+                continue
+            copy = self._copy_of(key)
+            if copy is None:
+                continue
+            self.copies[key] = copy
+            s = self._route(copy[0])
+            self.live[copy[0]] += 1
+            if counted:
+                s.recent_routed += 1
+
+    def adopt(self) -> None:
+        """After a bulk load: copies in the queue not seen in a transaction are tracked, not
+        counted as started (they were routed before the log's history)."""
+        self.commit(set(k for k in self.ads if _proc_key(k) and k not in self.copies), counted=False)
+
+    def figures(self, now: float) -> dict[str, Figures]:
+        out = {}
+        for name, s in self.stats.items():
+            out[name] = figures_of(s, now, (self._rule(name) or RouteRule()).threshold, tuple(self.history[name]))
+        return out
