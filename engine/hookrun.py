@@ -202,12 +202,12 @@ def run_bounded(argv: list[str], stdin: bytes, timeout: float, max_output: int =
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc)
+        kill_group(proc)
         proc.wait()
     for t in readers:
         t.join(timeout=EXIT_GRACE)
         if t.is_alive():  # it exited but a child of it still holds the pipe open
-            _kill_group(proc)
+            kill_group(proc)
             t.join(timeout=EXIT_GRACE)
     feeder.join(timeout=EXIT_GRACE)
     out = readers[0]
@@ -231,7 +231,7 @@ class _Capture(threading.Thread):
             while chunk := self.pipe.read1(65536):
                 if len(self.buf) + len(chunk) > self.limit:
                     self.overflow = True
-                    _kill_group(self.proc)
+                    kill_group(self.proc)
                     break
                 self.buf += chunk
         except (OSError, ValueError):
@@ -255,7 +255,7 @@ def _feed(pipe: Any, data: bytes) -> None:
             pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     """SIGKILL the hook and whatever it started (it leads its own session)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -264,3 +264,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
             proc.kill()
         except OSError:
             pass
+
+
+def knob_text(config: Any, name: str) -> str | None:
+    """A hook knob's value, stripped; None when unset, empty or unreadable (``config`` needs
+    ``get(name)``): HTCondor's param() of a hook path or keyword."""
+    try:
+        value = config.get(name)
+    except Exception:  # noqa: BLE001 - a knob that does not expand is treated as unset
+        value = None
+    if value is None:
+        return None
+    value = str(value).strip()
+    return value or None

@@ -52,6 +52,7 @@ from typing import Any, Mapping, Sequence
 
 from engine.classad import ClassAdError, evaluate, make_ad, parse_old_ad
 from engine.hookrun import (
+    knob_text,
     ALLOW_FLAG,
     MAX_OUTPUT,
     HookOutputError,
@@ -82,15 +83,7 @@ DEFAULT_TIMEOUT = 60.0
 MAX_INVOCATIONS = 2000  # invocations kept for the Hooks screen (oldest dropped)
 
 
-def _knob(config: Any, name: str) -> str | None:
-    try:
-        value = config.get(name)
-    except Exception:
-        value = None
-    if value is None:
-        return None
-    value = str(value).strip()
-    return value or None
+_knob = knob_text  # engine.hookrun.knob_text: one reading of hook knobs
 
 
 def slot_keyword(config: Any, slot_name: str) -> str | None:

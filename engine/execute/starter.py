@@ -42,6 +42,7 @@ from engine.classad import evaluate, format_value, make_ad, quote
 from engine.crondor.deferral import Abort, Missed, Start, Wait, execute_decision
 from engine.execute import hooks as hk
 from engine.execute.argsenv import ArgsError, job_arguments, job_environment
+from engine.hookrun import kill_group
 
 IDLE, RUNNING, COMPLETED, HELD = 1, 2, 4, 5
 INITIAL_UPDATE_INTERVAL = 8
@@ -153,7 +154,7 @@ class Starter:
         if self.phase == "done":
             return
         if self.proc is not None and self.proc.poll() is None:
-            _kill_group(self.proc)
+            kill_group(self.proc)
             self.proc.wait()
         self._close_files()
         attrs = self._exit_ad(now, self.proc.returncode if self.proc else None)
@@ -375,13 +376,3 @@ def _proc_usage(pid: int) -> dict[str, str]:
     except (OSError, ValueError, IndexError):
         pass
     return out
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        try:
-            proc.kill()
-        except OSError:
-            pass

@@ -68,6 +68,7 @@ from typing import Any, Mapping
 from engine.classad import evaluate, make_ad
 # the generic runner and the rules shared with the startd/starter hooks (engine.execute)
 from engine.hookrun import (  # noqa: F401  (re-exported: HookOutputError, PRIVATE_ATTRS, …)
+    knob_text,
     ALLOW_FLAG,
     EXIT_GRACE,
     MAX_OUTPUT,
@@ -276,14 +277,7 @@ class HookManager:
         return hook_keyword(src, self.default_keyword)
 
     def _knob_value(self, knob: str) -> str | None:
-        try:
-            value = self.config.get(knob)
-        except Exception:
-            value = None
-        if value is None:
-            return None
-        value = str(value).strip()
-        return value or None
+        return knob_text(self.config, knob)
 
     def path(self, hook_type: str, keyword: str | None) -> str | None:
         """The validated path of ``<KEYWORD>_HOOK_<TYPE>`` (FINALIZE falls back to JOB_EXIT)."""
