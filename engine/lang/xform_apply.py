@@ -195,6 +195,8 @@ class Run:
                 self.assign(st)
             elif validate_only:
                 continue
+            elif st.kind == "invalid":
+                raise XformError(st.line, st.column, st.rhs)
             elif st.kind == "error":
                 raise XformError(st.line, 0, f"Error : {self.expand(st.rhs, st)}")
             elif st.kind == "warning":
