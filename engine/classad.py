@@ -592,7 +592,9 @@ def unparse_old(expr: Expr | str) -> str:
     # an Expr keeps the tree its own parser made (re-parsing its text with the new parser would
     # read an old-syntax backslash as an escape)
     tmp["x"] = expr.tree if isinstance(expr, Expr) else classad2.ExprTree(expr)
-    return tmp.printOld().split("=", 1)[1].strip()
+    # "x = " then the unparse as is: a unary operator keeps its leading space (sink.cpp " !")
+    text = tmp.printOld()
+    return text[text.index("=") + 2:].rstrip("\n")
 
 
 def iter_attr_names(ad: Any) -> Iterable[str]:

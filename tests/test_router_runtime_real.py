@@ -69,3 +69,30 @@ def test_vanilla_to_grid_on_the_routed_copy():
     assert get(dst, d, "GridResource") == '"batch slurm"'
     assert get(dst, d, "Foo") == "2"
     assert get(dst, d, "ClusterId") == d.split(".")[0] and get(dst, d, "ProcId") == "0"
+
+
+def test_issue17_item3_an_invalid_attribute_name_fails_the_submit_of_the_routed_copy():
+    """Issue 17 item 3. xform_utils.cpp ParseRulesCallback kw_SET inserts ``a-b`` as written
+    (``InsertAdExpr``, no name check); the schedd then refuses the routed copy's submit
+    (qmgmt.cpp SetAttribute: ``if (!IsValidAttrName(attr_name)) ... return -1``, which the
+    router's submit_job.cpp reports as a failed submit), so the routing of that job fails and
+    counts against the route (JobRouter.cpp FinishSubmitJob -> GracefullyRemoveJob, htcondor.md
+    §1.5). Why-not predicts it before the router tries."""
+    cfg = Config.from_text(
+        "JOB_ROUTER_ROUTE_NAMES = Site1\n"
+        "JOB_ROUTER_ROUTE_Site1 @=rt\n  REQUIREMENTS true\n  GridResource = \"batch slurm\"\n  SET a-b 1\n@rt\n",
+        env={}, follow_locals=False)
+    tbl = load_routing_table(cfg)
+    q = JobQueue()
+    (key,) = submit(q, 1)
+    r = JobRouter(tbl, q, now=T0)
+    why = r.why_not(key, T0 + 5)
+    assert why.route is None and "a-b" in why.verdict and "submit" in why.verdict
+    events = []
+    r.poll(T0 + 10)
+    events.extend(r.drain_events())
+    assert [e for e in events if e.kind == "job-retired" and e.outcome == "failure"]
+    assert any("failed to submit job" in getattr(e, "message", "") and "a-b" in e.message for e in events)
+    book = {s.name: s for s in r.book}
+    assert book["Site1"].recent_failed == 1
+    assert not [j for j in q if get(q, j.key, "RoutedFromJobId")]

@@ -136,3 +136,47 @@ def test_item2_set_uses_the_old_parser_and_evalset_the_new_one():
     assert ad["A"] == '"a\\tb"'  # backslash t kept as two characters
     assert "B" not in ad and any("invalid expression" in w for w in warnings)
     assert ad["C"] == '"a\\b"'  # one backslash after the new parser's escape
+
+
+def test_item10_if_defined_of_a_signed_number_fails_the_transform():
+    """config.cpp ``Characterize_config_if_expression``: in ``defined -0.5`` the ``-`` after
+    the keyword is a ``ct_sum``, so the whole condition is not CIFT_IFDEF but CIFT_COMPLEX;
+    ``Evaluate_config_if`` then fails ("complex conditionals are not supported") and
+    ``Parse_macros`` fails the transform. ``defined 0.5`` stays valid (CIFT_NUMBER argument)."""
+    import pytest
+    from engine.lang.xform import XformError
+
+    with pytest.raises(XformError, match="not a valid if condition"):
+        routed("if defined -0.5\n  SET A 1\nendif")
+    ad, _ = routed("if defined 0.5\n  SET A 1\nendif")
+    assert ad["A"] == "1"
+
+
+def test_item10_my_attr_of_a_unary_expression_keeps_the_unparser_space():
+    """classad sink.cpp ``Unparse`` of a unary operator writes ``" !"`` (the opString table),
+    so ``$(MY.A)`` of ``A = !B`` is `` !B`` with its leading space (xform_utils.cpp lookup of
+    MY. unparses the attribute's expression)."""
+    ad, _ = routed('SET A !B\nSET C "[$(MY.A)]"')
+    assert ad["C"] == '"[ !B]"'
+
+
+def test_item9_an_invalid_line_in_a_branch_not_taken_is_never_read(tmp_path):
+    """config.cpp ``Parse_macros`` (which xform_utils.cpp ``TransformClassAd`` drives with
+    ``ParseRulesCallback``): ``if ( ! ifstack.enabled()) continue;`` comes before the line is
+    tokenised, so a line of a branch not taken is never parsed; only a taken one fails the
+    transform ("FROB is not a valid transform keyword", ``return -1``). ``check`` warns."""
+    import pytest
+    from engine.lang.xform import XformError
+
+    text = "if false\n  FROB A 1\nelse\n  SET A 2\nendif"
+    ad, _ = routed(text)
+    assert ad["A"] == "2"
+    with pytest.raises(XformError, match="FROB is not a valid transform keyword"):
+        routed(text.replace("if false", "if true"))
+    cfg = tmp_path / "router.conf"
+    cfg.write_text("JOB_ROUTER_ROUTE_NAMES = R1\nJOB_ROUTER_ROUTE_R1 @=end\n  REQUIREMENTS true\n"
+                   "  GridResource = \"batch slurm\"\n  if $(Nope)\n    SET\n  endif\n@end\n")
+    out = io.StringIO()
+    check.run(argparse.Namespace(configs=[str(cfg)], allow_cmd=False, quiet=False), out)
+    lines = [ln for ln in out.getvalue().splitlines() if "HTCondor ignores it only while the branch is not taken" in ln]
+    assert lines and lines[0].startswith(f"{cfg}:6:") and "SET needs 2 arguments" in lines[0]

@@ -83,6 +83,50 @@ def _parse_version(s: str) -> tuple[int, int, int] | None:
     return int(m.group(1)), int(m.group(2)), sub
 
 
+# Characterize_config_if_expression (config.cpp): the character classes of a condition; only
+# these sets make ``defined …`` a CIFT_IFDEF (``defined -0.5`` has a ct_sum: it is complex)
+_SPACE, _DIGIT, _ALPHA, _IDENT, _CMP, _SUM, _LOGIC, _GROUP, _MONEY, _COLON, _OTHER, _FLOAT, _MACRO = (
+    0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x80, 0x100, 0x200, 0x400, 0x1000, 0x2000)
+_IFDEF_SETS = {_ALPHA | _SPACE | extra for extra in (0, _COLON, _IDENT, _IDENT | _COLON, _DIGIT, _DIGIT | _IDENT,
+                                                     _DIGIT | _FLOAT, _DIGIT | _IDENT | _FLOAT)}
+
+
+def _char_set(expr: str) -> int:
+    p = expr.lstrip()
+    if p[:1] == "-":  # a leading minus is not a sum
+        p = p[1:]
+    out = 0
+    for i, ch in enumerate(p):
+        nxt = p[i + 1] if i + 1 < len(p) else ""
+        if "0" <= ch <= "9":
+            out |= _DIGIT
+        elif ch == ".":
+            out |= _FLOAT if out == _DIGIT or not nxt or "0" <= nxt <= "9" else _IDENT
+        elif ch in "eE":
+            out |= _FLOAT if (out & ~_FLOAT) == _DIGIT else _ALPHA
+        elif ch in "+-":
+            out |= 0 if out == _DIGIT | _FLOAT else _SUM
+        elif ch.isascii() and ch.isalpha():
+            out |= _ALPHA
+        elif ch in "_/":
+            out |= _IDENT
+        elif ch in "<=>" or (ch == "!" and nxt == "="):
+            out |= _CMP
+        elif ch == "$":
+            out |= _MONEY | (_MACRO if nxt == "(" else 0)
+        elif ch in " \t\r\n\f\v":
+            out |= _SPACE if nxt and not nxt.isspace() else 0
+        elif ch in "&|":
+            out |= _LOGIC
+        elif ch in "{|}()[]":
+            out |= _GROUP
+        elif ch == ":":
+            out |= _COLON
+        else:
+            out |= _OTHER
+    return out
+
+
 _CRUFTY = {"yes": True, "t": True, "no": False, "f": False}
 
 
@@ -130,7 +174,7 @@ def _evaluate_condition(text: str, lookup: Lookup, eval_complex: Callable[[str],
         diff = (CONDOR_VERSION > ver) - (CONDOR_VERSION < ver)
         result = diff == op or (or_equal and diff == 0)
         return result != negated
-    if low == "defined" or re.match(r"defined\s", low):
+    if low == "defined" or (re.match(r"defined\s", low) and _char_set(text) in _IFDEF_SETS):
         arg = text[7:].strip()
         if not arg:
             return False

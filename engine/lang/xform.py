@@ -56,15 +56,19 @@ class Transform:
         return ca.is_true(ca.evaluate(ca.parse_expr(self.requirements), my=my, now=now))
 
     def apply(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
-              now: float | None = None, router: bool = False, observer: Any = None) -> list[str]:
+              now: float | None = None, router: bool = False, observer: Any = None,
+              rejected: list[str] | None = None) -> list[str]:
         """Edit ``ad`` in place; returns warnings. Raises :class:`XformError` when HTCondor's
         transform would fail (an invalid ``if`` condition, ``error :``, a macro that cannot expand).
         ``router``: the Job Router's macro defaults (``XFormHash(Basic)``), else the iterating ones.
-        ``observer``: see ``Run.observer`` (tracing)."""
+        ``observer``: see ``Run.observer`` (tracing). ``rejected`` receives the attribute names
+        HTCondor would insert but the schedd refuses (left out of ``ad``)."""
         run = Run(ad, MacroSet() if macros is None else macros, config, now,
                   XFORM_BASIC_DEFAULTS if router else XFORM_DEFAULTS)
         run.observer = observer
         run.run(self.statements)
+        if rejected is not None:
+            rejected.extend(run.rejected)
         return run.warnings
 
     def macro_value(self, name: str, config: "Config | None" = None) -> str | None:

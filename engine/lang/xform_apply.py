@@ -105,6 +105,8 @@ class Run:
         self.config = config
         self.now = now
         self.warnings: list[str] = []
+        # attribute names HTCondor's transform inserts but the schedd refuses (qmgmt.cpp IsValidAttrName)
+        self.rejected: list[str] = []
         self._index = {k.lower(): k for k in ad} if ad is not None else {}
         self._cad: Any = None
 
@@ -195,6 +197,8 @@ class Run:
                 self.assign(st)
             elif validate_only:
                 continue
+            elif st.kind == "invalid":
+                raise XformError(st.line, st.column, st.rhs)
             elif st.kind == "error":
                 raise XformError(st.line, 0, f"Error : {self.expand(st.rhs, st)}")
             elif st.kind == "warning":
@@ -226,6 +230,13 @@ class Run:
     def _warn(self, st: Statement, message: str) -> None:
         self.warnings.append(f"line {st.line}: {st.keyword} {st.attr}: {message}")
 
+    def _invalid_name(self, st: Statement) -> None:
+        """HTCondor's transform inserts the attribute as named (``InsertAdExpr`` checks no name);
+        RouteDeck leaves it out, warns, and records it: the schedd refuses the routed copy."""
+        self.rejected.append(st.attr)
+        self._warn(st, "invalid attribute name: HTCondor's transform inserts it, and the schedd then rejects the "
+                       "routed copy's submit (qmgmt.cpp IsValidAttrName), so routing the job fails")
+
     def action(self, st: Statement) -> None:
         kw = st.keyword
         if kw in ("NAME", "UNIVERSE", "REQUIREMENTS", "TRANSFORM"):
@@ -234,12 +245,12 @@ class Run:
         if kw == "DEFAULT" and self.key(st.attr) is not None:
             return
         if kw in ("SET", "DEFAULT"):
-            if not _ATTR_NAME.match(st.attr):
-                return self._warn(st, "invalid attribute name")
             try:
                 text = ca.unparse_old(ca.parse_expr(rhs))
             except (ca.ClassAdError, Exception):
                 return self._warn(st, f"invalid expression : {rhs}")
+            if not _ATTR_NAME.match(st.attr):
+                return self._invalid_name(st)
             self.put(st.attr, text)
         elif kw in ("EVALSET", "EVALMACRO"):
             try:  # the new ClassAd parser (xform_utils.cpp ParseRulesCallback, kw_EVALSET)
@@ -249,7 +260,7 @@ class Run:
             if kw == "EVALMACRO":
                 self.macros[st.attr] = value if isinstance(value, str) else ca.format_value(value)
             elif not _ATTR_NAME.match(st.attr):
-                self._warn(st, "invalid attribute name")
+                self._invalid_name(st)
             else:
                 self.put(st.attr, ca.format_value(value))
         elif st.regex is not None:

@@ -16,6 +16,8 @@ Design decisions and invariants:
   never expanded here: statement text stays raw until :meth:`Transform.apply`.
 - A statement's ``line`` is the 1-based line in the text given to :func:`parse`; config values
   keep one value line per body line, so ``Config.source_of_value_line`` maps it to file:line.
+- A line inside an ``if`` body that does not parse is kept as an ``invalid`` statement and a
+  warning: HTCondor never reads it in a branch not taken and fails the transform in one taken.
 - A regex that does not compile is a warning and its statement does nothing (HTCondor logs
   "this entry will be ignored").
 """
@@ -63,7 +65,7 @@ class XformError(Exception):
 
 @dataclass(frozen=True)
 class Statement:
-    kind: str  # "assign", "if", "action", "error", "warning"
+    kind: str  # "assign", "if", "action", "error", "warning", "invalid" (rhs: the error)
     line: int
     text: str  # the logical line as written
     keyword: str = ""  # action keyword (upper case) or if/elif/else/endif
@@ -137,7 +139,17 @@ def parse(text: str) -> Parsed:
             word = re.split(r"\s", line, maxsplit=1)[0].lower()
             out.statements.append(Statement("if", lineno, line, word, rhs=line[len(word):].strip()))
             continue
-        started = _classify(out, line, lineno, not ifs)
+        try:
+            started = _classify(out, line, lineno, not ifs)
+        except XformError as exc:
+            if not ifs:
+                raise
+            # Parse_macros skips a line of a branch not taken before tokenising it: HTCondor
+            # fails the transform only when the branch is taken
+            out.statements.append(Statement("invalid", lineno, line, rhs=exc.message, column=exc.column))
+            out.warnings.append(f"line {lineno}: {exc.message}: this line is invalid; HTCondor ignores it "
+                                f"only while the branch is not taken (the transform fails when it is)")
+            continue
         if started is not None:
             here = (started[0], started[1], lineno, [])
     if here is not None:

@@ -29,6 +29,7 @@ from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.schedd_ops import View
+from engine.router.table import SubmitRejected
 
 
 class State(enum.Enum):
@@ -222,6 +223,9 @@ class Lifecycle:
     def finish_submit(self, job: RoutedJob, route: Any, base: dict[str, str], now: float) -> None:
         try:
             routed = self._build(route, base, job, now)
+        except SubmitRejected as exc:  # built, but the schedd refuses it (qmgmt.cpp IsValidAttrName)
+            self._fail(job, now, f"failed to {'edit' if job.edit_in_place else 'submit'} job: {exc}")
+            return
         except Exception as exc:  # RoutingError and anything the transform raises
             self._fail(job, now, f"failed to apply route modifications: {exc}")
             return

@@ -18,7 +18,8 @@ Order, as ``FinishSubmitJob`` / ``JobRoute::ApplyRoutingJobEdits``:
 
 Attribute names are case-insensitive (an existing key keeps its spelling when it is replaced).
 A transform failure raises :class:`~engine.router.table.RoutingError`; the router counts it as a
-routing failure. Nothing here reads the clock: ``now`` is passed in.
+routing failure. An attribute name the schedd refuses (HTCondor's transform inserts it) raises
+:class:`~engine.router.table.SubmitRejected`: the router reports a failed submit. Nothing here reads the clock: ``now`` is passed in.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from engine import classad as C
 from engine.lang import xform as X
-from engine.router.table import Route, RoutingError, RoutingTable
+from engine.router.table import Route, RoutingError, RoutingTable, SubmitRejected
 
 VANILLA_TO_GRID_DELETE = (
     "ClusterId", "ProcId", "BufferBlockSize", "BufferSize", "CondorPlatform", "CondorVersion", "CoreSize",
@@ -118,12 +119,13 @@ def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: 
 
 
 def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: Any, table: RoutingTable,
-           now: float | None, warnings: list[str] | None, trace: Any = None) -> None:
+           now: float | None, warnings: list[str] | None, trace: Any = None,
+           rejected: list[str] | None = None) -> None:
     if trace is not None:
         trace.begin(step, getattr(transform, "name", "") or route.name, dest, None)
     try:
         found = transform.apply(dest, macros=mset, config=table.config, now=now, router=True,
-                                observer=trace.statement if trace is not None else None)
+                                observer=trace.statement if trace is not None else None, rejected=rejected)
     except X.XformError as exc:
         if trace is not None:
             trace.failed(exc.message)
@@ -133,14 +135,15 @@ def _apply(transform: Any, dest: dict[str, str], step: str, route: Route, mset: 
 
 
 def _optional(transforms: list[Any], dest: dict[str, str], step: str, route: Route, mset: Any,
-              table: RoutingTable, now: float | None, warnings: list[str] | None, trace: Any = None) -> None:
+              table: RoutingTable, now: float | None, warnings: list[str] | None, trace: Any = None,
+              rejected: list[str] | None = None) -> None:
     for t in transforms:
         if getattr(t, "requirements", None) and not t.matches(C.make_ad(dest), now=now, macros=mset,
                                                             config=table.config):
             if trace is not None:
                 trace.begin(step, t.name, dest, f"not applied: its REQUIREMENTS {t.requirements} are not true")
             continue
-        _apply(t, dest, step, route, mset, table, now, warnings, trace)
+        _apply(t, dest, step, route, mset, table, now, warnings, trace, rejected)
 
 
 def new_macro_set(route: Route) -> Any:
@@ -164,11 +167,19 @@ def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, s
     if not edit_in_place:
         vanilla_to_grid(dest, route.target_universe, route.grid_resource, sandboxed)
     mset = new_macro_set(route)
+    rejected: list[str] = []
     if route.uses_pre_post:
-        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now, warnings, trace)
-    _apply(route.transform, dest, "route", route, mset, table, now, warnings, trace)
+        _optional(table.pre_transforms, dest, "pre-route transform", route, mset, table, now, warnings, trace, rejected)
+    _apply(route.transform, dest, "route", route, mset, table, now, warnings, trace, rejected)
     if route.uses_pre_post:
-        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now, warnings, trace)
+        _optional(table.post_transforms, dest, "post-route transform", route, mset, table, now, warnings, trace,
+                  rejected)
+    if rejected:
+        # the transform inserted these names; the schedd's SetAttribute refuses the first one
+        # (qmgmt.cpp IsValidAttrName -> -1), so the submit (or the in-place edit) fails
+        bad = rejected[0]
+        raise SubmitRejected(f"the schedd rejects attribute name {bad!r} (invalid attribute name, set by the "
+                             f"route's transforms; qmgmt.cpp IsValidAttrName)", route.name, "submit")
     if edit_in_place:
         return dest
     if trace is not None:

@@ -54,6 +54,7 @@ from engine.lang.config import split_list
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
+from engine.router.table import SubmitRejected
 from engine.router.candidates import Scanner
 from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
 from engine.router.schedd_ops import S, View
@@ -372,12 +373,35 @@ class JobRouter(Lifecycle, StatsMixin):
         expl = explain_job(self.table, job, now=now, stats=stats, tracked=tracked,
                            managed=self.num_managed(), router_name=self.name)
         blocked = self._translate_blocked(job, None) if tracked is None and expl.route is not None else None
-        if blocked is None:
-            return expl
         from engine.router.whynot import Step  # noqa: PLC0415
 
+        if blocked is None:
+            rejected = self._submit_rejected(job, expl.route, now) if tracked is None and expl.route else None
+            if rejected is None:
+                return expl
+            return Explanation(expl.job, None, f"routing to {expl.route} would fail: failed to submit job: {rejected}",
+                               expl.steps + (Step("the schedd accepts the routed copy", False, rejected, expl.route),))
         return Explanation(expl.job, None, f"not routed: {blocked}",
                            expl.steps + (Step("translate hook", False, blocked, expl.route),))
+
+    def _submit_rejected(self, job: Any, route_name: str, now: float) -> str | None:
+        """Build the routed copy as the router would now; the reason when the schedd would refuse
+        it (:class:`~engine.router.table.SubmitRejected`), else None. Other build errors are
+        left to the router (they depend on nothing why-not can add)."""
+        route = self.table.route(route_name)
+        if route is None or getattr(route.transform, "apply", None) is None:
+            return None
+        build_routed_ad = self._builder
+        if build_routed_ad is None:
+            from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
+        c, _, p = job.key.partition(".")
+        try:
+            build_routed_ad(self.table, route, dict(job.attrs), now=now, source_id=(int(c), int(p)))
+        except SubmitRejected as exc:
+            return exc.message
+        except Exception:  # noqa: BLE001  (the router reports these when it routes the job)
+            return None
+        return None
 
     def why_not_candidate(self, route_name: str | None, now: float) -> tuple[str, str] | None:
         """The job a why-not about ``route_name`` is most likely about (:func:`.whynot.pick_candidate`)."""

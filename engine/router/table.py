@@ -61,6 +61,11 @@ class RoutingError(Exception):
         self.step = step
 
 
+class SubmitRejected(RoutingError):
+    """The routed copy was built but the schedd would refuse it (an attribute name that fails
+    qmgmt.cpp ``IsValidAttrName``): the router reports a failed submit."""
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     level: str  # "error" | "warning" | "info"
