@@ -135,7 +135,7 @@ class EditorScreen(DeckScreen):
         with Horizontal(id="editor-main"):
             area = TextArea("", id="editor", show_line_numbers=True, soft_wrap=False)
             area.cursor_blink = self.app.blink
-            area.read_only = self.app.readonly
+            area.read_only = not self.app.can_apply_routes
             yield area
             with Vertical(id="editor-side"):
                 lint = Static(id="lint")
@@ -164,7 +164,7 @@ class EditorScreen(DeckScreen):
     def _open(self) -> None:
         self.path, self.line = self._target()
         area = self.query_one(TextArea)
-        area.border_title = (self.path or "no config file") + (" (read-only)" if self.app.readonly else "")
+        area.border_title = (self.path or "no config file") + (" (read-only)" if not self.app.can_apply_routes else "")
         if self.path is None:
             self.query_one("#lint", Static).update(Text("this engine has no routing-table file to edit", style="red"))
             return
@@ -223,6 +223,9 @@ class EditorScreen(DeckScreen):
     def action_apply(self) -> None:
         if self.app.readonly:
             self.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+            return
+        if not self.app.offers("routes"):
+            self.app.refuse_control("routes")
             return
         if self.path is None:
             return
@@ -291,12 +294,12 @@ class EditorScreen(DeckScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("apply", "undo_apply", "external"):
-            return not self.app.readonly  # read-only: not advertised (apply would refuse anyway)
+            return self.app.can_apply_routes  # read-only: not advertised (apply would refuse anyway)
         return super().check_action(action, parameters)
 
     def action_close(self) -> None:
         """Esc: leave; with unapplied edits, ask first (they are lost otherwise)."""
-        if self.path and not self.app.readonly and self.text != self.disk_text:
+        if self.path and self.app.can_apply_routes and self.text != self.disk_text:
             from tui.screens.confirm import Confirm  # noqa: PLC0415
 
             self.app.push_screen(

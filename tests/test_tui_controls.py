@@ -1,0 +1,132 @@
+"""The TUI offers only the controls the feed declares (``Snapshot.controls``, engine/snapshot.py;
+issue 10 item 3: "keys that cannot apply in a mode are not offered there").
+
+watch offers none, replay pause/speed/step/seek, the demo pause/speed/step/jobs/routes. A key of a
+control the feed lacks is not in the footer, and typed anyway it is refused with a toast; the
+``:`` commands and palette entries that need it are refused / not listed the same way.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import snapshot as S
+
+from tui.app import make_app
+
+from tui_fixtures import FakeRuntime, make_snapshot, wait_until
+
+pytestmark = pytest.mark.anyio
+
+WATCH: frozenset[str] = frozenset()
+REPLAY = frozenset({"pause", "speed", "step", "seek"})
+DEMO = frozenset({"pause", "speed", "step", "jobs", "routes"})
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _app(controls, mode="watch", readonly=False):
+    rt = FakeRuntime(make_snapshot(50, controls=controls, mode=mode))
+    return rt, make_app(rt, mode=mode, readonly=readonly, blink=False, watch_files=False)
+
+
+def _footer(app) -> dict[str, str]:
+    return {k: b.binding.description for k, b in app.screen.active_bindings.items()
+            if b.binding.show and b.enabled}
+
+
+def _toasts(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_feeds_declare_what_the_tests_assume():
+    from engine.feeds.demo import Simulation
+    from engine.feeds.replay.feed import ReplayFeed
+    from engine.feeds.watch import WatchFeed
+
+    assert Simulation.controls == DEMO
+    assert WatchFeed.controls == WATCH
+    assert ReplayFeed.controls == REPLAY
+
+
+async def test_watch_hides_pause_and_refuses_space_with_a_toast():
+    rt, app = _app(WATCH)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        assert "Pause/Play" not in _footer(app).values()
+        await pilot.press("space", "plus")
+        await wait_until(pilot, lambda: len(_toasts(app)) >= 2)
+        assert rt.sent == []
+        text = " ".join(_toasts(app))
+        assert "pause is not available in watch mode" in text
+        assert "speed change is not available in watch mode" in text
+
+
+async def test_watch_jobs_screen_hides_and_refuses_hold_release_remove():
+    rt, app = _app(WATCH)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await pilot.pause()
+        footer = _footer(app)
+        assert not {"Hold", "Release", "Remove"} & set(footer.values())
+        await pilot.press("X")
+        await wait_until(pilot, lambda: any("job commands" in t for t in _toasts(app)))
+        assert type(app.screen).__name__ == "JobsScreen"  # no confirmation opened
+        assert rt.sent == []
+
+
+async def test_replay_keeps_pause_but_not_job_commands():
+    rt, app = _app(REPLAY, mode="replay", readonly=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        assert "Pause/Play" in _footer(app).values()
+        await pilot.press("j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await pilot.pause()
+        assert not {"Hold", "Release", "Remove"} & set(_footer(app).values())
+
+
+async def test_edit_is_view_where_the_feed_cannot_apply_routes():
+    """Not --readonly, but the feed takes no ApplyRoutes: ``e`` views, it does not edit."""
+    rt, app = _app(REPLAY, mode="replay", readonly=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        footer = _footer(app)
+        assert footer.get("e") == "View config" and "Edit" not in footer.values()
+
+
+async def test_commands_that_need_a_control_are_refused_and_not_in_the_palette():
+    rt, app = _app(WATCH)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        app.run_command_line("pause")
+        app.run_command_line("hold 3.0")
+        app.run_command_line("seek +60")
+        await pilot.pause()
+        assert rt.sent == []
+        text = " ".join(_toasts(app))
+        assert "pause is not available" in text and "job commands" in text and "seeking" in text
+        assert "Confirm" not in type(app.screen).__name__  # :hold asked nothing
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert ":jobs" in titles and ":why JOB" in titles
+        assert not [t for t in titles if t.split()[0] in (":pause", ":resume", ":speed", ":hold", ":rm", ":seek")]
+
+
+async def test_demo_offers_everything_it_declares():
+    rt, app = _app(DEMO, mode="demo")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        assert "Pause/Play" in _footer(app).values() and _footer(app).get("e") == "Edit"
+        await pilot.press("j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await pilot.pause()
+        assert {"Hold", "Release", "Remove"} <= set(_footer(app).values())
