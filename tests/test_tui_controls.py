@@ -130,3 +130,34 @@ async def test_demo_offers_everything_it_declares():
         await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
         await pilot.pause()
         assert {"Hold", "Release", "Remove"} <= set(_footer(app).values())
+
+
+# -- the footer's essential keys at 80×24 (issue 11 item 9) -----------------------------------------
+
+def _visible_footer_keys(app) -> dict[str, tuple[int, int]]:
+    """action → (x, right edge) of each footer key actually laid out on screen."""
+    from textual.widgets._footer import FooterKey
+
+    out = {}
+    for key in app.screen.query(FooterKey):
+        r = key.region
+        if r.width > 0:
+            out[key.action] = (r.x, r.right)
+    return out
+
+
+@pytest.mark.parametrize("mode, controls", [("demo", DEMO), ("watch", WATCH), ("replay", REPLAY)])
+async def test_essential_keys_stay_visible_at_80x24_on_every_main_screen(mode, controls):
+    rt, app = _app(controls, mode=mode, readonly=mode != "demo")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        for key, screen in (("b", "RoutesScreen"), ("j", "JobsScreen"), ("c", "CronScreen")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: type(app.screen).__name__.endswith(screen))
+            await pilot.pause()
+            await pilot.pause()
+            keys = _visible_footer_keys(app)
+            for action in ("quit", "help", "command_line"):
+                assert action in keys, (mode, screen, sorted(keys))
+                assert keys[action][1] <= 80, (mode, screen, action, keys[action])
+            assert len(keys) >= 5, (mode, screen, keys)  # and some of the screen's own keys

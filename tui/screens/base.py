@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
+from tui.widgets.footer import DeckFooter
 
 from engine.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
@@ -39,7 +39,7 @@ class DeckScreen(Screen):
         yield StatusHeader(id="status-header")
         yield EngineBanner(id="engine-banner")
         yield from self.compose_body()
-        yield Footer()
+        yield DeckFooter()
 
     def compose_body(self) -> ComposeResult:
         return iter(())
