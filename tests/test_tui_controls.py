@@ -161,3 +161,28 @@ async def test_essential_keys_stay_visible_at_80x24_on_every_main_screen(mode, c
                 assert action in keys, (mode, screen, sorted(keys))
                 assert keys[action][1] <= 80, (mode, screen, action, keys[action])
             assert len(keys) >= 5, (mode, screen, keys)  # and some of the screen's own keys
+
+
+# -- crondor: missed-run holds told apart from invalid-schedule holds (issue 10 item 3) -----------
+
+async def test_cron_counts_only_missed_deferral_holds_as_missed_runs():
+    """HoldReasonCode 20 (MissedDeferredExecutionTime, htcondor.md §2.5) is a missed run; 25
+    (InvalidCronSettings, htcondor.md §2.4) is a bad schedule, counted apart; a user hold is neither."""
+    import dataclasses
+
+    from tui_fixtures import make_cron
+
+    rows = list(make_cron())
+    base = next(c for c in rows if c.status == 5)
+    rows += [dataclasses.replace(base, job="17.0", hold_code=25, state="invalid",
+                                 hold_reason="Invalid cron schedule parameters: cron_minute"),
+             dataclasses.replace(base, job="18.0", hold_code=1, hold_reason="via condor_hold")]
+    rt = FakeRuntime(make_snapshot(50, cron_jobs=tuple(rows)))
+    app = make_app(rt, blink=False, watch_files=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CronScreen")
+        await pilot.pause()
+        detail = str(app.screen.query_one("#cron-detail").render())
+        assert "held: 1 missed run, 1 invalid schedule, 1 other" in detail
