@@ -186,3 +186,27 @@ async def test_cron_counts_only_missed_deferral_holds_as_missed_runs():
         await pilot.pause()
         detail = str(app.screen.query_one("#cron-detail").render())
         assert "held: 1 missed run, 1 invalid schedule, 1 other" in detail
+
+
+# -- route detail: no re-evaluation window (issue 10 item 3) --------------------------------------
+
+@pytest.mark.parametrize("reeval", [None, 0.0, "past"])
+async def test_route_detail_says_there_is_no_window_instead_of_a_nonsense_time(reeval):
+    """htcondor.md §1.5: the throttle window is re-evaluated at window start + 600 s; a row without
+    a window (0/None) or a window already over must not read "(in -…)"."""
+    import dataclasses
+
+    snap = make_snapshot(50)
+    value = snap.time - 3600 if reeval == "past" else reeval
+    routes = tuple(dataclasses.replace(r, next_reevaluation=value) for r in snap.routes)
+    app = make_app(FakeRuntime(dataclasses.replace(snap, routes=routes)), blink=False, watch_files=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        await pilot.pause()
+        detail = str(app.screen.query_one("#route-detail").render())
+        assert "(in -" not in detail and "could not draw" not in " ".join(_toasts(app))
+        if reeval == "past":
+            assert "re-evaluation due" in detail
+        else:
+            assert "no re-evaluation window" in detail and "re-evaluated at" not in detail
