@@ -210,3 +210,23 @@ async def test_route_detail_says_there_is_no_window_instead_of_a_nonsense_time(r
             assert "re-evaluation due" in detail
         else:
             assert "no re-evaluation window" in detail and "re-evaluated at" not in detail
+
+
+# -- the route editor uses the width at 80×24 (issue 11 item 9) ------------------------------------
+
+async def test_editor_uses_the_width_at_80x24(tmp_path):
+    from tui_fixtures import snapshot_for_conf, write_routes_conf
+
+    conf = tmp_path / "routes.conf"
+    write_routes_conf(conf)
+    app = make_app(FakeRuntime(snapshot_for_conf(conf)), blink=False, watch_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "EditorScreen" and app.screen.lint is not None)
+        await pilot.pause()
+        editor = app.screen.query_one("#editor").region
+        lint = app.screen.query_one("#lint").region
+        assert editor.width >= 76, editor
+        assert editor.height >= 8, editor
+        assert lint.width > 0 and lint.height >= 3, lint  # lint and what-if still on screen

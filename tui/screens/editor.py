@@ -112,6 +112,9 @@ def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
     return t
 
 
+NARROW = 110  # columns: below this the side panes go under the text (app.tcss #editor-main.-narrow)
+
+
 class EditorScreen(DeckScreen):
     AUTO_FOCUS = "#editor"
     BINDINGS = keymap.EDITOR
@@ -147,7 +150,16 @@ class EditorScreen(DeckScreen):
 
     def on_mount(self) -> None:
         self._open()
+        self._fit(self.app.size.width)
         super().on_mount()
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        """Below NARROW columns the lint and what-if panes go under the text, side by side, so
+        the text gets the whole width (at 80×24 it had ~40 columns beside them)."""
+        self.query_one("#editor-main").set_class(width < NARROW, "-narrow")
 
     def _target(self) -> tuple[str | None, int]:
         snap = self.app.snapshot
