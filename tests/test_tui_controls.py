@@ -230,3 +230,13 @@ async def test_editor_uses_the_width_at_80x24(tmp_path):
         assert editor.width >= 76, editor
         assert editor.height >= 8, editor
         assert lint.width > 0 and lint.height >= 3, lint  # lint and what-if still on screen
+
+
+async def test_typing_a_space_in_the_command_line_is_not_refused_as_pause():
+    rt, app = _app(WATCH)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("colon", "s", "o", "r", "t", "space", "o")
+        await pilot.pause()
+        assert not [t for t in _toasts(app) if "not available" in t]
+        assert app.screen.query_one("Input").value == "sort o"

@@ -15,6 +15,8 @@ Design decisions and invariants:
 - Toasts come from the events ring: only events with a sequence number above the last one seen,
   so a replaced snapshot loses none; a gap in the numbers is reported, never hidden.
 - ``readonly`` refuses every command that changes jobs or the routing table.
+- ``Snapshot.controls`` (what the feed offers) decides which keys and ``:`` commands are offered:
+  the others are hidden (``check_action``) and refused with a toast if typed (``on_key``).
 - ``mode`` is "demo", "replay" or "watch". Replay adds the replay bar and its keys
   (``tui.screens.replay_controls``; the keys are disabled in other modes by ``check_action``);
   watch shows the routes board with the real router's JobRouterLog figures beside RouteDeck's
