@@ -214,7 +214,7 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await pilot.press("down", "down")
         detail = str(app.screen.query_one("#cron-detail").render())
         assert "htcondor.md §2.3 item 4" in detail and "schedd picks" in detail
-        assert "1 held (missed run)" in detail and "1 waiting" in detail
+        assert "held: 1 missed run, 0 invalid schedule" in detail and "1 waiting" in detail
 
 
 # ------------------------------------------------------------------------------------ editor

@@ -114,7 +114,7 @@ def make_cron() -> tuple[S.CronView, ...]:
         S.CronView("15.0", ("*/10", "*", "*", "*", "*"), 2, int(T0 + 475), 0, 300,
                    (int(T0 + 475), int(T0 + 1075)), (int(T0 + 475), int(T0 + 1075)), "waiting", tz),
         S.CronView("16.0", ("0", "3", "*", "*", "*"), 5, 1795251600, 0, 300, (1795251600 + day,),
-                   (1795251600 + day,), "held", tz, hold_reason="Job missed its deferral time", hold_code=4),
+                   (1795251600 + day,), "held", tz, hold_reason="Job missed its deferral time", hold_code=20),
     )
 
 

@@ -15,6 +15,8 @@ Design decisions and invariants:
 - Toasts come from the events ring: only events with a sequence number above the last one seen,
   so a replaced snapshot loses none; a gap in the numbers is reported, never hidden.
 - ``readonly`` refuses every command that changes jobs or the routing table.
+- ``Snapshot.controls`` (what the feed offers) decides which keys and ``:`` commands are offered:
+  the others are hidden (``check_action``) and refused with a toast if typed (``on_key``).
 - ``mode`` is "demo", "replay" or "watch". Replay adds the replay bar and its keys
   (``tui.screens.replay_controls``; the keys are disabled in other modes by ``check_action``);
   watch shows the routes board with the real router's JobRouterLog figures beside RouteDeck's
@@ -49,6 +51,15 @@ TOAST_KINDS = {
 EVENT_LOG = 2000
 GAP_TOAST_EVERY = 30.0  # seconds
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
+# Actions that need a feed control (``Snapshot.controls``, engine.snapshot.CONTROLS): where the
+# feed does not offer it, check_action hides the key and a typed key is refused with a toast.
+CONTROL_OF_ACTION = {
+    "toggle_pause": "pause", "speed": "speed",
+    "hold": "jobs", "release": "jobs", "remove": "jobs",
+    "apply": "routes", "undo_apply": "routes",
+}
+CONTROL_NAMES = {"pause": "pause", "speed": "speed change", "step": "stepping", "seek": "seeking",
+                 "jobs": "job commands (hold, release, remove)", "routes": "applying routes"}
 
 
 def _screen(name: str) -> Screen:
@@ -100,10 +111,54 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         replay = self.replay_check_action(action)
         if replay is not None:
             return replay
+        if not self.offers_action(action):
+            return False
         return super().check_action(action, parameters)
 
+    # -- what the feed offers (Snapshot.controls) ---------------------------------------------
+    @property
+    def controls(self) -> frozenset[str]:
+        """The controls the feed offers: the latest snapshot's, else the runtime's feed's."""
+        if self.snapshot is not None:
+            return self.snapshot.controls
+        feed = getattr(self.runtime, "engine", None)
+        return frozenset(getattr(feed, "controls", S.CONTROLS))
+
+    def offers(self, control: str) -> bool:
+        return not control or control in self.controls
+
+    def offers_action(self, action: str) -> bool:
+        return self.offers(CONTROL_OF_ACTION.get(action, ""))
+
+    @property
+    def can_apply_routes(self) -> bool:
+        """The editor may write and apply: not --readonly and the feed takes ``ApplyRoutes``."""
+        return not self.readonly and self.offers("routes")
+
+    def refuse_control(self, control: str) -> None:
+        self.notify(f"{CONTROL_NAMES.get(control, control)} is not available in {self.mode} mode",
+                    severity="warning")
+
+    def on_key(self, event) -> None:
+        """A key whose action the feed does not offer was hidden by check_action and so reached
+        here unhandled: say why nothing happens instead of ignoring it."""
+        for namespace, bindings in self.screen._modal_binding_chain:
+            for binding in bindings.key_to_bindings.get(event.key, ()):
+                action = binding.action.split("(")[0].removeprefix("app.").removeprefix("screen.")
+                control = CONTROL_OF_ACTION.get(action)
+                if control and not self.offers(control):
+                    event.stop()
+                    self.refuse_control(control)
+                    return
+
     def run_command_line(self, text: str | None) -> None:
+        from tui.palette import lookup  # noqa: PLC0415
+
         word, _, arg = (text or "").strip().lstrip(":").partition(" ")
+        command = lookup(word) if word else None
+        if command is not None and not self.offers(command.control):
+            self.refuse_control(command.control)
+            return
         if not self.replay_command(word, arg.strip()):
             super().run_command_line(text)
 
@@ -162,7 +217,10 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
                 self.snapshot = snap
             self.engine_failed(snap.error or "the engine crashed")
             return
+        controls_changed = self.snapshot is None or self.snapshot.controls != snap.controls
         self.snapshot = snap
+        if controls_changed:
+            self.refresh_bindings()  # the footer shows only what the feed offers
         self._toast_events(snap, quiet=first)
         self._show(snap)
         if self.watch_files and snap.config_files and snap.config_files != self._watching:
@@ -346,6 +404,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for c in COMMANDS:
+            if not self.offers(c.control):
+                continue  # the feed does not offer it (Snapshot.controls)
             if c.arg and not c.arg.startswith("["):
                 # needs an argument: open the command line pre-filled
                 yield SystemCommand(f":{c.name} {c.arg}", c.help,

@@ -16,6 +16,13 @@ The rules, the same on every screen (issue 11 item 4):
   *views* it in read-only modes), ``H``/``L``/``X`` hold, release, remove a job after a
   confirmation.
 
+- Keys of a control the feed does not offer (``Snapshot.controls``: watch offers none, replay
+  pause/speed/step/seek, the demo pause/speed/step/jobs/routes) are hidden from the footer and
+  refused with a toast if typed (``RouteDeckApp.check_action``/``on_key``); so are the ``:``
+  commands that need one (``tui.palette.Command.control``). ``e`` is "View config" where routes
+  cannot be applied.
+- The footer always keeps ``q`` ``?`` ``:`` visible and fits the rest (``tui.widgets.footer``).
+
 A binding is written once here; a key that means one thing in one place means it everywhere.
 """
 

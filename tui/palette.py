@@ -18,6 +18,8 @@ class Command:
     aliases: tuple[str, ...] = ()
     # what the ``:`` line completes, one kind per argument: route, job, column, order, bookmark, seek
     complete: str = ""
+    # the feed control it needs (engine.snapshot.CONTROLS); "" = always available
+    control: str = ""
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -28,21 +30,21 @@ COMMANDS: tuple[Command, ...] = (
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
     Command("sort", "COLUMN [desc]", "sort the jobs by a column", (), "column order"),
-    Command("pause", "", "pause the engine", ()),
-    Command("resume", "", "resume the engine", ("play",)),
-    Command("step", "[N]", "advance N engine cycles while paused", ()),
-    Command("speed", "X", "set the virtual clock's speed (×X)", ()),
-    Command("seek", "TIME|+SECONDS|#N", "replay: go to a recorded time, an offset or a transaction", (), "seek"),
-    Command("mark", "[NAME]", "replay: bookmark this moment", ()),
-    Command("bookmark", "NAME", "replay: go to a bookmark", (), "bookmark"),
-    Command("hold", "JOB", "hold a job (asks first)", (), "job"),
-    Command("release", "JOB", "release a held job (asks first)", (), "job"),
-    Command("rm", "JOB", "remove a job (asks first)", ("remove",), "job"),
+    Command("pause", "", "pause the engine", (), control="pause"),
+    Command("resume", "", "resume the engine", ("play",), control="pause"),
+    Command("step", "[N]", "advance N engine cycles while paused", (), control="step"),
+    Command("speed", "X", "set the virtual clock's speed (×X)", (), control="speed"),
+    Command("seek", "TIME|+SECONDS|#N", "replay: go to a recorded time, an offset or a transaction", (), "seek", control="seek"),
+    Command("mark", "[NAME]", "replay: bookmark this moment", (), control="seek"),
+    Command("bookmark", "NAME", "replay: go to a bookmark", (), "bookmark", control="seek"),
+    Command("hold", "JOB", "hold a job (asks first)", (), "job", control="jobs"),
+    Command("release", "JOB", "release a held job (asks first)", (), "job", control="jobs"),
+    Command("rm", "JOB", "remove a job (asks first)", ("remove",), "job", control="jobs"),
     Command("export", "[csv|json] [PATH]", "save the table shown as CSV (or JSON)", ()),
     Command("export-json", "[PATH]", "save the table shown as JSON", ()),
     Command("screenshot", "[PATH]", "save the screen as SVG", ("svg",)),
     Command("copy", "", "copy the selected job id or route name", ("yank",)),
-    Command("undo", "", "restore the routing table before the last apply", ()),
+    Command("undo", "", "restore the routing table before the last apply", (), control="routes"),
     Command("error", "", "the engine's full error text, after a crash", ()),
     Command("help", "", "list every key and command", ("?",)),
     Command("quit", "", "leave RouteDeck", ("q", "q!")),

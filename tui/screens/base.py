@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
+from tui.widgets.footer import DeckFooter
 
 from engine.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
@@ -24,18 +24,22 @@ class DeckScreen(Screen):
     _draw_error: str | None = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``e`` is "Edit" or "View config" (tui.keymap): read-only modes never advertise Edit."""
+        """``e`` is "Edit" or "View config" (tui.keymap): read-only modes, and feeds that cannot
+        apply routes (``Snapshot.controls``), never advertise Edit; keys of controls the feed does
+        not offer are hidden (the app refuses them with a toast if typed)."""
         if action in EDIT_ACTIONS:
-            return not self.app.readonly
+            return self.app.can_apply_routes
         if action in VIEW_ACTIONS:
-            return bool(self.app.readonly)
+            return not self.app.can_apply_routes
+        if not self.app.offers_action(action):
+            return False
         return True
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status-header")
         yield EngineBanner(id="engine-banner")
         yield from self.compose_body()
-        yield Footer()
+        yield DeckFooter()
 
     def compose_body(self) -> ComposeResult:
         return iter(())

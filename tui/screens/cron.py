@@ -75,6 +75,20 @@ def cron_detail(c: CronView, now: float) -> Text:
     return t
 
 
+HOLD_MISSED = 20  # MissedDeferredExecutionTime (htcondor.md §2.5)
+HOLD_INVALID = 25  # InvalidCronSettings (htcondor.md §2.4)
+
+
+def held_summary(rows) -> str:
+    """Held cron jobs told apart by HoldReasonCode: a missed run (20) is not a bad schedule (25)."""
+    held = [c for c in rows if c.status == 5]
+    missed = sum(1 for c in held if c.hold_code == HOLD_MISSED)
+    invalid = sum(1 for c in held if c.hold_code == HOLD_INVALID)
+    text = f"held: {missed} missed run, {invalid} invalid schedule"
+    other = len(held) - missed - invalid
+    return text + (f", {other} other" if other else "")
+
+
 class CronScreen(FilterBox, DeckScreen):
     FILTER_INPUT = "#cron-filter"
     FILTER_TABLE = "#cron"
@@ -139,9 +153,8 @@ class CronScreen(FilterBox, DeckScreen):
     def _detail(self, snap: Snapshot) -> None:
         c = self.selected(snap)
         waiting = sum(1 for j in snap.cron_jobs if j.state == "waiting")
-        missed = sum(1 for j in snap.cron_jobs if j.state == "held")
-        head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting in the deferred state · "
-                    f"{missed} held (missed run)\n", style="dim")
+        head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting (deferred) · "
+                    f"{held_summary(snap.cron_jobs)}\n", style="dim")
         self.query_one("#cron-detail", Static).update(head + (cron_detail(c, snap.time) if c else Text("")))
 
     def on_data_table_row_highlighted(self, event) -> None:

@@ -112,6 +112,9 @@ def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
     return t
 
 
+NARROW = 110  # columns: below this the side panes go under the text (app.tcss #editor-main.-narrow)
+
+
 class EditorScreen(DeckScreen):
     AUTO_FOCUS = "#editor"
     BINDINGS = keymap.EDITOR
@@ -135,7 +138,7 @@ class EditorScreen(DeckScreen):
         with Horizontal(id="editor-main"):
             area = TextArea("", id="editor", show_line_numbers=True, soft_wrap=False)
             area.cursor_blink = self.app.blink
-            area.read_only = self.app.readonly
+            area.read_only = not self.app.can_apply_routes
             yield area
             with Vertical(id="editor-side"):
                 lint = Static(id="lint")
@@ -147,7 +150,16 @@ class EditorScreen(DeckScreen):
 
     def on_mount(self) -> None:
         self._open()
+        self._fit(self.app.size.width)
         super().on_mount()
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        """Below NARROW columns the lint and what-if panes go under the text, side by side, so
+        the text gets the whole width (at 80×24 it had ~40 columns beside them)."""
+        self.query_one("#editor-main").set_class(width < NARROW, "-narrow")
 
     def _target(self) -> tuple[str | None, int]:
         snap = self.app.snapshot
@@ -164,7 +176,7 @@ class EditorScreen(DeckScreen):
     def _open(self) -> None:
         self.path, self.line = self._target()
         area = self.query_one(TextArea)
-        area.border_title = (self.path or "no config file") + (" (read-only)" if self.app.readonly else "")
+        area.border_title = (self.path or "no config file") + (" (read-only)" if not self.app.can_apply_routes else "")
         if self.path is None:
             self.query_one("#lint", Static).update(Text("this engine has no routing-table file to edit", style="red"))
             return
@@ -223,6 +235,9 @@ class EditorScreen(DeckScreen):
     def action_apply(self) -> None:
         if self.app.readonly:
             self.notify("read-only: RouteDeck was started with --readonly", severity="warning")
+            return
+        if not self.app.offers("routes"):
+            self.app.refuse_control("routes")
             return
         if self.path is None:
             return
@@ -291,12 +306,12 @@ class EditorScreen(DeckScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("apply", "undo_apply", "external"):
-            return not self.app.readonly  # read-only: not advertised (apply would refuse anyway)
+            return self.app.can_apply_routes  # read-only: not advertised (apply would refuse anyway)
         return super().check_action(action, parameters)
 
     def action_close(self) -> None:
         """Esc: leave; with unapplied edits, ask first (they are lost otherwise)."""
-        if self.path and not self.app.readonly and self.text != self.disk_text:
+        if self.path and self.app.can_apply_routes and self.text != self.disk_text:
             from tui.screens.confirm import Confirm  # noqa: PLC0415
 
             self.app.push_screen(

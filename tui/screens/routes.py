@@ -107,8 +107,22 @@ def route_cells(r: RouteView, now: float, flagged: bool = False, reason: bool = 
         str(r.index), name, state, throttle, rate, recent,
         gauge(r.routed, r.max_jobs, width=width, digits=7), gauge(r.idle, r.max_idle, width=width, digits=7),
         str(r.running), str(r.held), sparkline(r.rate_history, r.failure_threshold, 5),
-        duration(r.next_reevaluation - now) if r.next_reevaluation > 0 else "—",
+        reeval_cell(r, now),
     ) + extra
+
+
+def reevaluation(r: RouteView) -> float | None:
+    """When the route's throttle window is next re-evaluated; None when it has no window (0/None:
+    figures from the queue, not from a router)."""
+    t = r.next_reevaluation
+    return t if t is not None and t > 0 else None
+
+
+def reeval_cell(r: RouteView, now: float) -> str:
+    due = reevaluation(r)
+    if due is None:
+        return "—"
+    return duration(due - now) if due > now else "due"
 
 
 def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
@@ -128,9 +142,12 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
     else:
         t.append("accepting jobs\n", style="green")
     t.append(f"failure rate {r.failure_rate:.3f}/s vs threshold {r.failure_threshold:.3f}/s")
-    if r.next_reevaluation > 0:
+    due = reevaluation(r)
+    if due is not None and due > now:
         t.append(f"; window since {clock_time(r.window_start, tz, date=False)}, re-evaluated at "
-                 f"{clock_time(r.next_reevaluation, tz, date=False)} (in {duration(r.next_reevaluation - now)})")
+                 f"{clock_time(due, tz, date=False)} (in {duration(due - now)})")
+    elif due is not None:
+        t.append(f"; re-evaluation due (window ended {clock_time(due, tz, date=False)})")
     else:
         t.append("; no re-evaluation window (figures from the queue, not from a router)")
     if r.requirements:

@@ -14,10 +14,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui import keymap
 from tui.engine_api import Check, why_not
+from tui.widgets.footer import DeckFooter
 from tui.widgets.chrome import StatusHeader
 
 MARK = {True: ("✔", "green"), False: ("✘", "bold red"), None: ("·", "dim")}
@@ -74,7 +75,7 @@ class WhyNotScreen(Screen):
         with VerticalScroll(id="whynot-box") as box:
             box.border_title = f"Why not routed · {self.job}"
             yield Static(Text("asking the router…", style="dim"), id="whynot")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self.query_one(StatusHeader).show(self.app.snapshot, self.app.readonly)

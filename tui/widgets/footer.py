@@ -1,0 +1,76 @@
+"""``DeckFooter``: Textual's footer, but the essential keys never fall off a narrow terminal.
+
+At 80 columns the full list of a screen's keys does not fit, and Textual's footer simply clips
+it at the right, where ``q Quit`` is (issue 11 item 9). This footer always shows the essential
+keys (``ESSENTIAL``: quit, help, the ``:`` line), then as many of the others as fit, in the
+keymap's order, and drops the Ctrl+P hint when anything had to go (``:`` does the same). ``?``
+still lists every key.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.events import Resize
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+ESSENTIAL = ("quit", "help", "command_line")
+PALETTE_WIDTH = 13  # "▏^p palette" docked on the right
+
+
+def key_width(app, binding: Binding) -> int:
+    """Cells one key takes: " key description " (FooterKey's padding and gap)."""
+    return len(app.get_key_display(binding)) + len(binding.description) + 3
+
+
+def fit(app, bindings: list[tuple[Binding, bool, str]], width: int) -> tuple[list[tuple[Binding, bool, str]], bool]:
+    """The bindings to show in ``width`` cells, and whether all of them fit."""
+    total = sum(key_width(app, b) for b, _, _ in bindings)
+    if total + PALETTE_WIDTH <= width:
+        return bindings, True
+    essential = [x for x in bindings if x[0].action in ESSENTIAL]
+    budget = width - sum(key_width(app, b) for b, _, _ in essential)
+    keep = {id(x) for x in essential}
+    for x in bindings:
+        if id(x) in keep:
+            continue
+        w = key_width(app, x[0])
+        if w <= budget:
+            keep.add(id(x))
+            budget -= w
+    return [x for x in bindings if id(x) in keep], False
+
+
+class DeckFooter(Footer):
+    _shown_width = -1
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        active = self.screen.active_bindings
+        seen: set[str] = set()
+        bindings = []
+        for _, binding, enabled, tooltip in active.values():
+            if binding.show and binding.action not in seen:  # one key per action, as Footer
+                seen.add(binding.action)
+                bindings.append((binding, enabled, tooltip))
+        width = self.size.width or self.app.size.width
+        self._shown_width = width
+        shown, all_fit = fit(self.app, bindings, width)
+        self.styles.grid_size_columns = len(shown)
+        for binding, enabled, tooltip in shown:
+            yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description,
+                            binding.action, disabled=not enabled,
+                            tooltip=tooltip).data_bind(compact=Footer.compact)
+        if all_fit and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            entry = active.get(self.app.COMMAND_PALETTE_BINDING)
+            if entry is not None:
+                _, binding, enabled, tooltip = entry
+                yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description,
+                                binding.action, classes="-command-palette", disabled=not enabled,
+                                tooltip=binding.tooltip or binding.description)
+
+    def on_resize(self, event: Resize) -> None:
+        if event.size.width != self._shown_width and self._bindings_ready:
+            self.call_after_refresh(self.recompose)
