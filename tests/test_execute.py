@@ -266,3 +266,21 @@ def test_withheld_hooks_never_spawn(tmp_path):
                 tmp_path / "state", host="n")
     sd.step(0)
     assert not marker.exists() and sd.runner.invocations[-1].withheld
+
+
+def test_pushed_job_program_never_runs_without_allow(tmp_path):
+    """The job's Cmd comes from a job ad: outside the demo it runs only with the allow flag
+    (product.md §4 "opening someone's config or a recording must never run a program"). Without
+    it the starter records a withheld run and the job goes back to idle; with it the job runs."""
+    marker = tmp_path / "ran"
+    prog = script(tmp_path, "job", f"touch {marker}\n")
+    job = {"Cmd": f'"{prog}"', "JobUniverse": "5", "RequestCpus": "1"}
+    sd = Startd(Config.from_text(""), tmp_path / "state", host="n")
+    assert sd.push("1.0", job, 0)
+    for now in range(0, 5):
+        sd.step(now)
+    assert not marker.exists()
+    assert any(i.hook == "JOB" and i.path == prog and i.withheld for i in sd.runner.invocations)
+    allowed = make(tmp_path / "b", "")
+    assert allowed.push("1.0", job, 0)
+    run_until(allowed, 0, marker.exists)

@@ -185,6 +185,12 @@ class Starter:
         stdin = self._std(values, "In", "rb", iwd)
         stdout = self._std(values, "Out", "wb", None)
         stderr = self._std(values, "Err", "wb", None)
+        if not self.runner.allow_run:
+            # The job's program comes from a job ad: like a hook it runs only in the demo or with
+            # --allow-hooks (product.md §4). Recorded as a withheld run; the job goes back to idle.
+            self.runner.invoke_path("starter", "", "JOB", self.job_id, cmd, "", now, args=argv[1:])
+            self._close_files()
+            return self._finish(now, "requeue", {"JobStatus": str(IDLE)})
         self._before = {p.name for p in self.sandbox.iterdir()}
         try:
             self.proc = subprocess.Popen(argv, cwd=str(self.sandbox), env=env, stdin=stdin, stdout=stdout,
