@@ -20,24 +20,14 @@ from engine.cli import replay as replay_cli
 from engine.cli import watch as watch_cli
 
 
-def _headless_module():
-    return demo_cli
-
-
 def register(subparsers) -> None:
     register_demo(subparsers)
     register_replay(subparsers)
     register_watch(subparsers)
 
 
-def _engine_command(name: str):
-    return {"replay": replay_cli, "watch": watch_cli}[name]
-
-
 def register_replay(subparsers) -> None:
-    engine = _engine_command("replay")
-    if engine is None:
-        return
+    engine = replay_cli
     p = subparsers.add_parser(
         "replay", help="replay a recorded job_queue.log on the dashboard (headless: --at/--json/--reroute)",
         description="Replay a recorded job_queue.log: the dashboard with a replay bar (space play/pause, "
@@ -48,9 +38,7 @@ def register_replay(subparsers) -> None:
 
 
 def register_watch(subparsers) -> None:
-    engine = _engine_command("watch")
-    if engine is None:
-        return
+    engine = watch_cli
     p = subparsers.add_parser(
         "watch", help="follow a live schedd's job_queue.log on the dashboard (headless: --json/--once)",
         description="Follow a live schedd (read-only): the dashboard, with the real router's JobRouterLog "
@@ -64,7 +52,7 @@ def replay_is_headless(args: argparse.Namespace) -> bool:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    engine = _engine_command("replay")
+    engine = replay_cli
     if replay_is_headless(args):
         return int(engine.run_headless(args) or 0)
     try:
@@ -83,7 +71,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    engine = _engine_command("watch")
+    engine = watch_cli
     if args.json or args.once:
         return int(engine.run_headless(args) or 0)
     from engine.feeds.watch import WatchError  # noqa: PLC0415
@@ -113,22 +101,13 @@ def register_demo(subparsers) -> None:
     p.add_argument("--classad-routes", action="store_true", help="use the ClassAd-syntax routing table")
     p.add_argument("--readonly", action="store_true", help="refuse job commands and routing-table edits")
     p.add_argument("--headless", action="store_true", help="no screen: print snapshots (see --duration, --json)")
-    headless = _headless_module()
-    if headless is not None and hasattr(headless, "add_headless_arguments"):
-        headless.add_headless_arguments(p)
-    else:
-        p.add_argument("--duration", type=float, default=600.0, help="--headless: virtual seconds to run")
-        p.add_argument("--json", action="store_true", help="--headless: JSON snapshots, one per line")
+    demo_cli.add_headless_arguments(p)
     p.set_defaults(func=run_demo)
 
 
 def run_demo(args: argparse.Namespace) -> int:
     if args.headless:
-        headless = _headless_module()
-        if headless is None or not hasattr(headless, "run_headless"):
-            print("routedeck demo --headless: the headless demo is not available in this build", file=sys.stderr)
-            return 2
-        return int(headless.run_headless(args) or 0)
+        return int(demo_cli.run_headless(args) or 0)
     try:
         runtime = demo_cli.build_runtime(args)
     except (OSError, ValueError) as exc:  # DemoError is a ValueError: a bad demo config names its file

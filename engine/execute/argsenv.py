@@ -84,14 +84,15 @@ def job_environment(attrs: Mapping[str, object]) -> dict[str, str]:
     low = {k.lower(): v for k, v in attrs.items()}
     v2 = low.get("environment")
     if isinstance(v2, str):
-        return _pairs(split_v2(v2, "Environment"), "Environment")
+        return env_pairs(split_v2(v2, "Environment"), "Environment")
     v1 = low.get("env")
     if isinstance(v1, str):
-        return _pairs([w for w in (p.strip() for p in v1.split(";")) if w], "Env")
+        return env_pairs([w for w in (p.strip() for p in v1.split(";")) if w], "Env")
     return {}
 
 
-def _pairs(words: list[str], attr: str) -> dict[str, str]:
+def env_pairs(words: list[str], attr: str) -> dict[str, str]:
+    """``NAME=VALUE`` words as a dict; a word without ``=`` or a name is an :class:`ArgsError`."""
     out: dict[str, str] = {}
     for w in words:
         name, eq, value = w.partition("=")

@@ -55,7 +55,7 @@ from typing import Any, Callable, Mapping
 
 from engine.classad import ClassAdError, evaluate, is_true, make_ad, parse_old_ad
 from engine.execute import hooks as hk
-from engine.execute.argsenv import ArgsError, split_v2
+from engine.execute.argsenv import ArgsError, env_pairs, split_v2
 from engine.hookrun import validate_hook_path
 
 STARTD_CRON, SCHEDD_CRON = "STARTD_CRON", "SCHEDD_CRON"
@@ -133,13 +133,7 @@ def split_env(text: str, knob: str) -> dict[str, str]:
         words = split_v2(t[1:-1].replace('""', '"'), knob)
     else:
         words = [w.strip() for w in t.split(";") if w.strip()]
-    out: dict[str, str] = {}
-    for w in words:
-        name, eq, value = w.partition("=")
-        if not eq or not name:
-            raise ArgsError(f"{w!r} is not NAME=VALUE")
-        out[name] = value
-    return out
+    return env_pairs(words, knob)
 
 
 def load_jobs(config: Any, mgr: str) -> tuple[list[CronJobParams], list[CronProblem]]:
