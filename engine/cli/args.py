@@ -124,15 +124,17 @@ def add_log_argument(p: argparse.ArgumentParser, what: str = "the schedd's job_q
     p.set_defaults(log_required=required)
 
 
-def log_of(args: argparse.Namespace, command: str) -> str | None:
-    """The log given as LOG or ``--queue-log``; raises :class:`UsageError` when both differ or a
-    required one is missing."""
+def log_of(args: argparse.Namespace, command: str, *, readable: bool = False) -> str | None:
+    """The log given as LOG or ``--queue-log``; raises :class:`UsageError` when both differ, a
+    required one is missing or (``readable``) the one given cannot be read (:func:`unreadable`)."""
     given = [v for v in (getattr(args, "log", None), getattr(args, "queue_log_alias", None),
                          getattr(args, "queue_log", None)) if v]
     if len(set(given)) > 1:
         raise UsageError(f"give the log once (LOG or --queue-log), not {' and '.join(given)}")
     if not given and getattr(args, "log_required", False):
         raise UsageError("give the job_queue.log to read (LOG)")
+    if readable and given and (why := unreadable(given[0])):
+        raise UsageError(why)
     return given[0] if given else None
 
 

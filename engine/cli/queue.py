@@ -106,11 +106,9 @@ def _wanted(jobs: list, jobid: str) -> list | None:
 
 def run(args) -> int:
     try:
-        log = argcheck.log_of(args, "queue")
+        log = argcheck.log_of(args, "queue", readable=True)
     except argcheck.UsageError as exc:
         return argcheck.usage_error("queue", exc)
-    if why := argcheck.unreadable(log):
-        return argcheck.usage_error("queue", why)
     args.log = log
     res = load_log(args.log, mode=FOLLOW if args.follower_rules else OWNER)
     unreadable = any(p.record == 0 and p.severity == "fatal" for p in res.problems)

@@ -184,11 +184,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     try:
-        log = argcheck.log_of(args, "router-q")
+        log = argcheck.log_of(args, "router-q", readable=True)
     except argcheck.UsageError as exc:
         return argcheck.usage_error("router-q", exc)
-    if why := argcheck.unreadable(log):
-        return argcheck.usage_error("router-q", why)
     if args.now is not None and not (math.isfinite(args.now) and abs(args.now) < 1e11):
         print("routedeck router-q: --now must be a finite epoch time", file=sys.stderr)
         return 2
