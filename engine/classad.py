@@ -34,6 +34,20 @@ from typing import Any, Iterable, Iterator, Mapping
 import classad2
 import htcondor2  # noqa: F401  (registers HTCondor's ClassAd functions into classad2)
 
+from engine.classad_text import (  # noqa: F401  (part of this module's API, kept where callers import it)
+    _split_strings,
+    rewrite_time_calls,
+    old_to_new_syntax,
+    MAX_OPERATORS,
+    longest_chain,
+    _max_nesting,
+    _clip,
+    _skip_separators,
+    _matching_bracket,
+    rewrite_scope_prefix,
+    string_chunks,
+)
+
 ClassAd = classad2.ClassAd
 ExprTree = classad2.ExprTree
 Value = classad2.Value
@@ -54,56 +68,6 @@ class ClassAdError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------
-# lexical helpers (strings are skipped; nothing else about the grammar is assumed)
-
-_TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
-
-
-def _split_strings(text: str) -> list[tuple[bool, str]]:
-    """Split ``text`` into (is_string_literal, chunk) pieces. Handles ``\\"`` inside strings."""
-    out: list[tuple[bool, str]] = []
-    n, start = len(text), 0
-    while start < n:
-        i = text.find('"', start)
-        if i < 0:
-            break
-        if i > start:
-            out.append((False, text[start:i]))
-        j = i + 1
-        while j < n and text[j] != '"':
-            j += 2 if text[j] == "\\" else 1
-        out.append((True, text[i : j + 1]))
-        start = j + 1
-    if start < n:
-        out.append((False, text[start:]))
-    return out
-
-
-def rewrite_time_calls(text: str) -> str:
-    """Replace ``time()`` calls outside string literals with ``CurrentTime``."""
-    if "(" not in text or "time" not in text.lower():
-        return text
-    return "".join(
-        chunk if is_str else _TIME_CALL.sub("CurrentTime", chunk) for is_str, chunk in _split_strings(text)
-    )
-
-
-_LONE_BACKSLASH = re.compile(r'\\(?!")')
-
-
-def old_to_new_syntax(text: str) -> str:
-    """Old-ClassAd string literals keep backslashes literally (only ``\\"`` escapes a quote);
-    new syntax treats ``\\`` as an escape. Double the lone backslashes inside strings so the strict
-    new-syntax parser reads the same value (htcondor.md §3.1 "Values")."""
-    if "\\" not in text:
-        return text
-    return "".join(
-        '"' + _LONE_BACKSLASH.sub(r"\\\\", chunk[1:-1]) + '"' if is_str and len(chunk) >= 2 else chunk
-        for is_str, chunk in _split_strings(text)
-    )
-
-
-# --------------------------------------------------------------------------------------------
 # expressions
 
 
@@ -121,51 +85,6 @@ class Expr:
 
     def eval(self, my: Any = None, target: Any = None, now: float | None = None) -> Any:
         return evaluate(self, my, target, now)
-
-
-MAX_OPERATORS = 10_000  # per expression; classad2 crashed at ~40,000 (see the module docstring)
-_OPERATOR = re.compile(r"[-+*/%&|^<>=!?~:]+|[.\[(]")
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
-_SEPARATOR = re.compile(r"[,;]")
-
-
-@functools.lru_cache(maxsize=16)  # a failing value is checked again by each caller
-def longest_chain(text: str) -> int:
-    """An upper bound of the operators in one expression of ``text``: the most operator tokens
-    between two ``,``/``;`` separators, outside string literals and numbers. Cheap; 0 when
-    ``text`` is shorter than :data:`MAX_OPERATORS` (it cannot hold more)."""
-    if len(text) <= MAX_OPERATORS:
-        return 0
-    best = run = 0
-    for is_str, chunk in _split_strings(text):
-        if is_str:
-            continue
-        pieces = _SEPARATOR.split(_NUMBER.sub("0", chunk))
-        for k, piece in enumerate(pieces):
-            if k:
-                run = 0
-            run += _OPERATOR.subn("", piece)[1]
-            best = max(best, run)
-    return best
-
-
-@functools.lru_cache(maxsize=16)
-def _max_nesting(text: str) -> int:
-    depth = best = 0
-    for is_str, chunk in _split_strings(text):
-        if is_str:
-            continue
-        for c in chunk:
-            if c in "([{":
-                depth += 1
-                best = max(best, depth)
-            elif c in ")]}":
-                depth -= 1
-    return best
-
-
-def _clip(text: str, limit: int = 100) -> str:
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text)} characters)"
 
 
 def parse_problem(text: str) -> str:
@@ -531,51 +450,6 @@ def parse_new_ad(text: str, source: str = "<text>") -> Any:
     return ads[0]
 
 
-def _skip_separators(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n:
-        c = text[pos]
-        if c.isspace() or c == ",":
-            pos += 1
-        elif text.startswith("/*", pos):
-            end = text.find("*/", pos + 2)
-            pos = n if end < 0 else end + 2
-        elif text.startswith("//", pos) or c == "#":
-            end = text.find("\n", pos)
-            pos = n if end < 0 else end + 1
-        else:
-            break
-    return pos
-
-
-def _matching_bracket(text: str, pos: int) -> int:
-    """Index of the ``]`` closing the ``[`` at ``pos`` (strings and comments skipped), or -1."""
-    depth = 0
-    i, n = pos, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                return -1
-            i = end + 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif c in "[{(":
-            depth += 1
-        elif c in "]})":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
 def flatten(ad: Any, expr: Expr | str) -> str:
     """Partially evaluate ``expr`` against ``ad`` (classad2 ``flatten``), as text."""
     if isinstance(expr, str):
@@ -672,21 +546,6 @@ def internal_refs(ad: Any, tree: Any) -> list[str]:
         return []
 
 
-_SCOPE_PREFIX_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def rewrite_scope_prefix(text: str, scope: str, replacement: str) -> str:
-    """Rewrite ``scope.`` attribute prefixes (case-insensitive) outside string literals: e.g.
-    ``TARGET.`` → ``""`` or ``TARGET.`` → ``MY.``, as HTCondor's RewriteAttrRefs does when it
-    converts ClassAd routes (htcondor.md §1.2 "Converter rewrites")."""
-    pat = _SCOPE_PREFIX_CACHE.get(scope.lower())
-    if pat is None:
-        pat = re.compile(r"(?<![\w.])" + re.escape(scope) + r"\s*\.\s*(?=[A-Za-z_])", re.IGNORECASE)
-        _SCOPE_PREFIX_CACHE[scope.lower()] = pat
-    if scope.lower() not in text.lower():
-        return text
-    prefix = f"{replacement}." if replacement else ""
-    return "".join(chunk if is_str else pat.sub(prefix, chunk) for is_str, chunk in _split_strings(text))
 
 
 def literal_string(tree: Any) -> str | None:
@@ -699,8 +558,3 @@ def literal_string(tree: Any) -> str | None:
     except Exception:
         return None
     return value if isinstance(value, str) and quote(value) == text else None
-
-
-def string_chunks(text: str) -> list[tuple[bool, str]]:
-    """``text`` split into (is_string_literal, chunk) pieces, for lexical checks outside strings."""
-    return _split_strings(text)
