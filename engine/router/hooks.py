@@ -270,6 +270,7 @@ class HookManager:
         self.rejections: dict[str, str] = {}  # knob -> why the path was refused
         self._unreported: list[str] = []  # rejections not yet taken as events
         self._paths: dict[tuple[str, str], str | None] = {}
+        self._defined: dict[str, bool] = {}  # hook type -> any knob defines it (defines_any)
         self._running: dict[tuple[str, str], Future] = {}
         self._pool: ThreadPoolExecutor | None = None
 
@@ -305,6 +306,18 @@ class HookManager:
         """Path rejections found since the last call (each knob is checked once per manager)."""
         out, self._unreported = self._unreported, []
         return out
+
+    def defines_any(self, hook_type: str) -> bool:
+        """Whether any ``<KEYWORD>_HOOK_<TYPE>`` knob is set at all (so no job can have this hook
+        when False); True when the config cannot list its names."""
+        names = getattr(self.config, "names", None)
+        if names is None:
+            return True
+        cached = self._defined.get(hook_type)
+        if cached is None:
+            suffix = f"_HOOK_{hook_type}".lower()
+            cached = self._defined[hook_type] = any(n.lower().endswith(suffix) for n in names())
+        return cached
 
     def job_keyword(self, job: Any) -> str | None:
         """The keyword of a queue job (``get``/``attrs``) without building its ad when it has no

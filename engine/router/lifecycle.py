@@ -41,7 +41,7 @@ class State(enum.Enum):
     RETIRED = "retired"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RoutedJob:
     src_key: str
     route_name: str

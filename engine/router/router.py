@@ -51,6 +51,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.lang.config import split_list
+from engine.queue.jobqueue import Job
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
@@ -81,6 +82,7 @@ class JobRouter(Lifecycle, StatsMixin):
         self._given_hooks = hooks
         # source job -> failed translate attempts, kept across claims (Lifecycle.submit)
         self.translate_failures: dict[str, int] = {}
+        self._job_exprs: dict[int, tuple[Any, bool, bool]] = {}  # id(route) -> (route, sandboxed?, in place?)
         self._builder = build  # default: engine.router.routed_copy.build_routed_ad
         self.next_periodic = 0.0
         self.last_cycle: dict[str, Any] = {}
@@ -267,6 +269,9 @@ class JobRouter(Lifecycle, StatsMixin):
             return
         n_accepting = sum(accepting)
         tracked = self.jobs
+        # a job can only be held back by its translate hook when one is configured or has failed
+        translate_check = bool(self.translate_failures) or (
+            not self.hooks.allow_run and self.hooks.defines_any(hk.TRANSLATE))
         candidates = self._candidates()
         pending = self._to_scan  # None: not incremental (no events, or a clock in the table)
         if pending is not None:
@@ -299,7 +304,7 @@ class JobRouter(Lifecycle, StatsMixin):
                     info["stopped"] = "all routes are full"
                     break
                 continue
-            if self._translate_blocked(job, now) is not None:
+            if translate_check and self._translate_blocked(job, now) is not None:
                 continue
             route, st = routes[idx], stats[idx]
             st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
@@ -336,14 +341,19 @@ class JobRouter(Lifecycle, StatsMixin):
         return hk.withheld_reason(path)
 
     def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
-        src = dict(job.attrs)
+        src = job.attrs if type(job) is Job else dict(job.attrs)  # Job.attrs builds a fresh dict
         rj = RoutedJob(src_key=job.key, route_name=route.name, src=src,
                        target_universe=int(route.target_universe), grid_resource=route.grid_resource)
         # evaluated when the candidate is created, against the source ad (htcondor.md §1.4);
         # building the job's evaluation ad is skipped when the route has neither expression
-        if _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"):
+        flags = self._job_exprs.get(id(route))
+        if flags is None or flags[0] is not route:
+            flags = self._job_exprs[id(route)] = (
+                route, _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"),
+                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"))
+        if flags[1]:
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
-        if _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"):
+        if flags[2]:
             rj.edit_in_place = _truth(route, "EditJobInPlace", job.classad(), now)
         self.jobs[job.key] = rj
         return rj
