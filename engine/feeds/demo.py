@@ -37,6 +37,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 import tomllib
@@ -345,6 +346,42 @@ def _template_index(workload: Workload) -> dict[str, Any]:
     return {t.name: t for t in workload.jobs + workload.cron}
 
 
+SCRATCH_PREFIX = "routedeck-demo-config-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_scratch(tmp: Path) -> list[Path]:
+    """Remove the config copies of demos that ended without cleaning up (killed by a signal:
+    the finalizer that removes the copy never ran). A copy is named after its demo's process id
+    and is stale once that process is gone; copies of running demos and other users' files are
+    left alone. Returns what was removed."""
+    removed = []
+    try:
+        entries = list(tmp.glob(SCRATCH_PREFIX + "*"))
+    except OSError:
+        return removed
+    for d in entries:
+        pid_text = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid() or _pid_alive(int(pid_text)):
+            continue
+        try:
+            if d.is_dir() and not d.is_symlink() and d.stat().st_uid == os.getuid():
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+        except OSError:
+            continue
+    return removed
+
+
 def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFiles, Path | None]:
     """Copy the demo's config files into ``<state_dir>/config`` and use the copies (issue 11 item 7).
 
@@ -356,7 +393,8 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
     """
     scratch = None
     if state_dir is None:
-        scratch = Path(tempfile.mkdtemp(prefix="routedeck-demo-config-"))
+        remove_stale_scratch(Path(tempfile.gettempdir()))
+        scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         target = scratch
     else:
         target = Path(state_dir) / "config"
