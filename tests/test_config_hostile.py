@@ -405,3 +405,23 @@ def test_config_reader_fuzz_memory_bound(data):
     assert peak < PEAK_BOUND
     for problem in cfg.errors + cfg.warnings:
         assert problem.file and problem.message
+
+
+def test_catastrophic_exclude_regexp_is_bounded_and_reads_as_no_match(tmp_path):
+    """``Regex::match`` (src/condor_utils/condor_regex.cpp) calls ``pcre2_match`` with PCRE2's
+    default match limit and returns ``rc > 0``: a pattern that backtracks catastrophically on a
+    file name stops at the limit and counts as no match, so the file is read. RouteDeck bounds
+    the match the same way (engine/lang/bounded_re.py) and warns at the include's line; a plain
+    ``re`` search of this name would run for hours."""
+    d = tmp_path / "conf.d"
+    d.mkdir()
+    bad_name = "a" * 48 + "!"
+    write(d / bad_name, "FROM_BAD = read\n")
+    write(d / "aaaa", "FROM_SHORT = read\n")
+    main = tmp_path / "condor_config"
+    write(main, f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP = ^(a|aa)+$\nLOCAL_CONFIG_DIR = {d}\n")
+    cfg = Config.load([main], env={})
+    assert [Path(f).name for f in cfg.files] == ["condor_config", bad_name]  # "aaaa" excluded
+    assert cfg.get("FROM_BAD") == "read" and cfg.get("FROM_SHORT") is None
+    warned = [w for w in cfg.warnings if "ran out of time" in str(w)]
+    assert len(warned) == 1 and bad_name in str(warned[0]) and f"{main}" in str(warned[0])

@@ -53,6 +53,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from engine import classad as ca
+from engine.lang import bounded_re
+from engine.lang.bounded_re import BoundedPattern, compile_bounded
 from engine.lang import macros as mx
 from engine.lang import macro_cond as mc
 
@@ -247,7 +249,13 @@ class Config:
         excluded = subdirs = others = 0
         for c in children:
             child = path / c
-            if exclude.search(c):
+            hit = exclude.search(c)
+            if exclude.limited:
+                exclude.limited.clear()
+                self._warn(where.file, where.line, f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP ran out of time matching "
+                           f"{c!r} (catastrophic backtracking?); read as no match, as HTCondor's PCRE2 match "
+                           f"limit does")
+            if hit:
                 excluded += 1
             elif child.is_dir():
                 subdirs += 1
@@ -263,17 +271,17 @@ class Config:
                  f"{others} not a regular file" if others else ""]
         return files, ", ".join(n for n in notes if n)
 
-    def _exclude_regexp(self) -> re.Pattern[str]:
+    def _exclude_regexp(self) -> BoundedPattern:
         try:
             pattern = self.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", DEFAULT_EXCLUDE_REGEXP) or DEFAULT_EXCLUDE_REGEXP
-            return re.compile(pattern)
+            return compile_bounded(pattern)
         except ConfigError as exc:
             self.errors.append(exc)
-        except re.error as exc:  # HTCondor EXCEPTs; we say so and use the default
+        except bounded_re.error as exc:  # HTCondor EXCEPTs; we say so and use the default
             where = self.location("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP") or Source("<LOCAL_CONFIG_DIR_EXCLUDE_REGEXP>", 0)
             self._error(where.file, where.line, f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular "
                         f"expression ({exc}); the default is used")
-        return re.compile(DEFAULT_EXCLUDE_REGEXP)
+        return compile_bounded(DEFAULT_EXCLUDE_REGEXP)
 
     def _load_file(self, path: Path, depth: int, stack: list[str], origin: Source | None) -> None:
         real = os.path.realpath(path)
