@@ -145,7 +145,8 @@ class LogClock:
     ``saw(t)`` is told the time of each transaction read (its ``106 #`` comment). While the log's
     newest time lies within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock;
     otherwise ``now()`` is the newest log time plus the base clock's seconds since it was read.
-    Never goes backwards."""
+    Never goes backwards on one clock; the switch from the base clock to the log's (found with the
+    first transactions read) starts over."""
 
     def __init__(self, base: Clock) -> None:
         self.base = base
@@ -159,7 +160,12 @@ class LogClock:
         if self._log is None or t >= self._log:
             self._log, self._read_at = t, base
             # judged on the newest time (a log read from its start begins with old ones)
-            self.on_log = abs(t - base) > LOG_CLOCK_SKEW
+            on_log = abs(t - base) > LOG_CLOCK_SKEW
+            if on_log != self.on_log:
+                # a change of clock, not time going backwards: a snapshot taken before the first
+                # transaction was read (on the base clock) must not pin a log written in the past
+                self._last = float("-inf")
+            self.on_log = on_log
 
     def now(self) -> float:
         base = self.base.now()

@@ -81,3 +81,20 @@ def test_log_clock_follows_a_virtual_log_and_the_base_clock_for_a_live_one():
     assert virtual.on_log and virtual.now() == 5_000_002.0  # log time moved on by the base's seconds
     virtual.saw(4_999_000.0)  # an older time never moves the clock back
     assert virtual.now() == 5_000_002.0
+
+
+def test_log_clock_read_before_a_log_in_the_past_is_not_pinned_to_the_base_clock():
+    """The watch runtime publishes a snapshot before the first poll (on the base clock); a demo
+    recording written days earlier must still be shown on its own clock afterwards (issue 10
+    item 3: "a log written in virtual time is watched on the log's clock"). Before the fix
+    ``now()`` stayed at the first base reading for good, and the throttle windows with it."""
+    from engine.clock import LogClock
+
+    wall = ManualClock(1_000_000.0)
+    clock = LogClock(wall)
+    assert clock.now() == 1_000_000.0  # the first snapshot, nothing read yet
+    clock.saw(700_000.0)  # the log's transactions are three days older
+    wall.advance(5)
+    assert clock.on_log and clock.now() == 700_005.0
+    clock.saw(699_000.0)  # still never backwards on the log's clock
+    assert clock.now() == 700_005.0

@@ -387,8 +387,8 @@ class WatchFeed:
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
-        snap = self.engine.snapshot(seq)
-        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+        snap = self.engine.snapshot(seq)  # its clock says whether the log's own time is shown
+        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
                                    events=self.ring.recent())
 
     def waker(self, runtime: Any) -> Any:
