@@ -296,3 +296,18 @@ class TestExport:
             await pilot.press("down", "down")
             app.run_command_line("copy")
             assert app.clipboard == app.screen.table.selected.job
+
+
+def test_cron_countdown_of_a_running_job_says_how_long_ago_it_started():
+    """A running cron job started at its DeferralTime (htcondor.md §2.4): its "In" cell says how
+    long ago, not a red negative countdown, which stays for a job whose time has come but which
+    has not started (overdue)."""
+    from engine.snapshot import CronView
+    from tui.screens.cron import cron_cells
+
+    base = dict(job="4.0", fields=("45", None, None, None, None), status=2, deferral_time=1000,
+                window=0, prep_time=0, next_runs=(4600,), schedd_runs=(4600,), tz="UTC")
+    running = cron_cells(CronView(state="running", **base), now=1035)[2]
+    assert running.plain == "35s ago" and running.style == "dim"
+    overdue = cron_cells(CronView(state="idle", **dict(base, status=1)), now=1035)[2]
+    assert overdue.plain.startswith("-") and overdue.style == "red"

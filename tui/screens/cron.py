@@ -47,7 +47,10 @@ def cron_cells(c: CronView, now: float) -> tuple:
     if c.deferral_time is not None:
         nxt = zoned(c.deferral_time, c.tz)
         left = c.deferral_time - now
-        countdown = Text(duration(left), style="red" if left < 0 else "")
+        if left < 0 and c.state == "running":  # this run started at its DeferralTime: how long ago
+            countdown = Text(f"{duration(-left)} ago", style="dim")
+        else:  # negative: overdue (not started although its time has come)
+            countdown = Text(duration(left), style="red" if left < 0 else "")
     else:
         nxt, countdown = "—", Text("")
     if c.state == "waiting" and c.deferral_time is not None:
