@@ -148,6 +148,31 @@ def test_reroute_stops_at_the_moment(log, capsys, tmp_path):
     assert part["source_jobs"] < whole["source_jobs"]
 
 
+
+def test_reroute_progress_on_a_terminal_is_one_updating_bar(log, tmp_path, monkeypatch, capsys):
+    """On a terminal ``--reroute`` shows one line rewritten in place (a bar, the share done and
+    the recording's time reached); a log file gets a plain line per quarter (issue 14 item 4)."""
+    import io
+    import sys
+
+    path, rec = log
+    cfg = tmp_path / "routes.conf"
+    cfg.write_text("JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=rt\n  REQUIREMENTS true\n"
+                   "  GridResource = \"batch slurm\"\n@rt\n")
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["replay", path, "--reroute", "--config", str(cfg), "--json"]) == 0
+    lines = err.getvalue().split("\r")
+    assert len(lines) == 20 and lines[-1].endswith("recorded\n")
+    assert "[" + "█" * 10 + "░" * 10 + "]" in lines[9] and " 50%" in lines[9]
+    capsys.readouterr()
+
+
 # ------------------------------------------------------------------------------ :seek on the dashboard
 
 @pytest.fixture

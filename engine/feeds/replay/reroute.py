@@ -198,6 +198,12 @@ class RecordedArrivals:
 
 
 PROGRESS_STEPS = 20
+PROGRESS_BAR = 20  # cells of the terminal progress bar
+
+
+def _hms(seconds: int) -> str:
+    h, rest = divmod(max(0, seconds), 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
 
 
 def default_sites(route_names: list[str]) -> list[Any]:
@@ -307,7 +313,13 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None) ->
     def progress(fraction: float) -> None:
         if not tty and round(fraction * 100) % 25:
             return  # a log file gets a line per quarter, a terminal one updating line
-        print(f"routedeck replay: re-routing {len(rec.jobs)} source jobs: {fraction:4.0%}", file=sys.stderr,
+        bar = ""
+        if tty:  # a bar and the recording's time reached (virtual: no wall clock is read here)
+            done = round(fraction * PROGRESS_BAR)
+            reached = int((rec.end - rec.start) * fraction)
+            bar = (f" [{'█' * done}{'░' * (PROGRESS_BAR - done)}]  {_hms(reached)} of "
+                   f"{_hms(int(rec.end - rec.start))} recorded")
+        print(f"routedeck replay: re-routing {len(rec.jobs)} source jobs: {fraction:4.0%}{bar}", file=sys.stderr,
               end="\r" if tty and fraction < 1 else "\n", flush=True)
 
     tallies, unrouted, order, diagnostics, hooks = simulate(
