@@ -124,3 +124,30 @@ def test_watch_started_on_a_running_demo_log_shows_its_figures_after_one_poll(ru
     assert any(c.deferral_time for c in got.cron_jobs)
     for kind in ("route", "cron"):
         assert _diff(_rows(want, kind), _rows(got, kind)) == [], kind
+
+
+def test_watch_tells_the_routers_events_from_the_log(run):
+    """Watch has no router to drain, so it rebuilds the router's events from the log: a routed
+    copy appearing is ``job-routed`` in the router's words (``JobRouted``, engine/router/lifecycle.py:
+    "SRC routed to ROUTE as DEST", RoutedFromJobId/RouteName per htcondor.md §1.6), a copy leaving
+    is ``job-retired`` with its outcome (§1.5), and a closed failure window that changes a throttle
+    is ``throttle-adjusted`` / ``route-throttled`` with the demo's own text (§1.5). The demo run's
+    events are compared with those of a watcher reading its log anew."""
+    tmp_path, (limits, rules, period), live, _watched = run
+    want = live[-1]
+    from engine.feeds.watch import WatchFeed
+
+    feed = WatchFeed(WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits,
+                                            rules=rules, polling_period=period), ManualClock(want.time)))
+    feed.step(want.time)
+    got = feed.snapshot().events
+    kinds = {e.kind for e in got}
+    assert {"job-routed", "job-retired", "route-throttled"} <= kinds
+    demo_routed = {e.message for e in want.events if e.kind == "job-routed"}
+    watch_routed = {e.message for e in feed.ring.job_events if e.kind == "job-routed"}
+    assert demo_routed and demo_routed <= watch_routed
+    demo_throttles = [(e.time, e.message) for e in want.events if e.kind in ("route-throttled", "throttle-adjusted")]
+    watch_throttles = [(e.time, e.message) for e in got if e.kind in ("route-throttled", "throttle-adjusted")]
+    assert demo_throttles and set(demo_throttles) <= set(watch_throttles)
+    retired = [e for e in got if e.kind == "job-retired"]
+    assert any("(failure)" in e.message and e.route == "BlackHole" for e in retired)

@@ -239,7 +239,7 @@ class WatchEngine:
         t = self._time_of(end_line)
         self._started(t)
         self.figures.ads = queue_ads(self.queue)  # a bulk load replaces the queue's table
-        self.figures.commit(keys)
+        self.figures.commit(keys, time=t)
         jobs = {k for k in keys if k[:1] != "0" and "." in k and not k.endswith(".-1")}
         for k in keys:
             if k[:1] == "0" and k.endswith(".-1"):
@@ -369,8 +369,16 @@ class WatchFeed:
             self._poll(t)
         self.now = max(self.now, t)
 
+    def _drain(self) -> None:
+        """The router's events rebuilt from the log (engine.views.figures.LiveFigures) into the ring."""
+        figures = self.engine.figures
+        for e in figures.events:
+            self.ring.record(e.to_snapshot_event(self.ring.next_seq()))
+        figures.events.clear()
+
     def _poll(self, t: float) -> None:
         self.engine.poll()
+        self._drain()
         self._last_poll = t
         if self.engine.waiting and not self._told_waiting:
             self.emit(t, "log", f"{self.engine.setup.queue_log}: {WAITING}")
@@ -388,6 +396,7 @@ class WatchFeed:
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
         snap = self.engine.snapshot(seq)  # its clock says whether the log's own time is shown
+        self._drain()  # windows the snapshot closed
         return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
                                    events=self.ring.recent())
 

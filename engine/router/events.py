@@ -9,7 +9,9 @@ Every event carries the engine time it happened at; none is ever mutated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, throttle_desc
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,21 @@ class PolicyFired(RouterEvent):
 @dataclass(frozen=True)
 class TableSwitched(RouterEvent):
     kind: ClassVar[str] = "table-switched"
+
+
+def throttle_events(now: float, route: str, adj: Any) -> list[RouterEvent]:
+    """What a closed failure window tells (``adj``: a ``ThrottleAdjustment``): nothing when the
+    throttle did not change; else the adjustment, plus "throttled" / "throttle removed" when it
+    started or ended. One wording for the router, replay's figures and watch's."""
+    if adj.old_throttle == adj.new_throttle:
+        return []
+    out: list[RouterEvent] = [ThrottleAdjusted(
+        now, f"route {route}: throttle {throttle_desc(adj.old_throttle)} -> {throttle_desc(adj.new_throttle)} "
+             f"({adj.explain()})", route, old=adj.old_throttle, new=adj.new_throttle)]
+    if adj.old_throttle <= 0 < adj.new_throttle:
+        out.append(RouteThrottled(now, f"{route} throttled: {adj.recent_failed} failures in {adj.delta:.0f} s; "
+                                       f"at most {adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s",
+                                  route, throttle=adj.new_throttle))
+    elif adj.new_throttle <= 0 < adj.old_throttle:
+        out.append(RouteUnthrottled(now, f"{route}: throttle removed", route))
+    return out

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.router import events as ev
-from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, ThrottleAdjustment, route_state, throttle_desc
+from engine.router.throttle import ThrottleAdjustment, route_state, throttle_desc
 
 
 @dataclass(frozen=True)
@@ -90,17 +90,8 @@ class StatsMixin:
                 continue
             done.append(adj)
             self.last_adjustment[route.name.lower()] = adj
-            if adj.old_throttle != adj.new_throttle:
-                self._emit(ev.ThrottleAdjusted(now, f"route {route.name}: throttle {throttle_desc(adj.old_throttle)}"
-                                                    f" -> {throttle_desc(adj.new_throttle)} ({adj.explain()})",
-                                               route.name, old=adj.old_throttle, new=adj.new_throttle))
-                if adj.old_throttle <= 0 < adj.new_throttle:
-                    self._emit(ev.RouteThrottled(now, f"{route.name} throttled: {adj.recent_failed} failures in "
-                                                      f"{adj.delta:.0f} s; at most {adj.new_throttle:.3g} jobs per "
-                                                      f"{THROTTLE_UPDATE_INTERVAL} s", route.name,
-                                                 throttle=adj.new_throttle))
-                elif adj.new_throttle <= 0 < adj.old_throttle:
-                    self._emit(ev.RouteUnthrottled(now, f"{route.name}: throttle removed", route.name))
+            for e in ev.throttle_events(now, route.name, adj):
+                self._emit(e)
         return done
 
     def route_stats(self, now: float) -> tuple[RouteStatsView, ...]:

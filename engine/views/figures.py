@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine import classad
+from engine.router import events as ev
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
 from engine.views.recorded import literal_int, literal_str
 
@@ -105,6 +106,32 @@ def outcome(copy: Mapping[str, str], cluster: Mapping[str, str] | None, source: 
     return "failed" if failed else "succeeded"
 
 
+_OUTCOME = {"succeeded": "success", "failed": "failure", "interrupted": "interrupted"}  # the router's words
+
+
+def _source_id(proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> str | None:
+    return literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
+
+
+def _retired(time: float, key: str, route: str, proc: Mapping[str, str], cluster: Mapping[str, str] | None,
+             result: str) -> ev.JobRetired:
+    """The router's ``job-retired`` for a copy that left the queue, with what its last ad says
+    of a failure (hold or remove reason, exit code)."""
+    def get(name: str) -> str | None:
+        v = proc.get(name)
+        return v if v is not None or cluster is None else cluster.get(name)
+
+    why = ""
+    if result == "failed":
+        reason = literal_str(get("HoldReason")) or literal_str(get("RemoveReason"))
+        code = literal_int(get("ExitCode"))
+        why = f": {reason}" if reason else f": exit code {code}" if code else ""
+    src = _source_id(proc, cluster)
+    outcome_word = _OUTCOME.get(result, result)
+    return ev.JobRetired(time, f"{src or key} left route {route} ({outcome_word}){why}", route, src,
+                         outcome=outcome_word)
+
+
 class _NoLimits:
     """A route with no MaxJobs / MaxIdleJobs limits: only the throttle decides in route_state."""
 
@@ -149,6 +176,7 @@ class LiveFigures:
         self.live: dict[str, int] = {}
         self.copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source, source cluster)
         self.adjustments: list = []  # ThrottleAdjustment of every closed window, oldest first
+        self.events: list[ev.RouterEvent] = []  # what the router would have said; drained by the feed
 
     def _rule(self, name: str) -> RouteRule | None:
         return None if self.rules is None else self.rules.get(name, RouteRule())
@@ -182,6 +210,7 @@ class LiveFigures:
                 if adj is not None:
                     self.adjustments.append(adj)
                     self.history[name] = (self.history[name] + [adj.rate])[-48:]
+                    self.events.extend(ev.throttle_events(c, name, adj))
             self.last_close = c
             self.next_close = next_close(self.start, self.period, c)
 
@@ -198,9 +227,11 @@ class LiveFigures:
         src_cluster = self.ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
         return (route, proc, cluster, source, src_cluster)
 
-    def commit(self, keys: set[str], counted: bool = True) -> None:
+    def commit(self, keys: set[str], counted: bool = True, time: float | None = None) -> None:
         """A committed transaction touched ``keys`` (the queue already holds its result): copies
-        that left are judged, new copies are tracked (and counted as started when ``counted``)."""
+        that left are judged, new copies are tracked (and counted as started when ``counted``).
+        With the transaction's ``time``, the router's job events are told too (``events``):
+        ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         for key in keys:
             if key in self.copies and key not in self.ads:
                 route, proc, cluster, source, src_cluster = self.copies.pop(key)
@@ -211,6 +242,8 @@ class LiveFigures:
                     s.recent_succeeded += 1
                 elif result == "failed":
                     s.recent_failed += 1
+                if time is not None:
+                    self.events.append(_retired(time, key, route, proc, cluster, result))
         for key in keys:
             if key in self.copies or not _proc_key(key):
                 continue
@@ -222,6 +255,10 @@ class LiveFigures:
             self.live[copy[0]] += 1
             if counted:
                 s.recent_routed += 1
+                if time is not None:
+                    src = _source_id(copy[1], copy[2])
+                    self.events.append(ev.JobRouted(time, f"{src or '?'} routed to {copy[0]} as {key}", copy[0],
+                                                    src, dest=key))
 
     def adopt(self) -> None:
         """After a bulk load: copies in the queue not seen in a transaction are tracked, not

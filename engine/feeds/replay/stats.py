@@ -50,7 +50,8 @@ from engine.schedd.cron import CronObserver
 from engine.feeds.replay.index import LogIndex, QueueState, _scan
 from engine.views.figures import DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome  # noqa: F401
 from engine.views.recorded import literal_str
-from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state, throttle_desc
+from engine.router.events import throttle_events
+from engine.router.throttle import RouteStats, route_state
 
 AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
 
@@ -226,17 +227,10 @@ class RouteHistory:
         return self
 
     def _note_change(self, name: str, adj) -> None:
-        """The router's throttle events (engine.router.stats wording), kept for the replay's
-        events pane: (time, kind, message, level, route)."""
-        self.changes.append((adj.time, "throttle-adjusted",
-                             f"route {name}: throttle {throttle_desc(adj.old_throttle)} -> "
-                             f"{throttle_desc(adj.new_throttle)} ({adj.explain()})", "info", name))
-        if adj.old_throttle <= 0 < adj.new_throttle:
-            self.changes.append((adj.time, "route-throttled",
-                                 f"{name} throttled: {adj.recent_failed} failures in {adj.delta:.0f} s; at most "
-                                 f"{adj.new_throttle:.3g} jobs per {THROTTLE_UPDATE_INTERVAL} s", "warning", name))
-        elif adj.new_throttle <= 0 < adj.old_throttle:
-            self.changes.append((adj.time, "route-unthrottled", f"{name}: throttle removed", "info", name))
+        """The router's throttle events (engine.router.events.throttle_events), kept for the
+        replay's events pane: (time, kind, message, level, route)."""
+        self.changes.extend((e.time, e.kind, e.message, e.level, e.route)
+                            for e in throttle_events(adj.time, name, adj))
 
     def deferral_at(self, job: str, time: float) -> int | None:
         """The DeferralTime a schedd would hold for ``job`` at ``time`` (CronObserver's rules)."""
