@@ -383,3 +383,63 @@ async def test_writable_demo_offers_edit():
         await wait_until(pilot, lambda: app.snapshot is not None)
         footer = _footer_keys(app)
         assert footer.get("e") == "Edit" and "View config" not in footer.values()
+
+
+async def _burst(pilot, keys: list[tuple[str, str | None]]) -> None:
+    """Keys sent as a terminal sends them when typed fast (or pasted): all at once, without the
+    pauses ``pilot.press`` makes between keys for the app to settle."""
+    from textual import events
+
+    app = pilot.app
+    for key, char in keys:
+        ev = events.Key(key, char)
+        ev.set_sender(app)
+        app._driver.send_message(ev)
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_typing_fast_after_colon_loses_no_key():
+    """``:jobs alice⏎`` typed in one burst (tmux send-keys, a fast typist, a paste) runs the command
+    with every character: the keys that arrive while the ``:`` line opens go into it (they were
+    lost, or taken as board keys, before)."""
+    app = _app()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        keys = [("colon", ":")] + [(c if c != " " else "space", c) for c in "jobs alice"] + [("enter", None)]
+        await _burst(pilot, keys)
+        await wait_until(pilot, lambda: _name(app) == "JobsScreen")
+        await wait_until(pilot, lambda: app.screen.query_one("#job-filter").value == "alice")
+        assert app.command_history[-1] == "jobs alice"
+
+
+async def test_colon_typed_into_a_text_box_is_text():
+    """``:`` is taken by the app before anything else (so the keys after it are not lost), except
+    while a text box has focus: there it is a character (a filter like ``Owner:alice``)."""
+    app = _app()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _name(app) == "JobsScreen")
+        await pilot.press("slash")
+        await pilot.pause()
+        await _type(pilot, "a:b")
+        await pilot.pause()
+        assert _name(app) == "JobsScreen" and app.screen.query_one("#job-filter").value == "a:b"
+
+
+@pytest.mark.parametrize("screen_key, box", [("j", "#job-filter"), ("c", "#cron-filter"), (None, "#route-filter")])
+async def test_slash_then_text_typed_fast_filters_and_triggers_no_key(screen_key, box):
+    """``/alice`` typed in one burst on a table filters by ``alice``: the keys that arrive before
+    the filter box has focus go into it. Before, they went to the table behind: on the jobs screen
+    the ``c`` of ``alice`` switched to Crondor."""
+    app = _app()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        if screen_key:
+            await pilot.press(screen_key)
+            await pilot.pause()
+        start = _name(app)
+        await _burst(pilot, [("slash", "/")] + [(c, c) for c in "alice"] + [("enter", None)])
+        await wait_until(pilot, lambda: bool(app.screen.query(box)) and app.screen.query_one(box).value == "alice")
+        assert _name(app) == start

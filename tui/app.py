@@ -32,10 +32,11 @@ import time
 from collections import deque
 from typing import Iterable
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
+from textual.widgets import Input, TextArea
 
 from engine import snapshot as S
 from tui import keymap
@@ -108,6 +109,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
             self._modes["routes"] = _watch_board
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "command_line" and isinstance(self.focused, (Input, TextArea)):
+            return False  # ":" typed into a text box (filter, editor) is text: the key goes to it
         replay = self.replay_check_action(action)
         if replay is not None:
             return replay
@@ -138,6 +141,35 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     def refuse_control(self, control: str) -> None:
         self.notify(f"{CONTROL_NAMES.get(control, control)} is not available in {self.mode} mode",
                     severity="warning")
+
+    # -- type-ahead: keys typed right after the key that opens a text box ------------------------
+    _typeahead: Input | None = None
+
+    def type_ahead(self, box: Input) -> None:
+        """``box`` was just opened by a key and gets focus after the next refresh: the keys that
+        arrive before that (typed fast, sent by tmux, pasted) go into it, not to the table behind
+        it (where ``c`` of ``/alice`` switched to Crondor). The opening key must be a priority
+        binding so that it runs before the following keys are handed to the focused widget."""
+        self._typeahead = box
+
+    async def on_event(self, event: events.Event) -> None:
+        box = self._typeahead
+        if box is not None and isinstance(event, events.Key) and not event.is_forwarded:
+            if not box.is_attached or box.has_focus or not box.display:
+                self._typeahead = None
+            elif event.key == "enter":
+                self._typeahead = None
+                box.focus()
+                await box.action_submit()
+                return
+            elif event.key == "backspace":
+                box.value = box.value[:-1]
+                box.cursor_position = len(box.value)
+                return
+            elif event.is_printable and event.character:
+                box.insert_text_at_cursor(event.character)
+                return
+        await super().on_event(event)
 
     def on_key(self, event) -> None:
         """A key whose action the feed does not offer was hidden by check_action and so reached

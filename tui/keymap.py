@@ -33,7 +33,9 @@ from textual.binding import Binding
 # -- everywhere (the app) --------------------------------------------------------------------
 APP = [
     Binding("question_mark", "help", "Help", key_display="?"),
-    Binding("colon", "command_line", "Command", key_display=":"),
+    # priority: taken by the app before the focused widget queues the keys typed after it (they
+    # go into the line even when typed in one burst); not while text is being typed (check_action)
+    Binding("colon", "command_line", "Command", key_display=":", priority=True),
     Binding("b", "show_routes", "Board"),
     Binding("j", "show_jobs", "Jobs"),
     Binding("c", "show_cron", "Crondor"),
@@ -67,7 +69,7 @@ BOARD = [
     Binding("enter", "open_route", "Open", show=False),
     _EDIT, _VIEW,
     Binding("w", "why_not", "Why not"),
-    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("slash", "filter", "Filter", key_display="/", priority=True),
     Binding("y", "copy", "Copy name", show=False),
     Binding("escape", "back", "Close filter", show=False),
 ]
@@ -86,7 +88,7 @@ ROUTE = [
 ]
 
 JOBS = [
-    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("slash", "filter", "Filter", key_display="/", priority=True),
     Binding("s", "cycle_sort", "Sort"),
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
@@ -111,7 +113,7 @@ JOB_TABLE = [
 
 CRON = [
     Binding("enter", "open_ad", "Open ad"),
-    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("slash", "filter", "Filter", key_display="/", priority=True),
     Binding("escape", "back", "Close filter", show=False),
 ]
 
@@ -122,7 +124,7 @@ WHY_NOT = [
 
 AD = [
     Binding("escape,enter", "close", "Close"),
-    Binding("slash", "search", "Search", key_display="/"),
+    Binding("slash", "search", "Search", key_display="/", priority=True),
     Binding("n", "next_match", "Next match"),
     Binding("y", "copy_value", "Copy value"),
     Binding("Y", "copy_job", "Copy job id"),

@@ -90,10 +90,17 @@ class AdScreen(ModalScreen[None]):
         return [k for k, ln in enumerate(self.lines)
                 if needle in ln.name.lower() or needle in ln.value.lower() or needle in ln.note.lower()]
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "search" and isinstance(self.app.focused, Input):
+            return False  # "/" typed into the search box is text (the key is a priority binding)
+        return True
+
     def action_search(self) -> None:
         box = self.query_one("#ad-search", Input)
         box.add_class("-shown")
         self.call_after_refresh(box.focus)
+        if hasattr(self.app, "type_ahead"):
+            self.app.type_ahead(box)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.search = event.value

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 from tui.widgets.footer import DeckFooter
 
 from engine.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
 
 
+TEXT_BOX_ACTIONS = frozenset({"filter", "search"})  # "/" opens a text box (a priority binding)
 EDIT_ACTIONS = frozenset({"edit_route", "edit"})  # shown where the config can be written
 VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.keymap)
 
@@ -27,6 +29,8 @@ class DeckScreen(Screen):
         """``e`` is "Edit" or "View config" (tui.keymap): read-only modes, and feeds that cannot
         apply routes (``Snapshot.controls``), never advertise Edit; keys of controls the feed does
         not offer are hidden (the app refuses them with a toast if typed)."""
+        if action in TEXT_BOX_ACTIONS and isinstance(self.app.focused, (Input, TextArea)):
+            return False  # "/" typed into a text box is text (the opening keys are priority bindings)
         if action in EDIT_ACTIONS:
             return self.app.can_apply_routes
         if action in VIEW_ACTIONS:

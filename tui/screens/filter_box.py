@@ -20,6 +20,8 @@ class FilterBox:
         box.cursor_blink = self.app.blink
         # the box is display:none until the class lands; focus it once it is laid out
         self.call_after_refresh(box.focus)
+        if hasattr(self.app, "type_ahead"):
+            self.app.type_ahead(box)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value

@@ -140,6 +140,8 @@ class JobsScreen(DeckScreen):
         box.cursor_blink = self.app.blink
         # the box is display:none until the class lands; focus it once it is laid out
         self.call_after_refresh(box.focus)
+        if hasattr(self.app, "type_ahead"):
+            self.app.type_ahead(box)
 
     def set_filter(self, text: str) -> None:
         if not self._ready():
