@@ -2,9 +2,9 @@
 
 Sources: seed 004 (fetch-work hooks, Daemon ClassAd hooks); htcondor.md §4 (fetch-work), §7 (how
 job ads flow: the starter's first update after STARTER_INITIAL_UPDATE_INTERVAL, the exit with the
-final update), §1 (a route's Requirements see the job ad only); src/condor_negotiator.V6/
-matchmaker.cpp (a match needs the job's Requirements true against the slot ad, the slot's START
-against the job); src/condor_schedd.V6/schedd_cron_job.cpp (ScheddCronJob::Publish),
+final update), §1 (a route's Requirements see the job ad only); src/condor_utils/compat_classad_util.cpp
+(IsAMatch: a symmetric match, the job's Requirements against the slot ad and the slot's against
+the job; docs/users-manual/matchmaking-with-classads.rst); src/condor_schedd.V6/schedd_cron_job.cpp (ScheddCronJob::Publish),
 src/condor_schedd.V6/schedd.cpp (Scheduler::adlist_publish). Time is the Simulation's virtual
 clock; the only real waiting is test-side, to let real child processes run.
 """
@@ -100,8 +100,8 @@ def test_copies_wait_until_the_slot_ad_satisfies_their_requirements(tmp_path):
     """The Local route's copies carry ``Requirements = TARGET.Sample_Ready =?= true`` (the route's
     own Requirements see only the job, htcondor.md §1): while the Startd Cron probe publishes
     ``Ready = false`` no slot matches and the copies wait at the site, Idle, though START (made
-    true here) lets fetched work run; once the probe says true they run. Sources: matchmaker.cpp
-    (symmetric match), startd_cron_job.cpp (the probe's output merged into the slot ad)."""
+    true here) lets fetched work run; once the probe says true they run. Sources: compat_classad_util.cpp
+    (IsAMatch, symmetric), startd_cron_job.cpp (the probe's output merged into the slot ad)."""
     d = copy_sample(tmp_path)
     probe = d / "hooks" / "probe.sh"
     flag = tmp_path / "ready"

@@ -280,8 +280,9 @@ class Startd:
 
     def matches(self, slot: Slot, job: dict[str, str], now: float) -> bool:
         """The negotiator's side of a match: the job's ``Requirements`` (MY job, TARGET slot) is
-        true; a job without Requirements matches (``matchmaker.cpp`` ``IsAMatch`` is symmetric:
-        the startd's START is :meth:`willing`)."""
+        true; a job without Requirements matches. HTCondor's match is symmetric (``IsAMatch`` →
+        ``MatchClassAd::symmetricMatch``, ``src/condor_utils/compat_classad_util.cpp``): the slot's
+        side (START) is :meth:`willing`."""
         if not any(k.lower() == "requirements" for k in job):
             return True
         return is_true(evaluate("Requirements", make_ad(job), make_ad(self.slot_ad(slot, now)), now=now))
