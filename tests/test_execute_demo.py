@@ -217,3 +217,29 @@ def test_cli_headless_json_has_the_schedd_ad(tmp_path):
     assert last["schedd_ad"]["Sample_ProbedBy"] == '"schedd_probe.sh"'
     assert {r["name"] for r in last["routes"]} == {"Local", "Remote"}
     assert (tmp_path / "state" / "config" / "output" / "result-1.txt").read_text() == "hello from job 1\n"
+
+
+def test_resumed_hooks_demo_keeps_its_staged_queue_and_sandboxes(tmp_path):
+    """A second demo on the same state directory resumes (htcondor.md §3.3: the log's last
+    committed transaction): the staged queue keeps what FETCH_WORK took (nothing is fetched
+    twice) and new sandboxes are numbered after the old ones, so no job's output is overwritten."""
+    state = tmp_path / "state"
+    sim = build_demo(SAMPLE, state_dir=state)
+    run_hour(sim, 300)
+    sim.close()
+    old_dirs = sorted(p.name for p in (state / "execute").iterdir())
+    old_outputs = {p: p.read_bytes() for p in (state / "execute").glob("dir_*/*")}
+    assert old_dirs and sorted(p.name for p in (state / "config" / "queue").iterdir()) == [
+        "job1.job.taken", "job2.job.taken", "job3.job.taken"]
+    again = build_demo(SAMPLE, state_dir=state)
+    assert again.now > again.start - 1 and any(e.kind == "engine-resumed" for e in again.events)
+    for i in range(300):
+        again.step(again.now + 1)
+        if again.startd.busy():
+            time.sleep(0.002)
+    again.close()
+    assert not any(r.fetched for r in again.startd.jobs.values())  # the queue was emptied by the first run
+    assert {p: p.read_bytes() for p in old_outputs} == old_outputs
+    new_dirs = sorted(p.name for p in (state / "execute").iterdir() if p.name not in old_dirs)
+    assert new_dirs, "copies ran after the resume"
+    assert all(int(n[4:]) > max(int(o[4:]) for o in old_dirs) for n in new_dirs)

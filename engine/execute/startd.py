@@ -106,7 +106,7 @@ class Startd:
         self.jobs: dict[str, JobRecord] = {}
         self.on_report = on_report
         self._ids = itertools.count(1)
-        self._dirs = itertools.count(1)
+        self._dirs = itertools.count(_next_sandbox(self.state_dir / "execute"))
         self.initial_interval = _int_knob(config, "STARTER_INITIAL_UPDATE_INTERVAL", INITIAL_UPDATE_INTERVAL)
         self.interval = max(1, _int_knob(config, "STARTER_UPDATE_INTERVAL", UPDATE_INTERVAL))
         self.cron = CronManager(config, STARTD_CRON, self.runner)  # STARTD_CRON_JOBLIST (engine.execute.cron)
@@ -382,6 +382,15 @@ def _job_id(job: dict[str, str], fallback: str) -> str:
     if isinstance(c, int) and isinstance(p, int):
         return f"{c}.{p}"
     return fallback
+
+
+def _next_sandbox(execute: Path) -> int:
+    """The first ``dir_<n>`` number after those a previous run left (a resumed demo keeps them)."""
+    try:
+        nums = [int(p.name[4:]) for p in execute.iterdir() if p.name.startswith("dir_") and p.name[4:].isdigit()]
+    except OSError:
+        return 1
+    return max(nums, default=0) + 1
 
 
 def _int_knob(config: Any, name: str, default: int) -> int:

@@ -255,6 +255,7 @@ class Simulation:
         fresh._unsubscribe()
         if self.router is not None:
             self.router.close()
+        self._stop_jobs()  # the old startd's processes die with the old schedd's shadows
         kept = {k: getattr(self, k) for k in ("ring", "ticks", "submitted",
                                                "rebuild")}
         version = self.jobs_version + 1
@@ -363,12 +364,17 @@ class Simulation:
         name = self.config.get("SCHEDD_NAME") or "routedeck-demo"
         return schedd_ad(name, self.store.counts(), self.schedd_cron.schedd_attrs(), self.now)
 
+    def _stop_jobs(self) -> None:
+        """Kill the embedded startd's running jobs (JOB_EXIT with ``remove``)."""
+        if self.startd is None:
+            return
+        for slot in self.startd.slots:
+            if slot.claim is not None and slot.claim.starter is not None:
+                slot.claim.starter.evict(self.now, "remove")
+                slot.claim.starter = None
+
     def close(self) -> None:
-        if self.startd is not None:  # no job process outlives the demo
-            for slot in self.startd.slots:
-                if slot.claim is not None and slot.claim.starter is not None:
-                    slot.claim.starter.evict(self.now, "remove")
-                    slot.claim.starter = None
+        self._stop_jobs()  # no job process outlives the demo
         if self.writer is not None and hasattr(self.writer, "close"):
             self.writer.close()
 
