@@ -244,6 +244,8 @@ class SiteSet:
     # -- time -----------------------------------------------------------------------------
 
     def next_time(self) -> float | None:
+        if not self.executors:  # the common case: simulated sites only
+            return self._heap[0][0] if self._heap else None
         times = [self._heap[0][0]] if self._heap else []
         times += [t for t in (e.next_time() for e in self.executors.values()) if t is not None]
         return min(times) if times else None
