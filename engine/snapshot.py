@@ -184,6 +184,7 @@ class Snapshot:
     error: str | None = None  # the engine's crash text when "crashed", the failed write when "stalled"
     tz: str = "UTC"
     controls: frozenset[str] = CONTROLS  # what the UI may offer in this mode (CONTROLS)
+    schedd_ad: Mapping[str, str] | None = None  # demo with SCHEDD_CRON_* jobs: the schedd ad they feed
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or
@@ -238,6 +239,8 @@ class Snapshot:
                 {"seq": e.seq, "time": e.time, "kind": e.kind, "level": e.level, "message": e.message}
                 for e in self.events
             ],
+            # the demo's schedd ad with its SCHEDD_CRON_* attributes (old-syntax values), when it has any
+            **({"schedd_ad": dict(self.schedd_ad)} if self.schedd_ad is not None else {}),
             # only while a write fails (full disk, read-only state directory): the engine waits
             **({"engine_state": self.engine_state, "error": self.error} if self.engine_state == "stalled" else {}),
         }

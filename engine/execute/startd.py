@@ -106,7 +106,7 @@ class Startd:
         self.jobs: dict[str, JobRecord] = {}
         self.on_report = on_report
         self._ids = itertools.count(1)
-        self._dirs = itertools.count(1)
+        self._dirs = itertools.count(_next_sandbox(self.state_dir / "execute"))
         self.initial_interval = _int_knob(config, "STARTER_INITIAL_UPDATE_INTERVAL", INITIAL_UPDATE_INTERVAL)
         self.interval = max(1, _int_knob(config, "STARTER_UPDATE_INTERVAL", UPDATE_INTERVAL))
         self.cron = CronManager(config, STARTD_CRON, self.runner)  # STARTD_CRON_JOBLIST (engine.execute.cron)
@@ -278,10 +278,21 @@ class Startd:
         self._spawn(slot, now)
         return True
 
+    def matches(self, slot: Slot, job: dict[str, str], now: float) -> bool:
+        """The negotiator's side of a match: the job's ``Requirements`` (MY job, TARGET slot) is
+        true; a job without Requirements matches. HTCondor's match is symmetric (``IsAMatch`` →
+        ``MatchClassAd::symmetricMatch``, ``src/condor_utils/compat_classad_util.cpp``): the slot's
+        side (START) is :meth:`willing`."""
+        if not any(k.lower() == "requirements" for k in job):
+            return True
+        return is_true(evaluate("Requirements", make_ad(job), make_ad(self.slot_ad(slot, now)), now=now))
+
     def push(self, job_id: str, job: dict[str, str], now: float) -> bool:
-        """A job pushed to the slots (as a schedd's match would): first willing unclaimed slot."""
+        """A job pushed to the slots as a schedd's match would be: the first unclaimed slot whose
+        ad satisfies the job's Requirements and whose START accepts the job."""
         for slot in self.slots:
-            if slot.claim is None and slot.state == UNCLAIMED and self.willing(slot, job, now):
+            if (slot.claim is None and slot.state == UNCLAIMED and self.matches(slot, job, now)
+                    and self.willing(slot, job, now)):
                 slot.claim = Claim(f"<push#{next(self._ids)}#{slot.name}>", job_id, dict(job),
                                    self.rank(slot, job, now), fetched=False)
                 slot.state, slot.activity = CLAIMED, IDLE_ACT
@@ -337,6 +348,30 @@ class Startd:
         slot.claim = None
         slot.state, slot.activity = OWNER, IDLE_ACT
 
+    def remove(self, job_id: str, now: float) -> bool:
+        """The job was removed or held at its schedd: kill it (JOB_EXIT with ``remove``), free the
+        slot; a fetch claim keeps its slot Claimed/Idle and fetches again."""
+        for slot in self.slots:
+            claim = slot.claim
+            if claim is None or claim.job_id != job_id or claim.fetched:
+                continue
+            if claim.starter is not None:
+                claim.starter.evict(now, "remove")
+                claim.starter = None
+            slot.claim = None
+            slot.state, slot.activity = UNCLAIMED, IDLE_ACT
+            return True
+        return False
+
+    def next_time(self, now: float) -> float | None:
+        """When a step next has something to do: a running or waiting starter needs polling
+        (the next whole second), else the next fetch or the next Startd Cron run."""
+        if self.busy():
+            return now + 1
+        times = [s.next_fetch_at for s in self.slots if s.next_fetch_at is not None]
+        times += [st.next_run for st in self.cron.state.values() if st.next_run is not None]
+        return min(times) if times else None
+
     def busy(self) -> bool:
         return any(s.claim is not None and s.claim.starter is not None for s in self.slots)
 
@@ -347,6 +382,15 @@ def _job_id(job: dict[str, str], fallback: str) -> str:
     if isinstance(c, int) and isinstance(p, int):
         return f"{c}.{p}"
     return fallback
+
+
+def _next_sandbox(execute: Path) -> int:
+    """The first ``dir_<n>`` number after those a previous run left (a resumed demo keeps them)."""
+    try:
+        nums = [int(p.name[4:]) for p in execute.iterdir() if p.name.startswith("dir_") and p.name[4:].isdigit()]
+    except OSError:
+        return 1
+    return max(nums, default=0) + 1
 
 
 def _int_knob(config: Any, name: str, default: int) -> int:

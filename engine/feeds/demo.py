@@ -32,6 +32,11 @@ Design decisions and invariants:
   directory (the log's last committed transaction, a torn tail discarded and the log rotated,
   lost site runs back to Idle, routed copies adopted) — and carries on from there once it
   succeeds. Nothing is written while stalled; the event rings survive the restart.
+- The execute side (``engine.feeds.demo_execute``): ``DAEMON_LIST`` naming ``STARTD`` gives the
+  demo an embedded startd (``startd``; None otherwise) stepped at the Simulation's event times on
+  the virtual clock; a ``startd = true`` site's copies really run on it; ``SCHEDD_CRON_*`` output
+  is merged into the schedd ad (:meth:`Simulation.schedd_ad`). Hook and job programs run here
+  because this is the demo (product.md §4).
 """
 
 from __future__ import annotations
@@ -58,6 +63,10 @@ from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd, ScheddEvent, job_order
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
+from engine.execute import hooks as hk
+from engine.execute.cron import SCHEDD_CRON, CronManager
+from engine.execute.startd import Startd
+from engine.feeds.demo_execute import StartdSite, schedd_ad
 from engine.views.build import build_snapshot
 from engine.views.rows import EVENT_RING, EventRing
 
@@ -80,7 +89,7 @@ def load_sites(path: str | Path) -> list[SiteSpec]:
     except tomllib.TOMLDecodeError as exc:
         raise DemoError(f"{p}: {exc}") from None
     known = {"name", "slots", "start_latency", "runtime", "failure_probability", "black_hole",
-             "black_hole_after", "routes", "grid_resources", "local"}
+             "black_hole_after", "routes", "grid_resources", "local", "startd"}
     out = []
     for i, e in enumerate(data.get("site", []), 1):
         where = f"{p}: [[site]] #{i} {e.get('name', '')!r}"
@@ -96,7 +105,7 @@ def load_sites(path: str | Path) -> list[SiteSpec]:
                 black_hole=bool(e.get("black_hole", False)),
                 black_hole_after=tuple(float(x) for x in e.get("black_hole_after", (2, 10))),
                 routes=tuple(e.get("routes", ())), grid_resources=tuple(e.get("grid_resources", ())),
-                local=bool(e.get("local", False))))
+                local=bool(e.get("local", False)), startd=bool(e.get("startd", False))))
         except KeyError:
             raise DemoError(f"{where}: needs a name") from None
         except (SiteConfigError, TypeError, ValueError) as exc:
@@ -110,6 +119,7 @@ class DemoFiles:
     sites: Path
     workload: Path
     classad_routes: Path | None = None
+    extra: tuple[Path, ...] = ()  # read after the others (the staged execute sample's HOOK_DIR)
 
     @classmethod
     def in_dir(cls, d: str | Path, classad: bool = False) -> "DemoFiles":
@@ -118,7 +128,8 @@ class DemoFiles:
                    d / "routes-classad.conf" if classad else None)
 
     def config_paths(self) -> list[Path]:
-        return [self.condor_config] + ([self.classad_routes] if self.classad_routes else [])
+        return ([self.condor_config] + ([self.classad_routes] if self.classad_routes else [])
+                + list(self.extra))
 
 
 class Simulation:
@@ -133,7 +144,8 @@ class Simulation:
     def __init__(self, *, queue: JobQueue, schedd: Schedd, sites: SiteSet, arrivals: Arrivals,
                  router: Any, table: Any, config: Config, start: float, seed: int,
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
-                 tz: str = "UTC", poll_period: int = 10) -> None:
+                 tz: str = "UTC", poll_period: int = 10, startd: Startd | None = None,
+                 execute: StartdSite | None = None, schedd_cron: CronManager | None = None) -> None:
         self.queue = queue
         self.schedd = schedd
         self.store = schedd.store
@@ -150,6 +162,9 @@ class Simulation:
         self.writer = writer
         self.tz = tz
         self.poll_period = poll_period
+        self.startd = startd  # the embedded execute node (module docstring), None when not declared
+        self.execute = execute  # its startd = true site, None without one
+        self.schedd_cron = schedd_cron  # SCHEDD_CRON_* jobs feeding schedd_ad(), None without any
         # The first router poll / schedd cycle comes half a polling period after the start, so
         # the router's 600 s windows do not close exactly on round snapshot times (a snapshot at
         # a window's close would always show freshly reset "recent" counters).
@@ -193,7 +208,11 @@ class Simulation:
     def next_time(self) -> float:
         """When something next happens (never later than the next tick)."""
         t = self.next_tick
-        for other in (self.arrivals.next_time(), self.sites.next_time()):
+        cron = None
+        if self.schedd_cron is not None:
+            cron = min((st.next_run for st in self.schedd_cron.state.values() if st.next_run is not None),
+                       default=None)
+        for other in (self.arrivals.next_time(), self.sites.next_time(), cron):
             if other is not None and other < t:
                 t = other
         return max(t, self.now)
@@ -237,6 +256,7 @@ class Simulation:
         fresh._unsubscribe()
         if self.router is not None:
             self.router.close()
+        self._stop_jobs()  # the old startd's processes die with the old schedd's shadows
         kept = {k: getattr(self, k) for k in ("ring", "ticks", "submitted",
                                                "rebuild")}
         version = self.jobs_version + 1
@@ -265,6 +285,10 @@ class Simulation:
         reports = self.sites.advance(t)
         if reports:
             self.schedd.apply_reports(reports, t)
+        if self.execute is not None:
+            self.execute.apply(self.schedd, t)
+        if self.schedd_cron is not None:
+            self.schedd_cron.step(t)
         if t >= self.next_tick:
             self.ticks += 1
             self.next_tick = t + self.poll_period
@@ -333,7 +357,25 @@ class Simulation:
         return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
                               clock=clock, jobs=jobs)
 
+    def schedd_ad(self) -> dict[str, str] | None:
+        """The schedd ad the demo keeps when it has ``SCHEDD_CRON_*`` jobs: identity, job totals,
+        then the cron jobs' attributes (``Scheduler::adlist_publish``); None without any."""
+        if self.schedd_cron is None:
+            return None
+        name = self.config.get("SCHEDD_NAME") or "routedeck-demo"
+        return schedd_ad(name, self.store.counts(), self.schedd_cron.schedd_attrs(), self.now)
+
+    def _stop_jobs(self) -> None:
+        """Kill the embedded startd's running jobs (JOB_EXIT with ``remove``)."""
+        if self.startd is None:
+            return
+        for slot in self.startd.slots:
+            if slot.claim is not None and slot.claim.starter is not None:
+                slot.claim.starter.evict(self.now, "remove")
+                slot.claim.starter = None
+
     def close(self) -> None:
+        self._stop_jobs()  # no job process outlives the demo
         if self.writer is not None and hasattr(self.writer, "close"):
             self.writer.close()
 
@@ -408,8 +450,41 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
             except OSError as exc:
                 raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}") from None
         copies.append(dst)
+    extra = stage_execute(files.condor_config.parent, target)
     return dataclasses.replace(files, condor_config=copies[0],
-                               classad_routes=copies[1] if files.classad_routes else None), scratch
+                               classad_routes=copies[1] if files.classad_routes else None,
+                               extra=extra), scratch
+
+
+EXECUTE_DIRS = ("hooks", "queue")  # the execute sample's hook programs and its fetch-work queue
+
+
+def stage_execute(src: Path, target: Path) -> tuple[Path, ...]:
+    """An execute-node sample (``sample_configs/hooks``: a ``hooks/`` directory beside the config)
+    is staged whole: ``hooks/`` and ``queue/`` are copied into ``target`` (FETCH_WORK moves the
+    queue's files; the checkout must not change), the queue's ``Iwd = "OUTDIR"`` placeholders
+    become ``target/output``, and ``target/execute.conf`` sets ``HOOK_DIR`` to the copy (read
+    after ``condor_config``). Nothing to do for a config without ``hooks/``; a copy that exists
+    is kept, as the config copy is."""
+    if not (src / "hooks").is_dir():
+        return ()
+    try:
+        for name in EXECUTE_DIRS:
+            if (src / name).is_dir() and not (target / name).exists():
+                shutil.copytree(src / name, target / name)
+        out = target / "output"
+        out.mkdir(exist_ok=True)
+        for job in sorted((target / "queue").glob("*.job")) if (target / "queue").is_dir() else ():
+            text = job.read_text(encoding="utf-8")
+            if '"OUTDIR"' in text:
+                job.write_text(text.replace('"OUTDIR"', '"' + str(out) + '"'), encoding="utf-8")
+        conf = target / "execute.conf"
+        if not conf.exists():
+            conf.write_text("# written by RouteDeck: the staged copy of the sample's hook programs\n"
+                            f"HOOK_DIR = {target / 'hooks'}\n", encoding="utf-8")
+    except OSError as exc:
+        raise DemoError(f"{src}: cannot stage the execute sample into {target}: {exc.strerror or exc}") from None
+    return (conf,)
 
 
 def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: str | Path | None = None,
@@ -442,6 +517,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                     system_policy(config), schedd_interval=config.get_int("SCHEDD_INTERVAL", 300),
                     cron=CronKeeper(zone="UTC"))
     arrivals = Arrivals(workload, seed, start)
+    startd, execute, schedd_cron, exec_scratch = _execute_node(config, files, specs, sites, store, state_dir)
     table = router = None
     if resumed_at is not None:
         arrivals.due(now)  # what arrived before the restart is in the log already (or was lost with it)
@@ -457,9 +533,17 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                     config=config, start=now, seed=seed,
                     state_dir=Path(state_dir) if state_dir else None,
                     config_files=tuple(str(p) for p in files.config_paths()), writer=writer,
-                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10))
-    if scratch is not None:  # no state directory: the config copy goes with the engine
-        weakref.finalize(engine, shutil.rmtree, scratch, True)
+                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10),
+                    startd=startd, execute=execute, schedd_cron=schedd_cron)
+    for d in (scratch, exec_scratch):
+        if d is not None:  # no state directory: the config copy and the sandboxes go with the engine
+            weakref.finalize(engine, shutil.rmtree, d, True)
+    if schedd_cron is not None:
+        for p in schedd_cron.problems:
+            engine.emit(now, "config-diagnostic", str(p), "warning")
+    if startd is not None:
+        for p in startd.cron.problems:
+            engine.emit(now, "config-diagnostic", str(p), "warning")
     if table is not None:
         for d in table.diagnostics:
             if d.level in ("error", "warning"):
@@ -471,6 +555,32 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                                             classad_routes=classad_routes, with_router=with_router,
                                             durable=durable)
     return engine
+
+
+def _execute_node(config: Config, files: DemoFiles, specs: list[SiteSpec], sites: SiteSet, store: QueueStore,
+                  state_dir: str | Path | None) -> tuple[Startd | None, StartdSite | None, CronManager | None, Path | None]:
+    """The embedded startd (``DAEMON_LIST`` names ``STARTD``), its ``startd = true`` site and the
+    ``SCHEDD_CRON_*`` jobs; one HookRunner runs every hook (the demo may run programs)."""
+    daemons = {d.upper() for d in (config.get("DAEMON_LIST") or "").replace(",", " ").split()}
+    declared = [s for s in specs if s.startd]
+    if len(declared) > 1:
+        raise DemoError(f"{files.sites}: sites {', '.join(s.name for s in declared)} all say startd = true; "
+                        f"the demo has one embedded startd")
+    if declared and "STARTD" not in daemons:
+        raise DemoError(f"{files.sites}: site {declared[0].name!r} has startd = true but DAEMON_LIST in "
+                        f"{files.condor_config} does not name STARTD")
+    runner = hk.HookRunner(config, allow_run=True)
+    schedd_cron = CronManager(config, SCHEDD_CRON, runner)
+    startd = execute = scratch = None
+    if "STARTD" in daemons:
+        if state_dir is None:
+            scratch = Path(tempfile.mkdtemp(prefix="routedeck-demo-execute-"))
+        startd = Startd(config, Path(state_dir) if state_dir is not None else scratch, allow_hooks=True,
+                        runner=runner)
+        if declared:
+            execute = StartdSite(startd, declared[0].name, store.attrs)
+            sites.attach(declared[0].name, execute)
+    return startd, execute, (schedd_cron if schedd_cron.jobs else None), scratch
 
 
 def _resume(schedd: Schedd, workload: Workload, now: float) -> None:

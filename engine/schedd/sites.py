@@ -17,6 +17,11 @@ Design decisions and invariants:
 - Status flows back with HTCondor's update delays (htcondor.md §7): a start is reported only
   ``STARTER_INITIAL_UPDATE_INTERVAL`` (8 s) after it happened; the exit status arrives with the
   final update at exit. A job removed at the site produces no report.
+- A site with ``startd = true`` is not simulated: its jobs go to an *executor* attached with
+  :meth:`SiteSet.attach` (the demo's embedded startd, ``engine.feeds.demo_execute``), which
+  really runs them and returns the same :class:`SiteReport` kinds at the same update points. This
+  module does not import the execute side (sibling layers); it only knows the protocol
+  :class:`Executor`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import heapq
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 STARTER_INITIAL_UPDATE_INTERVAL = 8  # htcondor.md §7
 
@@ -93,6 +98,7 @@ class SiteSpec:
     routes: tuple[str, ...] = ()  # route names whose copies run here
     grid_resources: tuple[str, ...] = ()  # GridResource values whose copies run here
     local: bool = False  # runs local-universe (12) jobs of the schedd
+    startd: bool = False  # its jobs run for real on the demo's embedded startd (an attached Executor)
 
     def __post_init__(self) -> None:
         if self.slots < 0:
@@ -104,6 +110,9 @@ class SiteSpec:
             raise SiteConfigError(f"site {self.name}: start_latency and black_hole_after must be finite numbers")
         if lo < 0 or hi < lo:
             raise SiteConfigError(f"site {self.name}: start_latency must be 0 <= low <= high")
+        if self.startd and (self.local or self.black_hole):
+            raise SiteConfigError(f"site {self.name}: startd = true cannot be combined with local or black_hole "
+                                  f"(the embedded startd really runs the routed copies)")
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,15 @@ class SiteReport:
     started: float  # when the job really started (JobCurrentStartDate)
     exit_code: int = 0
     ended: float | None = None
+
+
+class Executor(Protocol):
+    """Where a ``startd = true`` site's jobs really run (the demo's embedded startd)."""
+
+    def submit(self, job: str, now: float) -> None: ...
+    def cancel(self, job: str, now: float) -> None: ...
+    def next_time(self) -> float | None: ...
+    def advance(self, now: float) -> list[SiteReport]: ...
 
 
 @dataclass
@@ -159,6 +177,13 @@ class SiteSet:
         self._heap: list[tuple[float, int, str, str, str]] = []  # (time, seq, kind, site, job)
         self._seq = 0
         self._where: dict[str, str] = {}  # job -> site
+        self.executors: dict[str, Executor] = {}  # site name -> executor (startd = true sites)
+
+    def attach(self, site: str, executor: Executor) -> None:
+        """Run ``site``'s jobs on ``executor`` instead of simulating them."""
+        if site not in self.sites or not self.sites[site].spec.startd:
+            raise SiteConfigError(f"site {site!r} is not declared with startd = true")
+        self.executors[site] = executor
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -188,6 +213,10 @@ class SiteSet:
         if job in self._where:
             return
         self._where[job] = site.spec.name
+        executor = self.executors.get(site.spec.name)
+        if executor is not None:
+            executor.submit(job, now)
+            return
         site.jobs[job] = _Job(job, now, runtime=runtime, gate=gate)
         site.waiting.append(job)
         self._dispatch(site, now)
@@ -196,6 +225,10 @@ class SiteSet:
         """The job was removed or held at the schedd: forget it, free its slot (no report)."""
         name = self._where.pop(job, None)
         if name is None:
+            return
+        executor = self.executors.get(name)
+        if executor is not None:
+            executor.cancel(job, now)
             return
         site = self.sites[name]
         j = site.jobs.pop(job, None)
@@ -211,7 +244,11 @@ class SiteSet:
     # -- time -----------------------------------------------------------------------------
 
     def next_time(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
+        if not self.executors:  # the common case: simulated sites only
+            return self._heap[0][0] if self._heap else None
+        times = [self._heap[0][0]] if self._heap else []
+        times += [t for t in (e.next_time() for e in self.executors.values()) if t is not None]
+        return min(times) if times else None
 
     def advance(self, now: float) -> list[SiteReport]:
         """Process every site event due at or before ``now``; return the reports now visible."""
@@ -247,6 +284,11 @@ class SiteSet:
                     site.failed += 1
                 out.append(SiteReport(t, job, "exited", name, t if j.started is None else j.started, j.exit_code, t))
                 self._dispatch(site, t)
+        for name, executor in self.executors.items():
+            for r in executor.advance(now):
+                if r.kind != "running":  # the job left the executor: the schedd may hand it out again
+                    self._where.pop(r.job, None)
+                out.append(r)
         return out
 
     # -- internals ------------------------------------------------------------------------

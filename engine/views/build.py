@@ -8,7 +8,8 @@ everything returned is immutable.
 
 from __future__ import annotations
 
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from engine import snapshot as S
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
@@ -178,4 +179,12 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
         cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
-        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)
+        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
+        schedd_ad=_schedd_ad(engine))
+
+
+def _schedd_ad(engine: Any) -> Mapping[str, str] | None:
+    """The demo's schedd ad (``Simulation.schedd_ad``: SCHEDD_CRON_* output), None without one."""
+    fn = getattr(engine, "schedd_ad", None)
+    ad = fn() if callable(fn) else None
+    return MappingProxyType(ad) if ad is not None else None
