@@ -161,6 +161,7 @@ class Simulation:
         self.submitted = 0
         self.write_error: str | None = None  # set while stalled on a failed write (module docstring)
         self.rebuild: Any = None  # () -> a fresh Engine from the state directory (build_demo sets it)
+        self.startd = None  # the embedded execute node (engine.execute.startd.Startd), if any
         schedd.on_event = self._schedd_event
         self._unsubscribe = queue.subscribe(self._queue_changed)
 

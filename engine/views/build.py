@@ -14,6 +14,7 @@ from engine import snapshot as S
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import needs_cron
 from engine.schedd.schedd import job_order
+from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 
 
@@ -171,6 +172,10 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
                         recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
                         failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
             for d in getattr(table, "disabled", ()))
+    startd = getattr(engine, "startd", None)
+    if startd is not None and getattr(engine, "hook_index", None) is None:
+        engine.hook_index = HookIndex()
+    slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
     return S.Snapshot(
         seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
         engine_state=engine_state, routes=routes, inactive_routes=inactive,
@@ -178,4 +183,5 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
         cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
-        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz)
+        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
+        slots=slots, hooks=hooks)
