@@ -20,7 +20,7 @@ from pathlib import Path
 from engine.execute.startd import Startd
 from engine.lang.config import Config
 
-T0 = 1_790_000_000  # 2026-09-21 13:33:20 UTC (the snapshot tests' frozen clock)
+T0 = 1795271525  # tui_fixtures.T0: 2026-11-21 14:32:05 UTC (the snapshot tests' frozen clock)
 FROZEN_DURATION = 0.012
 
 
