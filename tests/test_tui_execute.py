@@ -101,7 +101,7 @@ async def test_slots_view_and_enter_opens_the_slots_hooks(tmp_path, monkeypatch)
         await _on(pilot, SlotsScreen)
         table = app.screen.query_one("#slots")
         row = [c.plain if hasattr(c, "plain") else c for c in table.get_row("slot1@node.test")]
-        assert row[1:7] == ["Claimed", "Busy", "42.0", "fetched", "08:32:05", "in 4m00s"]
+        assert row[1:6] == ["Claimed/Busy", "42.0", "fetched", "in 4m00s", "08:32:05"]
         assert "Probe_Ready = true" in str(app.screen.query_one("#slots-detail").render())
         await pilot.press("enter")
         await _on(pilot, HooksScreen)

@@ -24,9 +24,11 @@ from tui.format import clock_time
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
 
-COLUMNS = (("#", "seq", 4), ("Started", "started", 8), ("Family", "family", 7), ("Hook", "hook", 15),
-           ("Target", "target", 8), ("Took", "took", 6), ("Ended", "ended", 10), ("Out", "out", 6),
-           ("Result", "result", 40))
+# What an operator reads first fits 80 columns: which hook, for what, how it ended, what came of
+# it; when and how long after that.
+COLUMNS = (("#", "seq", 3), ("Hook", "hook", 15), ("Target", "target", 8), ("Ended", "ended", 9),
+           ("Result", "result", 30), ("Started", "started", 8), ("Family", "family", 7), ("Took", "took", 5),
+           ("Out", "out", 5))
 FAMILY = {"fetch": "startd", "starter": "starter", "cron": "cron"}
 MAX_TOASTS = 3  # per snapshot; the rest are counted in one more toast
 
@@ -72,9 +74,9 @@ def result_text(h: HookRow) -> str:
 
 def hook_cells(h: HookRow, tz: str) -> tuple:
     mark = "✗ " if h.failure else ""
-    return (str(h.seq), clock_time(h.started, tz, date=False), FAMILY.get(h.family, h.family),
-            Text(h.hook, style="bold" if h.family != "cron" else ""), h.target, took(h), ended_cell(h),
-            size(h.stdout_bytes), Text(mark + result_text(h), style="red" if h.failure else ""))
+    return (str(h.seq), Text(h.hook, style="bold" if h.family != "cron" else ""), h.target, ended_cell(h),
+            Text(mark + result_text(h), style="red" if h.failure else ""), clock_time(h.started, tz, date=False),
+            FAMILY.get(h.family, h.family), took(h), size(h.stdout_bytes))
 
 
 def haystack(h: HookRow) -> str:

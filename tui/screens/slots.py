@@ -20,8 +20,9 @@ from tui.format import clock_time, duration
 from tui.screens.base import DeckScreen
 
 STATE_STYLE = {"Claimed": "green", "Unclaimed": "", "Owner": "yellow", "Preempting": "bold red"}
-COLUMNS = (("Slot", "slot", 18), ("State", "state", 10), ("Activity", "activity", 9), ("Job", "job", 8),
-           ("Claim", "claim", 8), ("Last fetch", "last", 10), ("Next fetch", "next", 10), ("Why", "why", 40))
+# State/Activity together, the claim and the next fetch within 80 columns; the reason after.
+COLUMNS = (("Slot", "slot", 16), ("State/Activity", "state", 16), ("Job", "job", 8), ("Claim", "claim", 7),
+           ("Next fetch", "next", 10), ("Last fetch", "last", 10), ("Why then", "why", 40))
 
 
 def slot_cells(s: SlotRow, now: float, tz: str) -> tuple:
@@ -31,8 +32,8 @@ def slot_cells(s: SlotRow, now: float, tz: str) -> tuple:
     else:
         left = s.next_fetch - now
         nxt = f"in {duration(left)}" if left > 0 else "due"
-    return (s.name, Text(s.state, style=STATE_STYLE.get(s.state, "")), s.activity, s.job or "—",
-            s.claim or "—", last, nxt, s.next_why)
+    return (s.name, Text(f"{s.state}/{s.activity}", style=STATE_STYLE.get(s.state, "")), s.job or "—",
+            s.claim or "—", nxt, last, s.next_why)
 
 
 def slot_detail(s: SlotRow, now: float, tz: str) -> Text:
