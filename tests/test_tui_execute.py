@@ -144,3 +144,34 @@ def test_demo_snapshot_carries_the_node(tmp_path, monkeypatch):
     again = eng.snapshot(3)
     assert [h.seq for h in again.hooks] == [2, 3, 4, 5]  # the same numbers: one index per feed
     assert snap.to_json()["hooks"][0]["hook"] == "PROBE" and again.to_json()["slots"][0]["job"] == "42.0"
+
+
+async def test_table_follows_the_bounded_deque(tmp_path, monkeypatch):
+    """When the runner's bounded deque drops its oldest invocations and new ones come, the table
+    drops and appends those rows (same numbers as the snapshot's) and the cursor stays on the
+    newest."""
+    sd, index, rt, app = _node_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("h")
+        await _on(pilot, HooksScreen)
+        screen = app.screen
+        sd.runner.invocations.popleft()
+        sd.runner.invocations.popleft()
+        sd.step(T0 + 300)
+        slots, hooks = execute_views(sd, index)
+        rt.update(slots=slots, hooks=hooks, time=T0 + 300)
+        await wait_until(pilot, lambda: screen._keys and screen._keys[0] == 3)
+        table = screen.query_one("#hooks")
+        assert screen._keys == [h.seq for h in hooks] and table.row_count == len(hooks) > 3
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [str(h.seq) for h in hooks]
+        assert screen.selected(app.snapshot).seq == hooks[-1].seq
+
+
+def test_dropped_rows():
+    from tui.screens.hooks import _dropped
+
+    assert _dropped([1, 2, 3], [2, 3, 4]) == 1
+    assert _dropped([1, 2, 3], [1, 2, 3, 4]) == 0
+    assert _dropped([1, 2, 3], [4, 5]) is None  # everything dropped: rebuild
+    assert _dropped([1, 2, 3], [1, 3]) is None  # a filter: rebuild

@@ -11,9 +11,10 @@ Invariants:
 - Every invocation gets a ``seq`` from 1 that never changes: :class:`HookIndex` holds the
   invocations it has numbered (strong references, so an ``id`` is never reused while it maps
   it), and the runner's bounded deque dropping old ones does not renumber the rest.
-- A row is rebuilt from its invocation at every snapshot (the startd fills ``error`` and
-  ``decision`` after the run), at most ``hooks.MAX_INVOCATIONS`` of them; stdin/stdout are
-  shared strings, not copies.
+- A row is built once, when its invocation is first seen: hooks run to their end inside an
+  engine step, and the startd/starter/cron fill ``error`` and ``decision`` in the same step
+  (``engine.execute.hooks`` docstring), so an invocation a snapshot sees is final. At most
+  ``hooks.MAX_INVOCATIONS`` rows; stdin/stdout are shared strings, not copies.
 """
 
 from __future__ import annotations
@@ -79,23 +80,24 @@ def _ended(text: str, path: str) -> str:
 
 
 class HookIndex:
-    """Numbers a runner's invocations once, in order (module docstring)."""
+    """Numbers a runner's invocations once, in order, and builds each one's row once (module
+    docstring): a snapshot costs the new invocations plus a tuple of references."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[Invocation, int]] = []
+        self.seen: list[tuple[Invocation, S.HookRow]] = []
         self.count = 0
 
     def rows(self, invocations: Any) -> tuple[S.HookRow, ...]:
-        known = {id(inv): seq for inv, seq in self.seen}
-        numbered: list[tuple[Invocation, int]] = []
+        known = {id(inv): row for inv, row in self.seen}
+        numbered: list[tuple[Invocation, S.HookRow]] = []
         for inv in list(invocations):
-            seq = known.get(id(inv))
-            if seq is None:
+            row = known.get(id(inv))
+            if row is None:
                 self.count += 1
-                seq = self.count
-            numbered.append((inv, seq))
+                row = hook_row(inv, self.count)
+            numbered.append((inv, row))
         self.seen = numbered
-        return tuple(hook_row(inv, seq) for inv, seq in numbered)
+        return tuple(row for _inv, row in numbered)
 
 
 def execute_views(startd: Startd | None, index: HookIndex | None = None) -> tuple[tuple[S.SlotRow, ...],

@@ -127,6 +127,19 @@ def new_failures(snap: Snapshot, last_seq: int) -> tuple[int, list[HookRow]]:
     return max(last_seq, snap.hooks[-1].seq), fresh
 
 
+def _dropped(old: list[int], new: list[int]) -> int | None:
+    """How many rows left the front when ``new`` is ``old`` minus some oldest plus some newest;
+    None when the change is anything else (a new filter): then the table is rebuilt."""
+    if not old or not new:
+        return None
+    try:
+        i = old.index(new[0])
+    except ValueError:
+        return None
+    kept = len(old) - i
+    return i if new[:kept] == old[i:] else None
+
+
 def failure_toast(h: HookRow) -> str:
     return f"{h.hook} for {h.target}: {(h.failure or '').replace(h.path, os.path.basename(h.path))}"
 
@@ -188,8 +201,12 @@ class HooksScreen(FilterBox, DeckScreen):
         keys = [h.seq for h in rows]
         if keys != self._keys:
             follow = not self._keys or table.cursor_row >= len(self._keys) - 1
-            if self._keys and keys[:len(self._keys)] == self._keys:
-                for h in rows[len(self._keys):]:  # only new invocations: append them
+            dropped = _dropped(self._keys, keys)
+            if dropped is not None:
+                # the usual change: the runner's bounded deque dropped its oldest, new ones came
+                for seq in self._keys[:dropped]:
+                    table.remove_row(str(seq))
+                for h in rows[len(self._keys) - dropped:]:
                     table.add_row(*hook_cells(h, snap.tz), key=str(h.seq))
             else:
                 row = table.cursor_row
