@@ -110,3 +110,32 @@ def _replace(snap, **kw):
     import dataclasses
 
     return dataclasses.replace(snap, **kw)
+
+
+def test_timeout_and_flood_are_failures_with_their_cause(tmp_path):
+    """A FETCH_WORK that hangs past ``<KW>_HOOK_FETCH_WORK_TIMEOUT`` and one that floods its stdout
+    are killed (engine.hookrun: timeout, output cap, process-group kill) and counted as no work
+    (FetchClient::hookExited never sees an ad); both rows are failures naming the cause, and the
+    Hooks screen's Ended cell says so."""
+    from engine.execute.hooks import HookRunner
+    from engine.execute.startd import Startd
+    from engine.lang.config import Config
+    from tui.screens.hooks import ended_cell
+
+    d = tmp_path / "hooks"
+    d.mkdir()
+    hang, flood = d / "hang.sh", d / "flood.sh"
+    hang.write_text("#!/bin/sh\ncat > /dev/null\nsleep 30\n")
+    flood.write_text("#!/bin/sh\ncat > /dev/null\nyes 'Attr = 1'\n")
+    for p in (hang, flood):
+        p.chmod(0o755)
+    cfg = Config.from_text(f"NUM_SLOTS = 2\nSLOT1_JOB_HOOK_KEYWORD = HANG\nSLOT2_JOB_HOOK_KEYWORD = FLOOD\n"
+                           f"HANG_HOOK_FETCH_WORK = {hang}\nHANG_HOOK_FETCH_WORK_TIMEOUT = 1\n"
+                           f"FLOOD_HOOK_FETCH_WORK = {flood}\n")
+    sd = Startd(cfg, tmp_path / "state", host="node.test", runner=HookRunner(cfg, allow_run=True, max_output=4096))
+    sd.step(T0)
+    _, (hung, flooded) = execute_views(sd)
+    assert hung.failure == "timed out and was killed" and hung.exit is None and hung.decision == "no job"
+    assert flooded.failure == "flooded its stdout and was killed" and flooded.stdout_bytes <= 4096
+    assert ended_cell(hung).plain == "timed out" and ended_cell(flooded).plain == "flooded"
+    assert hung.duration is not None and hung.duration >= 1.0  # measured, not engine time

@@ -59,7 +59,10 @@ def ended_cell(h: HookRow) -> Text:
         return Text(f"exit {h.exit}", style="red" if h.exit else "")
     if h.exit is not None:
         return Text(f"signal {-h.exit}", style="bold red")
-    return Text(h.ended.split(" and ")[0].replace("could not run", "not run"), style="bold red")
+    failure = h.failure or ""  # engine.views.execute.failure_of: no exit status for these three
+    short = next((label for prefix, label in (("timed out", "timed out"), ("flooded", "flooded"),
+                                               ("could not run", "not run")) if failure.startswith(prefix)), "killed")
+    return Text(short, style="bold red")
 
 
 def result_text(h: HookRow) -> str:
