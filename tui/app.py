@@ -61,7 +61,7 @@ CONTROL_OF_ACTION = {
 }
 CONTROL_NAMES = {"pause": "pause", "speed": "speed change", "step": "stepping", "seek": "seeking",
                  "jobs": "job commands (hold, release, remove)", "routes": "applying routes",
-                 "execute": "the Hooks and Slots views (no execute node)"}
+                 "execute": "a Hooks or Slots view (no execute node here)"}
 
 
 def _screen(name: str) -> Screen:
