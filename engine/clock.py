@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Protocol
+from typing import Callable, Protocol
 
 
 class Clock(Protocol):
@@ -172,3 +172,11 @@ class LogClock:
         t = self._log + (base - self._read_at) if self.on_log and self._log is not None else base
         self._last = max(self._last, t)
         return self._last
+
+
+def stopwatch() -> Callable[[], float]:
+    """Seconds of real time since the call (monotonic). Only for *reporting* how long a real
+    process ran (a hook's duration on the Hooks screen); nothing the engine decides reads it.
+    Tests replace ``engine.hookrun.stopwatch`` to freeze the figure."""
+    t0 = time.monotonic()
+    return lambda: time.monotonic() - t0

@@ -35,6 +35,7 @@ from typing import Sequence
 from typing import Any, Mapping
 
 from engine.classad import ClassAdError, format_ad, parse_old_ad
+from engine.clock import stopwatch
 
 MAX_OUTPUT = 4 << 20  # bytes kept of a hook's stdout (and of its stderr); more kills it
 EXIT_GRACE = 1.0  # seconds a hook's pipes may stay open after it exited before its group is killed
@@ -117,6 +118,7 @@ class HookResult:
     timed_out: bool = False
     error: str | None = None  # could not start (OSError text)
     overflow: str | None = None  # "stdout"/"stderr": that pipe passed the size limit, hook killed
+    elapsed: float | None = None  # real seconds from spawn to end (reported only; engine.clock.stopwatch)
 
     @property
     def unfinished(self) -> bool:
@@ -155,16 +157,17 @@ def run_hook(hook_type: str, path: str, stdin: str, timeout: float, max_output: 
              argv0: str | None = None) -> HookResult:
     """Run one hook program (the caller has checked ``allow_run``) and describe how it ended."""
     argv = [argv0 or path, *args]
+    took = stopwatch()
     try:
         ran = run_bounded(argv, stdin.encode("utf-8", "surrogateescape"), timeout, max_output, env=env, cwd=cwd,
                           executable=path if argv0 else None)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        return HookResult(hook_type, path, None, error=str(exc))
+        return HookResult(hook_type, path, None, error=str(exc), elapsed=took())
     if ran.overflow:
-        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow)
+        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, overflow=ran.overflow, elapsed=took())
     if ran.timed_out:
-        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True)
-    return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr)
+        return HookResult(hook_type, path, None, ran.stdout, ran.stderr, timed_out=True, elapsed=took())
+    return HookResult(hook_type, path, ran.returncode, ran.stdout, ran.stderr, elapsed=took())
 
 
 # ------------------------------------------------------------------------------------------

@@ -46,6 +46,13 @@ from engine.clock import Clock, VirtualClock
 MAX_SPEED = "max"
 
 
+def feed_controls(feed: Any) -> frozenset[str]:
+    """What the UI may offer for ``feed`` (``Snapshot.controls``): the feed's own controls, with
+    ``execute`` only when it has an embedded execute node (``feed.startd``)."""
+    own = frozenset(getattr(feed, "controls", S.CONTROLS)) - {S.EXECUTE}
+    return own | {S.EXECUTE} if getattr(feed, "startd", None) is not None else own
+
+
 class Feed(Protocol):
     """What a data source gives the runtime (the demo's :class:`~engine.feeds.demo.Simulation`,
     :class:`~engine.feeds.watch.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
@@ -223,7 +230,7 @@ class Runtime:
         snap = self.engine.snapshot(
             self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
             engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
-        snap = dataclasses.replace(snap, controls=frozenset(getattr(self.engine, "controls", S.CONTROLS)))
+        snap = dataclasses.replace(snap, controls=feed_controls(self.engine))
         if self.error is not None:
             snap = dataclasses.replace(snap, error=self.error)
         stalled = getattr(self.engine, "write_error", None)

@@ -34,9 +34,13 @@ ROUTE_STATES = ("accepting", "full", "idle-limit", "throttled", "disabled", "unl
 
 # What a UI may offer, per feed (``Snapshot.controls``): "pause" (Pause/Resume), "speed"
 # (SetSpeed), "step" (Step), "seek" (Seek and bookmarks), "jobs" (hold/release/remove/qedit),
-# "routes" (ApplyRoutes: switch the routing table). A feed lists only what applies to it; the
-# runtime refuses the others, and the UI does not offer their keys.
-CONTROLS = frozenset({"pause", "speed", "step", "seek", "jobs", "routes"})
+# "routes" (ApplyRoutes: switch the routing table), "execute" (the Hooks and Slots views: the feed
+# has an embedded execute node; the runtime adds it to a feed's own controls when it has one). A
+# feed lists only what applies to it; the runtime refuses the others, and the UI does not offer
+# their keys.
+EXECUTE = "execute"
+CONTROLS = frozenset({"pause", "speed", "step", "seek", "jobs", "routes", EXECUTE})
+HOOKS_IN_JSON = 100  # the most recent hook invocations in ``--json`` (the snapshot keeps up to 2000)
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,53 @@ class CronView:
 
 
 @dataclass(frozen=True)
+class SlotRow:
+    """One slot of the embedded startd (htcondor.md §4.2; built by ``engine.views.execute``)."""
+
+    name: str  # "slot1@host"
+    slot_id: int
+    state: str  # State: Owner | Unclaimed | Claimed | Preempting
+    activity: str  # Activity: Idle | Busy | Vacating
+    keyword: str | None  # the slot's hook keyword (None: the slot never fetches)
+    job: str | None  # the claimed job's id
+    claim: str | None  # "fetched" (FETCH_WORK) | "pushed" (a match) | None (no claim)
+    last_fetch: int | None  # LastFetchWorkCompleted; None = never
+    next_fetch: float | None  # when tryFetchWork will next run FETCH_WORK; None = not scheduled
+    next_why: str  # why then (FetchWorkDelay, START false, no keyword)
+    fetch_delay: int  # NextFetchWorkDelay: FetchWorkDelay as last evaluated
+    cron_attrs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # merged Startd Cron
+    cron_why: tuple[str, ...] = ()  # which Startd Cron ads merged here and why
+
+
+@dataclass(frozen=True)
+class HookRow:
+    """One hook invocation (fetch-work, starter or daemon ClassAd hook), oldest first in
+    ``Snapshot.hooks``; ``seq`` numbers invocations from 1 over the feed's life, so a consumer
+    tells new ones from those it has seen (the failure toasts)."""
+
+    seq: int
+    family: str  # "fetch" (startd) | "starter" | "cron"
+    keyword: str
+    hook: str  # FETCH_WORK, PREPARE_JOB, …, or the cron job's name
+    target: str  # slot name, job id or cron job
+    path: str
+    args: tuple[str, ...]
+    started: float  # engine time
+    duration: float | None  # seconds the program ran (measured); None: withheld or not measured
+    exit: int | None  # returncode (negative: signal); None: withheld, timed out, flooded, not started
+    ended: str  # how it ended, in words ("exited with status 0", "timed out and was killed", …)
+    withheld: bool  # not run: hooks need --allow-hooks outside the demo
+    stdout_bytes: int
+    parsed: Mapping[str, str]  # the ad it returned, as the engine read it
+    error: str | None  # why its output was (partly) ignored, or how it failed to run
+    decision: str  # what the startd/starter/cron did with it
+    failure: str | None  # non-zero exit, timeout, flood, not started, garbage output; None = fine
+    stdin: str = ""
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
 class Event:
     seq: int
     time: float
@@ -185,6 +236,8 @@ class Snapshot:
     tz: str = "UTC"
     controls: frozenset[str] = CONTROLS  # what the UI may offer in this mode (CONTROLS)
     schedd_ad: Mapping[str, str] | None = None  # demo with SCHEDD_CRON_* jobs: the schedd ad they feed
+    slots: tuple[SlotRow, ...] = ()  # the embedded execute node's slots; () without one
+    hooks: tuple[HookRow, ...] = ()  # its hook invocations, oldest first; () without one
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or
@@ -241,6 +294,23 @@ class Snapshot:
             ],
             # the demo's schedd ad with its SCHEDD_CRON_* attributes (old-syntax values), when it has any
             **({"schedd_ad": dict(self.schedd_ad)} if self.schedd_ad is not None else {}),
+            "slots": [
+                {
+                    "name": s.name, "state": s.state, "activity": s.activity, "keyword": s.keyword,
+                    "job": s.job, "claim": s.claim, "last_fetch": s.last_fetch, "next_fetch": s.next_fetch,
+                    "next_fetch_why": s.next_why, "fetch_delay": s.fetch_delay, "cron_attrs": dict(s.cron_attrs),
+                }
+                for s in self.slots
+            ],
+            "hooks": [
+                {
+                    "seq": h.seq, "family": h.family, "keyword": h.keyword, "hook": h.hook, "target": h.target,
+                    "path": h.path, "args": list(h.args), "started": h.started, "duration": h.duration,
+                    "exit": h.exit, "ended": h.ended, "withheld": h.withheld, "stdout_bytes": h.stdout_bytes,
+                    "parsed": dict(h.parsed), "error": h.error, "decision": h.decision, "failure": h.failure,
+                }
+                for h in self.hooks[-HOOKS_IN_JSON:]
+            ],
             # only while a write fails (full disk, read-only state directory): the engine waits
             **({"engine_state": self.engine_state, "error": self.error} if self.engine_state == "stalled" else {}),
         }

@@ -134,9 +134,12 @@ def test_every_json_option_prints_json(capsys, tmp_path):
     rc, out, _ = run(capsys, ["queue", LOG, "--json", "--jobs"])
     docs["queue --jobs"] = _json_docs(out)
     snapshots = {m: docs[m][-1] for m in ("replay", "watch", "demo")}
-    common = {"time", "mode", "routes", "queue", "cron_jobs", "events", "total_jobs"}
+    common = {"time", "mode", "routes", "queue", "cron_jobs", "events", "total_jobs", "slots", "hooks"}
     for mode, snap in snapshots.items():
         assert common <= set(snap), mode
+        # the execute node's rows (engine/views/execute.py): empty lists where the feed has none
+        assert isinstance(snap["slots"], list) and isinstance(snap["hooks"], list), mode
+        assert mode == "demo" or snap["slots"] == snap["hooks"] == [], mode
         assert mode == "demo" or isinstance(snap["problems"], list), mode
         assert isinstance(snap["total_jobs"], int)
     route_keys = {frozenset(r) for s in snapshots.values() for r in s["routes"]} - {frozenset()}

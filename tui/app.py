@@ -58,9 +58,11 @@ CONTROL_OF_ACTION = {
     "toggle_pause": "pause", "speed": "speed",
     "hold": "jobs", "release": "jobs", "remove": "jobs",
     "apply": "routes", "undo_apply": "routes",
+    "show_hooks": "execute", "show_slots": "execute",
 }
 CONTROL_NAMES = {"pause": "pause", "speed": "speed change", "step": "stepping", "seek": "seeking",
-                 "jobs": "job commands (hold, release, remove)", "routes": "applying routes"}
+                 "jobs": "job commands (hold, release, remove)", "routes": "applying routes",
+                 "execute": "a Hooks or Slots view (no execute node here)"}
 
 
 def _screen(name: str) -> Screen:
@@ -72,6 +74,14 @@ def _screen(name: str) -> Screen:
         from tui.screens.jobs import JobsScreen  # noqa: PLC0415
 
         return JobsScreen()
+    if name == "hooks":
+        from tui.screens.hooks import HooksScreen  # noqa: PLC0415
+
+        return HooksScreen()
+    if name == "slots":
+        from tui.screens.slots import SlotsScreen  # noqa: PLC0415
+
+        return SlotsScreen()
     from tui.screens.cron import CronScreen  # noqa: PLC0415
 
     return CronScreen()
@@ -82,7 +92,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     TITLE = "RouteDeck"
     BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.keymap); ? shows it
 
-    MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron")}
+    MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron"),
+             "hooks": lambda: _screen("hooks"), "slots": lambda: _screen("slots")}
 
     def __init__(self, runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
                  watch_files: bool = True) -> None:
@@ -105,6 +116,7 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.bookmarks: list[tuple[str, int, float]] = []  # replay: (name, transaction, time)
         self.command_history: list[str] = []  # the ``:`` line's Up/Down
         self._job_ids: tuple[int, list[str]] = (-1, [])
+        self.last_hook_seq = 0  # the newest hook invocation seen (failure toasts: tui.screens.hooks)
         if mode == "watch":
             self._modes["routes"] = _watch_board
 
@@ -254,6 +266,7 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         if controls_changed:
             self.refresh_bindings()  # the footer shows only what the feed offers
         self._toast_events(snap, quiet=first)
+        self._toast_hook_failures(snap, quiet=first)
         self._show(snap)
         if self.watch_files and snap.config_files and snap.config_files != self._watching:
             self._watching = snap.config_files
@@ -329,6 +342,20 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
                 severity = "error"
             if severity:
                 self.notify(e.message, title=e.kind.replace("-", " "), severity=severity)
+
+    def _toast_hook_failures(self, snap: S.Snapshot, quiet: bool) -> None:
+        """A toast per hook invocation that failed since the last snapshot (a few, then a count);
+        none for those already there when the dashboard opened."""
+        from tui.screens.hooks import MAX_TOASTS, failure_toast, new_failures  # noqa: PLC0415
+
+        self.last_hook_seq, failed = new_failures(snap, self.last_hook_seq)
+        if quiet or not failed:
+            return
+        for h in failed[:MAX_TOASTS]:
+            self.notify(failure_toast(h), title="hook failed", severity="error")
+        if len(failed) > MAX_TOASTS:
+            self.notify(f"{len(failed) - MAX_TOASTS} more hook failures (h: Hooks, filter 'failed')",
+                        title="hook failed", severity="error")
 
     # -- commands to the engine -----------------------------------------------------------------
     def send(self, command: object) -> bool:
@@ -411,6 +438,18 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
 
     def action_show_cron(self) -> None:
         self._go("cron")
+
+    def action_show_hooks(self) -> None:
+        self.show_hooks()
+
+    def show_hooks(self, filter_text: str | None = None):
+        screen = self._go("hooks")
+        if filter_text is not None:
+            screen.set_filter(filter_text)
+        return screen
+
+    def action_show_slots(self) -> None:
+        self._go("slots")
 
     def open_route(self, name: str) -> None:
         from tui.screens.route_detail import RouteDetailScreen  # noqa: PLC0415

@@ -2,7 +2,8 @@
 
 The rules, the same on every screen (issue 11 item 4):
 
-- ``b`` ``j`` ``c`` go to the Board, Jobs and Crondor views, always to the live top screen of
+- ``b`` ``j`` ``c`` go to the Board, Jobs and Crondor views (``h`` ``t`` to Hooks and Slots where
+  the feed has an execute node), always to the live top screen of
   that view (whatever was opened on top of it is closed). The ``:`` commands of the same views
   are ``:board`` (``:b``), ``:jobs`` (``:j``), ``:cron`` (``:c``).
 - ``:`` opens the command line at the bottom, ``ctrl+p`` the palette, ``?`` this help.
@@ -39,6 +40,9 @@ APP = [
     Binding("b", "show_routes", "Board"),
     Binding("j", "show_jobs", "Jobs"),
     Binding("c", "show_cron", "Crondor"),
+    # the execute node's views: only where the feed has one (Snapshot.controls "execute")
+    Binding("h", "show_hooks", "Hooks", show=False),
+    Binding("t", "show_slots", "Slots", show=False),
     Binding("space", "toggle_pause", "Pause/Play"),
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
@@ -117,6 +121,16 @@ CRON = [
     Binding("escape", "back", "Close filter", show=False),
 ]
 
+HOOKS = [
+    Binding("enter", "open_io", "stdin/stdout"),
+    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("escape", "back", "Close filter", show=False),
+]
+
+SLOTS = [
+    Binding("enter", "open_hooks", "Slot's hooks"),
+]
+
 WHY_NOT = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "refresh_checks", "Re-check"),
@@ -166,6 +180,8 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
     ("Crondor", CRON),
+    ("Hooks (execute node)", HOOKS),
+    ("Slots (execute node)", SLOTS),
     ("Route editor", EDITOR),
     ("Confirmation", CONFIRM),
     (": command line", COMMAND_LINE),

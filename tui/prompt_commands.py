@@ -43,6 +43,12 @@ class CommandLineMixin:
     def cmd_cron(self, arg: str) -> None:
         self._go("cron")
 
+    def cmd_hooks(self, arg: str) -> None:
+        self.show_hooks(arg if arg else None)
+
+    def cmd_slots(self, arg: str) -> None:
+        self._go("slots")
+
     def cmd_edit(self, arg: str) -> None:
         self.open_editor(arg or None)
 

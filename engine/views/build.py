@@ -15,6 +15,7 @@ from engine import snapshot as S
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import needs_cron
 from engine.schedd.schedd import job_order
+from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 
 
@@ -172,6 +173,10 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
                         recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
                         failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
             for d in getattr(table, "disabled", ()))
+    startd = getattr(engine, "startd", None)
+    if startd is not None and getattr(engine, "hook_index", None) is None:
+        engine.hook_index = HookIndex()
+    slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
     return S.Snapshot(
         seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
         engine_state=engine_state, routes=routes, inactive_routes=inactive,
@@ -180,7 +185,7 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
-        schedd_ad=_schedd_ad(engine))
+        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks)
 
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:
