@@ -146,7 +146,7 @@ def test_cli_trace_text_and_json(tmp_path):
     base = job["trace"][1]
     assert (base["knob"], base["file"], base["file_line"]) == ("JOB_ROUTER_TRANSFORM_Base", str(conf), 110)
     first = base["statements"][0]
-    assert (first["line"], first["file"], first["file_line"]) == (2, str(conf), 112)
+    assert (first["line"], first["file"], first["file_line"]) == (1, str(conf), 112)
 
 
 def test_statement_lines_are_config_file_lines(traced):
