@@ -12,7 +12,7 @@ The rules, the same on every screen (issue 11 item 4):
   "back" (in a dialog it does nothing: answer or Esc first).
 - ``space`` pauses and resumes the engine (demo and replay); ``+``/``-`` change the speed.
 - In tables: ↑/↓ (also ``k``; ``j`` is Jobs), PgUp/PgDn, Home/End, Enter opens the row.
-- ``/`` filters, ``w`` asks why a job is not routed, ``e`` edits the route's config (``e``
+- ``/`` filters, ``w`` asks why a job is not routed, ``t`` traces its routed ad step by step, ``e`` edits the route's config (``e``
   *views* it in read-only modes), ``H``/``L``/``X`` hold, release, remove a job after a
   confirmation.
 
@@ -90,6 +90,7 @@ JOBS = [
     Binding("s", "cycle_sort", "Sort"),
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
+    Binding("t", "trace", "Trace", show=False),
     Binding("y", "copy", "Copy id", show=False),
     Binding("H", "hold", "Hold"),
     Binding("L", "release", "Release"),
@@ -118,6 +119,14 @@ CRON = [
 WHY_NOT = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "refresh_checks", "Re-check"),
+    Binding("t", "trace", "Trace"),
+]
+
+TRACE = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "retrace", "Re-trace"),
+    Binding("x", "expand", "Fold/unfold"),
+    Binding("w", "why_not", "Why not"),
 ]
 
 AD = [
@@ -127,6 +136,7 @@ AD = [
     Binding("y", "copy_value", "Copy value"),
     Binding("Y", "copy_job", "Copy job id"),
     Binding("w", "why_not", "Why not"),
+    Binding("t", "trace", "Trace", show=False),
 ]
 
 EDITOR = [
@@ -163,6 +173,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job tables", JOB_TABLE),
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
+    ("Transform trace", TRACE),
     ("Crondor", CRON),
     ("Route editor", EDITOR),
     ("Confirmation", CONFIRM),
