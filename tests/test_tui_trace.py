@@ -171,3 +171,68 @@ def test_trace_screen_looks(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(_app(), terminal_size=size, run_before=run_before)
+
+
+def _replay_args(**kw):
+    import argparse  # noqa: PLC0415
+
+    base = dict(log="sample_configs/recordings/demo-3h.job_queue.log", at="end", transaction=None, json=False,
+                jobs=False, speed=1.0, config=[DEMO_CONFIG], reroute=False, tz="UTC", seed=1, sites=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+@pytest.mark.anyio
+async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
+    """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
+    through the table of ``--config`` (the snapshot's config files), on the copy's route."""
+    from engine.cli.replay import build_runtime  # noqa: PLC0415
+
+    runtime = build_runtime(_replay_args())
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and any(r.kind == "routed" for r in app.snapshot.jobs),
+                         timeout=20)
+        copy = next(r for r in app.snapshot.jobs if r.kind == "routed" and r.routed_from)
+        await pilot.press("colon", *f"trace {copy.job}", "enter")
+        await wait_until(pilot, lambda: _traced(pilot), timeout=20)
+        res = app.screen.result
+        assert app.screen.error is None and res is not None
+        assert res.job == copy.routed_from and res.route == copy.route
+        assert "condor_config" in res.table_from
+        assert [b.step for b in res.blocks] == ["VanillaToGrid", "pre-route transform", "route", "router attributes"]
+        assert res.routed_ad["RoutedFromJobId"] == f'"{copy.routed_from}"'
+
+
+@pytest.mark.anyio
+async def test_trace_in_watch_follows_the_live_log(tmp_path):
+    """Watch has no router either: a job the schedd wrote to the followed log is traced through
+    the table of the watched config; one idle CMS job takes CMS_T2 (the demo table's first route
+    whose REQUIREMENTS match, htcondor.md §1.4)."""
+    import argparse  # noqa: PLC0415
+
+    from engine.cli.watch import build_runtime  # noqa: PLC0415
+    from engine.feeds.watch import WakeUp  # noqa: PLC0415
+    from engine.queue.writer import open_queue  # noqa: PLC0415
+
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, 1_795_300_000.0)
+    with q.transaction(now=1_795_300_001.0) as t:
+        c = t.new_cluster()
+        p = t.new_proc(c)
+        for k, v in {"Owner": '"alice"', "JobUniverse": "5", "VO": '"cms"', "RequestMemory": "2000",
+                     "JobStatus": "1", "ProcId": "0", "Cmd": '"/bin/true"'}.items():
+            t.set_attribute(p, k, v)
+    job = f"{c}.0"
+    args = argparse.Namespace(queue_log=str(log), config=[str(ROOT / DEMO_CONFIG)], router_log=None, tz="UTC",
+                              slow_poll=60.0)
+    runtime = build_runtime(args)
+    app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        runtime.send(WakeUp())
+        await wait_until(pilot, lambda: app.snapshot is not None and any(r.job == job for r in app.snapshot.jobs))
+        await pilot.press("colon", *f"trace {job}", "enter")
+        await wait_until(pilot, lambda: _traced(pilot), timeout=20)
+        res = app.screen.result
+        assert app.screen.error is None and res.job == job and res.route == "CMS_T2"
+        assert _steps(res) == PIPELINE
