@@ -140,6 +140,12 @@ async def test_t_from_jobs_and_why_not_and_the_trace_command():
         assert app.screen.result.route is None and app.screen.result.blocks == []
         assert "no routed ad is built" in render_trace(app.screen.result).plain
         await pilot.press("escape")
+        await pilot.press("enter")  # the job's ad, then t
+        await wait_until(pilot, lambda: getattr(app.screen, "lines", None) is not None)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: _traced(pilot))
+        assert app.screen.job == job
+        await pilot.press("escape")
         await pilot.press("w")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "WhyNotScreen")
         await pilot.press("t")
