@@ -133,11 +133,31 @@ def test_cli_trace_text_and_json(tmp_path):
     assert rc == 0
     lines = text.splitlines()
     assert lines[0] == "Job 42.0: would be routed to Condor_Pool"
-    i = lines.index("  pre-route transform Cleanup")
-    assert lines[i + 1: i + 3] == ["    line 1: DELETE PeriodicRemove",
+    conf = CE / "01-ce-router-defaults.conf"
+    i = lines.index(f"  pre-route transform Cleanup  (JOB_ROUTER_TRANSFORM_Cleanup, {conf}:123)")
+    assert lines[i + 1: i + 3] == ["    01-ce-router-defaults.conf:126: DELETE PeriodicRemove",
                                    "      deleted PeriodicRemove (was JobStatus == 5)"]
-    assert "  post-route transform Gpus  [not applied: its REQUIREMENTS RequestGpus isnt undefined are not true]" in lines
+    assert ("  post-route transform Gpus  [not applied: its REQUIREMENTS RequestGpus isnt undefined are not true]"
+            f"  (JOB_ROUTER_TRANSFORM_Gpus, {conf}:192)") in lines
     rc, js = run("--json")
     [job] = json.loads(js)
     assert rc == 0 and job["route"] == "Condor_Pool" and job["trace"][1]["name"] == "Base"
     assert job["trace"][1]["statements"][0]["changes"] == [{"kind": "set", "attr": "RoutedJob", "new": "true"}]
+    base = job["trace"][1]
+    assert (base["knob"], base["file"], base["file_line"]) == ("JOB_ROUTER_TRANSFORM_Base", str(conf), 110)
+    first = base["statements"][0]
+    assert (first["line"], first["file"], first["file_line"]) == (1, str(conf), 112)
+
+
+def test_statement_lines_are_config_file_lines(traced):
+    """Every traced statement of a transform-syntax step names the config file and line its text
+    is on (the mapping check's lints use, engine/router/lints.py); the text there is the statement."""
+    seen = 0
+    for b in traced["trace"]:
+        for ev in b.statements:
+            if b.step in ("pre-route transform", "route", "post-route transform"):
+                assert ev.file and ev.file_line, (b.name, ev.text)
+                source_line = Path(ev.file).read_text().splitlines()[ev.file_line - 1]
+                assert ev.text.split()[0] in source_line, (ev.where(), ev.text, source_line)
+                seen += 1
+    assert seen > 20

@@ -97,7 +97,7 @@ async def test_slots_view_and_enter_opens_the_slots_hooks(tmp_path, monkeypatch)
     sd, _index, _rt, app = _node_app(tmp_path, monkeypatch, time=float(T0 + 60))
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("t")
+        await pilot.press("o")
         await _on(pilot, SlotsScreen)
         table = app.screen.query_one("#slots")
         row = [c.plain if hasattr(c, "plain") else c for c in table.get_row("slot1@node.test")]

@@ -42,7 +42,7 @@ def test_hooks(snap_compare, tmp_path, monkeypatch, size):
 def test_slots(snap_compare, tmp_path, monkeypatch, size):
     async def run_before(pilot):
         await wait_until(pilot, lambda: pilot.app.snapshot is not None)
-        await pilot.press("t")  # slot1 claimed by fetched work, slot2 idle after a garbage fetch
+        await pilot.press("o")  # slot1 claimed by fetched work, slot2 idle after a garbage fetch
         await wait_until(pilot, lambda: bool(getattr(pilot.app.screen, "_keys", None)))
         await pilot.pause()
 

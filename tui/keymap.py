@@ -13,7 +13,7 @@ The rules, the same on every screen (issue 11 item 4):
   "back" (in a dialog it does nothing: answer or Esc first).
 - ``space`` pauses and resumes the engine (demo and replay); ``+``/``-`` change the speed.
 - In tables: ↑/↓ (also ``k``; ``j`` is Jobs), PgUp/PgDn, Home/End, Enter opens the row.
-- ``/`` filters, ``w`` asks why a job is not routed, ``e`` edits the route's config (``e``
+- ``/`` filters, ``w`` asks why a job is not routed, ``t`` traces its routed ad step by step, ``e`` edits the route's config (``e``
   *views* it in read-only modes), ``H``/``L``/``X`` hold, release, remove a job after a
   confirmation.
 
@@ -42,7 +42,7 @@ APP = [
     Binding("c", "show_cron", "Crondor"),
     # the execute node's views: only where the feed has one (Snapshot.controls "execute")
     Binding("h", "show_hooks", "Hooks", show=False),
-    Binding("t", "show_slots", "Slots", show=False),
+    Binding("o", "show_slots", "Slots", show=False),
     Binding("space", "toggle_pause", "Pause/Play"),
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
@@ -96,6 +96,7 @@ JOBS = [
     Binding("s", "cycle_sort", "Sort"),
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
+    Binding("t", "trace", "Trace", show=False),
     Binding("y", "copy", "Copy id", show=False),
     Binding("H", "hold", "Hold"),
     Binding("L", "release", "Release"),
@@ -134,6 +135,14 @@ SLOTS = [
 WHY_NOT = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "refresh_checks", "Re-check"),
+    Binding("t", "trace", "Trace"),
+]
+
+TRACE = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "retrace", "Re-trace"),
+    Binding("x", "expand", "Fold/unfold"),
+    Binding("w", "why_not", "Why not"),
 ]
 
 AD = [
@@ -143,6 +152,7 @@ AD = [
     Binding("y", "copy_value", "Copy value"),
     Binding("Y", "copy_job", "Copy job id"),
     Binding("w", "why_not", "Why not"),
+    Binding("t", "trace", "Trace", show=False),
 ]
 
 EDITOR = [
@@ -179,6 +189,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job tables", JOB_TABLE),
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
+    ("Transform trace", TRACE),
     ("Crondor", CRON),
     ("Hooks (execute node)", HOOKS),
     ("Slots (execute node)", SLOTS),

@@ -30,6 +30,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("slots", "", "execute node's slots (key t)", (), control="execute"),
     Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "job"),
+    Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
     Command("sort", "COLUMN [desc]", "sort the jobs by a column", (), "column order"),
     Command("pause", "", "pause the engine", (), control="pause"),

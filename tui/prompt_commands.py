@@ -57,6 +57,16 @@ class CommandLineMixin:
             raise ValueError("which job? e.g. :why 123.0")
         self.open_why_not(arg)
 
+    def cmd_trace(self, arg: str) -> None:
+        if not arg:
+            raise ValueError("which job? e.g. :trace 123.0")
+        self.open_trace(arg)
+
+    def open_trace(self, job: str) -> None:
+        from tui.screens.trace import TraceScreen  # noqa: PLC0415
+
+        self.push_screen(TraceScreen(job))
+
     def cmd_where(self, arg: str) -> None:
         self.show_jobs(where=arg)
 

@@ -115,7 +115,7 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
             s.recent_routed += 1
             managed += 1
             ad = job.classad()
-            tracer = Tracer() if trace else None
+            tracer = Tracer(table.config, route) if trace else None
             try:
                 routed = build_routed_ad(
                     table, route, base, now=now, source_id=job.id or (0, i),

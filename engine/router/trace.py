@@ -14,10 +14,17 @@ a ``name = value`` line assigned, the text after ``$()`` expansion when it diffe
 branches taken or not, statements skipped and why, and the warnings the statement produced.
 Invariant: applying the recorded diffs of every block, in order, to the source ad gives the
 routed ad (checked in the tests).
+
+Lines: a statement's ``line`` counts from the first line of its knob's value (the transform
+parser's numbering); given the config, the tracer also records the config file and line it comes
+from (``file``/``file_line``), through ``Config.source_of_value_line`` — the mapping ``check``'s
+transform lints use (``engine/router/lints.py``). A ClassAd-syntax route's transform is the
+converted text, so only its knob's own location is known (the block's ``file``/``file_line``).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,9 +62,19 @@ class StatementEvent:
     macro: tuple[str, str] | None = None  # name = value assigned
     expanded: str | None = None  # the statement after $() expansion, when it differs
     warnings: list[str] = field(default_factory=list)
+    file: str | None = None  # the config file and line the statement comes from, when known
+    file_line: int | None = None
+
+    def where(self, short: bool = False) -> str:
+        """``file:line`` in the config when known (``short``: the file's base name), else
+        ``line N`` (of the knob's value)."""
+        if not (self.file and self.file_line):
+            return f"line {self.line}"
+        return f"{os.path.basename(self.file) if short else self.file}:{self.file_line}"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"line": self.line, "text": self.text, "status": self.status,
+        out: dict[str, Any] = {"line": self.line, "file": self.file, "file_line": self.file_line,
+                               "text": self.text, "status": self.status,
                                "changes": [c.to_json() for c in self.changes]}
         if self.macro:
             out["macro"] = {"name": self.macro[0], "value": self.macro[1]}
@@ -75,9 +92,13 @@ class Block:
     status: str  # "applied" | "not applied: …" | "failed: …"
     statements: list[StatementEvent] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)  # the block's net diff
+    knob: str | None = None  # the config knob the transform is read from
+    file: str | None = None  # where that knob is defined
+    file_line: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"step": self.step, "name": self.name, "status": self.status,
+        return {"step": self.step, "name": self.name, "status": self.status, "knob": self.knob,
+                "file": self.file, "file_line": self.file_line,
                 "statements": [s.to_json() for s in self.statements],
                 "changes": [c.to_json() for c in self.changes]}
 
@@ -106,9 +127,14 @@ def diff(before: dict[str, str], after: dict[str, str], renames: bool = False) -
 
 
 class Tracer:
-    """Receives the pipeline's calls for one routing attempt; ``blocks`` is the trace."""
+    """Receives the pipeline's calls for one routing attempt; ``blocks`` is the trace.
+    ``config`` and ``route`` (optional) let it name the config file:line of every statement."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: Any = None, route: Any = None) -> None:
+        self.config = config
+        self.route = route
+        self._label: str | None = None
+        self._lines = False  # the knob's value lines are the statements' lines
         self.blocks: list[Block] = []
         self._ad: dict[str, str] | None = None
         self._before: dict[str, str] = {}
@@ -121,7 +147,22 @@ class Tracer:
         self._close()
         self._ad = ad
         self._before = dict(ad)
-        self.blocks.append(Block(step, name, skipped or "applied"))
+        block = Block(step, name, skipped or "applied")
+        self._label, self._lines = self._knob(step, name)
+        if self._label and self.config is not None:
+            src = self.config.location(self._label)
+            if src is not None:
+                block.knob, block.file, block.file_line = self._label, src.file, src.line
+        self.blocks.append(block)
+
+    def _knob(self, step: str, name: str) -> tuple[str | None, bool]:
+        """The knob a step's transform is read from, and whether its lines map to the knob's."""
+        if step in ("pre-route transform", "post-route transform"):
+            return f"JOB_ROUTER_TRANSFORM_{name}", True
+        if step == "route" and self.route is not None:
+            label = getattr(self.route, "source_label", None) or None
+            return label, bool(label) and getattr(self.route, "syntax", "") == "transform"
+        return None, False
 
     block = begin  # a step that is not a transform (VanillaToGrid, the router's attributes)
 
@@ -148,6 +189,10 @@ class Tracer:
         self._warned = len(run.warnings)
         after = run.ad if run.ad is not None else {}
         ev = StatementEvent(st.line, st.text, "applied", warnings=warnings)
+        if self._lines and self.config is not None and self._label:
+            src = self.config.source_of_value_line(self._label, st.line)
+            if src is not None and src.line:
+                ev.file, ev.file_line = src.file, src.line
         if st.kind == "if":
             kw = st.keyword.lower() if st.keyword else st.text.split()[0].lower()
             ev.status = "" if kw == "endif" else ("branch taken" if run.ifs.enabled else "branch not taken")
@@ -192,14 +237,16 @@ class Tracer:
 
 
 def format_trace(blocks: list[Block], indent: str = "  ") -> str:
-    """The trace as text, one block per step, the statements and their diffs under it."""
+    """The trace as text, one block per step (with its knob and the file:line defining it), the
+    statements (at the file's base name:line) and their diffs under it."""
     lines: list[str] = []
     for b in blocks:
         head = f"{b.step} {b.name}".strip() if b.step not in ("VanillaToGrid", "router attributes") else b.step
-        lines.append(f"{indent}{head}" + ("" if b.status == "applied" else f"  [{b.status}]"))
+        origin = f"  ({b.knob}, {b.file}:{b.file_line})" if b.knob and b.file else ""
+        lines.append(f"{indent}{head}" + ("" if b.status == "applied" else f"  [{b.status}]") + origin)
         for ev in b.statements:
             status = f"  [{ev.status}]" if ev.status and ev.status not in ("applied", "macro") else ""
-            lines.append(f"{indent * 2}line {ev.line}: {ev.text}{status}")
+            lines.append(f"{indent * 2}{ev.where(short=True)}: {ev.text}{status}")
             if ev.expanded is not None:
                 lines.append(f"{indent * 3}expanded: {ev.expanded}")
             if ev.macro is not None:
@@ -209,3 +256,28 @@ def format_trace(blocks: list[Block], indent: str = "  ") -> str:
         if not b.statements:
             lines.extend(f"{indent * 2}{c.line()}" for c in b.changes)
     return "\n".join(lines) + "\n"
+
+
+def trace_route(table: Any, route_name: str, attrs: dict[str, str], *, now: float,
+                source_id: tuple[int, int] = (0, 0)) -> tuple[list[Block], dict[str, str] | None, str | None]:
+    """The trace of ``attrs`` built into a routed copy for ``route_name`` — for a job the router
+    has routed already (its route is known, the decision is not retaken). Returns (blocks, the
+    routed ad or None, the routing error or None); the same ``build_routed_ad`` as a routing attempt."""
+    from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
+    from engine.router.table import RoutingError  # noqa: PLC0415
+
+    route = table.route(route_name)
+    if route is None:
+        raise LookupError(f"route {route_name} is not in the routing table")
+    tracer = Tracer(table.config, route)
+    ad = None
+    from engine.classad import make_ad  # noqa: PLC0415
+
+    try:
+        job_ad = make_ad(attrs)
+        ad = build_routed_ad(table, route, attrs, now=now, source_id=source_id, trace=tracer,
+                             sandboxed=route.eval_job_expr("JobShouldBeSandboxed", job_ad, now),
+                             edit_in_place=route.eval_job_expr("EditJobInPlace", job_ad, now))
+    except RoutingError as exc:
+        return tracer.blocks, None, str(exc)
+    return tracer.blocks, ad, None

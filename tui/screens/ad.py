@@ -149,3 +149,7 @@ class AdScreen(ModalScreen[None]):
     def action_why_not(self) -> None:
         self.dismiss()
         self.app.open_why_not(self.row.job)
+
+    def action_trace(self) -> None:
+        self.dismiss()
+        self.app.open_trace(self.row.job)

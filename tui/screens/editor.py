@@ -78,7 +78,15 @@ def lint_text(result: LintResult | None) -> Text:
     return t
 
 
+MOVES_SHOWN = 5  # route moves listed in the what-if pane
+ATTRS_SHOWN = 6  # attributes listed
+
+
 def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
+    """Route set and order changes, then the what-if (``engine.views.queries.what_if``: the
+    migration check's ``compare_tables`` over the idle, not yet routed jobs): jobs per route under
+    each table, the jobs that change route (old → new, a few ids), the jobs that keep their route
+    with a different routed ad and the attributes that change value."""
     t = Text()
     if result is None or snap is None:
         return Text("…", style="dim")
@@ -107,6 +115,15 @@ def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
             style = "green" if b > a else "red" if b < a else ""
             t.append(f"  {name}: {a} → {b}" + (f" ({b - a:+d})" if a != b else "") + "\n", style=style)
         t.append(f"{w.moved:,} job(s) would change route\n", style="bold" if w.moved else "dim")
+        for (a, b), jobs in list(w.moves.items())[:MOVES_SHOWN]:
+            t.append(f"  {a or '(not routed)'} → {b or '(not routed)'}: {len(jobs):,}"
+                     f" (e.g. {jobs[0]})\n", style="yellow")
+        if w.ad_changed:
+            t.append(f"{w.ad_changed:,} job(s) keep their route with a different routed ad\n", style="bold")
+        if w.attributes:
+            t.append("attributes that change value: " + ", ".join(
+                f"{a} ({n:,})" for a, n in sorted(w.attributes.items(), key=lambda kv: -kv[1])[:ATTRS_SHOWN])
+                + (", …" if len(w.attributes) > ATTRS_SHOWN else "") + "\n", style="yellow")
         if w.approximate:
             t.append("(matched on the job rows' attributes only)\n", style="dim")
     return t

@@ -281,6 +281,11 @@ class JobsScreen(DeckScreen):
         if row is not None:
             self.app.open_why_not(row.job)
 
+    def action_trace(self) -> None:
+        row = self.table.selected
+        if row is not None:
+            self.app.open_trace(row.job)
+
     def action_hold(self) -> None:
         if self.table.selected:
             self.app.confirm_job_command(HoldJob(self.table.selected.job))

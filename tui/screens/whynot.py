@@ -94,6 +94,10 @@ class WhyNotScreen(Screen):
             return
         self.post_message(self.Explained(self.job, checks, None, verdict))
 
+    def action_trace(self) -> None:
+        self.app.pop_screen()
+        self.app.open_trace(self.job)
+
     def on_why_not_screen_explained(self, event: Explained) -> None:
         box = self.query_one("#whynot", Static)
         if event.error:
