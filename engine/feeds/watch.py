@@ -166,9 +166,9 @@ def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None,
 def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
     """key → attribute texts of every ad of a JobQueue (the shape engine.views.recorded reads).
 
-    The queue's own key → dict table is read directly when it has one (it is only read, on the
+    The queue's own key → dict table (``JobQueue.table``) is read directly when it has one (it is only read, on the
     engine thread, between polls); otherwise one ``ad(key)`` per key."""
-    ads = getattr(queue, "_ads", None)
+    ads = getattr(queue, "table", None)
     if isinstance(ads, dict):
         return ads
     return {k: queue.ad(k) for k in queue.keys()}
