@@ -27,6 +27,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import functools
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -40,6 +41,7 @@ from engine.queue.records import (  # noqa: F401  (re-exported: the keys are par
 )
 
 JobId = tuple[int, int]
+_PROC_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch  # a job's key, as key_kind's JOB
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
@@ -547,15 +549,18 @@ class JobQueue:
                 types[key] = name
                 if owned is not None:
                     owned.add(key)
-                kind, c, p = _classify(key)
-                if kind == R.JOB:
+                m = _PROC_KEY(key)
+                if m is not None:
+                    c, p = int(m[1]), int(m[2])
                     ids[(c, p)] = key
                     if self._max_cluster is not None and c > self._max_cluster:
                         self._max_cluster = c
                     if self._by_cluster is not None:
                         self._by_cluster.setdefault(c, set()).add(p)
-                elif kind != R.CLUSTER:
-                    kinds[key] = kind
+                else:
+                    kind = R.key_kind(key)
+                    if kind != R.CLUSTER:
+                        kinds[key] = kind
             elif op == 102:
                 if ads.pop(key, None) is None:
                     ignored += 1
@@ -563,8 +568,9 @@ class JobQueue:
                 types.pop(key, None)
                 if owned is not None:
                     owned.discard(key)
-                kind, c, p = _classify(key)
-                if kind == R.JOB:
+                m = _PROC_KEY(key)
+                if m is not None:
+                    c, p = int(m[1]), int(m[2])
                     ids.pop((c, p), None)
                     self._jobs.pop((c, p), None)
                     if self._by_cluster is not None:

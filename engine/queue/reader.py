@@ -43,6 +43,7 @@ _SEQ = re.compile(rf"107 ([0-9]+) {_W} (-?[0-9]+)").fullmatch
 _PROC = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch
 _NAME = re.compile(_W).fullmatch
 _BLANK_BYTES = (b" ", b"\t", b"\v", b"\f", b"\r")
+BLANKS_OR_EMPTY = frozenset(("",) + tuple(R.BLANKS))  # first character of a 103 value that needs a closer look
 
 
 class _Bail(Exception):
@@ -364,6 +365,16 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
     for line in text.split("\n"):
         nbytes = len(line) + 1 if line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
         if line:
+            if line[:4] == "103 ":  # step_record's fast path for the commonest record, inlined
+                parts = line.split(" ", 3)
+                if (len(parts) == 4 and parts[1] and parts[2] and parts[2].isprintable()
+                        and (parts[3][:1] not in BLANKS_OR_EMPTY or parts[3].strip())):
+                    if not pending and not in_txn:
+                        step_start, step_line = pos, line_no
+                    pending.append((103, parts[1], parts[2], parts[3]))
+                    pos += nbytes
+                    line_no += 1
+                    continue
             rec = parse(line)
             if rec.__class__ is tuple:
                 if not pending and not in_txn:
