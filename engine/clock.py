@@ -145,7 +145,9 @@ class LogClock:
     ``saw(t)`` is told the time of each transaction read (its ``106 #`` comment). While the log's
     newest time lies within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock;
     otherwise ``now()`` is the newest log time plus the base clock's seconds since it was read.
-    Never goes backwards."""
+    Never goes backwards, except once when the log is first found on its own clock: until then
+    ``now()`` was the base clock (nothing read yet), and the log's time must replace it, or a
+    demo recording watched today would show today's time (``_last`` kept it) for ever."""
 
     def __init__(self, base: Clock) -> None:
         self.base = base
@@ -159,7 +161,10 @@ class LogClock:
         if self._log is None or t >= self._log:
             self._log, self._read_at = t, base
             # judged on the newest time (a log read from its start begins with old ones)
-            self.on_log = abs(t - base) > LOG_CLOCK_SKEW
+            on_log = abs(t - base) > LOG_CLOCK_SKEW
+            if on_log != self.on_log:
+                self._last = float("-inf")  # a switch of clocks: the other clock's times do not bind
+            self.on_log = on_log
 
     def now(self) -> float:
         base = self.base.now()

@@ -373,7 +373,7 @@ class WatchFeed:
         self.engine.poll()
         self._last_poll = t
         if self.engine.waiting and not self._told_waiting:
-            self.emit(t, "log", f"{self.engine.setup.queue_log}: {WAITING}")
+            self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")
         self._told_waiting = self.engine.waiting
 
     def handle(self, command: object) -> str | None:
@@ -387,8 +387,10 @@ class WatchFeed:
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
+        # the time and its "virtual"/"real" label are the log's clock's (engine.clock.LogClock), not
+        # the runtime's: a log written in virtual time (a demo recording) is watched on its own clock
         snap = self.engine.snapshot(seq)
-        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
                                    events=self.ring.recent())
 
     def waker(self, runtime: Any) -> Any:
