@@ -41,7 +41,9 @@ from engine.queue.records import (  # noqa: F401  (re-exported: the keys are par
 )
 
 JobId = tuple[int, int]
-_PROC_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch  # a job's key, as key_kind's JOB
+# the three commonest keys in one match (key_kind's JOB, CLUSTER, CLUSTER_PVT; exact spellings):
+# m.lastindex 2 = job <c>.<p>, 3 = cluster ad 0<c>.-1, 4 = ClusterPvt <c>.-2; anything else: key_kind
+_COMMON_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)|0([1-9][0-9]*)\.-1|([1-9][0-9]*)\.-2").fullmatch
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
@@ -526,10 +528,9 @@ class JobQueue:
         goes through :meth:`apply_all`, so no event is ever lost."""
         if self._subs or self._batch is not None:
             return len(self.apply_all([r if isinstance(r, R.Record) else R.Record(*r) for r in recs]))
-        ads, types, ids, kinds = self._ads, self._types, self._ids, self._kinds
+        ads = self._ads
         owned = self._owned
-        canon = self._canon.get
-        name_of = self._name
+        canon = self._canon
         ignored = 0
         for op, key, name, value in recs:
             if op == 103:
@@ -540,8 +541,11 @@ class JobQueue:
                 if owned is not None and key not in owned:
                     ad = ads[key] = dict(ad)
                     owned.add(key)
-                ad[canon(name) or name_of(name)] = value
-            elif op == 101:
+                n = canon.get(name)
+                ad[n if n is not None else self._name(name)] = value
+                continue
+            types, ids, kinds = self._types, self._ids, self._kinds
+            if op == 101:
                 if key in ads:
                     ignored += 1
                     continue
@@ -549,15 +553,18 @@ class JobQueue:
                 types[key] = name
                 if owned is not None:
                     owned.add(key)
-                m = _PROC_KEY(key)
-                if m is not None:
-                    c, p = int(m[1]), int(m[2])
+                m = _COMMON_KEY(key)
+                last = m.lastindex if m is not None else 0
+                if last == 2:
+                    c, p = int(m[1]), int(m[2])  # type: ignore[index]
                     ids[(c, p)] = key
                     if self._max_cluster is not None and c > self._max_cluster:
                         self._max_cluster = c
                     if self._by_cluster is not None:
                         self._by_cluster.setdefault(c, set()).add(p)
-                else:
+                elif last == 4:
+                    kinds[key] = R.CLUSTER_PVT
+                elif last != 3:
                     kind = R.key_kind(key)
                     if kind != R.CLUSTER:
                         kinds[key] = kind
@@ -568,8 +575,8 @@ class JobQueue:
                 types.pop(key, None)
                 if owned is not None:
                     owned.discard(key)
-                m = _PROC_KEY(key)
-                if m is not None:
+                m = _COMMON_KEY(key)
+                if m is not None and m.lastindex == 2:
                     c, p = int(m[1]), int(m[2])
                     ids.pop((c, p), None)
                     self._jobs.pop((c, p), None)
@@ -585,7 +592,8 @@ class JobQueue:
                 if owned is not None and key not in owned:
                     ad = ads[key] = dict(ad)
                     owned.add(key)
-                ad.pop(canon(name) or name_of(name), None)
+                n = canon.get(name)
+                ad.pop(n if n is not None else self._name(name), None)
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
         return ignored
 

@@ -353,7 +353,10 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
 
     ``on_step(step_start, step_end, line_no, records, end_line=None)`` is called after each step
     is applied (offsets absolute; ``end_line`` is the 106 line of a transaction)."""
-    text = data[start:end].decode("utf-8", "surrogateescape")
+    raw = data[start:end]
+    ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count
+    text = raw.decode("utf-8", "surrogateescape")
+    del raw
     pos = start
     line_no = first_line
     pending: list = []  # records of the open transaction, or of the out-of-transaction run
@@ -363,7 +366,7 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
     apply = queue.apply_quiet
     parse = step_record
     for line in text.split("\n"):
-        nbytes = len(line) + 1 if line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
+        nbytes = len(line) + 1 if ascii_only or line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
         if line:
             if line[:4] == "103 ":  # step_record's fast path for the commonest record, inlined
                 parts = line.split(" ", 3)
