@@ -120,7 +120,7 @@ def main() -> None:
             full.append(time.perf_counter() - t0)
         print(f"seek + full snapshot (routes, {snap.total_jobs:,} job rows): median "
               f"{statistics.median(full) * 1000:.0f} ms, max {max(full) * 1000:.0f} ms over {len(full)}")
-        print(f"queue at the end: {len(ix.state_at(ix.steps - 1).ads):,} ads")
+        print(f"queue at the end: {len(ix.state_at(ix.steps - 1).table):,} ads")
 
 
 if __name__ == "__main__":

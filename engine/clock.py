@@ -145,8 +145,9 @@ class LogClock:
     ``saw(t)`` is told the time of each transaction read (its ``106 #`` comment). While the log's
     newest time lies within ``LOG_CLOCK_SKEW`` of the base clock, ``now()`` is the base clock;
     otherwise ``now()`` is the newest log time plus the base clock's seconds since it was read.
-    Never goes backwards on one clock; the switch from the base clock to the log's (found with the
-    first transactions read) starts over."""
+    Never goes backwards, except once when the log is first found on its own clock: until then
+    ``now()`` was the base clock (nothing read yet), and the log's time must replace it, or a
+    demo recording watched today would show today's time (``_last`` kept it) for ever."""
 
     def __init__(self, base: Clock) -> None:
         self.base = base
@@ -162,9 +163,7 @@ class LogClock:
             # judged on the newest time (a log read from its start begins with old ones)
             on_log = abs(t - base) > LOG_CLOCK_SKEW
             if on_log != self.on_log:
-                # a change of clock, not time going backwards: a snapshot taken before the first
-                # transaction was read (on the base clock) must not pin a log written in the past
-                self._last = float("-inf")
+                self._last = float("-inf")  # a switch of clocks: the other clock's times do not bind
             self.on_log = on_log
 
     def now(self) -> float:

@@ -105,5 +105,5 @@ def _apply(ads, op, key, name, value) -> None:
 
 
 def as_expected(state) -> dict:
-    """A QueueState in the Recording.states form."""
-    return {k: (state.types[k], dict(a)) for k, a in state.ads.items()}
+    """A replay state (a JobQueue) in the Recording.states form."""
+    return state.snapshot_state()

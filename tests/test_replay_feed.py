@@ -44,7 +44,7 @@ def test_step_seek_back_and_forth_with_a_forward_only_clock(tmp_path):
     assert feed.handle(S.Seek(time=ix.times[-1])) is None and math.isfinite(feed.next_time())
     assert feed.handle(AddBookmark("end")) is None
     feed.handle(S.Seek(transaction=-1))
-    assert feed.player.state.ads == {}
+    assert feed.player.state.table == {}
     assert feed.handle(GotoBookmark("end")) is None and feed.player.position == ix.steps - 1
     assert "not available" in feed.handle(S.HoldJob("1.0"))
     snap = feed.snapshot(7, speed=2.0, paused=True)

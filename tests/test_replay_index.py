@@ -39,7 +39,7 @@ def test_seek_equals_straight_replay_at_random_points(tmp_path, seed):
     rng = random.Random(seed)
     for i in [0, ix.steps - 1] + [rng.randrange(ix.steps) for _ in range(60)]:
         assert as_expected(ix.state_at(i)) == rec.states[i], f"step {i}"
-    assert ix.state_at(-1).ads == {}
+    assert ix.state_at(-1).table == {}
 
 
 def test_checkpoints_are_not_changed_by_later_writes(tmp_path):
@@ -47,9 +47,9 @@ def test_checkpoints_are_not_changed_by_later_writes(tmp_path):
     rec = Recording(7, steps=200)
     ix = _index(tmp_path, rec, every=20)
     s = ix.state_at(100)
-    for key in list(s.ads):
-        s.set(key, "JobStatus", "3")
-        s.destroy(key)
+    for key in list(s.table):
+        s.apply_quiet([(103, key, "JobStatus", "3"), (102, key, "", "")])
+    assert not s.table
     assert as_expected(ix.state_at(100)) == rec.states[100]
     assert as_expected(ix.state_at(120)) == rec.states[120]
 
@@ -72,7 +72,7 @@ def test_corrupt_record_is_reported_with_its_line_and_skipped(tmp_path):
                  "103 1.0 JobStatus 2\n103 1.0 Bad \n106 \n")
     ix = build_index(p)
     assert ix.steps == 1
-    assert ix.state_at(0).ads == {"1.0": {"JobStatus": "2"}}
+    assert ix.state_at(0).table == {"1.0": {"JobStatus": "2"}}
     assert [(pr.line, "error" in pr.message) for pr in ix.problems] == [(4, True), (6, True)]
     assert ix.problems[0].where(str(p)).startswith(f"{p}:4: ")
 
@@ -127,8 +127,8 @@ def test_real_log_replays():
     assert ix.problems == []
     assert ix.creation_timestamp == 1763853165 and ix.sequence == 1
     last = ix.state_at(ix.steps - 1)
-    assert last.ads["1.0"]["JobStatus"] == "5" and last.ads["1.0"]["Cmd"] == '"sleep"'
-    assert last.types["0.2"] == "Owner" and last.types["1.-2"] == "ClusterPvt"
+    assert last.table["1.0"]["JobStatus"] == "5" and last.table["1.0"]["Cmd"] == '"sleep"'
+    assert last.my_type("0.2") == "Owner" and last.my_type("1.-2") == "ClusterPvt"
     assert [ix.lines[i] for i in range(ix.steps)] == [2, 3, 6, 13, 14]
     assert not ix.has_comments and set(ix.sources) == {CARRIED}
     assert set(ix.times) == {1763853165.0}

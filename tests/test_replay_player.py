@@ -156,7 +156,7 @@ def test_example_counts_at_each_step(example):
     assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, gone, gone]
     player.seek(step=5)  # the queue's own view: the copy itself is Running
     from engine.views import recorded as views
-    assert views.route_counts(player.state.ads, router_view=False)["Site1"].running == 1
+    assert views.route_counts(player.state.table, router_view=False)["Site1"].running == 1
     player.seek(step=4)
     rows = {row.job: row for row in player.snapshot().jobs}
     assert rows["1.0"].kind == "source" and rows["1.0"].route == "Site1" and rows["1.0"].routed_to == "2.0"
@@ -171,7 +171,7 @@ def test_times_inferred_flag_and_seek_by_time(example):
     assert player.seek(time=1736935299) == 4  # step 5 sets EnteredCurrentStatus 1736935300
     assert player.seek(time=1736935300) == 5
     assert player.seek(time=1736935304) == 5  # step 6 sets EnteredCurrentStatus 1736935305
-    assert player.seek(time=0) == -1 and player.state.ads == {}
+    assert player.seek(time=0) == -1 and player.state.table == {}
 
 
 def test_play_applies_steps_as_the_clock_passes_their_times(tmp_path):

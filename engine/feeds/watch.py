@@ -166,9 +166,9 @@ def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None,
 def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
     """key → attribute texts of every ad of a JobQueue (the shape engine.views.recorded reads).
 
-    The queue's own key → dict table is read directly when it has one (it is only read, on the
+    The queue's own key → dict table (``JobQueue.table``) is read directly when it has one (it is only read, on the
     engine thread, between polls); otherwise one ``ad(key)`` per key."""
-    ads = getattr(queue, "_ads", None)
+    ads = getattr(queue, "table", None)
     if isinstance(ads, dict):
         return ads
     return {k: queue.ad(k) for k in queue.keys()}
@@ -381,7 +381,7 @@ class WatchFeed:
         self._drain()
         self._last_poll = t
         if self.engine.waiting and not self._told_waiting:
-            self.emit(t, "log", f"{self.engine.setup.queue_log}: {WAITING}")
+            self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")
         self._told_waiting = self.engine.waiting
 
     def handle(self, command: object) -> str | None:
@@ -395,7 +395,9 @@ class WatchFeed:
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
-        snap = self.engine.snapshot(seq)  # its clock says whether the log's own time is shown
+        # the time and its "virtual"/"real" label are the log's clock's (engine.clock.LogClock), not
+        # the runtime's: a log written in virtual time (a demo recording) is watched on its own clock
+        snap = self.engine.snapshot(seq)
         self._drain()  # windows the snapshot closed
         return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
                                    events=self.ring.recent())

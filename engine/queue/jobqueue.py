@@ -27,6 +27,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import functools
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -40,6 +41,9 @@ from engine.queue.records import (  # noqa: F401  (re-exported: the keys are par
 )
 
 JobId = tuple[int, int]
+# the three commonest keys in one match (key_kind's JOB, CLUSTER, CLUSTER_PVT; exact spellings):
+# m.lastindex 2 = job <c>.<p>, 3 = cluster ad 0<c>.-1, 4 = ClusterPvt <c>.-2; anything else: key_kind
+_COMMON_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)|0([1-9][0-9]*)\.-1|([1-9][0-9]*)\.-2").fullmatch
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
@@ -205,6 +209,8 @@ class JobQueue:
         self._by_cluster: dict[int, set[int]] | None = None
         self.seq: int | None = None
         self.created: int | None = None
+        # copy-on-write (``fork``): the keys whose attribute dict this queue owns; None = all of them
+        self._owned: set[str] | None = None
 
     def _name(self, name: str) -> str:
         n = self._canon.get(name)
@@ -344,6 +350,38 @@ class JobQueue:
             top = self._max_cluster = max((c for c, _ in self._ids), default=0)
         return max(n, top + 1, 1)
 
+    @property
+    def table(self) -> dict[str, dict[str, str]]:
+        """The live key → {attribute: value text} table, for views that read many ads fast
+        (``engine.views.recorded``). Read it, never write it: writes go through records."""
+        return self._ads
+
+    def fork(self) -> "JobQueue":
+        """A copy-on-write copy (replay's checkpoints, ``engine.feeds.replay.index``): both queues
+        share every ad dict and each copies one on its first write to it, so a fork costs the
+        key tables, not the ads. Subscribers, writer and hook are not carried over."""
+        other = JobQueue()
+        other._ads = dict(self._ads)
+        other._types = dict(self._types)
+        other._ids = dict(self._ids)
+        other._kinds = dict(self._kinds)
+        other._canon, other._lower = self._canon, self._lower  # spellings only grow, the same everywhere
+        other._max_cluster = self._max_cluster
+        other.seq, other.created = self.seq, self.created
+        other._owned = set()
+        self._owned = set()
+        self._gen += 1
+        return other
+
+    def _own(self, key: str) -> dict[str, str] | None:
+        """The ad under ``key`` for writing (copied first if shared with a fork)."""
+        ad = self._ads.get(key)
+        owned = self._owned
+        if ad is not None and owned is not None and key not in owned:
+            ad = self._ads[key] = dict(ad)
+            owned.add(key)
+        return ad
+
     def snapshot_state(self) -> dict[str, tuple[str, dict[str, str]]]:
         """{key: (MyType, attrs)}: a plain copy for comparisons and tests."""
         return {k: (self._types.get(k, ""), dict(a)) for k, a in self._ads.items()}
@@ -426,7 +464,7 @@ class JobQueue:
         op = rec.op
         ads = self._ads
         if op == R.SET_ATTR:
-            ad = ads.get(rec.key)
+            ad = ads.get(rec.key) if self._owned is None else self._own(rec.key)
             if ad is None:
                 return f"SetAttribute {rec.name} on unknown ad {rec.key} ignored"
             n = self._name(rec.name)
@@ -437,6 +475,8 @@ class JobQueue:
                 return f"NewClassAd for existing ad {rec.key} ignored"
             ads[rec.key] = {}
             self._types[rec.key] = rec.name
+            if self._owned is not None:
+                self._owned.add(rec.key)
             kind, c, p = _classify(rec.key)
             self._ver[rec.key] = self._ver.get(rec.key, 0) + 1
             if kind == R.JOB:
@@ -456,6 +496,8 @@ class JobQueue:
             if ad is None:
                 return f"DestroyClassAd of unknown ad {rec.key} ignored"
             self._types.pop(rec.key, None)
+            if self._owned is not None:
+                self._owned.discard(rec.key)
             kind, c, p = _classify(rec.key)
             if kind == R.JOB:
                 self._ids.pop((c, p), None)
@@ -468,7 +510,7 @@ class JobQueue:
                 self._kinds.pop(rec.key, None)
                 self._changed(rec.key, set(ad))
         elif op == R.DELETE_ATTR:
-            ad = ads.get(rec.key)
+            ad = ads.get(rec.key) if self._owned is None else self._own(rec.key)
             if ad is None:
                 return f"DeleteAttribute {rec.name} on unknown ad {rec.key} ignored"
             n = self._name(rec.name)
@@ -477,6 +519,83 @@ class JobQueue:
         elif op == R.HIST_SEQ:
             self.seq, self.created = int(rec.key), int(rec.value)
         return None
+
+    def apply_quiet(self, recs: list) -> int:
+        """Apply records given as plain ``(op, key, name, value)`` tuples (or :class:`Record`) with
+        :meth:`apply`'s semantics but without change events: replay's step scanner
+        (``engine.queue.reader.scan_steps``) on queues nobody subscribes to. Returns how many
+        records were ignored (unknown key, a second 101). With subscribers or inside a batch it
+        goes through :meth:`apply_all`, so no event is ever lost."""
+        if self._subs or self._batch is not None:
+            return len(self.apply_all([r if isinstance(r, R.Record) else R.Record(*r) for r in recs]))
+        ads = self._ads
+        owned = self._owned
+        canon = self._canon
+        ignored = 0
+        for op, key, name, value in recs:
+            if op == 103:
+                ad = ads.get(key)
+                if ad is None:
+                    ignored += 1
+                    continue
+                if owned is not None and key not in owned:
+                    ad = ads[key] = dict(ad)
+                    owned.add(key)
+                n = canon.get(name)
+                ad[n if n is not None else self._name(name)] = value
+                continue
+            types, ids, kinds = self._types, self._ids, self._kinds
+            if op == 101:
+                if key in ads:
+                    ignored += 1
+                    continue
+                ads[key] = {}
+                types[key] = name
+                if owned is not None:
+                    owned.add(key)
+                m = _COMMON_KEY(key)
+                last = m.lastindex if m is not None else 0
+                if last == 2:
+                    c, p = int(m[1]), int(m[2])  # type: ignore[index]
+                    ids[(c, p)] = key
+                    if self._max_cluster is not None and c > self._max_cluster:
+                        self._max_cluster = c
+                    if self._by_cluster is not None:
+                        self._by_cluster.setdefault(c, set()).add(p)
+                elif last == 4:
+                    kinds[key] = R.CLUSTER_PVT
+                elif last != 3:
+                    kind = R.key_kind(key)
+                    if kind != R.CLUSTER:
+                        kinds[key] = kind
+            elif op == 102:
+                if ads.pop(key, None) is None:
+                    ignored += 1
+                    continue
+                types.pop(key, None)
+                if owned is not None:
+                    owned.discard(key)
+                m = _COMMON_KEY(key)
+                if m is not None and m.lastindex == 2:
+                    c, p = int(m[1]), int(m[2])
+                    ids.pop((c, p), None)
+                    self._jobs.pop((c, p), None)
+                    if self._by_cluster is not None:
+                        self._by_cluster.get(c, set()).discard(p)
+                else:
+                    kinds.pop(key, None)
+            elif op == 104:
+                ad = ads.get(key)
+                if ad is None:
+                    ignored += 1
+                    continue
+                if owned is not None and key not in owned:
+                    ad = ads[key] = dict(ad)
+                    owned.add(key)
+                n = canon.get(name)
+                ad.pop(n if n is not None else self._name(name), None)
+        self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
+        return ignored
 
     def clear(self) -> None:
         """Forget every ad (subscribers get :class:`QueueReloaded`)."""

@@ -43,6 +43,7 @@ _SEQ = re.compile(rf"107 ([0-9]+) {_W} (-?[0-9]+)").fullmatch
 _PROC = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch
 _NAME = re.compile(_W).fullmatch
 _BLANK_BYTES = (b" ", b"\t", b"\v", b"\f", b"\r")
+BLANKS_OR_EMPTY = frozenset(("",) + tuple(R.BLANKS))  # first character of a 103 value that needs a closer look
 
 
 class _Bail(Exception):
@@ -289,3 +290,130 @@ def _check_tail(data: bytes, limit: int, end: int, validate: bool) -> int:
         if isinstance(rec, Corrupt) or rec.op not in (R.NEW_AD, R.DESTROY_AD, R.SET_ATTR, R.DELETE_ATTR):
             raise _Bail
     return len(lines) - 1
+
+
+# ------------------------------------------------------------------------------------------
+# step scanning (replay: engine.feeds.replay.index)
+
+
+def step_record(line: str) -> tuple | str:
+    """One complete line as replay reads it: a state record ``(op, key, name, value)`` (101:
+    ``name`` MyType, ``value`` TargetType; 102/104: unused fields ""), ``"105"``/``"106"``/``"107"``
+    for the step structure, or an ``"error: …"`` text for a line :func:`parse_line` rejects.
+
+    Well-formed records (what real logs hold) take a fast path that splits the line as the fast
+    loader does; anything else is parsed by :func:`parse_line` — one record parser, one set of
+    messages. Values are not checked as ClassAd expressions here (replay keeps them as text and
+    shows a log as far as it can). The structure lines are read leniently (``105`` without its
+    blank is a 105) because a step boundary decides what replay shows, not what it stores."""
+    parts = line.split(" ", 3)
+    op = parts[0]
+    n = len(parts)
+    if op == "103":
+        if n == 4 and parts[1] and parts[2] and parts[2].isprintable() and parts[3].strip():
+            return (103, parts[1], parts[2], parts[3])
+    elif op == "106":
+        rest = line[3:].strip()
+        if rest and not rest.startswith("#"):
+            return "error: EndTransaction (106) must be followed by a newline or a # comment"
+        return "106"
+    elif op == "105":
+        if line[3:].strip():
+            return "error: BeginTransaction (105) must be followed by a newline"
+        return "105"
+    elif op == "101":
+        m = _NEW(line)
+        if m is not None:
+            mt = m[4]
+            return (101, m[1], "" if mt == R.EMPTY_TYPE else mt, "" if m[5] == R.EMPTY_TYPE else m[5])
+    elif op == "102":
+        if n == 2 and parts[1] and parts[1].isprintable():
+            return (102, parts[1], "", "")
+    elif op == "104":
+        if n == 3 and parts[1] and parts[2] and parts[2].isprintable():
+            return (104, parts[1], parts[2], "")
+    elif op == "107":
+        return "107"
+    rec = parse_line(line, validate=False)
+    if isinstance(rec, Corrupt):
+        return "error: " + rec.reason
+    if rec.op == R.SET_ATTR and not rec.value.strip():
+        return "error: 103 record has an empty value"
+    if rec.op in (R.BEGIN_TXN, R.END_TXN, R.HIST_SEQ):  # odd blanks the fast path did not take
+        return str(rec.op)
+    return tuple(rec)
+
+
+def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem,
+               first_line: int = 1) -> None:
+    """Read the records of ``data[start:end]`` and apply each committed *step* to ``queue``
+    (``JobQueue.apply_quiet``): a 105 … 106 transaction at its 106, or a maximal run of records
+    outside any transaction. A trailing transaction without its 106 is not applied (htcondor.md
+    §3.3); corrupt lines are skipped and told to ``on_problem(line_no, message)``.
+
+    ``on_step(step_start, step_end, line_no, records, end_line=None)`` is called after each step
+    is applied (offsets absolute; ``end_line`` is the 106 line of a transaction)."""
+    raw = data[start:end]
+    ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count
+    text = raw.decode("utf-8", "surrogateescape")
+    del raw
+    pos = start
+    line_no = first_line
+    pending: list = []  # records of the open transaction, or of the out-of-transaction run
+    in_txn = False
+    step_start = -1
+    step_line = 0
+    apply = queue.apply_quiet
+    parse = step_record
+    for line in text.split("\n"):
+        nbytes = len(line) + 1 if ascii_only or line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
+        if line:
+            if line[:4] == "103 ":  # step_record's fast path for the commonest record, inlined
+                parts = line.split(" ", 3)
+                if (len(parts) == 4 and parts[1] and parts[2] and parts[2].isprintable()
+                        and (parts[3][:1] not in BLANKS_OR_EMPTY or parts[3].strip())):
+                    if not pending and not in_txn:
+                        step_start, step_line = pos, line_no
+                    pending.append((103, parts[1], parts[2], parts[3]))
+                    pos += nbytes
+                    line_no += 1
+                    continue
+            rec = parse(line)
+            if rec.__class__ is tuple:
+                if not pending and not in_txn:
+                    step_start, step_line = pos, line_no
+                pending.append(rec)
+            elif rec == "105":
+                if in_txn:
+                    if on_problem:
+                        on_problem(line_no, "warning: nested BeginTransaction (105) ignored")
+                else:
+                    if pending:  # an out-of-transaction run ends here
+                        apply(pending)
+                        if on_step:
+                            on_step(step_start, pos, step_line, pending)
+                        pending = []
+                    in_txn = True
+                    step_start, step_line = pos, line_no
+            elif rec == "106":
+                if in_txn:
+                    apply(pending)
+                    if on_step:
+                        on_step(step_start, pos + nbytes, step_line, pending, line)
+                    pending = []
+                    in_txn = False
+                elif on_problem:
+                    on_problem(line_no, "warning: EndTransaction (106) without a BeginTransaction")
+            elif rec == "107":
+                if on_problem and line_no != 1:
+                    on_problem(line_no, "warning: LogHistoricalSequenceNumber (107) is not the first record")
+            elif on_problem:
+                on_problem(line_no, rec)
+        pos += nbytes
+        line_no += 1
+    if pending and not in_txn:
+        apply(pending)
+        if on_step:
+            on_step(step_start, end, step_line, pending)
+    elif in_txn and on_problem:
+        on_problem(step_line, "warning: the last transaction has no EndTransaction (106); it is not applied")

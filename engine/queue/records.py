@@ -182,8 +182,8 @@ def record_kinds(types: Iterable[tuple[str, str]]) -> dict[str, int]:
     return out
 
 
-# Attribute names are case-insensitive in HTCondor. Both queue models (engine.queue.jobqueue and
-# replay's QueueState) store each name under one spelling: HTCondor's own for the attributes
+# Attribute names are case-insensitive in HTCondor. The queue model (engine.queue.jobqueue, also
+# behind replay's checkpoints) stores each name under one spelling: HTCondor's own for the attributes
 # RouteDeck reads, else the first spelling seen, so ``ad.get("RouteName")`` finds ``routename``.
 KNOWN_NAMES = (
     "JobStatus", "RouteName", "RoutedFromJobId", "RoutedToJobId", "Managed", "ManagedManager", "Owner", "User",

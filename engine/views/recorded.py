@@ -1,14 +1,14 @@
 """Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
 
-Used by replay (a :class:`~engine.feeds.replay.index.QueueState`) and by watch (the same shape:
-``ads`` key → {attribute: value text}); the demo builds its snapshot in ``engine.views.build``
+Used by replay and by watch, both on an ``engine.queue.jobqueue.JobQueue`` (its ``table``:
+key → {attribute: value text}); the demo builds its snapshot in ``engine.views.build``
 from its live router, with the same row rules (``engine.views.rows``). Sources: htcondor.md §3.1 (keys, cluster chaining),
 §1.5 (what a route's counts mean), §1.6 (routed copy attributes), §1.9 (router_q's view of a
 routed copy). Design decisions and invariants:
 
 - A job's effective ad is its cluster ad ``0<c>.-1`` overlaid with its proc ad ``<c>.<p>``
   (proc wins), as the schedd chains them. Attribute names are looked up as HTCondor writes
-  them (``RouteName``, ``JobStatus``, …); both queue models store every name under that one
+  them (``RouteName``, ``JobStatus``, …); the queue stores every name under that one
   spelling (``engine.queue.records.canonical_name``), so a log written with other
   capitalisation is read the same.
 - A *routed copy* is a job whose ``RouteName`` is defined (condor_router_q's constraint,

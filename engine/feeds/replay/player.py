@@ -2,7 +2,7 @@
 
 Design decisions and invariants:
 
-- The player owns one :class:`~engine.feeds.replay.index.QueueState` and the index of the last
+- The player owns one :class:`~engine.queue.jobqueue.JobQueue` and the index of the last
   applied step (``position``; -1 = nothing applied). After any operation, ``state`` equals the
   state the index gives for ``position`` (``LogIndex.state_at``) — the property the replay
   tests check at random points.
@@ -29,7 +29,8 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from engine.clock import Clock
-from engine.feeds.replay.index import LogIndex, QueueState
+from engine.feeds.replay.index import LogIndex
+from engine.queue.jobqueue import JobQueue
 from engine.snapshot import Pause, ReplayPosition, Resume, Seek, SetSpeed, Snapshot, Step
 from engine.queue.timeline import COMMENT
 from engine.views import recorded as views
@@ -55,11 +56,11 @@ class Player:
         self.limits = limits
         self.tz = tz
         self.position = -1
-        self.state = QueueState()
+        self.state = JobQueue()
         self.paused = True
         self.bookmarks: dict[str, int] = {}
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
-        self.rows = ReplayRows(self.state.ads)  # the jobs table, rebuilt only for changed jobs
+        self.rows = ReplayRows(self.state.table)  # the jobs table, rebuilt only for changed jobs
         self.history = RouteHistory(index, rules, polling_period, tz)
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)  # built on the first snapshot
         self._anchor_clock = clock.now()
@@ -107,9 +108,9 @@ class Player:
                                lambda records: touched.update(r[1] for r in records))
             self.rows.touched(touched)
         else:
-            old = self.state.ads
+            old = self.state.table
             self.state = self.index.state_at(step)
-            self.rows.restored(old, self.state.ads)
+            self.rows.restored(old, self.state.table)
         self.position = step
         self.version += 1
 
@@ -216,10 +217,10 @@ class Player:
     # ------------------------------------------------------------------ views
     def job_ad(self, job: str) -> dict[str, str]:
         """The effective ad (cluster + proc attribute texts) of ``job`` ("c.p") at this moment."""
-        proc = self.state.ads.get(job)
+        proc = self.state.table.get(job)
         if proc is None:
             return {}
-        merged = dict(self.state.ads.get("0" + job.partition(".")[0] + ".-1") or {})
+        merged = dict(self.state.table.get("0" + job.partition(".")[0] + ".-1") or {})
         merged.update(proc)
         return merged
 
@@ -227,7 +228,7 @@ class Player:
         """The recorded queue now; ``time`` (default: :meth:`time`) dates the route figures."""
         t = self.time() if time is None else time
         return views.snapshot_of(
-            self.state.ads, seq=seq, time=t, mode="replay", speed=self.speed,
+            self.state.table, seq=seq, time=t, mode="replay", speed=self.speed,
             paused=self.paused, position=self.replay_position(), limits=self.limits,
             jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             figures=self.history.figures(self.position, t), rows=self.rows,

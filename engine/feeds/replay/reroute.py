@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.feeds.replay.index import LogIndex, QueueState, _scan
+from engine.feeds.replay.index import LogIndex
+from engine.queue.jobqueue import JobQueue
+from engine.queue.reader import scan_steps
 from engine.views.recorded import literal_int, literal_str
 
 DROP = frozenset(a.lower() for a in (
@@ -117,9 +119,9 @@ class Recording:
     end: float
 
 
-def _effective(state: QueueState, key: str) -> dict[str, str]:
-    merged = dict(state.ads.get("0" + key.partition(".")[0] + ".-1") or {})
-    merged.update(state.ads.get(key) or {})
+def _effective(state: JobQueue, key: str) -> dict[str, str]:
+    merged = dict(state.table.get("0" + key.partition(".")[0] + ".-1") or {})
+    merged.update(state.table.get(key) or {})
     return merged
 
 
@@ -132,7 +134,7 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
     """Source jobs with their arrival times, and the recorded per-route tallies, up to and
     including step ``last_step`` (default: the last; -1: nothing)."""
     last = index.steps - 1 if last_step is None else last_step
-    state = QueueState()
+    state = JobQueue()
     tally = CopyTally()
     jobs: list[RecordedJob] = []
     routed_sources: set[str] = set()
@@ -151,7 +153,7 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
             elif op == 103 and (name == "JobStatus" or name == "ExitCode"):
                 touched.add(key)
         for key in new:
-            if key not in state.ads:
+            if key not in state.table:
                 continue
             attrs = _effective(state, key)
             route = literal_str(attrs.get("RouteName"))
@@ -163,12 +165,12 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
             else:
                 jobs.append(RecordedJob(key, t, attrs))
         for key in touched:
-            if key in state.ads:
+            if key in state.table:
                 attrs = _effective(state, key)
                 tally.status(key, literal_int(attrs.get("JobStatus")), literal_int(attrs.get("ExitCode")))
 
     if last >= 0:
-        _scan(index.data, 0, index.ends[last], state, on_step, None)
+        scan_steps(index.data, 0, index.ends[last], state, on_step, None)
     unrouted = sum(1 for j in jobs if j.key not in routed_sources)
     start = index.times[0] if index.steps else 0.0
     end = index.times[last] if index.steps and last >= 0 else start

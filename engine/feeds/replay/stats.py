@@ -47,7 +47,9 @@ from dataclasses import dataclass, field
 
 from engine.crondor.zones import get_zone
 from engine.schedd.cron import CronObserver
-from engine.feeds.replay.index import LogIndex, QueueState, _scan
+from engine.feeds.replay.index import LogIndex
+from engine.queue.jobqueue import JobQueue
+from engine.queue.reader import scan_steps
 from engine.views.figures import DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome  # noqa: F401
 from engine.views.recorded import literal_str
 from engine.router.events import throttle_events
@@ -106,7 +108,7 @@ class RouteHistory:
             self._built = True
             return self
         idx = self.index
-        state = QueueState()
+        state = JobQueue()
         copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source proc, source cluster ads)
         step_no = [-1]
         next_close = [self._next_close(self.start)]
@@ -138,7 +140,7 @@ class RouteHistory:
             tr.succeeded.append((tr.succeeded[n - 1] if n else 0) + (kind == "succeeded"))
             tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
 
-        ads = state.ads
+        ads = state.table
         cron = CronObserver(get_zone(self.tz), self.start, self.period)
 
         def effective(job: str):
@@ -221,7 +223,7 @@ class RouteHistory:
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
         # the 102 removed it from the queue.
-        _scan(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
+        scan_steps(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
         close_until(idx.times[-1])
         self._built = True
         return self
