@@ -151,3 +151,23 @@ def test_watch_tells_the_routers_events_from_the_log(run):
     assert demo_throttles and set(demo_throttles) <= set(watch_throttles)
     retired = [e for e in got if e.kind == "job-retired"]
     assert any("(failure)" in e.message and e.route == "BlackHole" for e in retired)
+
+
+def test_replay_tells_the_same_router_events_as_watch(run):
+    """Replay rebuilds the router's events from the recording in its one pass (engine.feeds.replay.
+    stats), watch commit by commit (engine.views.figures.LiveFigures): the same copies routed and
+    retired, the same throttle changes, at the same times, in the same words (htcondor.md §1.5,
+    §1.6; the router's wording in engine/router/events.py)."""
+    tmp_path, (limits, rules, period), live, _watched = run
+    want = live[-1]
+    watch = WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits, rules=rules,
+                                   polling_period=period), ManualClock(want.time))
+    watch.poll()
+    watch.snapshot(with_jobs=False)  # closes the windows up to now
+    watched = {(e.time, e.kind, e.message) for e in watch.figures.events}
+    player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
+                    polling_period=period)
+    player.history.build()
+    replayed = {(c[0], c[1], c[2]) for c in player.history.changes if c[0] <= want.time}
+    assert {k for _, k, _ in replayed} >= {"job-routed", "job-retired", "route-throttled"}
+    assert replayed == watched

@@ -113,7 +113,14 @@ def _source_id(proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> st
     return literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
 
 
-def _retired(time: float, key: str, route: str, proc: Mapping[str, str], cluster: Mapping[str, str] | None,
+def routed_event(time: float, key: str, route: str, proc: Mapping[str, str],
+                 cluster: Mapping[str, str] | None) -> ev.JobRouted:
+    """The router's ``job-routed`` for a routed copy that appeared in a transaction."""
+    src = _source_id(proc, cluster)
+    return ev.JobRouted(time, f"{src or '?'} routed to {route} as {key}", route, src, dest=key)
+
+
+def retired_event(time: float, key: str, route: str, proc: Mapping[str, str], cluster: Mapping[str, str] | None,
              result: str) -> ev.JobRetired:
     """The router's ``job-retired`` for a copy that left the queue, with what its last ad says
     of a failure (hold or remove reason, exit code)."""
@@ -243,7 +250,7 @@ class LiveFigures:
                 elif result == "failed":
                     s.recent_failed += 1
                 if time is not None:
-                    self.events.append(_retired(time, key, route, proc, cluster, result))
+                    self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
             if key in self.copies or not _proc_key(key):
                 continue
@@ -256,9 +263,7 @@ class LiveFigures:
             if counted:
                 s.recent_routed += 1
                 if time is not None:
-                    src = _source_id(copy[1], copy[2])
-                    self.events.append(ev.JobRouted(time, f"{src or '?'} routed to {copy[0]} as {key}", copy[0],
-                                                    src, dest=key))
+                    self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
 
     def adopt(self) -> None:
         """After a bulk load: copies in the queue not seen in a transaction are tracked, not

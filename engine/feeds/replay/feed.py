@@ -104,8 +104,8 @@ class ReplayFeed:
     def _played_through(self, upto: float) -> None:
         """Emit the recorded router's throttle events between the last moment played and ``upto``."""
         if upto > self._events_upto:
-            for when, kind, message, level, route in self.player.history.changes_between(self._events_upto, upto):
-                self.emit(when + self.offset, kind, message, level, route)
+            for when, kind, message, level, route, job in self.player.history.changes_between(self._events_upto, upto):
+                self.emit(when + self.offset, kind, message, level, route, job)
             self._events_upto = upto
 
     def handle(self, command: Any) -> str | None:

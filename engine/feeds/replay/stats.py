@@ -44,13 +44,15 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.crondor.zones import get_zone
 from engine.schedd.cron import CronObserver
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
-from engine.views.figures import DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome  # noqa: F401
+from engine.views.figures import (DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome, retired_event,
+                                  routed_event)  # noqa: F401
 from engine.views.recorded import literal_str
 from engine.router.events import throttle_events
 from engine.router.throttle import RouteStats, route_state
@@ -81,7 +83,8 @@ class RouteHistory:
         self.start = index.times[0] if index.steps else 0.0
         self.closes = array("d")  # global window close times
         self.tracks: dict[str, _Track] = {}
-        self.changes: list[tuple] = []  # throttle events in time order (see _note_change)
+        self.changes: list[tuple] = []  # router events in time order (see _note): throttles, copies
+        self.change_times = array("d")  # their times, for bisect
         self.tz = tz
         self.cron_times: dict[str, array] = {}  # cron job -> times its DeferralTime changed
         self.cron_values: dict[str, list] = {}  # … and the values (None: no DeferralTime)
@@ -200,6 +203,8 @@ class RouteHistory:
                     result = outcome(proc, cluster, source, src_cluster, self._rule(route))
                     if result != "interrupted":
                         event(tr, step, result)
+                    if in_txn:
+                        self._note(retired_event(idx.times[step], key, route, proc, cluster, result))
             for op, key, name, _value in records:
                 if op != 101 or key in copies or not _is_proc(key):
                     continue
@@ -218,6 +223,7 @@ class RouteHistory:
                 tr.live += 1
                 if in_txn:
                     event(tr, step, "started")
+                    self._note(routed_event(idx.times[step], key, route, proc, cluster))
             cron_step(step, records)
 
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
@@ -231,8 +237,14 @@ class RouteHistory:
     def _note_change(self, name: str, adj) -> None:
         """The router's throttle events (engine.router.events.throttle_events), kept for the
         replay's events pane: (time, kind, message, level, route)."""
-        self.changes.extend((e.time, e.kind, e.message, e.level, e.route)
-                            for e in throttle_events(adj.time, name, adj))
+        for e in throttle_events(adj.time, name, adj):
+            self._note(e)
+
+    def _note(self, e: Any) -> None:
+        """One router event (engine.router.events) for the events pane, in time order:
+        (time, kind, message, level, route, job)."""
+        self.changes.append((e.time, e.kind, e.message, e.level, e.route, e.job))
+        self.change_times.append(e.time)
 
     def deferral_at(self, job: str, time: float) -> int | None:
         """The DeferralTime a schedd would hold for ``job`` at ``time`` (CronObserver's rules)."""
@@ -244,9 +256,9 @@ class RouteHistory:
         return self.cron_values[job][k] if k >= 0 else None
 
     def changes_between(self, after: float, upto: float) -> list[tuple]:
-        """Throttle events with ``after < time <= upto``."""
+        """Router events with ``after < time <= upto``."""
         self.build()
-        times = [c[0] for c in self.changes]
+        times = self.change_times
         return self.changes[bisect_right(times, after):bisect_right(times, upto)]
 
     def figures(self, position: int, time: float) -> dict[str, Figures]:
