@@ -176,3 +176,19 @@ def test_adopt_orphans_reads_only_possible_orphans_and_still_finds_late_ones():
     assert got.count("orphan-adopted") == 1 and got.count("orphan-yielded") == 1
     assert r.jobs["1.3"].dest_key == copy
     assert max(seen) <= 2, seen
+
+
+def test_router_periodic_policy_sees_a_change_to_its_copy_of_the_source():
+    """htcondor.md §1.6 (EvalAllSrcJobPeriodicExprs on the router's copy): the evaluation ad is
+    cached per job, and a change to the copy is evaluated at the next interval."""
+    r, src, dst = make_router(table([route("A")]))
+    (key,) = submit(src, 1)
+    r.poll(RT0 + 10)
+    job = r.jobs[key]
+    job.src["PeriodicRemove"] = "Flag == 1"
+    job.src["Flag"] = "0"
+    r.eval_periodic(RT0 + 20)
+    assert "policy-fired" not in kinds(r)
+    job.src["Flag"] = "1"
+    r.eval_periodic(RT0 + 30)
+    assert "policy-fired" in kinds(r)

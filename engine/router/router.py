@@ -98,6 +98,8 @@ class JobRouter(Lifecycle, StatsMixin):
         self._adopt_dirty: set[Any] | None = None
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
+        # eval_periodic: source key -> (the router's copy as a frozenset of items, its ClassAd)
+        self._periodic_ads: dict[str, tuple[frozenset, Any]] = {}
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -498,6 +500,8 @@ class JobRouter(Lifecycle, StatsMixin):
         from engine.lang.user_policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
+        ads, kept = self._periodic_ads, {}
+        self._periodic_ads = kept  # only the jobs evaluated this time stay cached
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
@@ -507,10 +511,17 @@ class JobRouter(Lifecycle, StatsMixin):
                     value = live.int(name)
                     if value is not None:
                         job.src[live.name(name) or name] = str(value)
-            local = View(job.src)
+            # the evaluation ad of the router's copy, rebuilt only when the copy changed
+            # (building a ClassAd was most of this pass's cost)
+            stamp = frozenset(job.src.items())
+            cached = ads.get(job.src_key)
+            local = View(job.src, ad=cached[1] if cached is not None and cached[0] == stamp else None)
             status = local.int("JobStatus")
             if status is None:
                 continue
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, local.ad())
+            kept[job.src_key] = cached
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
             if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
                 changes: dict[str, Any] = {
