@@ -20,6 +20,12 @@ Design decisions and invariants:
 - A job leaves the queue (history file, then ``DestroyClassAd``) when it is Removed or
   Completed, ``LeaveJobInQueue`` is not true and it is not externally managed. A routed copy
   completes with ``JobFinishedHookDone`` set, so the router can finalize it (htcondor.md §1.6).
+- Periodic policy (deviation, same result): HTCondor evaluates every job every
+  PERIODIC_EXPR_INTERVAL; here an interval evaluates the jobs that changed since the last one,
+  the jobs whose ``time()`` deadline came (``user_policy.time_deadline``: ``time() - Attr OP C``
+  can change only as ``time()`` crosses ``Attr + C``) and the jobs whose time dependence is not
+  of that form. A job left out would give the non-acting result of its last evaluation again, so
+  the same jobs act at the same intervals (``Schedd.periodic``; tests/test_policy_incremental.py).
 - DeferralTime of cron jobs is kept in memory only (``jobAd->Assign``, not logged; htcondor.md
   §2.4); :mod:`engine.schedd.cron` owns it.
 """
