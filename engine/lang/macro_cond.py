@@ -267,6 +267,11 @@ def is_if_keyword(line: str) -> bool:
     return word in ("if", "elif", "else", "endif")
 
 
+_NAME_END = re.compile(r"[\s=:]")  # re's \s for str is str.isspace()
+_SPACES = re.compile(r"\s*")
+_OPERATOR = re.compile(r"[=:@]")
+
+
 def split_statement(line: str) -> tuple[str, str, str, int] | None:
     """Split a config or transform line as HTCondor's config parser does: ``NAME = v``,
     ``NAME : v``, ``NAME @=tag``, or ``keyword word : v`` (``include``, ``use``, …).
@@ -276,21 +281,17 @@ def split_statement(line: str) -> tuple[str, str, str, int] | None:
     where the value starts. ``None`` when the line is one word with no operator.
     """
     n = len(line)
-    i = 0
-    while i < n and not line[i].isspace() and line[i] not in "=:":
-        i += 1
+    m = _NAME_END.search(line)  # regex scans, not a Python loop per character: lines can be 100 MB
+    i = m.start() if m else n
     name = line[:i]
     if i == n:
         return None
     word = ""
     if line[i] in "=:":
         return name, word, line[i], i + 1
-    j = i
-    while j < n and line[j].isspace():
-        j += 1
-    k = j
-    while j < n and line[j] not in "=:@":
-        j += 1
+    k = _SPACES.match(line, i).end()  # type: ignore[union-attr]
+    m = _OPERATOR.search(line, k)
+    j = m.start() if m else n
     word = line[k:j].strip()
     op = line[j] if j < n else ""
     j += 1

@@ -25,6 +25,7 @@ Everything is evaluated with the engine's ``now`` bound to ``time()``/``CurrentT
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -189,3 +190,71 @@ def analyze_exit(ad: Any, texts: Mapping[str, str], status: int, system: SystemP
         return d
     return Decision("stay", "OnExitRemove", "job attribute", 0, texts["OnExitRemove"],
                     _reason_text("job attribute", "OnExitRemove", texts["OnExitRemove"], 0))
+
+
+# ------------------------------------------------------------------------------ time dependence
+#
+# HTCondor re-evaluates every job's periodic policy every PERIODIC_EXPR_INTERVAL. RouteDeck's
+# schedd re-evaluates only jobs that changed, plus jobs whose result may change with time alone:
+# :func:`time_deadline` says, for a job's attribute texts and the system knobs, from which time
+# on the periodic result may differ from the one computed at ``now`` (None: never, with this ad;
+# UNBOUNDED: cannot tell, evaluate at every interval as HTCondor does).
+#
+# What is analysed: a comparison ``time() - Attr OP C`` or ``(time() - Attr) OP C`` (also with
+# ``CurrentTime``), OP one of < <= > >= == !=, C a number literal, standing as a whole operand of
+# ``&&`` / ``||`` or inside parentheses, with ``Attr`` a number literal in the job ad. Its truth
+# can change only when ``time()`` crosses ``Attr + C``; ``time()`` is ``int(now)``, within a
+# second of ``now``, hence the one-second margin on either side. Any other use of ``time()`` /
+# ``CurrentTime`` / ``eval()`` / ``random()`` / ``formatTime()`` in any attribute or knob text
+# makes the job UNBOUNDED.
+
+UNBOUNDED = float("-inf")
+
+_TIMEISH = re.compile(r"\b(?:time\s*\(|currenttime\b|eval\s*\(|random\s*\(|formattime\s*\(|localtimeoffset\b)",
+                      re.IGNORECASE)
+_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_NOW = r"(?:time\s*\(\s*\)|currenttime\b)"
+_CMP = re.compile(
+    r"(?:^|(?<=\()|(?<=&&)|(?<=\|\|))\s*"
+    rf"(?:{_NOW}\s*-\s*(?P<a>[A-Za-z_]\w*)|\(\s*{_NOW}\s*-\s*(?P<b>[A-Za-z_]\w*)\s*\))"
+    rf"\s*(?:<=|>=|==|!=|<|>)\s*(?P<c>{_NUM})\s*(?=$|\)|&&|\|\|)",
+    re.IGNORECASE)
+
+
+def _literal(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def time_deadline(get: Any, texts: Any, system: SystemPolicy, now: float) -> float | None:
+    """When this job's periodic result may next change with time alone (see above).
+
+    ``get(name)`` reads a job attribute's text (any case); ``texts`` are all the job's attribute
+    texts. Returns None (never), UNBOUNDED, or a time: re-evaluate at the first interval at or
+    after it (a time at or before ``now`` means "at the next interval")."""
+    knobs = (system.hold, system.release, system.remove, system.hold_reason, system.hold_subcode,
+             system.release_reason, system.remove_reason)
+    deadline: float | None = None
+    for text in [*texts, *(k for k in knobs if k)]:
+        if not _TIMEISH.search(text):
+            continue
+        if len(text) > 4096:
+            return UNBOUNDED
+        for m in _CMP.finditer(text):
+            name = m.group("a") or m.group("b")
+            raw = get(name)
+            if raw is None:
+                continue  # time() - undefined is undefined, whatever the time
+            base = _literal(raw)
+            if base is None:
+                return UNBOUNDED
+            cross = base + float(m.group("c"))
+            if now <= cross + 1:
+                deadline = cross - 1 if deadline is None else min(deadline, cross - 1)
+        if _TIMEISH.search(_CMP.sub(" 0 ", text)):
+            return UNBOUNDED
+    return deadline

@@ -256,7 +256,9 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|\S+')
 
 
 def _action(out: Parsed, line: str, lineno: int) -> None:
-    tokens = [(m.start(), m.group()) for m in _TOKEN.finditer(line)]
+    # spans first, text only for the few tokens read: a 100 MB argument is not copied again
+    spans = [m.span() for m in _TOKEN.finditer(line)]
+    tokens = [(a, line[a:b] if i < 2 or b - a == 1 else "") for i, (a, b) in enumerate(spans)]
     kw_text = tokens[0][1]
     kw = kw_text.upper()
     if kw not in KEYWORDS:
@@ -281,8 +283,12 @@ def _action(out: Parsed, line: str, lineno: int) -> None:
             flags |= {"m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}.get(c, 0)
         try:
             regex = re.compile(attr, flags)
-        except re.error as exc:
-            out.warnings.append(f"line {lineno}: error compiling regex '{attr}': {exc}; this entry will be ignored")
+        except (re.error, RecursionError, OverflowError, MemoryError) as exc:
+            # Python's regex parser recurses once per group: a deeply nested pattern is refused
+            # like one that does not compile (HTCondor: "this entry will be ignored")
+            why = exc if isinstance(exc, re.error) else f"{type(exc).__name__}: pattern too deeply nested or too large"
+            shown = attr if len(attr) <= 200 else attr[:200] + "…"
+            out.warnings.append(f"line {lineno}: error compiling regex '{shown}': {why}; this entry will be ignored")
             invalid = True
     elif attr[-1:] in (",", "=") and len(attr) > 1:
         # HTCondor defect, predicted and flagged (not copied): ParseRulesCallback writes a NUL

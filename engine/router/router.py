@@ -94,6 +94,14 @@ class JobRouter(Lifecycle, StatsMixin):
         self._order: dict[Any, int] = {}
         self._arrivals = 0
         self._to_scan: set[Any] | None = None
+        # AdoptOrphans' incremental state: job ids changed in either queue since the last pass
+        # (None: a full scan is due) and the ids that may be orphans (``_may_be`` of RoutedBy in
+        # the destination, of Managed in the source), kept from the queues' events
+        self._adopt_dirty: set[Any] | None = None
+        self._adopt_dst: set[Any] = set()
+        self._adopt_src: set[Any] = set()
+        # eval_periodic: source key -> (the router's copy as a frozenset of items, its ClassAd)
+        self._periodic_ads: dict[str, tuple[frozenset, Any]] = {}
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -127,6 +135,7 @@ class JobRouter(Lifecycle, StatsMixin):
         self.book.sync([r.name for r in table.routes], now)
         self.scanner = Scanner(table.routes, k.source_job_constraint, self.name)
         self._to_scan = None  # a new table: every job is scanned again
+        self._adopt_dirty = None  # JOB_ROUTER_NAME may have changed
 
     def set_table(self, table: Any, now: float) -> None:
         """Switch routing tables (``SetRoutingTable``): state kept per route name, then the
@@ -161,8 +170,11 @@ class JobRouter(Lifecycle, StatsMixin):
         if jid is not None:
             if self._changed is not None:
                 self._changed.add(f"{jid[0]}.{jid[1]}")
+            if self._adopt_dirty is not None:
+                self._adopt_dirty.add(jid)
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
+            self._adopt_dirty = None
 
     def _on_source_event(self, event: Any) -> None:
         name = type(event).__name__
@@ -421,10 +433,36 @@ class JobRouter(Lifecycle, StatsMixin):
 
     # ------------------------------------------------------------------------ crash recovery
 
+    def _orphan_candidates(self, queue: Any, index: set[Any], dirty: set[Any] | None, attr: str,
+                           quoted: str) -> list[Any]:
+        """The jobs of ``queue`` whose ``attr`` may be ``quoted`` (``_may_be``): a full scan the
+        first time, after a reload or a table switch, or when the queues do not report changes;
+        otherwise the index, brought up to date with the jobs changed since the last pass, in
+        job-id order (the order the queue's ads appeared in, unless a log wrote them out of order;
+        HTCondor walks its mirror in hash order)."""
+        if dirty is None:
+            index.clear()
+            out = [job for job in queue if _may_be(job.get(attr), quoted)]
+            index.update(job.id for job in out)
+            return out
+        for jid in dirty:
+            job = queue.get(jid)
+            if job is not None and _may_be(job.get(attr), quoted):
+                index.add(jid)
+            else:
+                index.discard(jid)
+        get = queue.get
+        return [job for jid in sorted(index) if (job := get(jid)) is not None]
+
     def adopt_orphans(self, now: float) -> None:
-        """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone."""
+        """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone.
+
+        Costs the routed copies and claimed jobs, not the queue: both scans read an index of the
+        jobs that may qualify, kept from the queues' change events (``_orphan_candidates``)."""
         quoted = '"' + self.name + '"'
-        for dest_job in list(self.dst_q):
+        # changes made from here on (this pass's own included) are seen by the next pass
+        dirty, self._adopt_dirty = self._adopt_dirty, (set() if self._watching else None)
+        for dest_job in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
             if not _may_be(dest_job.get("RoutedBy"), quoted):
                 continue
             d = View.of(dest_job)
@@ -455,7 +493,7 @@ class JobRouter(Lifecycle, StatsMixin):
             self.jobs[src_key] = rj
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
                                         route_name, src_key, dest=dest_job.key))
-        for src_job in list(self.src_q):
+        for src_job in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):
             if src_job.key in self.jobs or not _may_be(src_job.get("Managed"), '"External"'):
                 continue
             s = View.of(src_job)
@@ -472,6 +510,8 @@ class JobRouter(Lifecycle, StatsMixin):
         from engine.lang.user_policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
+        ads, kept = self._periodic_ads, {}
+        self._periodic_ads = kept  # only the jobs evaluated this time stay cached
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
@@ -481,10 +521,17 @@ class JobRouter(Lifecycle, StatsMixin):
                     value = live.int(name)
                     if value is not None:
                         job.src[live.name(name) or name] = str(value)
-            local = View(job.src)
+            # the evaluation ad of the router's copy, rebuilt only when the copy changed
+            # (building a ClassAd was most of this pass's cost)
+            stamp = frozenset(job.src.items())
+            cached = ads.get(job.src_key)
+            local = View(job.src, ad=cached[1] if cached is not None and cached[0] == stamp else None)
             status = local.int("JobStatus")
             if status is None:
                 continue
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, local.ad())
+            kept[job.src_key] = cached
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
             if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
                 changes: dict[str, Any] = {

@@ -106,6 +106,7 @@ class QueueStore(StatusQueries):
         self._dispatch: dict[str, Any] = {}
         self._periodic: dict[str, Any] = {}
         self._cron: dict[str, Any] = {}
+        self._changed: set[str] | None = None  # None: everything (not tracked yet, or reloaded)
         self._rebuild()
         self._unsubscribe = queue.subscribe(self._on_event)
 
@@ -116,12 +117,15 @@ class QueueStore(StatusQueries):
         self.status = {}
         self._jobs = {}
         self._by_status, self._dispatch, self._periodic, self._cron = {}, {}, {}, {}
+        self._changed = None
         for job in self.queue:
             st = _status_of(job)
             if st is not None:
                 self._put(job.key, job, st)
 
     def _drop(self, key: str) -> None:
+        if self._changed is not None:
+            self._changed.add(key)
         st = self.status.pop(key, None)
         self._jobs.pop(key, None)
         if st is not None:
@@ -131,6 +135,8 @@ class QueueStore(StatusQueries):
         self._cron.pop(key, None)
 
     def _put(self, key: str, job: Any, st: int) -> None:
+        if self._changed is not None:
+            self._changed.add(key)
         old = self.status.get(key)
         if old is not None and old != st:
             self._by_status.get(old, {}).pop(key, None)
@@ -197,6 +203,14 @@ class QueueStore(StatusQueries):
             return
         for key, j in list(self._periodic.items()):
             yield key, _JobView(j)
+
+    def take_changed(self) -> set[str] | None:
+        out, self._changed = self._changed, set()
+        return out
+
+    def view(self, job: str):
+        j = self._job(job)
+        return None if j is None else _JobView(j)
 
     def cron_idle_jobs(self):
         for key, j in list(self._cron.items()):

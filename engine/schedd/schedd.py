@@ -20,19 +20,26 @@ Design decisions and invariants:
 - A job leaves the queue (history file, then ``DestroyClassAd``) when it is Removed or
   Completed, ``LeaveJobInQueue`` is not true and it is not externally managed. A routed copy
   completes with ``JobFinishedHookDone`` set, so the router can finalize it (htcondor.md §1.6).
+- Periodic policy (deviation, same result): HTCondor evaluates every job every
+  PERIODIC_EXPR_INTERVAL; here an interval evaluates the jobs that changed since the last one,
+  the jobs whose ``time()`` deadline came (``user_policy.time_deadline``: ``time() - Attr OP C``
+  can change only as ``time()`` crosses ``Attr + C``) and the jobs whose time dependence is not
+  of that form. A job left out would give the non-acting result of its last evaluation again, so
+  the same jobs act at the same intervals (``Schedd.periodic``; tests/test_policy_incremental.py).
 - DeferralTime of cron jobs is kept in memory only (``jobAd->Assign``, not logged; htcondor.md
   §2.4); :mod:`engine.schedd.cron` owns it.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from engine.classad import evaluate, format_value, is_true, make_ad, quote
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
-from engine.lang.user_policy import Decision, SystemPolicy, analyze_exit, analyze_periodic
+from engine.lang.user_policy import UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, time_deadline
 from engine.schedd.store import Store
 from engine.schedd.sites import SiteReport, SiteSet
 from engine.schedd.workload import JobTemplate
@@ -90,6 +97,14 @@ class Schedd:
     cron_interval: int = 60  # calculateCronTabSchedules runs at every negotiation cycle
     runtimes: dict[str, Any] = field(default_factory=dict)  # job -> RunTime for local jobs
     placement: dict[str, str] = field(default_factory=dict)  # job -> local site named by the workload
+    # incremental periodic policy (see ``periodic``): job -> time its result may change, a heap of
+    # (time, job) with stale entries skipped, jobs re-evaluated at every interval, the policy the
+    # bookkeeping is for, and a count of evaluations (for tests and bench/)
+    _deadlines: dict[str, float] = field(default_factory=dict, repr=False)
+    _deadline_heap: list[tuple[float, str]] = field(default_factory=list, repr=False)
+    _unbounded: set[str] = field(default_factory=set, repr=False)
+    _policy_for: Any = field(default=None, repr=False)
+    policy_evaluations: int = 0
 
     # ---------------------------------------------------------------------------- events
 
@@ -326,14 +341,45 @@ class Schedd:
     # ---------------------------------------------------------------------------- policy
 
     def periodic(self, now: float, force: bool = False) -> int:
-        """Evaluate periodic policy every PERIODIC_EXPR_INTERVAL; returns how many jobs acted."""
+        """Evaluate periodic policy every PERIODIC_EXPR_INTERVAL; returns how many jobs acted.
+
+        HTCondor evaluates every job at every interval. Here, when the store tracks changes
+        (``take_changed``), an interval evaluates only the jobs that changed since the last one,
+        those whose time deadline has come (``user_policy.time_deadline``: the result of an
+        unchanged job can change only through ``time()``) and those whose time dependence cannot
+        be bounded. Every job left out would give the same non-acting result it gave at its last
+        evaluation, so the jobs that act, and how, are those of a full pass (an acting job always
+        changes, and is therefore evaluated again at the next interval). ``force`` and a store
+        that does not track changes take the full pass."""
         if not force and now - self.last_periodic < PERIODIC_EXPR_INTERVAL:
             return 0
         self.last_periodic = now
         acts: list[tuple[str, Mapping[str, str], Decision]] = []
         sysp = self.system_policy
         any_system = bool(sysp.hold or sysp.release or sysp.remove)
-        for job, view in sorted(self.store.periodic_views(any_system), key=lambda jv: job_order(jv[0])):
+        changed = self.store.take_changed() if hasattr(self.store, "take_changed") else None
+        if force or changed is None or self._policy_for is not sysp:
+            candidates = sorted(self.store.periodic_views(any_system), key=lambda jv: job_order(jv[0]))
+            self._deadlines, self._deadline_heap, self._unbounded = {}, [], set()
+            self._policy_for = sysp
+        else:
+            keys = set(changed)
+            keys.update(self._unbounded)
+            heap = self._deadline_heap
+            while heap and heap[0][0] <= now:
+                t, job = heapq.heappop(heap)
+                if self._deadlines.get(job) == t:
+                    del self._deadlines[job]
+                    keys.add(job)
+            candidates = []
+            for job in sorted(keys, key=job_order):
+                self._unbounded.discard(job)
+                self._deadlines.pop(job, None)
+                view = self.store.view(job)
+                if view is not None:
+                    candidates.append((job, view))
+        self.policy_evaluations += len(candidates)
+        for job, view in candidates:
             if view.get("Managed") == '"External"':
                 continue  # the router evaluates it (htcondor.md §1.6)
             status = _int(view, "JobStatus")
@@ -345,6 +391,13 @@ class Schedd:
             d = analyze_periodic(view.classad(), view, status or 0, sysp, now)
             if d.action != "none" and not (d.action == "hold" and status == HELD):
                 acts.append((job, view.attrs, d))
+                continue
+            due = time_deadline(view.get, view.attrs.values(), sysp, now)
+            if due == UNBOUNDED:
+                self._unbounded.add(job)
+            elif due is not None:
+                self._deadlines[job] = due
+                heapq.heappush(self._deadline_heap, (due, job))
         if not acts:
             return 0
         released = []

@@ -129,6 +129,15 @@ class StatusQueries:
     def cron_idle_jobs(self):
         return self.idle_jobs()
 
+    def take_changed(self) -> set[str] | None:
+        """Jobs added, changed or removed since the last call (and forgets them); None when the
+        store does not keep track (the caller then scans everything)."""
+        return None
+
+    def view(self, job: str) -> "JobView | None":
+        a = self.attrs(job)  # type: ignore[attr-defined]
+        return None if a is None else DictView(a)
+
     def counts(self) -> dict[int, int]:
         out: dict[int, int] = {}
         for st in self.status.values():
