@@ -223,8 +223,8 @@ class EditorScreen(DeckScreen):
         self.post_message(self.Linted(generation, result))
 
     def on_editor_screen_linted(self, event: Linted) -> None:
-        if event.generation != self._generation:
-            return
+        if event.generation != self._generation or not self.query("#lint"):
+            return  # superseded, or the editor was closed while the lint ran
         self.lint = event.result
         self.query_one("#lint", Static).update(lint_text(self.lint))
         self.query_one("#whatif", Static).update(what_if_text(self.lint, self.app.snapshot))
@@ -272,8 +272,8 @@ class EditorScreen(DeckScreen):
         self.post_message(self.ApplyChecked(generation, path, text, result, diff))
 
     def on_editor_screen_apply_checked(self, event: "EditorScreen.ApplyChecked") -> None:
-        if event.generation != self._apply_generation or event.path != self.path:
-            return  # superseded by a newer apply
+        if event.generation != self._apply_generation or event.path != self.path or not self.query("#lint"):
+            return  # superseded by a newer apply, or the editor was closed meanwhile
         result = event.result
         self.lint = result
         self.query_one("#lint", Static).update(lint_text(result))
