@@ -41,6 +41,9 @@ from tui.app import make_app  # noqa: E402
 from tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
 
 
+UI_CPU: list[float] = []  # the UI thread's CPU time of each ``respond`` (load on the machine aside)
+
+
 async def timed(pilot, *keys: str) -> float:
     """pilot.press + pause: includes the idle wait (reference only)."""
     t = time.perf_counter()
@@ -55,7 +58,7 @@ async def respond(pilot, key: str, done, timeout: float = 10.0) -> float:
     char = key if len(key) == 1 else None
     event = events.Key(key, char)
     event.set_sender(app)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.thread_time()
     app._driver.send_message(event)
     while not done():
         if time.perf_counter() - t > timeout:
@@ -63,6 +66,7 @@ async def respond(pilot, key: str, done, timeout: float = 10.0) -> float:
         await asyncio.sleep(0)
     app.screen._compositor_refresh()
     dt = time.perf_counter() - t
+    UI_CPU.append(time.thread_time() - c)
     await pilot.pause()  # settle before the next measurement
     return dt
 
@@ -146,6 +150,25 @@ async def run(n_jobs: int, repeat: int) -> None:
               "   target ≤ 50 ms")
 
 
+class _Rec(list):
+    """A figures list that also files the UI thread's CPU time of each appended measurement."""
+
+    def __init__(self, cpu: list[float]) -> None:
+        super().__init__()
+        self.cpu = cpu
+
+    def append(self, x: float) -> None:
+        super().append(x)
+        self.cpu.append(UI_CPU[-1])
+
+
+def _rec(table: dict, cpu: dict, name: str, _default) -> "_Rec":
+    if name not in table:
+        cpu[name] = []
+        table[name] = _Rec(cpu[name])
+    return table[name]
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
@@ -193,6 +216,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
     runtime = Runtime(engine, VirtualClock(start=engine.now, speed=speed), snapshot_interval=0.25)
     app = make_app(runtime, blink=False)
     rows: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
 
     def on(name: str, extra=lambda s: True):
         def done():
@@ -212,29 +236,30 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
         print(f"live demo: {snap.total_jobs:,} jobs, {len(snap.routes)} routes, {len(snap.cron_jobs)} cron jobs, "
               f"×{speed:g}, snapshots every 0.25 s")
         for _ in range(repeat):
-            rows.setdefault("board → crondor (c)", []).append(await respond(pilot, "c", on("CronScreen")))
-            rows.setdefault("crondor → jobs (j)", []).append(await respond(
+            _rec(rows, cpu, "board → crondor (c)", []).append(await respond(pilot, "c", on("CronScreen")))
+            _rec(rows, cpu, "crondor → jobs (j)", []).append(await respond(
                 pilot, "j", on("JobsScreen", lambda s: len(s.table.model.rows) > 0)))
-            rows.setdefault("jobs → why-not (w)", []).append(await respond(pilot, "w", on("WhyNotScreen")))
-            rows.setdefault("why-not → jobs (esc)", []).append(await respond(pilot, "escape", on("JobsScreen")))
-            rows.setdefault("jobs → board (b)", []).append(await respond(pilot, "b", on("RoutesScreen")))
-            rows.setdefault("board → route detail (enter)", []).append(await respond(
+            _rec(rows, cpu, "jobs → why-not (w)", []).append(await respond(pilot, "w", on("WhyNotScreen")))
+            _rec(rows, cpu, "why-not → jobs (esc)", []).append(await respond(pilot, "escape", on("JobsScreen")))
+            _rec(rows, cpu, "jobs → board (b)", []).append(await respond(pilot, "b", on("RoutesScreen")))
+            _rec(rows, cpu, "board → route detail (enter)", []).append(await respond(
                 pilot, "enter", on("RouteDetailScreen", lambda s: s._rows_id is not None)))
-            rows.setdefault("route detail → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
-            rows.setdefault("board → editor (e)", []).append(await respond(pilot, "e", on("EditorScreen", editor_loaded)))
-            rows.setdefault("editor → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
-            rows.setdefault("board → help (?)", []).append(await respond(pilot, "question_mark", on("HelpScreen")))
-            rows.setdefault("help → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
+            _rec(rows, cpu, "route detail → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
+            _rec(rows, cpu, "board → editor (e)", []).append(await respond(pilot, "e", on("EditorScreen", editor_loaded)))
+            _rec(rows, cpu, "editor → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
+            _rec(rows, cpu, "board → help (?)", []).append(await respond(pilot, "question_mark", on("HelpScreen")))
+            _rec(rows, cpu, "help → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
             for s in app.screen_stack:
                 s._bench_painted = False
         # keypresses in each table: the cursor moves one row (down, then up, alternating)
         keys: dict[str, list[float]] = {}
+        kcpu: dict[str, list[float]] = {}
 
         async def table_keys(label: str, get_cursor) -> None:
             for k in range(repeat * 2):
                 key = "down" if k % 2 == 0 else "up"
                 before = get_cursor()
-                keys.setdefault(label, []).append(await respond(pilot, key, lambda: get_cursor() != before))
+                _rec(keys, kcpu, label, []).append(await respond(pilot, key, lambda: get_cursor() != before))
 
         from textual.widgets import DataTable  # noqa: PLC0415
 
@@ -257,6 +282,11 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
             print(table_line("switch " + name, xs, 50, "max"))
         for name, xs in keys.items():
             print(table_line("key " + name, xs, 16, "median"))
+        print("UI thread CPU time of the same (what the UI thread itself spent; other load on the machine aside):")
+        for name, xs in rows.items():
+            print(table_line("switch " + name, cpu[name], 50, "max"))
+        for name, xs in keys.items():
+            print(table_line("key " + name, kcpu[name], 16, "median"))
         switches = [x for xs in rows.values() for x in xs]
         presses = [x for xs in keys.values() for x in xs]
         print(f"all switches: median {statistics.median(switches) * 1000:.1f} ms, p95 {pct(switches, 0.95) * 1000:.1f} ms,"

@@ -83,7 +83,7 @@ def _text_of(screen) -> str:
 async def test_route_detail_reads_its_file_once_and_scans_jobs_once_per_change(tmp_path, monkeypatch):
     conf = tmp_path / "routes.conf"
     write_routes_conf(conf)
-    rt = FakeRuntime(snapshot_for_conf(conf, n_jobs=300))
+    rt = FakeRuntime(snapshot_for_conf(conf, n_jobs=3000))
     reads, scans, threads = [], [], set()
     real_text, real_split = route_detail.route_text, route_detail.jobs_by_route
 
@@ -127,7 +127,7 @@ async def test_route_detail_reads_its_file_once_and_scans_jobs_once_per_change(t
         await wait_until(pilot, lambda: again._rows_id is not None)
         assert len(reads) == 2 and len(scans) == 2
         assert "MaxJobs" in _text_of(again)
-    assert threads == {False}  # every read and scan ran off the UI thread
+    assert threads == {False}  # every read and scan ran off the UI thread (3,000 jobs: above SPLIT_INLINE_BELOW)
 
 
 async def test_editor_apply_says_checking_while_the_lint_runs_in_a_worker(tmp_path, monkeypatch):

@@ -7,7 +7,8 @@ Nothing here waits on work on the UI thread (issue 14 item 3):
   table); the app keeps what was read, so reopening a route paints its text at once. Until the
   text arrives, the route's figures from the snapshot stand in.
 - The route's jobs are found in a thread worker once per jobs tuple (``jobs_version``), for every
-  route at once (:func:`jobs_by_route`); the app keeps the result for that tuple, so opening
+  route at once (:func:`jobs_by_route`; inline below ``SPLIT_INLINE_BELOW`` jobs, where it
+  costs less than a millisecond and a thread round trip would only delay it); the app keeps the result for that tuple, so opening
   another route, or the same one again, adopts its rows without a scan. Snapshots whose jobs did
   not change cost nothing here.
 """
@@ -36,6 +37,7 @@ from tui.widgets.job_model import copy_routes
 from tui.widgets.job_table import JobTable
 
 
+SPLIT_INLINE_BELOW = 2_000  # jobs: below this the split costs less than a worker's round trip
 TEXT_CACHE = 256  # route texts the app keeps (route × table version)
 
 
@@ -181,7 +183,11 @@ class RouteDetailScreen(DeckScreen):
         ask = (snap.jobs_version, id(snap.jobs))
         if self._asked != ask:
             self._asked = ask
-            self._find_jobs(snap.jobs, snap.jobs_version)
+            if len(snap.jobs) < SPLIT_INLINE_BELOW:  # under a millisecond: no thread round trip
+                self.app._route_jobs = result = jobs_by_route(snap.jobs, snap.jobs_version)
+                self._adopt(result, snap)
+            else:
+                self._find_jobs(snap.jobs, snap.jobs_version)
 
     @work(thread=True, exclusive=True, group="route-jobs")
     def _find_jobs(self, rows: Sequence[JobRow], version: int) -> None:
