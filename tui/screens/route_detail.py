@@ -8,13 +8,16 @@ Nothing here waits on work on the UI thread (issue 14 item 3):
   text arrives, the route's figures from the snapshot stand in.
 - The route's jobs are found in a thread worker once per jobs tuple (``jobs_version``), for every
   route at once (:func:`jobs_by_route`; inline below ``SPLIT_INLINE_BELOW`` jobs, where it
-  costs less than a millisecond and a thread round trip would only delay it); the app keeps the result for that tuple, so opening
+  costs less than a millisecond and a thread round trip would only delay it; at most every
+  ``HEAVY_EVERY`` seconds for a queue of ``PREPARE_ABOVE`` jobs or more, as the jobs screen
+  adopts one, because a thread worker still shares the interpreter lock); the app keeps the result for that tuple, so opening
   another route, or the same one again, adopts its rows without a scan. Snapshots whose jobs did
   not change cost nothing here.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -31,6 +34,7 @@ from tui import keymap
 from tui.format import clock_time
 from tui.route_text import route_text
 from tui.screens.base import DeckScreen
+from tui.screens.jobs import HEAVY_EVERY, PREPARE_ABOVE
 from tui.screens.routes import route_detail
 from tui.widgets.gauge import sparkline
 from tui.widgets.job_model import copy_routes
@@ -86,6 +90,8 @@ class RouteDetailScreen(DeckScreen):
         self._asked: tuple[int, int] | None = None  # (jobs_version, id of the tuple) being searched
         self._text_key: tuple[str | None, int] | None = None
         self._reading: tuple[str | None, int] | None = None
+        self._split_at = 0.0  # time.monotonic() of the last split started
+        self._split_timer = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="route-top"):
@@ -182,12 +188,28 @@ class RouteDetailScreen(DeckScreen):
             return
         ask = (snap.jobs_version, id(snap.jobs))
         if self._asked != ask:
+            if len(snap.jobs) >= PREPARE_ABOVE and self._rows_id is not None:
+                # A large changing queue is split at most every HEAVY_EVERY seconds (as the jobs
+                # screen adopts one): the worker shares the interpreter lock with the UI thread.
+                wait = self._split_at + HEAVY_EVERY - time.monotonic()
+                if wait > 0:
+                    if self._split_timer is None:
+                        self._split_timer = self.set_timer(wait, self._split_later)
+                    table.now = snap.time
+                    table.refresh()
+                    return
             self._asked = ask
+            self._split_at = time.monotonic()
             if len(snap.jobs) < SPLIT_INLINE_BELOW:  # under a millisecond: no thread round trip
                 self.app._route_jobs = result = jobs_by_route(snap.jobs, snap.jobs_version)
                 self._adopt(result, snap)
             else:
                 self._find_jobs(snap.jobs, snap.jobs_version)
+
+    def _split_later(self) -> None:
+        self._split_timer = None
+        if self.is_mounted and self.app.snapshot is not None:
+            self._show_jobs(self.app.snapshot)
 
     @work(thread=True, exclusive=True, group="route-jobs")
     def _find_jobs(self, rows: Sequence[JobRow], version: int) -> None:
@@ -196,10 +218,15 @@ class RouteDetailScreen(DeckScreen):
     def on_route_detail_screen_jobs_found(self, event: "RouteDetailScreen.JobsFound") -> None:
         result = event.result
         snap = self.app.snapshot
-        if snap is not None and snap.jobs is result.rows:
+        if snap is None or not self.is_mounted:
+            return
+        if snap.jobs is result.rows:
             self.app._route_jobs = result  # kept for the current tuple only
-            if self.is_mounted:
-                self._adopt(result, snap)
+            self._adopt(result, snap)
+        elif self._rows_id is None or result.version > self._rows_id:
+            # a newer tuple arrived meanwhile (its split is under way): show this one until then,
+            # so a queue changing faster than the split still shows its jobs
+            self._adopt(result, snap)
 
     def _adopt(self, result: RouteJobs, snap: Snapshot) -> None:
         table = self.query_one(JobTable)
