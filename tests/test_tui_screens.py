@@ -237,8 +237,8 @@ async def test_editor_lints_while_typing(tmp_path):
         msgs = [str(d) for d in editor.lint.diagnostics]
         assert any("MaxIdleJobs (900) > MaxJobs (500)" in m for m in msgs)
         assert any(":13:" in m and "missing '='" in m for m in msgs)  # file:line of the parse error
-        await pilot.press("ctrl+s")  # refused: errors
-        await pilot.pause()
+        await pilot.press("ctrl+s")  # refused: errors (the apply's lint runs in a worker)
+        await wait_until(pilot, lambda: any(n.message.startswith("not applied:") for n in app._notifications))
         assert _name(app) == "EditorScreen" and "broken line" not in conf.read_text()
 
 

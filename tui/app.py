@@ -23,6 +23,10 @@ Design decisions and invariants:
   (``tui.screens.watch_board``).
 - The routing table's files are watched (``tui.config_watch``); a change made outside RouteDeck
   is sent to the engine as ``ApplyRoutes``; the engine keeps the last good table if it is broken.
+- The UI thread never waits on work (issue 14 item 3): file reads, hashes, lints, what-ifs and
+  job scans run in thread workers (the config watcher hashes the files it reports; the route
+  detail reads its text and splits the jobs by route in workers; the editor lints on apply in
+  one); screens paint from the last snapshot at once and fill in what a worker brings.
 """
 
 from __future__ import annotations
@@ -281,10 +285,10 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         watch_config(self, files, get_current_worker())
 
     def on_config_files_changed(self, message) -> None:
-        """A config file changed on disk: have the engine load it (it keeps the last good table)."""
-        from tui.config_watch import digest  # noqa: PLC0415
-
-        changed = [f for f in message.files if self.own_writes.get(f) != digest(f)]
+        """A config file changed on disk: have the engine load it (it keeps the last good table).
+        The files' digests were taken in the watcher's thread (``tui.config_watch``)."""
+        digests = dict(zip(message.files, message.digests))
+        changed = [f for f in message.files if f not in digests or self.own_writes.get(f) != digests[f]]
         if self.mode == "replay":
             return  # replay's --config is only shown; the recorded router's table does not change
         if not changed or self.engine_error or self.snapshot is None:

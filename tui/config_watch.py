@@ -7,7 +7,8 @@ asks the engine to apply the files again; the engine validates them, and a broke
 reported as an error event while the last good table stays in force.
 
 Writes made by RouteDeck's own editor are recognised by content digest and not reloaded a
-second time (the editor already sent ``ApplyRoutes``).
+second time (the editor already sent ``ApplyRoutes``). The digests are taken here, in the
+watcher's thread, and travel with the message: the UI thread never reads or hashes a file.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def digest(path: str) -> str | None:
 @dataclass
 class ConfigFilesChanged(Message):
     files: tuple[str, ...]
+    digests: tuple[str | None, ...] = ()  # sha256 of each file's content when seen (None: unreadable)
 
 
 def watch_config(app, files: tuple[str, ...], worker) -> None:
@@ -46,4 +48,4 @@ def watch_config(app, files: tuple[str, ...], worker) -> None:
             return
         touched = sorted({wanted[rp] for _, p in changes if (rp := os.path.realpath(p)) in wanted})
         if touched:
-            app.post_message(ConfigFilesChanged(tuple(touched)))
+            app.post_message(ConfigFilesChanged(tuple(touched), tuple(digest(f) for f in touched)))

@@ -10,7 +10,8 @@ Design decisions:
   and router (``tui.engine_api.lint_config``): parse errors with ``file:line``, the router's lints,
   and the removal of a route that still has jobs. The what-if lists per-route changes of the
   route set against the live board.
-- Apply = lint must show no error → the diff is shown for confirmation → the file is written
+- Apply = lint (in a thread worker; the lint pane says "checking…" meanwhile) must show no
+  error → the diff is shown for confirmation → the file is written
   atomically with a versioned backup (``tui.config_files``) → ``ApplyRoutes`` asks the engine to
   switch tables live (the engine keeps counts; a table it rejects stays out of force and is
   reported by a ``config-rejected`` event). Undo (``ctrl+r`` or ``:undo``) writes the previous
@@ -149,6 +150,7 @@ class EditorScreen(DeckScreen):
         self.disk_text = ""
         self.lint: LintResult | None = None
         self._generation = 0
+        self._apply_generation = 0
         self._timer = None
 
     def compose_body(self) -> ComposeResult:
@@ -238,8 +240,8 @@ class EditorScreen(DeckScreen):
         self.post_message(self.Linted(generation, result))
 
     def on_editor_screen_linted(self, event: Linted) -> None:
-        if event.generation != self._generation:
-            return
+        if event.generation != self._generation or not self.query("#lint"):
+            return  # superseded, or the editor was closed while the lint ran
         self.lint = event.result
         self.query_one("#lint", Static).update(lint_text(self.lint))
         self.query_one("#whatif", Static).update(what_if_text(self.lint, self.app.snapshot))
@@ -258,23 +260,52 @@ class EditorScreen(DeckScreen):
             return
         if self.path is None:
             return
-        text = self.text
-        result = lint_config(text, self.path, self.app.snapshot)
+        # The lint (load every file, build the table, lint) and the read of the file on disk run
+        # in a thread worker: the UI says "checking…" and stays live (issue 14 item 3).
+        self._apply_generation += 1
+        self.query_one("#lint", Static).update(lint_text(None))
+        self._check_apply(self._apply_generation, self.text, self.path, self.app.snapshot)
+
+    class ApplyChecked(Message):
+        def __init__(self, generation: int, path: str, text: str, result: LintResult, diff: str) -> None:
+            super().__init__()
+            self.generation, self.path, self.text, self.result, self.diff = generation, path, text, result, diff
+
+    @work(thread=True, exclusive=True, group="apply-lint")
+    def _check_apply(self, generation: int, text: str, path: str, snap: Snapshot | None) -> None:
+        try:
+            result = lint_config(text, path, snap)
+        except Exception as exc:  # noqa: BLE001 - a lint crash refuses the apply, never fatal
+            from engine.snapshot import Diagnostic  # noqa: PLC0415
+
+            result = LintResult([Diagnostic("error", f"lint failed: {type(exc).__name__}: {exc}")], None)
+        diff = ""
+        if not any(d.level == "error" for d in result.diagnostics):
+            try:
+                on_disk = Path(path).read_text(encoding="utf-8")
+            except OSError:
+                on_disk = ""
+            diff = unified_diff(on_disk, text, path)
+        self.post_message(self.ApplyChecked(generation, path, text, result, diff))
+
+    def on_editor_screen_apply_checked(self, event: "EditorScreen.ApplyChecked") -> None:
+        if event.generation != self._apply_generation or event.path != self.path or not self.query("#lint"):
+            return  # superseded by a newer apply, or the editor was closed meanwhile
+        result = event.result
         self.lint = result
         self.query_one("#lint", Static).update(lint_text(result))
         errors = [d for d in result.diagnostics if d.level == "error"]
         if errors:
             self.notify(f"not applied: {errors[0]}", severity="error")
             return
-        try:
-            on_disk = Path(self.path).read_text(encoding="utf-8")
-        except OSError:
-            on_disk = ""
-        diff = unified_diff(on_disk, text, self.path)
-        if not diff:
+        if event.text != self.text:
+            self.notify("the text changed while it was being checked; apply again", severity="warning")
+            return
+        if not event.diff:
             self.notify("no changes to apply")
             return
-        self.app.push_screen(ConfirmApply(self.path, diff), lambda yes: yes and self.write(text))
+        text = event.text
+        self.app.push_screen(ConfirmApply(self.path, event.diff), lambda yes: yes and self.write(text))
 
     def write(self, text: str) -> None:
         path = self.path

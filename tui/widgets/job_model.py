@@ -12,6 +12,10 @@ Invariants and decisions:
   runs it in a thread worker when a large jobs tuple arrives, so the first filter keystroke or
   sort does not pay for 100,000 rows. Results are adopted under a lock and only if the rows are
   still the same ones (a newer tuple may have arrived meanwhile).
+- ``position_of`` (where the selected job went after a new tuple, filter or sort) looks the job
+  up near its last known row, else in an index job id -> row built at most once per jobs tuple
+  (in ``prepare``'s thread when the jobs screen prepares it), then finds the row in the view order: the row number itself in queue
+  order, else one C-speed ``list.index`` over integers — no Python loop over the rows.
 - A ClassAd constraint is evaluated by the caller (it needs the ClassAd layer and may be slow);
   the model takes its result as a set of job ids (ids survive a new jobs tuple; jobs that
   arrived since are not shown until the constraint is evaluated again).
@@ -24,6 +28,9 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from engine.snapshot import STATUS_NAMES, JobRow
+
+
+HINT_WINDOW = 64  # rows either side of a job's last known row tried before the full index
 
 
 def job_key(job: str) -> tuple[int, int]:
@@ -101,6 +108,8 @@ class JobModel:
         self._sorted: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._copy_routes: dict[str, str] | None = None
+        self._row_of: dict[str, int] | None = None  # job id -> row index in ``rows``
+        self._hint: dict[str, int] = {}  # the last job looked up -> its row index then
         # Search text by row object: the engine rebuilds only changed rows, so consecutive jobs
         # tuples share most JobRow objects and their text is reused (the row is kept in the
         # value, so its id cannot be recycled while cached).
@@ -121,10 +130,13 @@ class JobModel:
         """Build search text and sort orders for ``rows`` (any thread); adopted if still current."""
         hay = self._build_haystack(rows)
         orders = {k: self._sort_order(rows, k) for k in keys}
+        row_of = {r.job: i for i, r in enumerate(rows)}
         with self._lock:
             if rows is self.rows:
                 if self._hay is None:
                     self._hay = hay
+                if self._row_of is None:
+                    self._row_of = row_of
                 for k, idx in orders.items():
                     self._sorted.setdefault(k, idx)
 
@@ -143,7 +155,28 @@ class JobModel:
             self._hay = None
             self._sorted = {}
             self._copy_routes = None
+            self._row_of = None
         self._recompute()
+        return True
+
+    def adopt(self, rows: Sequence[JobRow], version: int, hits: frozenset[str], order: list[int],
+              row_of: dict[str, int] | None = None) -> bool:
+        """Adopt a jobs tuple already narrowed to ``hits`` by the caller (in a worker): ``order``
+        is the rows whose job is in ``hits``, in queue order. Used by views without a text filter
+        or sort (the route detail's jobs); with one set, the model recomputes as usual."""
+        if version == self.version and rows is self.rows and hits == self.constraint_hits:
+            return False
+        with self._lock:
+            self.rows, self.version = rows, version
+            self._hay = None
+            self._sorted = {}
+            self._copy_routes = None
+            self._row_of = row_of
+        self.constraint_hits = hits
+        if self.text or self.sort_key:
+            self._recompute()
+        else:
+            self.order = order
         return True
 
     def set_filter(self, text: str) -> None:
@@ -181,10 +214,39 @@ class JobModel:
         return len(self.order)
 
     def position_of(self, job: str) -> int | None:
-        for pos, i in enumerate(self.order):
-            if self.rows[i].job == job:
-                return pos
-        return None
+        """The view position of ``job`` (None when it is not shown): an index lookup, see above."""
+        i = self.row_index(job)
+        if i is None:
+            return None
+        order = self.order
+        if isinstance(order, range):
+            return order.index(i) if i in order else None
+        try:
+            return order.index(i)  # a list of ints: one C-level pass, no Python per row
+        except ValueError:
+            return None
+
+    def row_index(self, job: str) -> int | None:
+        """Index of ``job`` in ``rows``. The job's last known row and its neighbourhood are
+        tried first (consecutive tuples mostly shift by the few jobs added or removed), then the
+        id -> row index of this tuple, built at most once per tuple."""
+        rows = self.rows
+        hint = self._hint.get(job)
+        if hint is not None:
+            lo, hi = max(0, hint - HINT_WINDOW), min(len(rows), hint + HINT_WINDOW + 1)
+            for i in sorted(range(lo, hi), key=lambda k: abs(k - hint)):
+                if rows[i].job == job:
+                    self._hint = {job: i}
+                    return i
+        row_of = self._row_of
+        if row_of is None:
+            row_of = {r.job: k for k, r in enumerate(rows)}
+            with self._lock:
+                if rows is self.rows:
+                    self._row_of = row_of
+        i = row_of.get(job)
+        self._hint = {job: i} if i is not None else {}
+        return i
 
     def _haystack(self) -> list[str]:
         hay = self._hay
