@@ -180,3 +180,19 @@ def test_item9_an_invalid_line_in_a_branch_not_taken_is_never_read(tmp_path):
     check.run(argparse.Namespace(configs=[str(cfg)], allow_cmd=False, quiet=False), out)
     lines = [ln for ln in out.getvalue().splitlines() if "HTCondor ignores it only while the branch is not taken" in ln]
     assert lines and lines[0].startswith(f"{cfg}:6:") and "SET needs 2 arguments" in lines[0]
+
+
+def test_catastrophic_regex_in_a_transform_is_bounded_and_matches_nothing():
+    """``COPY /regex/`` matches attribute names with HTCondor's ``Regex::match`` (PCRE2 with its
+    default match limit; ``rc > 0`` or no match — src/condor_utils/condor_regex.cpp); a pattern that
+    backtracks catastrophically stops there. RouteDeck bounds the match in time
+    (engine/lang/bounded_re.py): the name is not matched, a warning names the line, the other
+    names still are, and the transform ends instead of hanging."""
+    from engine.lang.xform import parse_transform
+
+    t = parse_transform("COPY /^(a|aa)+$/ Copied_\\0\n", name="t")
+    ad = {"a" * 40 + "b": "1", "aaaa": "2"}
+    warnings = t.apply(ad)
+    assert ad.get("Copied_aaaa") == "2"
+    assert not any(k.startswith("Copied_") and k.endswith("b") for k in ad)
+    assert any("ran out of time" in w and w.startswith("line 1") for w in warnings)

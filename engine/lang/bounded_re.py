@@ -19,6 +19,9 @@ MATCH_TIMEOUT = 0.25  # seconds per match: a realistic pattern on a file or attr
 
 error = regex.error
 IGNORECASE = regex.IGNORECASE
+MULTILINE = regex.MULTILINE
+DOTALL = regex.DOTALL
+VERBOSE = regex.VERBOSE
 
 
 class BoundedPattern:

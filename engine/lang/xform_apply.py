@@ -285,6 +285,11 @@ class Run:
         matched: dict[str, str] = {}
         for name in list(self.ad):
             m = st.regex.search(name)
+            if st.regex.limited:
+                st.regex.limited.clear()
+                self.warnings.append(f"line {st.line}: {st.keyword} /{st.attr}/: the regex ran out of time on "
+                                     f"{name!r} (catastrophic backtracking?); no match, as PCRE2's match limit "
+                                     f"gives in HTCondor")
             if m is None:
                 continue
             matched[name] = "" if st.keyword == "DELETE" else substitute(m, pattern)
@@ -292,7 +297,7 @@ class Run:
             self._plain_op(st, st.keyword, name, matched[name])
 
 
-def substitute(m: re.Match[str], pattern: str) -> str:
+def substitute(m: Any, pattern: str) -> str:
     """``append_substituted_regex``: ``\\N`` for N below PCRE's count of set groups."""
     count = 1 + max([i for i in range(1, (m.re.groups or 0) + 1) if m.start(i) >= 0] or [0])
     out: list[str] = []

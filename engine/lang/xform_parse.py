@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 
 from engine import classad as ca
 from engine.lang import macros as mx
+from engine.lang import bounded_re
 from engine.lang import macro_cond as mc
+from engine.lang.bounded_re import BoundedPattern, compile_bounded
 
 # keyword -> (argument count, first argument may be a /regex/)
 KEYWORDS: dict[str, tuple[int, bool]] = {
@@ -72,7 +74,7 @@ class Statement:
     attr: str = ""  # attribute, macro name, or regex source
     rhs: str = ""  # raw (unexpanded) rest of the line / assigned value
     column: int = 0  # column of rhs in ``text``
-    regex: re.Pattern[str] | None = None
+    regex: BoundedPattern | None = None
     invalid: bool = False  # a statement HTCondor would skip (e.g. a regex that does not compile)
 
 
@@ -278,15 +280,16 @@ def _action(out: Parsed, line: str, lineno: int) -> None:
         if m is None:
             raise XformError(lineno, start + 1, "invalid regex")
         attr, next_pos = m.group(1), m.end()
-        flags = re.IGNORECASE
+        flags = bounded_re.IGNORECASE
         for c in m.group(2).lower():
-            flags |= {"m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}.get(c, 0)
+            flags |= {"m": bounded_re.MULTILINE, "s": bounded_re.DOTALL, "x": bounded_re.VERBOSE}.get(c, 0)
         try:
-            regex = re.compile(attr, flags)
-        except (re.error, RecursionError, OverflowError, MemoryError) as exc:
-            # Python's regex parser recurses once per group: a deeply nested pattern is refused
+            # matched with a time bound, as PCRE2's match limit bounds it in HTCondor (bounded_re)
+            regex = compile_bounded(attr, flags)
+        except (bounded_re.error, RecursionError, OverflowError, MemoryError) as exc:
+            # the regex parser recurses once per group: a deeply nested pattern is refused
             # like one that does not compile (HTCondor: "this entry will be ignored")
-            why = exc if isinstance(exc, re.error) else f"{type(exc).__name__}: pattern too deeply nested or too large"
+            why = exc if isinstance(exc, bounded_re.error) else f"{type(exc).__name__}: pattern too deeply nested or too large"
             shown = attr if len(attr) <= 200 else attr[:200] + "…"
             out.warnings.append(f"line {lineno}: error compiling regex '{shown}': {why}; this entry will be ignored")
             invalid = True
