@@ -443,3 +443,22 @@ async def test_slash_then_text_typed_fast_filters_and_triggers_no_key(screen_key
         await _burst(pilot, [("slash", "/")] + [(c, c) for c in "alice"] + [("enter", None)])
         await wait_until(pilot, lambda: bool(app.screen.query(box)) and app.screen.query_one(box).value == "alice")
         assert _name(app) == start
+
+
+async def test_slash_typed_fast_replaces_the_old_filter_and_slow_keys_add_to_it():
+    """A box that selects its text on focus is replaced by what is typed: ``/bob`` typed in one
+    burst over an ``alice`` filter gives ``bob`` (as typed slowly), and keys typed after the box
+    has focus add to what was typed ahead instead of replacing it."""
+    app = _app()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _name(app) == "JobsScreen")
+        await _burst(pilot, [("slash", "/")] + [(c, c) for c in "alice"] + [("enter", None)])
+        box = app.screen.query_one("#job-filter")
+        await wait_until(pilot, lambda: box.value == "alice" and not box.has_focus)  # Enter: back to the table
+        await _burst(pilot, [("slash", "/")] + [(c, c) for c in "bo"])
+        await wait_until(pilot, lambda: box.has_focus)
+        await pilot.press("b")
+        await pilot.pause()
+        assert box.value == "bob"
