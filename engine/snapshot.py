@@ -235,6 +235,7 @@ class Snapshot:
     error: str | None = None  # the engine's crash text when "crashed", the failed write when "stalled"
     tz: str = "UTC"
     controls: frozenset[str] = CONTROLS  # what the UI may offer in this mode (CONTROLS)
+    history_upto: int = 0  # events with seq <= this were re-told after a replay jump: history, not news
     schedd_ad: Mapping[str, str] | None = None  # demo with SCHEDD_CRON_* jobs: the schedd ad they feed
     slots: tuple[SlotRow, ...] = ()  # the embedded execute node's slots; () without one
     hooks: tuple[HookRow, ...] = ()  # its hook invocations, oldest first; () without one

@@ -213,13 +213,18 @@ def test_reused_rows_equal_fresh_rows(tmp_path, seed):
 
 def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     """The router logs/emits a throttle change when a window closes (§1.5; engine.router.stats
-    wording): playing through the close emits route-throttled once; a seek over it does not."""
+    wording): playing through the close emits route-throttled once; a seek over it shows it once
+    among the events that led to the new moment, re-told (``history_upto``: the dashboard does not
+    toast it), and playing on does not repeat it."""
     from engine.feeds.replay.feed import ReplayFeed
 
     index = build_index(_black_hole(tmp_path))
     feed = ReplayFeed(Player(index, ManualClock(0)))
     feed.handle(__import__("engine.snapshot", fromlist=["Seek"]).Seek(time=T0 + 1100))
-    assert not [e for e in feed.ring.recent() if e.kind == "route-throttled"]  # jumped over
+    told = [e for e in feed.ring.recent() if e.kind == "route-throttled"]
+    assert len(told) == 1 and told[0].seq <= feed.history_upto and told[0].time == pytest.approx(T0 + 1 + 605, abs=1)
+    feed.step(feed.now + 50)
+    assert len([e for e in feed.ring.recent() if e.kind == "route-throttled"]) == 1
     feed = ReplayFeed(Player(index, ManualClock(0)))
     feed.step(feed.now + 1100)
     throttled = [e for e in feed.ring.recent() if e.kind == "route-throttled"]

@@ -102,6 +102,25 @@ async def test_engine_crash_keeps_the_last_snapshot_and_refuses_commands():
         assert app.screen.query_one("#engine-banner").has_class("-shown")
 
 
+async def test_events_retold_after_a_replay_jump_are_logged_not_toasted():
+    """After a replay jump the feed re-tells the recording's events before the new moment
+    (``Snapshot.history_upto``): they reach the events log but are neither toasted nor counted as
+    missed; an event after them is toasted as usual."""
+    rt = FakeRuntime(make_snapshot(500))
+    app = _app(rt)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        t = rt.latest().time
+        old = (S.Event(60, t, "route-throttled", "BlackHole throttled: 56 failures in 605 s", level="warning"),
+               S.Event(61, t, "job-routed", "3.0 routed to CMS_T2 as 9.0"))
+        rt.update(events=old, history_upto=61)
+        await wait_until(pilot, lambda: app.last_event_seq == 61)
+        assert not app._notifications and [e.seq for e in app.event_log][-2:] == [60, 61]
+        rt.update(events=old + (S.Event(62, t, "route-unthrottled", "BlackHole: throttle removed"),), history_upto=61)
+        await wait_until(pilot, lambda: app.last_event_seq == 62)
+        assert [n.message for n in app._notifications] == ["BlackHole: throttle removed"]
+
+
 async def test_new_events_become_toasts_and_a_gap_is_reported():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)

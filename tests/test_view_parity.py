@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine import snapshot as S
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
@@ -171,3 +172,23 @@ def test_replay_tells_the_same_router_events_as_watch(run):
     replayed = {(c[0], c[1], c[2]) for c in player.history.changes if c[0] <= want.time}
     assert {k for _, k, _ in replayed} >= {"job-routed", "job-retired", "route-throttled"}
     assert replayed == watched
+
+
+def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
+    """A seek (``--at``, ``:seek``, a bookmark) lands on a moment with the events pane showing the
+    recorded router's last events before it, as if played there (they were dropped: the pane said
+    "no events yet" after a jump), and playing on adds the next ones."""
+    from engine.feeds.replay.feed import ReplayFeed
+
+    tmp_path, (limits, rules, period), live, _watched = run
+    player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
+                    polling_period=period)
+    feed = ReplayFeed(player)
+    moment = MOMENTS[len(MOMENTS) // 2]
+    assert feed.handle(S.Seek(time=moment)) is None
+    events = feed.snapshot().events
+    routed = [e for e in events if e.kind == "job-routed"]
+    assert routed and all(e.time <= moment for e in events)
+    player.history.build()
+    before = [c for c in player.history.changes if c[0] <= player.time()]
+    assert (routed[-1].time, routed[-1].message) == next((c[0], c[2]) for c in reversed(before) if c[1] == "job-routed")

@@ -352,7 +352,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         if not new:
             return
         missed = 0
-        if not quiet and self.last_event_seq and new[0].seq > self.last_event_seq + 1:
+        history = snap.history_upto  # re-told after a replay jump: logged, never toasted nor "missed"
+        if not quiet and self.last_event_seq and new[0].seq > self.last_event_seq + 1 and new[0].seq > history:
             missed = new[0].seq - self.last_event_seq - 1
             self.missed_events += missed
             now = time.monotonic()
@@ -369,6 +370,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         if quiet:
             return
         for e in new:
+            if e.seq <= history:
+                continue
             severity = TOAST_KINDS.get(e.kind)
             if severity is None and e.level == "error":
                 severity = "error"

@@ -35,10 +35,12 @@ from typing import Any
 from engine import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
-from engine.views.rows import EventRing
+from engine.views.rows import SNAPSHOT_JOB_EVENTS, EventRing
 
 TIE = 1e-6  # clock seconds between transactions that share a time
 AFTER_END = 3600.0  # clock seconds to the next "action" once the last transaction is applied
+SEEK_EVENTS = SNAPSHOT_JOB_EVENTS  # router events shown after a jump (the ones just before the new moment)
+OWN_EVENT_KINDS = frozenset({"log-problem", "bookmark-added"})  # ours, kept across jumps
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,10 @@ class ReplayFeed:
         self.offset = 0.0
         self.now = player.time()
         self.ring = EventRing()
-        self._events_upto = self.now
+        self.history_upto = 0
         for p in player.index.problems[:50]:
             self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
+        self._recent_events(self.now)  # opened at a moment (--at): what led up to it
 
     @property
     def end_time(self) -> float:
@@ -102,7 +105,7 @@ class ReplayFeed:
         self._played_through(min(self.replay_time, p.end))
 
     def _played_through(self, upto: float) -> None:
-        """Emit the recorded router's throttle events between the last moment played and ``upto``."""
+        """Emit the recorded router's events between the last moment played and ``upto``."""
         if upto > self._events_upto:
             for when, kind, message, level, route, job in self.player.history.changes_between(self._events_upto, upto):
                 self.emit(when + self.offset, kind, message, level, route, job)
@@ -125,8 +128,24 @@ class ReplayFeed:
             return str(exc)
         moment = self.keys[p.position] if p.position >= 0 else p.start
         self.offset = self.now - moment
-        self._events_upto = moment  # a seek jumps over events; playing on from here emits them
+        self._recent_events(p.time())
         return None
+
+    def _recent_events(self, upto: float) -> None:
+        """After a jump: the events pane shows what the recording's router said up to the new
+        moment (its last ``SEEK_EVENTS`` events), as if played there, and the notes of our own
+        (log problems, bookmarks); playing on from here emits the next ones."""
+        own = [e for e in self.ring.recent() if e.kind in OWN_EVENT_KINDS]
+        seq = self.ring.seq
+        self.ring = EventRing()
+        self.ring.seq = seq  # numbers go on: the dashboard tells new events by their number
+        for e in own:
+            self.ring.emit(e.time, e.kind, e.message, e.level, e.route, e.job)
+        for when, kind, message, level, route, job in self.player.history.changes_between(
+                float("-inf"), upto)[-SEEK_EVENTS:]:
+            self.emit(when + self.offset, kind, message, level, route, job)
+        self._events_upto = upto
+        self.history_upto = self.ring.seq  # re-told, not news: no toasts for them
 
     def job_ad(self, job: str) -> dict[str, str]:
         return self.player.job_ad(job)
@@ -139,6 +158,6 @@ class ReplayFeed:
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
         return dataclasses.replace(
             snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-            replay=pos, events=self.ring.recent(), config_files=self.config_files,
+            replay=pos, events=self.ring.recent(), history_upto=self.history_upto, config_files=self.config_files,
             diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
         )
