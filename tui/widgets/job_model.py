@@ -150,14 +150,18 @@ class JobModel:
         """Adopt a new jobs tuple; returns True when the view must be recomputed."""
         if version == self.version and rows is self.rows:
             return False
+        self._take(rows, version, None)
+        self._recompute()
+        return True
+
+    def _take(self, rows: Sequence[JobRow], version: int, row_of: dict[str, int] | None) -> None:
+        """A new jobs tuple: what was derived from the old one is dropped."""
         with self._lock:
             self.rows, self.version = rows, version
             self._hay = None
             self._sorted = {}
             self._copy_routes = None
-            self._row_of = None
-        self._recompute()
-        return True
+            self._row_of = row_of
 
     def adopt(self, rows: Sequence[JobRow], version: int, hits: frozenset[str], order: list[int],
               row_of: dict[str, int] | None = None) -> bool:
@@ -166,12 +170,7 @@ class JobModel:
         or sort (the route detail's jobs); with one set, the model recomputes as usual."""
         if version == self.version and rows is self.rows and hits == self.constraint_hits:
             return False
-        with self._lock:
-            self.rows, self.version = rows, version
-            self._hay = None
-            self._sorted = {}
-            self._copy_routes = None
-            self._row_of = row_of
+        self._take(rows, version, row_of)
         self.constraint_hits = hits
         if self.text or self.sort_key:
             self._recompute()
