@@ -292,6 +292,22 @@ def _check_tail(data: bytes, limit: int, end: int, validate: bool) -> int:
     return len(lines) - 1
 
 
+def committed_state(data: bytes) -> JobQueue | None:
+    """The queue after every record of ``data`` (whole lines ending at a step boundary: replay's
+    checkpoints, ``engine.feeds.replay.index``), read by the fast path with the owner's rules
+    (§3.3) and no value checks; None when the fast path meets anything it does not take (the
+    caller then reads record by record with replay's lenient rules)."""
+    q = JobQueue()
+    try:
+        res = _fast(data, q, "<replay>", OWNER, False)
+    except _Bail:
+        return None
+    if res.problems:
+        return None
+    q._finish_bulk()
+    return q
+
+
 # ------------------------------------------------------------------------------------------
 # step scanning (replay: engine.feeds.replay.index)
 
