@@ -206,3 +206,27 @@ def test_example_loads_identically_both_ways(mode):
     """Both implementations on htcondor.md §3.6."""
     data = (DATA / "example_3_6.log").read_bytes()
     assert _summary(load_bytes(data, mode=mode, source="x")) == _summary(_ref(data, mode))
+
+
+@pytest.mark.parametrize("mode", ["owner", "follow"])
+def test_fast_path_forgets_a_destroyed_ad_between_setattributes(mode):
+    """The fast loop looks an ad up once for a run of SetAttributes on one key; a DestroyClassAd
+    and a NewClassAd of the same key between two runs must not let the later run write into the
+    destroyed ad (htcondor.md §3.3: records apply in order; a SetAttribute on a missing ad is the
+    reference loader's to report)."""
+    recreated = lines("107 1 CreationTimestamp 1736935000", "105 ", "101 1.0 Job Machine",
+                      "103 1.0 JobStatus 1", "106 ", "105 ", "103 1.0 Cmd \"a\"", "102 1.0",
+                      "101 1.0 Job Machine", "103 1.0 JobStatus 2", "106 ")
+    q = JobQueue()
+    with q.batch():
+        q._batch.reloaded = True
+        fast = reader._fast(recreated, q, "x", mode, True)
+    assert fast.queue.snapshot_state() == {"1.0": ("Job", {"JobStatus": "2"})}
+    assert _summary(fast) == _summary(_ref(recreated, mode))
+    destroyed = lines("107 1 CreationTimestamp 1736935000", "105 ", "101 1.0 Job Machine",
+                      "103 1.0 JobStatus 1", "102 1.0", "103 1.0 JobStatus 2", "106 ")
+    with pytest.raises(reader._Bail):
+        reader._fast(destroyed, JobQueue(), "x", mode, True)
+    res = load_bytes(destroyed, mode=mode, source="x")
+    assert _summary(res) == _summary(_ref(destroyed, mode))
+    assert "1.0" not in res.queue.snapshot_state()

@@ -15,6 +15,9 @@ Design decisions and invariants:
   transaction is never applied. That transaction is found before the loop from the end of the
   file: the first 105 after the last line that starts with ``106``. Everything from there to the
   end is checked (not applied) and reported as discarded.
+- The loop looks an ad up once per run of SetAttributes on one key (a transaction's attributes)
+  and forgets it at every 101/102; values go straight into a set of the chunk's distinct values
+  (an empty one among them: give up).
 - Strict parsing (§3.3): each chunk's distinct values are checked after the chunk with a regex for
   plain literals and ``engine.classad.is_valid_expr`` for the rest; a failure falls back to the
   reference loader, which reports the first bad record. ``validate=False`` skips the check (for
@@ -152,25 +155,38 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
     cg = q._canon.get
     intern = sys.intern
     new_m = _NEW
-    vals: list[str] = []
-    va = vals.append
+    vals: set[str] = set()  # distinct values, checked after the chunk ("" among them: bail)
+    va = vals.add
+    try:
+        _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_m, va)
+    except ValueError:  # a 103 line without its four fields
+        raise _Bail from None
+    if "" in vals:
+        raise _Bail
+    if validate:
+        plain = PLAIN_VALUE.fullmatch
+        for v in vals:
+            if not plain(v) and not is_valid_expr(v):
+                raise _Bail
+
+
+def _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_m, va) -> None:
+    """The loop of :func:`_run` (its locals passed in: they are read per line)."""
     in_txn = st.in_txn
+    last_key = None  # a transaction sets many attributes of one ad: look it up once
+    ad = None
     for line in lines:
         parts = line.split(" ", 3)
         op = parts[0]
         if op == "103":
-            if len(parts) != 4:
-                raise _Bail
-            ad = ag(parts[1])
-            if ad is None:
-                raise _Bail
-            name = cg(parts[2])
-            if name is None:
-                name = _new_name(q, parts[2])
-            value = parts[3]
-            if not value:
-                raise _Bail
-            ad[name] = value
+            _, key, name, value = parts
+            if key != last_key:
+                ad = ag(key)
+                if ad is None:
+                    raise _Bail
+                last_key = key
+            n = cg(name)
+            ad[n if n is not None else _new_name(q, name)] = value
             va(value)
         elif op == "106":
             if len(line) == 3 or (line != "106 " and (line[4] != "#" or len(line) == 5)):
@@ -185,6 +201,7 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
             in_txn = True
             st.saw_begin = True
         elif op == "101":
+            last_key = None  # an ad under this key may be new
             m = new_m(line)
             if m is None:
                 raise _Bail
@@ -204,6 +221,7 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
             if len(parts) != 2:
                 raise _Bail
             key = parts[1]
+            last_key = None
             if ads.pop(key, None) is None:
                 raise _Bail
             del types[key]
@@ -225,11 +243,6 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
         else:
             raise _Bail
     st.in_txn = in_txn
-    if validate:
-        plain = PLAIN_VALUE.fullmatch
-        for v in set(vals):
-            if not plain(v) and not is_valid_expr(v):
-                raise _Bail
 
 
 def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> LoadResult:
@@ -290,6 +303,22 @@ def _check_tail(data: bytes, limit: int, end: int, validate: bool) -> int:
         if isinstance(rec, Corrupt) or rec.op not in (R.NEW_AD, R.DESTROY_AD, R.SET_ATTR, R.DELETE_ATTR):
             raise _Bail
     return len(lines) - 1
+
+
+def committed_state(data: bytes) -> JobQueue | None:
+    """The queue after every record of ``data`` (whole lines ending at a step boundary: replay's
+    checkpoints, ``engine.feeds.replay.index``), read by the fast path with the owner's rules
+    (§3.3) and no value checks; None when the fast path meets anything it does not take (the
+    caller then reads record by record with replay's lenient rules)."""
+    q = JobQueue()
+    try:
+        res = _fast(data, q, "<replay>", OWNER, False)
+    except _Bail:
+        return None
+    if res.problems:
+        return None
+    q._finish_bulk()
+    return q
 
 
 # ------------------------------------------------------------------------------------------
