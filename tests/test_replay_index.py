@@ -200,3 +200,29 @@ def test_seek_equals_the_foundation_reader_on_the_truncated_log(tmp_path, seed):
     real = reader.load_log(DATA / "real_job_submission.log", mode="owner")
     ix = build_index(DATA / "real_job_submission.log")
     assert as_expected(ix.state_at(ix.steps - 1)) == real.queue.snapshot_state()
+
+
+@pytest.mark.parametrize("tz", ["UTC", "America/Chicago", None])
+@pytest.mark.parametrize("text", [
+    "106 # 2026-11-21T00:00:00.000000", "# 2026-03-08T02:30:15.5", "# 2026-11-01T01:30:00",
+    "# 2026-11-21T00:00:59 NONDURABLE", "# 2026-11-21T00:00:00+02:00", "# 2026-13-21T00:00:00", "#", "106"])
+def test_comment_time_fast_path_equals_a_full_parse(text, tz):
+    """The ``106 # <time>`` comment (htcondor.md §3.2) read by minute (one zone lookup per minute,
+    the seconds added) gives what a full ISO parse in the zone gives, DST gaps and folds included
+    (2026-03-08 02:30 does not exist in Chicago, 2026-11-01 01:30 happens twice)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from engine.queue.timeline import parse_comment_time
+
+    body = text.strip()
+    body = body[3:].strip() if body.startswith("106") else body
+    body = body[1:].strip().removesuffix("NONDURABLE").strip() if body.startswith("#") else ""
+    try:
+        moment = datetime.fromisoformat(body) if body else None
+    except ValueError:
+        moment = None
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=ZoneInfo(tz)) if tz else moment.astimezone()
+    want = moment.timestamp() if moment is not None else None
+    assert parse_comment_time(text, tz) == pytest.approx(want) if want is not None else parse_comment_time(text, tz) is None

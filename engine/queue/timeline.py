@@ -21,6 +21,8 @@ microseconds>[ NONDURABLE]`` when ``SCHEDD_JOB_QUEUE_TIMESTAMPS`` is on) and §3
 
 from __future__ import annotations
 
+import functools
+import re
 from array import array
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -42,6 +44,21 @@ TIME_ATTRS = frozenset(
 MIN_EPOCH = 631152000.0  # 1990-01-01
 
 
+_ISO_NAIVE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)\Z")
+
+
+@functools.lru_cache(maxsize=4096)
+def _minute(prefix: str, tz: str | None) -> float | None:
+    """Epoch seconds of a naive ``YYYY-MM-DDTHH:MM`` in ``tz`` (this machine's zone when None);
+    a zone's offset does not change within a minute."""
+    try:
+        moment = datetime.fromisoformat(prefix)
+    except ValueError:
+        return None
+    moment = moment.replace(tzinfo=ZoneInfo(tz)) if tz else moment.astimezone()
+    return moment.timestamp()
+
+
 def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
     """Epoch seconds of a ``106`` line's ``# <time>[ NONDURABLE]`` comment, or None."""
     text = comment.strip()
@@ -54,6 +71,11 @@ def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
         text = text[: -len("NONDURABLE")].strip()
     if not text:
         return None
+    m = _ISO_NAIVE.match(text)
+    if m is not None:  # the common form: one parse per minute, the seconds added
+        base = _minute(m.group(1), tz)
+        if base is not None:
+            return base + float(m.group(2))
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
