@@ -76,12 +76,12 @@ class DeckFooter(Footer):
         if self.is_attached and screen is self.screen:
             self.call_after_refresh(self._recompose_if_changed)
 
-    def _recompose_if_changed(self) -> None:
+    async def _recompose_if_changed(self) -> None:
         if not self.is_attached:
             return
         width = self.size.width or self.app.size.width
         if self._signature(self._key_bindings(), width) != self._shown:
-            self.recompose()
+            await self.recompose()
 
     def watch_compact(self, compact: bool) -> None:
         if self.is_attached and self._bindings_ready:
