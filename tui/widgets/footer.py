@@ -77,7 +77,10 @@ class DeckFooter(Footer):
             self.call_after_refresh(self._recompose_if_changed)
 
     async def _recompose_if_changed(self) -> None:
-        if not self.is_attached:
+        """Recompose if the keys to show changed; a footer under another screen waits (the app's
+        focus is then on that screen's widgets, so its bindings would be wrong here) until its
+        screen resumes (``DeckScreen.on_screen_resume``)."""
+        if not self.is_attached or self.screen is not self.app.screen:
             return
         width = self.size.width or self.app.size.width
         if self._signature(self._key_bindings(), width) != self._shown:
@@ -113,4 +116,4 @@ class DeckFooter(Footer):
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._shown_width and self._bindings_ready:
-            self.call_after_refresh(self.recompose)
+            self.call_after_refresh(self._recompose_if_changed)
