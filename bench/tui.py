@@ -42,6 +42,17 @@ from tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
 
 
 UI_CPU: list[float] = []  # the UI thread's CPU time of each ``respond`` (load on the machine aside)
+GC_PAUSES: list[float] = []  # each cyclic-GC collection of generation 2 (any thread), seconds
+_gc_start = [0.0]
+
+
+def _gc_callback(phase: str, info: dict) -> None:
+    if info.get("generation") != 2:
+        return
+    if phase == "start":
+        _gc_start[0] = time.perf_counter()
+    else:
+        GC_PAUSES.append(time.perf_counter() - _gc_start[0])
 
 
 async def timed(pilot, *keys: str) -> float:
@@ -220,7 +231,7 @@ def _painted_flag() -> None:
     DeckScreen.show_snapshot = show_snapshot
 
 
-async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
+async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: bool = False) -> None:
     from engine.clock import VirtualClock  # noqa: PLC0415
     from engine.feeds.demo import build_demo  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415
@@ -248,27 +259,39 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
 
         return bool(s.query(TextArea)) and bool(s.query_one(TextArea).text)
 
+    def unpainted(name: str, extra=lambda s: True):
+        """``on`` after clearing every screen's painted mark (kept screens too: a screen resumed
+        from the route-screen cache or a mode must paint again to count)."""
+        screens = {id(s): s for st in app._screen_stacks.values() for s in st}
+        screens.update({id(s): s for s in app._installed_screens.values() if not callable(s)})
+        for s in screens.values():
+            s._bench_painted = False
+        return on(name, extra)
+
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.total_jobs > 0, timeout=30)
         snap = app.snapshot
+        if gc_freeze:
+            gc.collect()
+            gc.freeze()  # what is alive now is never scanned again by the cyclic GC
+            print(f"gc.freeze(): {gc.get_freeze_count():,} objects moved to the permanent generation")
+        gc.callbacks.append(_gc_callback)
         print(f"live demo: {snap.total_jobs:,} jobs, {len(snap.routes)} routes, {len(snap.cron_jobs)} cron jobs, "
               f"×{speed:g}, snapshots every 0.25 s")
         for _ in range(repeat):
-            _rec(rows, cpu, "board → crondor (c)", []).append(await respond(pilot, "c", on("CronScreen")))
+            _rec(rows, cpu, "board → crondor (c)", []).append(await respond(pilot, "c", unpainted("CronScreen")))
             _rec(rows, cpu, "crondor → jobs (j)", []).append(await respond(
-                pilot, "j", on("JobsScreen", lambda s: len(s.table.model.rows) > 0)))
-            _rec(rows, cpu, "jobs → why-not (w)", []).append(await respond(pilot, "w", on("WhyNotScreen")))
-            _rec(rows, cpu, "why-not → jobs (esc)", []).append(await respond(pilot, "escape", on("JobsScreen")))
-            _rec(rows, cpu, "jobs → board (b)", []).append(await respond(pilot, "b", on("RoutesScreen")))
+                pilot, "j", unpainted("JobsScreen", lambda s: len(s.table.model.rows) > 0)))
+            _rec(rows, cpu, "jobs → why-not (w)", []).append(await respond(pilot, "w", unpainted("WhyNotScreen")))
+            _rec(rows, cpu, "why-not → jobs (esc)", []).append(await respond(pilot, "escape", unpainted("JobsScreen")))
+            _rec(rows, cpu, "jobs → board (b)", []).append(await respond(pilot, "b", unpainted("RoutesScreen")))
             _rec(rows, cpu, "board → route detail (enter)", []).append(await respond(
-                pilot, "enter", on("RouteDetailScreen", lambda s: s._rows_id is not None)))
-            _rec(rows, cpu, "route detail → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
-            _rec(rows, cpu, "board → editor (e)", []).append(await respond(pilot, "e", on("EditorScreen", editor_loaded)))
-            _rec(rows, cpu, "editor → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
-            _rec(rows, cpu, "board → help (?)", []).append(await respond(pilot, "question_mark", on("HelpScreen")))
-            _rec(rows, cpu, "help → board (esc)", []).append(await respond(pilot, "escape", on("RoutesScreen")))
-            for s in app.screen_stack:
-                s._bench_painted = False
+                pilot, "enter", unpainted("RouteDetailScreen", lambda s: s._rows_id is not None)))
+            _rec(rows, cpu, "route detail → board (esc)", []).append(await respond(pilot, "escape", unpainted("RoutesScreen")))
+            _rec(rows, cpu, "board → editor (e)", []).append(await respond(pilot, "e", unpainted("EditorScreen", editor_loaded)))
+            _rec(rows, cpu, "editor → board (esc)", []).append(await respond(pilot, "escape", unpainted("RoutesScreen")))
+            _rec(rows, cpu, "board → help (?)", []).append(await respond(pilot, "question_mark", unpainted("HelpScreen")))
+            _rec(rows, cpu, "help → board (esc)", []).append(await respond(pilot, "escape", unpainted("RoutesScreen")))
         # keypresses in each table: the cursor moves one row (down, then up, alternating)
         keys: dict[str, list[float]] = {}
         kcpu: dict[str, list[float]] = {}
@@ -305,6 +328,10 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0) -> None:
             print(table_line("switch " + name, cpu[name], 50, "max"))
         for name, xs in keys.items():
             print(table_line("key " + name, kcpu[name], 16, "median"))
+        gc.callbacks.remove(_gc_callback)
+        if GC_PAUSES:
+            print(f"generation-2 GC collections during the run (any thread; each stops the UI thread): {len(GC_PAUSES)},"
+                  f" median {statistics.median(GC_PAUSES) * 1000:.1f} ms, max {max(GC_PAUSES) * 1000:.1f} ms")
         switches = [x for xs in rows.values() for x in xs]
         presses = [x for xs in keys.values() for x in xs]
         print(f"all switches: median {statistics.median(switches) * 1000:.1f} ms, p95 {pct(switches, 0.95) * 1000:.1f} ms,"
@@ -319,9 +346,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--speed", type=float, default=60.0, help="the live demo's speed in part screens")
     ap.add_argument("--hours", type=float, default=1.0, help="virtual hours the demo runs before part screens")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="part screens: gc.freeze() once the app runs (what it does to the GC pauses)")
     args = ap.parse_args()
     if args.part in ("screens", "all"):
-        asyncio.run(run_screens(max(3, args.repeat // 2), args.speed, args.hours))
+        asyncio.run(run_screens(max(3, args.repeat // 2), args.speed, args.hours, args.gc_freeze))
     if args.part in ("jobs", "all"):
         asyncio.run(run(args.jobs, args.repeat))
 

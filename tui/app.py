@@ -487,9 +487,9 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self._go("slots")
 
     def open_route(self, name: str) -> None:
-        from tui.screens.route_detail import RouteDetailScreen  # noqa: PLC0415
+        from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
 
-        self.push_screen(RouteDetailScreen(name))
+        self.push_screen(route_detail_screen(self, name))
 
     def open_editor(self, route: str | None = None) -> None:
         from tui.screens.editor import EditorScreen  # noqa: PLC0415

@@ -53,6 +53,8 @@ class DeckScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self._pull()
+        for footer in self.query(DeckFooter):
+            footer.call_after_refresh(footer._recompose_if_changed)
 
     def _pull(self) -> None:
         self.show_snapshot(self.app.snapshot)

@@ -69,6 +69,43 @@ def jobs_by_route(rows: Sequence[JobRow], version: int) -> RouteJobs:
     return RouteJobs(rows, version, {k: frozenset(v) for k, v in ids.items()}, order)
 
 
+KEEP_SCREENS = 8  # route screens kept alive between opens (the most recently opened)
+
+
+def route_detail_screen(app, name: str) -> "RouteDetailScreen":
+    """The route's screen to push: the one opened before if still kept, else a new one, kept.
+
+    Building a screen (compose, mount, style, the footer's keys) was most of the time of
+    board → route (issue 14 item 3); a kept screen resumes as the main views do, with its cursor,
+    and pulls the latest snapshot. Kept screens are installed on the app (Textual removes a
+    popped screen otherwise); past ``KEEP_SCREENS`` the least recently opened is dropped. A
+    route whose kept screen is already on a stack gets a fresh, unkept one.
+    """
+    kept: dict[str, RouteDetailScreen] | None = getattr(app, "_route_screens", None)
+    if kept is None:
+        kept = app._route_screens = {}
+
+    def stacked(screen) -> bool:
+        return any(screen in stack for stack in app._screen_stacks.values())
+
+    screen = kept.get(name)
+    if screen is not None and stacked(screen):
+        return RouteDetailScreen(name)
+    if screen is None:
+        screen = RouteDetailScreen(name)
+        app.install_screen(screen, f"route-detail:{id(screen)}")
+    kept.pop(name, None)
+    kept[name] = screen  # most recently opened last
+    for old_name in list(kept)[:-KEEP_SCREENS]:
+        old = kept[old_name]
+        if not stacked(old):
+            del kept[old_name]
+            app.uninstall_screen(old)
+            if old.is_attached:
+                old.remove()
+    return screen
+
+
 class RouteDetailScreen(DeckScreen):
     AUTO_FOCUS = "#route-jobs"
     BINDINGS = keymap.ROUTE

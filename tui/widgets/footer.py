@@ -43,26 +43,69 @@ def fit(app, bindings: list[tuple[Binding, bool, str]], width: int) -> tuple[lis
 
 
 class DeckFooter(Footer):
+    """Textual's ``Footer`` recomposes (removes and mounts every key) each time the screen's
+    bindings are refreshed: on every focus change and screen switch, several times per switch,
+    mostly with the same keys. This one recomposes only when what it would show changed
+    (``_signature``), and gives each key its ``-compact`` class at construction instead of a data
+    binding (whose watcher restyles every key on mount): issue 14 item 3."""
+
     _shown_width = -1
+    _shown: tuple | None = None
+
+    def _key_bindings(self) -> list[tuple[Binding, bool, str]]:
+        seen: set[str] = set()
+        bindings = []
+        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if binding.show and binding.action not in seen:  # one key per action, as Footer
+                seen.add(binding.action)
+                bindings.append((binding, enabled, tooltip))
+        return bindings
+
+    def _signature(self, bindings, width: int) -> tuple:
+        palette = None
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            entry = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+            palette = entry and (entry[1].key, entry[1].description, entry[2])
+        return (width, self.compact, palette,
+                tuple((b.key, b.action, b.description, enabled, tooltip) for b, enabled, tooltip in bindings))
+
+    def bindings_changed(self, screen) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self._recompose_if_changed)
+
+    async def _recompose_if_changed(self) -> None:
+        """Recompose if the keys to show changed; a footer under another screen waits (the app's
+        focus is then on that screen's widgets, so its bindings would be wrong here) until its
+        screen resumes (``DeckScreen.on_screen_resume``)."""
+        if not self.is_attached or self.screen is not self.app.screen:
+            return
+        width = self.size.width or self.app.size.width
+        if self._signature(self._key_bindings(), width) != self._shown:
+            await self.recompose()
+
+    def watch_compact(self, compact: bool) -> None:
+        if self.is_attached and self._bindings_ready:
+            self.call_after_refresh(self._recompose_if_changed)
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
         active = self.screen.active_bindings
-        seen: set[str] = set()
-        bindings = []
-        for _, binding, enabled, tooltip in active.values():
-            if binding.show and binding.action not in seen:  # one key per action, as Footer
-                seen.add(binding.action)
-                bindings.append((binding, enabled, tooltip))
+        bindings = self._key_bindings()
         width = self.size.width or self.app.size.width
         self._shown_width = width
+        self._shown = self._signature(bindings, width)
         shown, all_fit = fit(self.app, bindings, width)
         self.styles.grid_size_columns = len(shown)
+        compact = "-compact" if self.compact else ""
         for binding, enabled, tooltip in shown:
-            yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description,
-                            binding.action, disabled=not enabled,
-                            tooltip=tooltip).data_bind(compact=Footer.compact)
+            key = FooterKey(binding.key, self.app.get_key_display(binding), binding.description,
+                            binding.action, disabled=not enabled, tooltip=tooltip, classes=compact)
+            key.set_reactive(FooterKey.compact, self.compact)
+            yield key
         if all_fit and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
             entry = active.get(self.app.COMMAND_PALETTE_BINDING)
             if entry is not None:
@@ -73,4 +116,4 @@ class DeckFooter(Footer):
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._shown_width and self._bindings_ready:
-            self.call_after_refresh(self.recompose)
+            self.call_after_refresh(self._recompose_if_changed)
