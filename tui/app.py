@@ -31,6 +31,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections import deque
@@ -89,6 +90,23 @@ def _screen(name: str) -> Screen:
     from tui.screens.cron import CronScreen  # noqa: PLC0415
 
     return CronScreen()
+
+
+_FROZEN = False
+
+
+def freeze_startup_heap() -> None:
+    """Once per process, after the first snapshot is on screen: what is alive now (Textual, the
+    engine's tables, the loaded config — tens of thousands of objects that live as long as the
+    app) goes to the permanent generation, so the cyclic GC's full collections no longer scan it.
+    Measured with ``bench/tui.py --part screens``: a full collection paused the UI thread for a
+    median 131 ms (max 186 ms, on any screen switch it landed on); after ``gc.freeze()`` 36 ms."""
+    global _FROZEN
+    if _FROZEN:
+        return
+    _FROZEN = True
+    gc.collect()
+    gc.freeze()
 
 
 class RouteDeckApp(ReplayControls, CommandLineMixin, App):
@@ -300,6 +318,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self._toast_events(snap, quiet=first)
         self._toast_hook_failures(snap, quiet=first)
         self._show(snap)
+        if first:
+            self.call_after_refresh(freeze_startup_heap)
         if self.watch_files and snap.config_files and snap.config_files != self._watching:
             self._watching = snap.config_files
             self.run_worker(lambda: self._watch(snap.config_files), thread=True, name="config-watch",
