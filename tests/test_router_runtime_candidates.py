@@ -137,3 +137,26 @@ def test_scan_shortcuts_equal_classad2_for_any_proc_ad_shape(data):
         if got is not None:
             want = tuple(i for i, r in enumerate(routes) if is_true(evaluate(r.requirements, ad, now=5)))
             assert got.matches == want, job.attrs
+
+
+def test_gc_paused_restores_the_collector_state_even_on_error():
+    # Source: RouteDeck implementation property (no HTCondor behaviour)
+    import gc
+
+    from engine.router.candidates import gc_paused
+
+    assert gc.isenabled()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # left off: it was off before
+    finally:
+        gc.enable()

@@ -56,7 +56,7 @@ from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.table import SubmitRejected
-from engine.router.candidates import Scanner
+from engine.router.candidates import Scanner, gc_paused
 from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
 from engine.router.schedd_ops import S, View
 from engine.router.stats import StatsMixin
@@ -301,50 +301,51 @@ class JobRouter(Lifecycle, StatsMixin):
         round_robin, max_jobs, scan = self.round_robin, self.max_jobs, scanner.scan
         considered = new = 0
         stopped_at = len(candidates)
-        for n, job in enumerate(candidates):
-            if max_jobs >= 0 and managed >= max_jobs:
-                info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {max_jobs})"
-                stopped_at = n
-                break
-            if job.key in tracked:
-                continue  # a candidate again once untracked (_untracked)
-            considered += 1
-            c = scan(job)
-            if keep is not None and not (scanner.last_fast and (c is None or not c.matches)):
-                keep.append(job.id)  # else unroutable whatever the routes' state, until it changes
-            if c is None or not c.umbrella:
-                continue
-            if round_robin:
-                ok = [i for i in c.matches if accepting[i]]
-                idx = None
-                if ok:
-                    idx = ok[self._rr % len(ok)]
-                    self._rr += 1
-            else:
-                hit = first.get(id(c))
-                if hit is not None and hit[0] is c:
-                    idx = hit[1]
-                else:
-                    idx = next((i for i in c.matches if accepting[i]), None)
-                    first[id(c)] = (c, idx)
-            if idx is None:
-                if n_accepting == 0:
-                    info["stopped"] = "all routes are full"
-                    stopped_at = n + 1  # this job is judged (in ``keep`` or not) already
+        with gc_paused():  # this loop allocates a RoutedJob per placed job (gc_paused)
+            for n, job in enumerate(candidates):
+                if max_jobs >= 0 and managed >= max_jobs:
+                    info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {max_jobs})"
+                    stopped_at = n
                     break
-                continue
-            if translate_check and self._translate_blocked(job, now) is not None:
-                continue
-            route, st = routes[idx], stats[idx]
-            st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
-            st.recent_routed += 1
-            if (st.throttle > 0 or st.num_jobs >= limits[idx]) and not route_state(route, st)[0]:
-                accepting[idx] = False
-                n_accepting -= 1
-                first.clear()
-            self._add_candidate(job, route, now)
-            managed += 1
-            new += 1
+                if job.key in tracked:
+                    continue  # a candidate again once untracked (_untracked)
+                considered += 1
+                c = scan(job)
+                if keep is not None and not (scanner.last_fast and (c is None or not c.matches)):
+                    keep.append(job.id)  # else unroutable whatever the routes' state, until it changes
+                if c is None or not c.umbrella:
+                    continue
+                if round_robin:
+                    ok = [i for i in c.matches if accepting[i]]
+                    idx = None
+                    if ok:
+                        idx = ok[self._rr % len(ok)]
+                        self._rr += 1
+                else:
+                    hit = first.get(id(c))
+                    if hit is not None and hit[0] is c:
+                        idx = hit[1]
+                    else:
+                        idx = next((i for i in c.matches if accepting[i]), None)
+                        first[id(c)] = (c, idx)
+                if idx is None:
+                    if n_accepting == 0:
+                        info["stopped"] = "all routes are full"
+                        stopped_at = n + 1  # this job is judged (in ``keep`` or not) already
+                        break
+                    continue
+                if translate_check and self._translate_blocked(job, now) is not None:
+                    continue
+                route, st = routes[idx], stats[idx]
+                st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
+                st.recent_routed += 1
+                if (st.throttle > 0 or st.num_jobs >= limits[idx]) and not route_state(route, st)[0]:
+                    accepting[idx] = False
+                    n_accepting -= 1
+                    first.clear()
+                self._add_candidate(job, route, now)
+                managed += 1
+                new += 1
         info["considered"], info["new"] = considered, new
         if pending is not None and keep is not None:
             pending.clear()
