@@ -1,6 +1,7 @@
 """Router bench: 100,000 idle candidate jobs against 50 routes; one routing cycle.
 
-Target (product.md §7): one routing cycle over 100,000 idle candidates × 50 routes ≤ 1 s.
+Target (product.md §7): one routing cycle over 100,000 idle candidates × 50 routes ≤ 1 s;
+issue 14 item 4: ≤ 0.3 s (parts 1-3 print the best of 5 runs, each on a fresh router).
 
 The queue is loaded from a synthetic job_queue.log (100 clusters of 1,000 procs, the shape
 condor_submit writes: shared attributes in the cluster ad, ProcId/JobStatus per proc). Routes are
@@ -101,6 +102,11 @@ def choice_cycle(q, table, now):
     return time.perf_counter() - t, r
 
 
+def best_of(n: int, q, table, now, first: float) -> float:
+    """The fastest of ``n`` runs (``first`` counts as one): each on a fresh router."""
+    return min([first] + [choice_cycle(q, table, now)[0] for _ in range(n - 1)])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=100_000)
@@ -114,22 +120,19 @@ def main() -> int:
     c = r.last_cycle
     print(f"1. choice cycle, all placed:   {secs:.3f} s  ({c['new']:,} routed of {c['considered']:,}; "
           f"{c['signatures']} signatures, {c['evaluations']} ClassAd evaluations)  target ≤ 1 s")
-    best = secs
-    for _ in range(2):
-        s2, _r = choice_cycle(q, table, now)
-        best = min(best, s2)
-    print(f"   best of 3: {best:.3f} s")
+    print(f"   best of 5: {best_of(5, q, table, now, secs):.3f} s  (issue 14 target ≤ 0.3 s)")
 
     qn, tablen, _ = make(a.jobs, a.routes, 1_000_000, -1, vo_prefix="other")
     secs, r = choice_cycle(qn, tablen, now)
     c = r.last_cycle
     print(f"2. choice cycle, none match:   {secs:.3f} s  ({c['new']:,} routed of {c['considered']:,}; "
-          f"{c['signatures']} signatures)")
+          f"{c['signatures']} signatures); best of 5: {best_of(5, qn, tablen, now, secs):.3f} s")
 
     qd, tabled, _ = make(a.jobs, a.routes, None, None)
     secs, r = choice_cycle(qd, tabled, now)
     c = r.last_cycle
-    print(f"3. choice cycle, default limits: {secs:.3f} s  ({c['new']:,} routed, stopped: {c['stopped']})")
+    print(f"3. choice cycle, default limits: {secs:.3f} s  ({c['new']:,} routed, stopped: {c['stopped']}); "
+          f"best of 5: {best_of(5, qd, tabled, now, secs):.3f} s")
 
     r = JobRouter(tabled, qd, now=now)
     t = time.perf_counter()

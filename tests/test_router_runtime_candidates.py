@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from router_fixtures import route, table
 
 from engine.classad import ClassAd, evaluate, is_true
@@ -97,3 +100,63 @@ def test_router_scan_uses_fewer_evaluations_than_jobs():
     assert all(sc.scan(j).matches == (0, 2) for j in q)
     assert sc.signatures == 1 and sc.evaluations == 1 + len(ROUTES)
     assert table(ROUTES) is not None
+
+
+_ODD = ["0", "7", "-1", "1", "1.0", "2", "+1", "3", "(1 + 0)", "ProcId", '"1"', "undefined", "1e0"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_scan_shortcuts_equal_classad2_for_any_proc_ad_shape(data):
+    # Source: htcondor.md §1.4 (the umbrella candidate query; ChooseRoute), ground truth by classad2
+    """The per-shape proc-ad shortcut and the ``JobStatus == "1"`` / digits-only ``ProcId`` test
+    of ``Scanner.scan`` against the umbrella evaluated by classad2, for proc ads with odd names
+    (lower case, missing ProcId/JobStatus, extra looked-at attributes) and odd literal texts."""
+    q = JobQueue()
+    with q.transaction(now=0) as t:
+        for _ in range(data.draw(st.integers(1, 3))):
+            cl = t.new_cluster()
+            t.set_attribute((cl, -1), "Owner", '"alice"')
+            t.set_attribute((cl, -1), "VO", data.draw(st.sampled_from(['"cms"', '"atlas"'])))
+            t.set_attribute((cl, -1), "RequestMemory", "1024")
+            for _p in range(data.draw(st.integers(1, 4))):
+                _, pp = t.new_proc(cl)
+                for name in data.draw(st.lists(st.sampled_from(
+                        ["ProcId", "procid", "JobStatus", "JOBSTATUS", "RequestMemory", "Managed", "Foo"]),
+                        max_size=4, unique_by=str.lower)):
+                    value = data.draw(st.sampled_from(_ODD + ['"External"']))
+                    t.set_attribute((cl, pp), name, value)
+    routes = ROUTES[:1] + ROUTES[2:]
+    sc = Scanner(routes, SC, "jobrouter")
+    sc.begin_cycle([True, True], now=5)
+    text = umbrella_text(SC, [r.requirements for r in routes], "jobrouter")
+    for job in q:
+        ad = job.classad()
+        got = sc.scan(job)
+        assert (got is not None and got.umbrella) == is_true(evaluate(text, ClassAd(), ad, now=5)), job.attrs
+        if got is not None:
+            want = tuple(i for i, r in enumerate(routes) if is_true(evaluate(r.requirements, ad, now=5)))
+            assert got.matches == want, job.attrs
+
+
+def test_gc_paused_restores_the_collector_state_even_on_error():
+    # Source: RouteDeck implementation property (no HTCondor behaviour)
+    import gc
+
+    from engine.router.candidates import gc_paused
+
+    assert gc.isenabled()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # left off: it was off before
+    finally:
+        gc.enable()

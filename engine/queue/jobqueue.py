@@ -122,6 +122,11 @@ class Job:
     def cluster_attrs(self) -> Mapping[str, str]:
         return MappingProxyType(self._q._ads.get(self._ckey, {}))
 
+    def proc_texts(self) -> Mapping[str, str]:
+        """The proc ad itself, without a read-only wrapper: for hot read-only loops (the routing
+        scan). Callers must not change it; it is the queue's own dict (empty when absent)."""
+        return self._q._ads.get(self.key, _EMPTY)
+
     def get(self, name: str) -> str | None:
         """Value text of ``name`` (any case); the proc ad wins over the cluster ad."""
         q = self._q

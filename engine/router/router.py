@@ -56,11 +56,11 @@ from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.table import SubmitRejected
-from engine.router.candidates import Scanner
+from engine.router.candidates import Scanner, gc_paused
 from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
 from engine.router.schedd_ops import S, View
 from engine.router.stats import StatsMixin
-from engine.router.throttle import StatsBook, route_state
+from engine.router.throttle import StatsBook, _route_limits, route_state
 
 
 class JobRouter(Lifecycle, StatsMixin):
@@ -209,10 +209,11 @@ class JobRouter(Lifecycle, StatsMixin):
             self._to_scan = None
             return list(self.src_q)
         if self._to_scan is None:  # renumber in the queue's order; everything is scanned
-            self._order = {job.id: i for i, job in enumerate(self.src_q)}
+            jobs = list(self.src_q)
+            self._order = {job.id: i for i, job in enumerate(jobs)}
             self._arrivals = len(self._order)
             self._to_scan = set()
-            return list(self.src_q)
+            return jobs
         order = self._order
         todo = sorted((jid for jid in self._to_scan if jid in order), key=order.__getitem__)
         get = self.src_q.get
@@ -286,47 +287,70 @@ class JobRouter(Lifecycle, StatsMixin):
             not self.hooks.allow_run and self.hooks.defines_any(hk.TRANSLATE))
         candidates = self._candidates()
         pending = self._to_scan  # None: not incremental (no events, or a clock in the table)
-        if pending is not None:
-            pending.clear()
-            pending.update(job.id for job in candidates)  # kept unless judged below
-        for job in candidates:
-            if self.max_jobs >= 0 and managed >= self.max_jobs:
-                info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {self.max_jobs})"
-                break
-            if job.key in tracked:
-                if pending is not None:
-                    pending.discard(job.id)  # a candidate again once untracked (_untracked)
-                continue
-            info["considered"] += 1
-            c = scanner.scan(job)
-            if pending is not None and scanner.last_fast and (c is None or not c.matches):
-                pending.discard(job.id)  # unroutable whatever the routes' state, until it changes
-            if c is None or not c.umbrella:
-                continue
-            if self.round_robin:
-                ok = [i for i in c.matches if accepting[i]]
-                idx = None
-                if ok:
-                    idx = ok[self._rr % len(ok)]
-                    self._rr += 1
-            else:
-                idx = next((i for i in c.matches if accepting[i]), None)
-            if idx is None:
-                if n_accepting == 0:
-                    info["stopped"] = "all routes are full"
+        # ids of this cycle's candidates kept for the next one (not judged below); ``keep``
+        # collects them in one pass, the unvisited rest is added when the loop stops early
+        keep: list[Any] | None = None if pending is None else []
+        # per route, the job count at which it may stop accepting in this cycle: with no
+        # throttle, route_state turns false only when num_jobs reaches MaxJobs or idle
+        # (num_jobs - num_running; num_running does not move within a cycle) reaches
+        # MaxIdleJobs, so route_state is asked again only from then on
+        limits = [_count_limit(r, s) for r, s in zip(routes, stats)]
+        # ChooseRoute without round robin: the first accepting match of a classification,
+        # remembered until a route stops accepting
+        first: dict[int, tuple[Any, int | None]] = {}
+        round_robin, max_jobs, scan = self.round_robin, self.max_jobs, scanner.scan
+        considered = new = 0
+        stopped_at = len(candidates)
+        with gc_paused():  # this loop allocates a RoutedJob per placed job (gc_paused)
+            for n, job in enumerate(candidates):
+                if max_jobs >= 0 and managed >= max_jobs:
+                    info["stopped"] = f"JOB_ROUTER_MAX_JOBS reached ({managed} ≥ {max_jobs})"
+                    stopped_at = n
                     break
-                continue
-            if translate_check and self._translate_blocked(job, now) is not None:
-                continue
-            route, st = routes[idx], stats[idx]
-            st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
-            st.recent_routed += 1
-            if not route_state(route, st)[0]:
-                accepting[idx] = False
-                n_accepting -= 1
-            self._add_candidate(job, route, now)
-            managed += 1
-            info["new"] += 1
+                if job.key in tracked:
+                    continue  # a candidate again once untracked (_untracked)
+                considered += 1
+                c = scan(job)
+                if keep is not None and not (scanner.last_fast and (c is None or not c.matches)):
+                    keep.append(job.id)  # else unroutable whatever the routes' state, until it changes
+                if c is None or not c.umbrella:
+                    continue
+                if round_robin:
+                    ok = [i for i in c.matches if accepting[i]]
+                    idx = None
+                    if ok:
+                        idx = ok[self._rr % len(ok)]
+                        self._rr += 1
+                else:
+                    hit = first.get(id(c))
+                    if hit is not None and hit[0] is c:
+                        idx = hit[1]
+                    else:
+                        idx = next((i for i in c.matches if accepting[i]), None)
+                        first[id(c)] = (c, idx)
+                if idx is None:
+                    if n_accepting == 0:
+                        info["stopped"] = "all routes are full"
+                        stopped_at = n + 1  # this job is judged (in ``keep`` or not) already
+                        break
+                    continue
+                if translate_check and self._translate_blocked(job, now) is not None:
+                    continue
+                route, st = routes[idx], stats[idx]
+                st.num_jobs += 1  # IncrementRoutedJobs: the limits hold within one poll
+                st.recent_routed += 1
+                if (st.throttle > 0 or st.num_jobs >= limits[idx]) and not route_state(route, st)[0]:
+                    accepting[idx] = False
+                    n_accepting -= 1
+                    first.clear()
+                self._add_candidate(job, route, now)
+                managed += 1
+                new += 1
+        info["considered"], info["new"] = considered, new
+        if pending is not None and keep is not None:
+            pending.clear()
+            pending.update(keep)
+            pending.update(job.id for job in candidates[stopped_at:])
         info["signatures"] = scanner.signatures
         info["evaluations"] = scanner.evaluations
 
@@ -550,6 +574,12 @@ class JobRouter(Lifecycle, StatsMixin):
             self._push_src(job, changes, now)
             self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
                                       job.route_name, job.src_key, action=decision.action))
+
+
+def _count_limit(route: Any, stats: Any) -> float:
+    """The smallest ``num_jobs`` at which ``route_state`` can say "full" or "idle-limit"."""
+    max_jobs, max_idle = _route_limits(route)
+    return min(max_jobs, max_idle + stats.num_running) if max_idle >= 0 else max_jobs
 
 
 def _may_be(text: str | None, quoted: str) -> bool:
