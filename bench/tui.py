@@ -270,6 +270,10 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
 
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.total_jobs > 0, timeout=30)
+        t = time.perf_counter()
+        # the main views are composed in the background after the first paint (RouteDeckApp._prewarm)
+        await wait_until(pilot, lambda: getattr(app, "prewarmed", True), timeout=30)
+        print(f"main views composed in the background {time.perf_counter() - t:.2f} s after the first snapshot")
         snap = app.snapshot
         if gc_freeze:
             gc.collect()

@@ -184,3 +184,35 @@ async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_re
         app.post_message(ConfigFilesChanged((str(conf),), ("0" * 64,)))
         await wait_until(pilot, lambda: len(rt.sent) == 1)
         assert isinstance(rt.sent[0], S.ApplyRoutes)
+
+
+async def test_main_views_are_composed_in_the_background_and_resumed_on_first_visit(tmp_path):
+    """After the first snapshot is on screen, the jobs and crondor views (and hooks, slots where
+    the feed has an execute node) are composed off screen; the board stays shown with its focus,
+    and the first ``j``/``c`` resumes the very screen built then, already filled from the
+    snapshot (issue 14 item 3: a first visit composed the screen, 52-76 ms)."""
+    conf = tmp_path / "routes.conf"
+    write_routes_conf(conf)
+    rt = FakeRuntime(snapshot_for_conf(conf, n_jobs=50))
+    app = make_app(rt, blink=False, watch_files=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        board = app.screen
+        focused = app.focused
+        await wait_until(pilot, lambda: app.prewarmed)
+        await pilot.pause()
+        built = {m: app._screen_stacks[m][0] for m in ("jobs", "cron")}
+        for screen in built.values():
+            assert screen.is_mounted and screen.query("DataTable, JobTable")
+        assert app.screen is board and app.focused is focused and app.current_mode == "routes"
+        assert len(built["jobs"].table.model.rows) == 50  # filled from the snapshot while hidden
+        offers_execute = app.offers("execute")
+        assert ("hooks" in app._screen_stacks) == offers_execute
+        await pilot.press("j")
+        await wait_until(pilot, lambda: app.current_mode == "jobs")
+        assert app.screen is built["jobs"] and app.focused is built["jobs"].table
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.current_mode == "cron")
+        assert app.screen is built["cron"]
+        await pilot.press("b")
+        await wait_until(pilot, lambda: app.screen is board)
