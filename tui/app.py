@@ -474,7 +474,8 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
 
     def prewarm_modes(self) -> list[str]:
         """The main views one key reaches that are built in the background: jobs and crondor,
-        hooks and slots where the feed has an execute node (``Snapshot.controls``)."""
+        hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
+        (``e``) is built after them."""
         modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
         return [m for m in modes if m not in self._screen_stacks]
 
@@ -493,17 +494,26 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         delayed by more than one screen's build; the start-up heap is frozen after the last."""
         from textual.widget import AwaitMount  # noqa: PLC0415
 
+        from tui.screens.editor import editor_screen  # noqa: PLC0415
+
+        async def build(screen: Screen) -> None:
+            self._load_screen_css(screen)
+            widgets = self._register(self, screen)
+            screen._screen_resized(self.size)
+            await AwaitMount(screen, widgets)
+            await asyncio.sleep(0)  # keys and snapshots waiting go first
+
         try:
             for mode in self.prewarm_modes():
                 if mode in self._screen_stacks:
                     continue  # the user got there first
                 screen = self._modes[mode]()
-                self._load_screen_css(screen)
                 self._screen_stacks[mode] = [screen]
-                widgets = self._register(self, screen)
-                screen._screen_resized(self.size)
-                await AwaitMount(screen, widgets)
-                await asyncio.sleep(0)  # keys and snapshots waiting go first
+                await build(screen)
+            if getattr(self, "_editor_screen", None) is None:
+                # ``e`` on the board: the kept editor (tui.screens.editor.editor_screen), built
+                # now, opened (file read, lint) only when pushed
+                await build(editor_screen(self, None))
         finally:
             self.prewarmed = True
             freeze_startup_heap()
@@ -553,9 +563,9 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.push_screen(route_detail_screen(self, name))
 
     def open_editor(self, route: str | None = None) -> None:
-        from tui.screens.editor import EditorScreen  # noqa: PLC0415
+        from tui.screens.editor import editor_screen  # noqa: PLC0415
 
-        self.push_screen(EditorScreen(route))
+        self.push_screen(editor_screen(self, route))
 
     def open_why_not(self, job: str) -> None:
         from tui.screens.whynot import WhyNotScreen  # noqa: PLC0415
