@@ -188,8 +188,9 @@ async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_re
 
 async def test_main_views_are_composed_in_the_background_and_resumed_on_first_visit(tmp_path):
     """After the first snapshot is on screen, the jobs and crondor views (and hooks, slots where
-    the feed has an execute node) and the editor are composed off screen; the board stays shown
-    with its focus, and the first ``j``/``c``/``e`` resumes the very screen built then, the
+    the feed has an execute node), the editor and the selected route's screen are composed off
+    screen; the board stays shown with its focus, and the first ``j``/``c``/``e``/``enter``
+    resumes the very screen built then, the
     views already filled from the snapshot, the editor opened only then (issue 14 item 3: a
     first visit composed the screen, 52-76 ms)."""
     conf = tmp_path / "routes.conf"
@@ -222,6 +223,12 @@ async def test_main_views_are_composed_in_the_background_and_resumed_on_first_vi
         await pilot.press("e")
         await wait_until(pilot, lambda: app.screen is editor and editor.lint is not None)
         assert editor.path == str(conf) and editor.query_one("#editor").text == conf.read_text()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is board)
+        detail = app._route_screens[board.selected_name()]  # the selected route's, built too
+        assert detail.is_mounted
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is detail)
 
 
 async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkeypatch):

@@ -475,7 +475,7 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     def prewarm_modes(self) -> list[str]:
         """The main views one key reaches that are built in the background: jobs and crondor,
         hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
-        (``e``) is built after them."""
+        (``e``) and the board's selected route (``enter``) are built after them."""
         modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
         return [m for m in modes if m not in self._screen_stacks]
 
@@ -514,6 +514,12 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
                 # ``e`` on the board: the kept editor (tui.screens.editor.editor_screen), built
                 # now, opened (file read, lint) only when pushed
                 await build(editor_screen(self, None))
+            selected = getattr(self._screen_stacks["routes"][0], "selected_name", lambda: None)()
+            if selected and selected not in getattr(self, "_route_screens", {}):
+                # ``enter`` on the board: the selected route's kept screen (route_detail_screen)
+                from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
+
+                await build(route_detail_screen(self, selected))
         finally:
             self.prewarmed = True
             freeze_startup_heap()
