@@ -207,7 +207,8 @@ async def test_main_views_are_composed_in_the_background_and_resumed_on_first_vi
         for screen in built.values():
             assert screen.is_mounted and screen.query("DataTable, JobTable")
         assert app.screen is board and app.focused is focused and app.current_mode == "routes"
-        assert len(built["jobs"].table.model.rows) == 50  # filled from the snapshot while hidden
+        await wait_until(pilot, lambda: len(built["jobs"].table.model.rows) == 50)  # filled while hidden
+        assert app.screen is board and app.focused is focused
         offers_execute = app.offers("execute")
         assert ("hooks" in app._screen_stacks) == offers_execute
         await pilot.press("j")
@@ -242,13 +243,15 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
     original = write_routes_conf(conf)
     rt = FakeRuntime(snapshot_for_conf(conf))
     app = make_app(rt, blink=False, watch_files=False)
-    gate, real = threading.Event(), editor_mod.lint_config
+    gate, new_gate, real = threading.Event(), threading.Event(), editor_mod.lint_config
     slow = []
 
     def lint(text, *args, **kwargs):
         if "slow lint" in text:  # the edit left behind: its lint finishes after the reopen
             slow.append(text)
             gate.wait(10)
+        if "MaxIdleJobs = 40" in text:  # the reopened file's: held until the reset is checked
+            new_gate.wait(10)
         return real(text, *args, **kwargs)
 
     monkeypatch.setattr(editor_mod, "lint_config", lint)
@@ -276,6 +279,7 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
         assert area.read_only and "(read-only)" in area.border_title
         assert area.cursor_location == (8, 0)  # Site2_PBS's line (snapshot_for_conf: :9)
         assert not area.history.undo_stack  # the discarded edit cannot be undone back in
+        new_gate.set()
         await wait_until(pilot, lambda: editor.lint is not None)
         current = editor.lint
         gate.set()  # the old lint reports now: dropped (an older generation)
