@@ -26,11 +26,14 @@ Design decisions and invariants:
 - The UI thread never waits on work (issue 14 item 3): file reads, hashes, lints, what-ifs and
   job scans run in thread workers (the config watcher hashes the files it reports; the route
   detail reads its text and splits the jobs by route in workers; the editor lints on apply in
-  one); screens paint from the last snapshot at once and fill in what a worker brings.
+  one); screens paint from the last snapshot at once and fill in what a worker brings. The main
+  views a key reaches are composed off screen after the first paint (:meth:`RouteDeckApp._prewarm`),
+  so even their first visit only resumes them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import time
@@ -319,7 +322,7 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self._toast_hook_failures(snap, quiet=first)
         self._show(snap)
         if first:
-            self.call_after_refresh(freeze_startup_heap)
+            self.call_after_refresh(self._prewarm_start)
         if self.watch_files and snap.config_files and snap.config_files != self._watching:
             self._watching = snap.config_files
             self.run_worker(lambda: self._watch(snap.config_files), thread=True, name="config-watch",
@@ -467,6 +470,60 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.send(S.SetSpeed(max(0.125, min(10_000.0, current * factor))))
 
     # -- navigation -----------------------------------------------------------------------------
+    prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
+
+    def prewarm_modes(self) -> list[str]:
+        """The main views one key reaches that are built in the background: jobs and crondor,
+        hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
+        (``e``) and the board's selected route (``enter``) are built after them."""
+        modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
+        return [m for m in modes if m not in self._screen_stacks]
+
+    def _prewarm_start(self) -> None:
+        self.run_worker(self._prewarm(), name="prewarm", group="prewarm", exclusive=True, exit_on_error=False)
+
+    async def _prewarm(self) -> None:
+        """After the first snapshot is on screen, compose the other main views' top screens off
+        screen, one at a time, so their first visit only resumes them (issue 14 item 3: the
+        first ``c`` and ``j`` took 52 and 76 ms, Textual composing the screen). Each screen gets
+        what :meth:`switch_mode` would give a new mode's screen (its CSS, registered, the app's
+        size) except the resume: it is not shown, and becomes the mode's stack, so
+        ``switch_mode`` later finds it and only resumes it. The app renders only the current
+        screen, so nothing of this is seen. An async worker on the UI loop (Textual's widgets
+        are built there), awaiting each screen's mount before the next, so a key is never
+        delayed by more than one screen's build; the start-up heap is frozen after the last."""
+        from textual.widget import AwaitMount  # noqa: PLC0415
+
+        from tui.screens.editor import editor_screen  # noqa: PLC0415
+
+        async def build(screen: Screen) -> None:
+            self._load_screen_css(screen)
+            widgets = self._register(self, screen)
+            screen._screen_resized(self.size)
+            await AwaitMount(screen, widgets)
+            await asyncio.sleep(0)  # keys and snapshots waiting go first
+
+        try:
+            for mode in self.prewarm_modes():
+                if mode in self._screen_stacks:
+                    continue  # the user got there first
+                screen = self._modes[mode]()
+                self._screen_stacks[mode] = [screen]
+                await build(screen)
+            if getattr(self, "_editor_screen", None) is None:
+                # ``e`` on the board: the kept editor (tui.screens.editor.editor_screen), built
+                # now, opened (file read, lint) only when pushed
+                await build(editor_screen(self, None))
+            selected = getattr(self._screen_stacks["routes"][0], "selected_name", lambda: None)()
+            if selected and selected not in getattr(self, "_route_screens", {}):
+                # ``enter`` on the board: the selected route's kept screen (route_detail_screen)
+                from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
+
+                await build(route_detail_screen(self, selected))
+        finally:
+            self.prewarmed = True
+            freeze_startup_heap()
+
     def _go(self, name: str) -> Screen:
         """Switch to a main view's top screen (one Textual mode each, so each keeps its state):
         whatever was opened on top of it (a route, a why-not, a dialog) is closed, so ``b``
@@ -512,9 +569,9 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.push_screen(route_detail_screen(self, name))
 
     def open_editor(self, route: str | None = None) -> None:
-        from tui.screens.editor import EditorScreen  # noqa: PLC0415
+        from tui.screens.editor import editor_screen  # noqa: PLC0415
 
-        self.push_screen(EditorScreen(route))
+        self.push_screen(editor_screen(self, route))
 
     def open_why_not(self, job: str) -> None:
         from tui.screens.whynot import WhyNotScreen  # noqa: PLC0415

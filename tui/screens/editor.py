@@ -167,10 +167,44 @@ class EditorScreen(DeckScreen):
                 whatif.border_title = "What-if"
                 yield whatif
 
+    _needs_open = False  # built off screen (RouteDeckApp._prewarm): opened when first shown
+
     def on_mount(self) -> None:
-        self._open()
+        if any(self in stack for stack in self.app._screen_stacks.values()):
+            self._open()
+        else:
+            self._needs_open = True
         self._fit(self.app.size.width)
         super().on_mount()
+
+    def on_screen_resume(self) -> None:
+        # DeckScreen.on_screen_resume runs too (Textual calls each class's handler in the MRO)
+        if self._needs_open:
+            self._needs_open = False
+            self._open()
+
+    def reopen(self, route: str | None) -> None:
+        """Make the kept screen (:func:`editor_screen`) what a new one would be, before it is
+        pushed again: the route's file reloaded from disk (edits left unapplied were discarded
+        when it was closed), lint and what-if cleared, read-only re-checked (``_open``). The
+        generation counters move on rather than back to 0, so a lint or apply check still
+        running from the last visit is dropped when it reports, never taken for a new one."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.route = route
+        self.lint = None
+        self._generation += 1
+        self._apply_generation += 1
+        self._draw_error = None
+        self.query_one("#lint", Static).update(lint_text(None))
+        self.query_one("#whatif", Static).update(what_if_text(None, None))
+        area = self.query_one(TextArea)
+        area.read_only = not self.app.can_apply_routes
+        area.cursor_blink = self.app.blink
+        self._needs_open = False
+        self._open()
+        self._fit(self.app.size.width)
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
@@ -197,18 +231,25 @@ class EditorScreen(DeckScreen):
         area = self.query_one(TextArea)
         area.border_title = (self.path or "no config file") + (" (read-only)" if not self.app.can_apply_routes else "")
         if self.path is None:
-            self.query_one("#lint", Static).update(Text("this engine has no routing-table file to edit", style="red"))
+            self._unreadable(area, Text("this engine has no routing-table file to edit", style="red"))
             return
         try:
             self.disk_text = Path(self.path).read_text(encoding="utf-8")
         except OSError as exc:
-            self.query_one("#lint", Static).update(Text(f"cannot read {self.path}: {exc.strerror}", style="red"))
+            self._unreadable(area, Text(f"cannot read {self.path}: {exc.strerror}", style="red"))
             return
         area.load_text(self.disk_text)
         area.cursor_location = (max(0, self.line - 1), 0)
         area.scroll_cursor_visible(center=True, animate=False)
         area.focus()
         self.schedule_lint(0)
+
+    def _unreadable(self, area: TextArea, why: Text) -> None:
+        """No file to show: an empty text (a reopened editor must not keep the last file's)."""
+        self.disk_text = ""
+        if area.text:
+            area.load_text("")
+        self.query_one("#lint", Static).update(why)
 
     @property
     def text(self) -> str:
@@ -373,6 +414,26 @@ class EditorScreen(DeckScreen):
     def _leave(self) -> None:
         if self.app.screen is self:
             self.app.pop_screen()
+
+
+def editor_screen(app, route: str | None) -> EditorScreen:
+    """The editor to push: the one kept since its first open, reset (:meth:`EditorScreen.reopen`),
+    else a new one, kept. Building it (compose, the TextArea, style, the footer's keys) was most of
+    board → editor (issue 14 item 3: 45-79 ms on every open). It is installed on the app so that
+    Textual keeps it when popped (the route screens' way: ``route_detail_screen``). If the kept
+    one is already on a stack (``:edit`` typed in the editor), a fresh, unkept one is returned."""
+    kept: EditorScreen | None = getattr(app, "_editor_screen", None)
+    if kept is not None and any(kept in stack for stack in app._screen_stacks.values()):
+        return EditorScreen(route)
+    if kept is None:
+        kept = app._editor_screen = EditorScreen(route)
+        app.install_screen(kept, f"editor:{id(kept)}")
+        return kept  # mounted when pushed (or built off screen first): opened when shown
+    if not kept.is_mounted:
+        kept.route = route  # still being built off screen: opened when shown
+        return kept
+    kept.reopen(route)
+    return kept
 
 
 def _files_for(snap: Snapshot | None, path: str) -> tuple[str, ...]:
