@@ -101,7 +101,10 @@ class JobRouter(Lifecycle, StatsMixin):
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
         # eval_periodic: source key -> (the router's copy as a frozenset of items, its ClassAd)
-        self._periodic_ads: dict[str, tuple[frozenset, Any]] = {}
+        # src_key -> (copy of job.src at the last evaluation, its evaluation ad, time deadline or
+        # None when the result can change only with the ad, "now" when it must be evaluated again)
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, Any]] = {}
+        self._periodic_system: Any = None
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -506,12 +509,20 @@ class JobRouter(Lifecycle, StatsMixin):
     # ------------------------------------------------------------------------ source policy
 
     def eval_periodic(self, now: float) -> None:
-        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages."""
-        from engine.lang.user_policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
+        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages.
+
+        Incremental, as the schedd's ``periodic`` is: a job whose router copy of the source ad
+        (``job.src``) is equal to the one of its last evaluation, whose last result did nothing,
+        and whose time deadline (``user_policy.time_deadline``, and ``TimerRemove``) has not come
+        gives the same non-acting result again, so it is not evaluated; a change of the system
+        policy knobs evaluates every job."""
+        from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
         ads, kept = self._periodic_ads, {}
-        self._periodic_ads = kept  # only the jobs evaluated this time stay cached
+        if system != self._periodic_system:
+            ads, self._periodic_system = {}, system
+        self._periodic_ads = kept  # only the jobs still managed stay cached
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
@@ -521,18 +532,26 @@ class JobRouter(Lifecycle, StatsMixin):
                     value = live.int(name)
                     if value is not None:
                         job.src[live.name(name) or name] = str(value)
+            cached = ads.get(job.src_key)
+            same = cached is not None and cached[0] == job.src
+            if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
+                kept[job.src_key] = cached
+                continue  # same ad, same non-acting result (docstring)
             # the evaluation ad of the router's copy, rebuilt only when the copy changed
             # (building a ClassAd was most of this pass's cost)
-            stamp = frozenset(job.src.items())
-            cached = ads.get(job.src_key)
-            local = View(job.src, ad=cached[1] if cached is not None and cached[0] == stamp else None)
+            local = View(job.src, ad=cached[1] if same else None)
             status = local.int("JobStatus")
             if status is None:
                 continue
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, local.ad())
-            kept[job.src_key] = cached
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
+            if decision.action == "none":
+                due = time_deadline(local.get, job.src.values(), system, now)
+                timer = local.int("TimerRemove")
+                if timer is not None and timer >= 0:
+                    due = timer if due is None else min(due, timer)
+            else:
+                due = "now"
+            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due)
             if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
