@@ -100,11 +100,15 @@ class JobRouter(Lifecycle, StatsMixin):
         self._adopt_dirty: set[Any] | None = None
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
-        # eval_periodic: source key -> (the router's copy as a frozenset of items, its ClassAd)
-        # src_key -> (copy of job.src at the last evaluation, its evaluation ad, time deadline or
-        # None when the result can change only with the ad, "now" when it must be evaluated again)
-        self._periodic_ads: dict[str, tuple[dict[str, str], Any, Any]] = {}
+        # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
+        # ClassAd, time deadline — None when the result can change only with the ad, "now" when
+        # it must be evaluated again —, whether the live source's TimerRemove and
+        # x509UserProxyExpiration were literals), and the keys changed in either queue since the
+        # last pass (None: all may have changed)
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, Any, bool]] = {}
+        self._periodic_dirty: set[str] | None = None
         self._periodic_system: Any = None
+        self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -175,9 +179,12 @@ class JobRouter(Lifecycle, StatsMixin):
                 self._changed.add(f"{jid[0]}.{jid[1]}")
             if self._adopt_dirty is not None:
                 self._adopt_dirty.add(jid)
+            if self._periodic_dirty is not None:
+                self._periodic_dirty.add(f"{jid[0]}.{jid[1]}")
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
             self._adopt_dirty = None
+            self._periodic_dirty = None
 
     def _on_source_event(self, event: Any) -> None:
         name = type(event).__name__
@@ -515,7 +522,9 @@ class JobRouter(Lifecycle, StatsMixin):
         (``job.src``) is equal to the one of its last evaluation, whose last result did nothing,
         and whose time deadline (``user_policy.time_deadline``, and ``TimerRemove``) has not come
         gives the same non-acting result again, so it is not evaluated; a change of the system
-        policy knobs evaluates every job."""
+        policy knobs evaluates every job. The live source's ``TimerRemove`` and
+        ``x509UserProxyExpiration`` are copied in again only when the source changed since the
+        last pass or they were not literal integers (an expression may depend on the time)."""
         from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
@@ -523,19 +532,23 @@ class JobRouter(Lifecycle, StatsMixin):
         if system != self._periodic_system:
             ads, self._periodic_system = {}, system
         self._periodic_ads = kept  # only the jobs still managed stay cached
+        dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
-            live = View.of(ops.get(self.src_q, job.src_key))
-            if live is not None:
-                for name in ("TimerRemove", "x509UserProxyExpiration"):
-                    value = live.int(name)
-                    if value is not None:
-                        job.src[live.name(name) or name] = str(value)
             cached = ads.get(job.src_key)
+            static = True
+            if dirty is None or cached is None or not cached[3] or job.src_key in dirty:
+                live = View.of(ops.get(self.src_q, job.src_key))
+                if live is not None:
+                    for name in ("TimerRemove", "x509UserProxyExpiration"):
+                        value = live.int(name)
+                        if value is not None:
+                            job.src[live.name(name) or name] = str(value)
+                        static = static and (value is None or live.get(name) == str(value))
             same = cached is not None and cached[0] == job.src
             if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
-                kept[job.src_key] = cached
+                kept[job.src_key] = cached if cached[3] == static else (*cached[:3], static)
                 continue  # same ad, same non-acting result (docstring)
             # the evaluation ad of the router's copy, rebuilt only when the copy changed
             # (building a ClassAd was most of this pass's cost)
@@ -543,6 +556,7 @@ class JobRouter(Lifecycle, StatsMixin):
             status = local.int("JobStatus")
             if status is None:
                 continue
+            self.periodic_evaluations += 1
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
             if decision.action == "none":
                 due = time_deadline(local.get, job.src.values(), system, now)
@@ -551,7 +565,7 @@ class JobRouter(Lifecycle, StatsMixin):
                     due = timer if due is None else min(due, timer)
             else:
                 due = "now"
-            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due)
+            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
             if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
