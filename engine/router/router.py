@@ -476,15 +476,18 @@ class JobRouter(Lifecycle, StatsMixin):
             if not _may_be(dest_job.get("RoutedBy"), quoted):
                 continue
             d = View.of(dest_job)
-            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
-                    and d.str("Owner") is not None):
-                continue
-            src_key, route_name = d.str("RoutedFromJobId"), d.str("RouteName")
-            if src_key is None or route_name is None:
+            src_key = d.str("RoutedFromJobId")
+            if src_key is None:
                 continue  # "no routing information found in routed job"
             known = self.jobs.get(src_key)
             if known is not None and known.dest_key == dest_job.key:
+                continue  # the copy of a tracked job (the common case: checked first, same result)
+            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
+                    and d.str("Owner") is not None):
                 continue
+            route_name = d.str("RouteName")
+            if route_name is None:
+                continue  # "no routing information found in routed job"
             src_job = ops.get(self.src_q, src_key)
             if src_job is None:
                 ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
