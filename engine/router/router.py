@@ -238,7 +238,8 @@ class JobRouter(Lifecycle, StatsMixin):
     def _unchanged(self, job: RoutedJob, changed: set[str] | None) -> bool:
         """A SUBMITTED job whose source and routed copy did not change since the last poll and
         that has no update hook would get the very same status check: skip it (the check is a
-        pure function of the two ads once the copy has been seen)."""
+        pure function of the two ads once the copy has been seen). ``poll`` inlines this test:
+        keep the two the same."""
         return (changed is not None and self._watching and job.saw_dest and not job.dirty
                 and job.src_key not in changed and job.dest_key not in changed
                 and (not self.hooks.allow_run or self.hooks.path(hk.UPDATE, self._keyword(job)) is None))
@@ -250,8 +251,12 @@ class JobRouter(Lifecycle, StatsMixin):
             self.adopt_orphans(now)
         self.update_route_stats(now)
         self.get_candidate_jobs(now)
+        # ``_unchanged`` inlined: this loop runs over every tracked job on every poll
+        may_skip, no_hooks, submitted = changed is not None and self._watching, not self.hooks.allow_run, State.SUBMITTED
         for job in list(self.jobs.values()):
-            if job.state is State.SUBMITTED and self._unchanged(job, changed):
+            if (may_skip and job.state is submitted and job.saw_dest and not job.dirty
+                    and job.src_key not in changed and job.dest_key not in changed
+                    and (no_hooks or self.hooks.path(hk.UPDATE, self._keyword(job)) is None)):
                 continue
             for state, step in STEPS:
                 if job.state is state:
