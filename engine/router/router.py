@@ -100,6 +100,7 @@ class JobRouter(Lifecycle, StatsMixin):
         self._adopt_dirty: set[Any] | None = None
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
+        self._adopt_own: dict[Any, str] = {}  # routed copies last seen as a tracked job's own -> its source
         # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
         # ClassAd, time deadline — None when the result can change only with the ad, "now" when
         # it must be evaluated again —, whether the live source's TimerRemove and
@@ -477,7 +478,17 @@ class JobRouter(Lifecycle, StatsMixin):
         quoted = '"' + self.name + '"'
         # changes made from here on (this pass's own included) are seen by the next pass
         dirty, self._adopt_dirty = self._adopt_dirty, (set() if self._watching else None)
+        own, self._adopt_own = self._adopt_own, {}
         for dest_job in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
+            if dirty is not None and dest_job.id not in dirty:
+                # unchanged since the last pass, where it was the copy of tracked job ``was``:
+                # still so while that job is tracked with it (its attributes cannot have changed)
+                was = own.get(dest_job.id)
+                if was is not None:
+                    known = self.jobs.get(was)
+                    if known is not None and known.dest_key == dest_job.key:
+                        self._adopt_own[dest_job.id] = was
+                        continue
             if not _may_be(dest_job.get("RoutedBy"), quoted):
                 continue
             d = View.of(dest_job)
@@ -486,6 +497,7 @@ class JobRouter(Lifecycle, StatsMixin):
                 continue  # "no routing information found in routed job"
             known = self.jobs.get(src_key)
             if known is not None and known.dest_key == dest_job.key:
+                self._adopt_own[dest_job.id] = src_key
                 continue  # the copy of a tracked job (the common case: checked first, same result)
             if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
                     and d.str("Owner") is not None):
