@@ -57,7 +57,7 @@ from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.table import SubmitRejected
 from engine.router.candidates import Scanner
-from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
+from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
 from engine.router.schedd_ops import S, View
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, route_state
@@ -259,7 +259,7 @@ class JobRouter(Lifecycle, StatsMixin):
                     and job.src_key not in changed and job.dest_key not in changed
                     and (no_hooks or self.hooks.path(hk.UPDATE, self._keyword(job)) is None)):
                 continue
-            for state, step in STEPS:
+            for state, step in STEPS_FROM.get(job.state, STEPS):
                 if job.state is state:
                     step(self, job, now)
         if now >= self.next_periodic:
