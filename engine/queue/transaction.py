@@ -22,6 +22,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Protocol
 
 from engine.queue import records as R
@@ -43,6 +44,17 @@ class _Queue(Protocol):
     def apply_all(self, recs: list) -> list[str]: ...
 
 _PROC_ONLY = frozenset({"jobstatus", "procid"})
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_word(s: str) -> bool:
+    """``s`` is a key or attribute name ``records.format_record`` writes as is (its own check,
+    remembered: a router writes the same few hundred names and keys again and again)."""
+    try:
+        R.format_record(R.destroy_ad(s))
+    except R.RecordFormatError:
+        return False
+    return True
 
 
 def resolve_key(key_or_id: Any) -> str:
@@ -164,12 +176,20 @@ class Transaction:
         return (cluster, p)
 
     def set_attribute(self, key_or_id: Any, name: str, text: str) -> None:
-        key = resolve_key(key_or_id)
-        if not self.exists(key):
+        key = key_or_id if type(key_or_id) is str else resolve_key(key_or_id)
+        alive = self._alive.get(key)
+        if not (alive if alive is not None else key in self._q._ads):
             raise KeyError(f"no ad {key} to set {name} in")
         if name.lower() in _PROC_ONLY and R.key_kind(key) == R.CLUSTER:
             raise ValueError(f"{name} belongs in a proc ad, not the cluster ad {key}")
-        self._add(R.set_attr(key, name, check_value(name, text)))
+        rec = R.set_attr(key, name, check_value(name, text))
+        if type(key) is str and type(name) is str and _is_word(key) and _is_word(name):
+            # format_record's line for a 103 whose value check_value accepted (no newline, NUL,
+            # or blank value) and whose key and name are words (test_transaction_line_fast_path)
+            self._lines.append(f"103 {key} {name} {text}")
+            self.records.append(rec)
+        else:
+            self._add(rec)  # format_record refuses it with its own message
 
     def delete_attribute(self, key_or_id: Any, name: str) -> None:
         key = resolve_key(key_or_id)

@@ -429,6 +429,9 @@ STEPS = (
     (State.CLEANUP, Lifecycle.cleanup),
     (State.RETIRED, Lifecycle.cleanup_retired),
 )
+# each state's tail of STEPS: a job's first matching step is its state's, so a poll walks the
+# steps from there (a step that moves the job to a later state is followed by that state's step)
+STEPS_FROM = {state: STEPS[i:] for i, (state, _step) in enumerate(STEPS)}
 
 
 def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:

@@ -57,7 +57,7 @@ from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.table import SubmitRejected
 from engine.router.candidates import Scanner, gc_paused
-from engine.router.lifecycle import STEPS, Lifecycle, RoutedJob, State, _truth
+from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
 from engine.router.schedd_ops import S, View
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, _route_limits, route_state
@@ -100,8 +100,16 @@ class JobRouter(Lifecycle, StatsMixin):
         self._adopt_dirty: set[Any] | None = None
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
-        # eval_periodic: source key -> (the router's copy as a frozenset of items, its ClassAd)
-        self._periodic_ads: dict[str, tuple[frozenset, Any]] = {}
+        self._adopt_own: dict[Any, str] = {}  # routed copies last seen as a tracked job's own -> its source
+        # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
+        # ClassAd, time deadline — None when the result can change only with the ad, "now" when
+        # it must be evaluated again —, whether the live source's TimerRemove and
+        # x509UserProxyExpiration were literals), and the keys changed in either queue since the
+        # last pass (None: all may have changed)
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, Any, bool]] = {}
+        self._periodic_dirty: set[str] | None = None
+        self._periodic_system: Any = None
+        self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
                              if hasattr(q, "subscribe")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -172,9 +180,12 @@ class JobRouter(Lifecycle, StatsMixin):
                 self._changed.add(f"{jid[0]}.{jid[1]}")
             if self._adopt_dirty is not None:
                 self._adopt_dirty.add(jid)
+            if self._periodic_dirty is not None:
+                self._periodic_dirty.add(f"{jid[0]}.{jid[1]}")
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
             self._adopt_dirty = None
+            self._periodic_dirty = None
 
     def _on_source_event(self, event: Any) -> None:
         name = type(event).__name__
@@ -229,7 +240,8 @@ class JobRouter(Lifecycle, StatsMixin):
     def _unchanged(self, job: RoutedJob, changed: set[str] | None) -> bool:
         """A SUBMITTED job whose source and routed copy did not change since the last poll and
         that has no update hook would get the very same status check: skip it (the check is a
-        pure function of the two ads once the copy has been seen)."""
+        pure function of the two ads once the copy has been seen). ``poll`` inlines this test:
+        keep the two the same."""
         return (changed is not None and self._watching and job.saw_dest and not job.dirty
                 and job.src_key not in changed and job.dest_key not in changed
                 and (not self.hooks.allow_run or self.hooks.path(hk.UPDATE, self._keyword(job)) is None))
@@ -241,10 +253,14 @@ class JobRouter(Lifecycle, StatsMixin):
             self.adopt_orphans(now)
         self.update_route_stats(now)
         self.get_candidate_jobs(now)
+        # ``_unchanged`` inlined: this loop runs over every tracked job on every poll
+        may_skip, no_hooks, submitted = changed is not None and self._watching, not self.hooks.allow_run, State.SUBMITTED
         for job in list(self.jobs.values()):
-            if job.state is State.SUBMITTED and self._unchanged(job, changed):
+            if (may_skip and job.state is submitted and job.saw_dest and not job.dirty
+                    and job.src_key not in changed and job.dest_key not in changed
+                    and (no_hooks or self.hooks.path(hk.UPDATE, self._keyword(job)) is None)):
                 continue
-            for state, step in STEPS:
+            for state, step in STEPS_FROM.get(job.state, STEPS):
                 if job.state is state:
                     step(self, job, now)
         if now >= self.next_periodic:
@@ -486,19 +502,33 @@ class JobRouter(Lifecycle, StatsMixin):
         quoted = '"' + self.name + '"'
         # changes made from here on (this pass's own included) are seen by the next pass
         dirty, self._adopt_dirty = self._adopt_dirty, (set() if self._watching else None)
+        own, self._adopt_own = self._adopt_own, {}
         for dest_job in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
+            if dirty is not None and dest_job.id not in dirty:
+                # unchanged since the last pass, where it was the copy of tracked job ``was``:
+                # still so while that job is tracked with it (its attributes cannot have changed)
+                was = own.get(dest_job.id)
+                if was is not None:
+                    known = self.jobs.get(was)
+                    if known is not None and known.dest_key == dest_job.key:
+                        self._adopt_own[dest_job.id] = was
+                        continue
             if not _may_be(dest_job.get("RoutedBy"), quoted):
                 continue
             d = View.of(dest_job)
-            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
-                    and d.str("Owner") is not None):
-                continue
-            src_key, route_name = d.str("RoutedFromJobId"), d.str("RouteName")
-            if src_key is None or route_name is None:
+            src_key = d.str("RoutedFromJobId")
+            if src_key is None:
                 continue  # "no routing information found in routed job"
             known = self.jobs.get(src_key)
             if known is not None and known.dest_key == dest_job.key:
+                self._adopt_own[dest_job.id] = src_key
+                continue  # the copy of a tracked job (the common case: checked first, same result)
+            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
+                    and d.str("Owner") is not None):
                 continue
+            route_name = d.str("RouteName")
+            if route_name is None:
+                continue  # "no routing information found in routed job"
             src_job = ops.get(self.src_q, src_key)
             if src_job is None:
                 ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
@@ -530,33 +560,56 @@ class JobRouter(Lifecycle, StatsMixin):
     # ------------------------------------------------------------------------ source policy
 
     def eval_periodic(self, now: float) -> None:
-        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages."""
-        from engine.lang.user_policy import SystemPolicy, analyze_periodic  # noqa: PLC0415
+        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages.
+
+        Incremental, as the schedd's ``periodic`` is: a job whose router copy of the source ad
+        (``job.src``) is equal to the one of its last evaluation, whose last result did nothing,
+        and whose time deadline (``user_policy.time_deadline``, and ``TimerRemove``) has not come
+        gives the same non-acting result again, so it is not evaluated; a change of the system
+        policy knobs evaluates every job. The live source's ``TimerRemove`` and
+        ``x509UserProxyExpiration`` are copied in again only when the source changed since the
+        last pass or they were not literal integers (an expression may depend on the time)."""
+        from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
 
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
         ads, kept = self._periodic_ads, {}
-        self._periodic_ads = kept  # only the jobs evaluated this time stay cached
+        if system != self._periodic_system:
+            ads, self._periodic_system = {}, system
+        self._periodic_ads = kept  # only the jobs still managed stay cached
+        dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
         for job in list(self.jobs.values()):
             if not job.is_claimed or job.state is State.RETIRED:
                 continue
-            live = View.of(ops.get(self.src_q, job.src_key))
-            if live is not None:
-                for name in ("TimerRemove", "x509UserProxyExpiration"):
-                    value = live.int(name)
-                    if value is not None:
-                        job.src[live.name(name) or name] = str(value)
+            cached = ads.get(job.src_key)
+            static = True
+            if dirty is None or cached is None or not cached[3] or job.src_key in dirty:
+                live = View.of(ops.get(self.src_q, job.src_key))
+                if live is not None:
+                    for name in ("TimerRemove", "x509UserProxyExpiration"):
+                        value = live.int(name)
+                        if value is not None:
+                            job.src[live.name(name) or name] = str(value)
+                        static = static and (value is None or live.get(name) == str(value))
+            same = cached is not None and cached[0] == job.src
+            if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
+                kept[job.src_key] = cached if cached[3] == static else (*cached[:3], static)
+                continue  # same ad, same non-acting result (docstring)
             # the evaluation ad of the router's copy, rebuilt only when the copy changed
             # (building a ClassAd was most of this pass's cost)
-            stamp = frozenset(job.src.items())
-            cached = ads.get(job.src_key)
-            local = View(job.src, ad=cached[1] if cached is not None and cached[0] == stamp else None)
+            local = View(job.src, ad=cached[1] if same else None)
             status = local.int("JobStatus")
             if status is None:
                 continue
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, local.ad())
-            kept[job.src_key] = cached
+            self.periodic_evaluations += 1
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
+            if decision.action == "none":
+                due = time_deadline(local.get, job.src.values(), system, now)
+                timer = local.int("TimerRemove")
+                if timer is not None and timer >= 0:
+                    due = timer if due is None else min(due, timer)
+            else:
+                due = "now"
+            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
             if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),

@@ -69,15 +69,24 @@ class StatsMixin:
         sees the state the next poll will start from)."""
         for s in self.book:
             s.reset_current()
+        counts: dict[str, list[int]] = {}  # route name as the jobs spell it -> jobs, running, held
         for job in self.jobs.values():
-            if job.route_name:
-                s = self.book.get(job.route_name)
-                if s is not None:
-                    s.num_jobs += 1
-                    if job.is_running:
-                        s.num_running += 1
-                    if job.is_held:
-                        s.num_held += 1
+            name = job.route_name
+            if name:
+                c = counts.get(name)
+                if c is None:
+                    c = counts[name] = [0, 0, 0]
+                c[0] += 1
+                if job.is_running:
+                    c[1] += 1
+                if job.is_held:
+                    c[2] += 1
+        for name, (n, running, held) in counts.items():  # one route lookup per name, not per job
+            s = self.book.get(name)
+            if s is not None:
+                s.num_jobs += n
+                s.num_running += running
+                s.num_held += held
 
     def _adjust_throttles(self, now: float) -> list[ThrottleAdjustment]:
         done = []

@@ -81,6 +81,10 @@ class CopyTally:
         self.routes.setdefault(route, RouteTally()).routed += 1
         self._live[key] = (route, status, None)
 
+    def tracks(self, key: str) -> bool:
+        """``key`` is a routed copy still in the queue (only those take ``status``)."""
+        return key in self._live
+
     def status(self, key: str, status: int | None, exit_code: int | None) -> None:
         if key in self._live:
             self._live[key] = (self._live[key][0], status, exit_code)
@@ -258,9 +262,12 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
             else:
                 sources.add(key)
         elif isinstance(e, JobChanged):
+            key = "%d.%d" % e.id
+            if not tally.tracks(key):
+                return  # not a routed copy: nothing to tally (the common case)
             job = queue.get(e.id)
             if job is not None:
-                tally.status("%d.%d" % e.id, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
+                tally.status(key, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
         elif isinstance(e, JobRemoved):
             tally.removed("%d.%d" % e.id)
 
