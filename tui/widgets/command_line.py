@@ -18,7 +18,6 @@ Design decisions (issue 11 item 1):
 from __future__ import annotations
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -110,28 +109,6 @@ class CommandLine(ModalScreen[str | None]):
         box.cursor_position = len(box.value)
         self._hint(box.value)
 
-    def on_key(self, event: events.Key) -> None:
-        """Keys that reach the screen before its input has focus — typed fast after ``:``, sent by
-        tmux, pasted — go into the line (Enter runs it) instead of being lost."""
-        boxes = self.query("#command-input")
-        if not boxes or boxes.first().has_focus:
-            return
-        box = boxes.first()
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self._submit(box.value)
-        elif event.key == "backspace":
-            event.stop()
-            event.prevent_default()
-            box.value = box.value[:-1]
-            box.cursor_position = len(box.value)
-        elif event.is_printable and event.character:
-            event.stop()
-            event.prevent_default()
-            box.value += event.character
-            box.cursor_position = len(box.value)
-
     def on_input_changed(self, event: Input.Changed) -> None:
         self._hint(event.value)
 
@@ -184,13 +161,10 @@ class CommandLine(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self._submit(event.value)
-
-    def _submit(self, text: str) -> None:
-        value = text.strip()
+        value = event.value.strip()
         if value and (not self.history or self.history[-1] != value):
             self.history.append(value)
-        self.dismiss(text)
+        self.dismiss(event.value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
