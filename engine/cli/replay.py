@@ -85,12 +85,6 @@ def moment(args: argparse.Namespace, start: float, end: float, transactions: int
     return None
 
 
-def load_limits(paths: list[str]) -> tuple[dict | None, list[str]]:
-    """Route limits of the config's routing table (name → (MaxJobs, MaxIdleJobs)) and its errors."""
-    limits, _rules, _period, errors = load_table(paths)
-    return limits, errors
-
-
 def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
     """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
     from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415

@@ -273,9 +273,6 @@ class JobTable(ScrollView, can_focus=True):
         """Every row passing the filter, in the shown order, as the cells show them (uncut)."""
         return [c.title for c in COLUMNS], [list(self.values(self.model.row(i))) for i in range(len(self.model))]
 
-    def row_text(self, r: JobRow) -> str:
-        return "".join(_cell(v, w) for v, w in zip(self.values(r), self.widths))
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         scroll_x = round(self.scroll_x)
