@@ -47,7 +47,6 @@ import shutil
 import tempfile
 import tomllib
 import weakref
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,8 @@ from engine.schedd.cron import CronKeeper
 from engine.schedd.history import HistoryWriter
 from engine.lang.user_policy import SystemPolicy
 from engine.schedd.queue_store import QueueStore
-from engine.schedd.schedd import Schedd, ScheddEvent, job_order
+from engine.queue.records import job_order
+from engine.schedd.schedd import Schedd, ScheddEvent
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
 from engine.execute import hooks as hk

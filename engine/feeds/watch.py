@@ -34,6 +34,7 @@ from typing import Any, Mapping
 
 from engine.clock import Clock, LogClock
 from engine.crondor.zones import get_zone
+from engine.queue.records import job_order
 from engine.queue.jobqueue import QueueReloaded
 from engine.queue.timeline import parse_comment_time
 from engine.schedd.cron import CronObserver
@@ -245,7 +246,7 @@ class WatchEngine:
             if k[:1] == "0" and k.endswith(".-1"):
                 c = k[1:-3]
                 jobs.update(j for j in self.cron.seen if j.partition(".")[0] == c)
-        for job in sorted(jobs, key=_job_order):
+        for job in sorted(jobs, key=job_order):
             self.cron.observe(job, self._cron_ad(job), t)
 
     def _cron_ad(self, job: str) -> dict[str, str] | None:
@@ -260,7 +261,7 @@ class WatchEngine:
         self.figures.ads = queue_ads(self.queue)
         self.figures.adopt()
         for job in sorted((k for k in self.figures.ads if k[:1] != "0" and not k.endswith(".-1") and "." in k),
-                          key=_job_order):
+                          key=job_order):
             if job not in self.cron.seen:
                 self.cron.observe(job, self._cron_ad(job), now)
 
@@ -321,9 +322,6 @@ class WatchEngine:
                                    clock="virtual" if self.clock.on_log else "real")
 
 
-def _job_order(job: str) -> tuple[int, int]:
-    c, _, p = job.partition(".")
-    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
 
 
 def make_follower(path: str, queue: Any) -> Any:

@@ -136,6 +136,21 @@ def parse_key(key: str) -> tuple[int, int] | None:
     return int(m[1]), int(m[2])
 
 
+def job_order(key: str) -> tuple[int, int]:
+    """Sort key of a ``c.p`` job key: by cluster, then proc, numerically; anything else last."""
+    c, _, p = key.partition(".")
+    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
+
+
+def is_proc_key(key: str) -> bool:
+    """A proc ad's key (``c.p`` with ``p >= 0``), told by its spelling alone — cheap, for the
+    scans that look at every key of a transaction (cluster ads start with ``0``)."""
+    if key[:1] == "0":
+        return False
+    _c, dot, p = key.partition(".")
+    return bool(dot and p and p[0] != "-")
+
+
 HEADER, JOB, CLUSTER, CLUSTER_PVT, JOBSET, USER, OTHER = (
     "header", "job", "cluster", "clusterpvt", "jobset", "user", "other")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
 from engine.router.candidates import sanity_clauses, umbrella_core

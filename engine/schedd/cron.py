@@ -26,6 +26,7 @@ from typing import Callable, Mapping
 
 from engine.crondor import deferral as D
 from engine.crondor.fields import ATTRS
+from engine.queue.records import job_order
 from engine.crondor.nextrun import CronError, next_runs
 from engine.crondor.schedd import schedd_runs
 from engine.crondor.zones import MktimeState
@@ -211,7 +212,7 @@ class CronObserver:
                 for job, (status, _texts) in self.seen.items():
                     if status == 1:
                         todo.setdefault(job, None)
-            for job in sorted(todo, key=_job_order):
+            for job in sorted(todo, key=job_order):
                 attrs = ads(job)
                 if attrs is not None:
                     k.calculate(job, attrs, now, pending.get(job) or D.PERIODIC)
@@ -227,12 +228,6 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _job_order(job: str) -> tuple[int, int]:
-    c, _, p = job.partition(".")
-    try:
-        return int(c), int(p)
-    except ValueError:
-        return (1 << 62, 0)
 
 
 def starter_decision(deferral_time: int, window: int, t: float) -> tuple[str, float]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from engine.classad import evaluate, format_value, is_true, make_ad, quote
+from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
 from engine.lang.user_policy import UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, time_deadline
@@ -67,11 +68,6 @@ def _int(attrs: Mapping[str, str], name: str, default: int | None = None) -> int
         return int(float(t))
     except ValueError:
         return default
-
-
-def job_order(job: str) -> tuple[int, int]:
-    c, _, p = job.partition(".")
-    return int(c), int(p)
 
 
 @dataclass

@@ -18,7 +18,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Mapping, Protocol
+from typing import Iterator, Protocol
 
 
 class Tx(Protocol):

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from engine import snapshot as S
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import needs_cron
-from engine.schedd.schedd import job_order
+from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 

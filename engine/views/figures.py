@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine import classad
+from engine.queue.records import is_proc_key
 from engine.router import events as ev
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
 from engine.views.recorded import literal_int, literal_str
@@ -156,13 +157,6 @@ def figures_of(stats: RouteStats, now: float, threshold: float, history: tuple[f
         state="throttled" if st == "throttled" else None, reason=reason if st == "throttled" else None)
 
 
-def _proc_key(key: str) -> bool:
-    if key[:1] == "0":
-        return False
-    _c, dot, p = key.partition(".")
-    return bool(dot and p and p[0] != "-")
-
-
 class LiveFigures:
     """The figures of a queue followed commit by commit (watch; module docstring for the rules).
 
@@ -252,7 +246,7 @@ class LiveFigures:
                 if time is not None:
                     self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
-            if key in self.copies or not _proc_key(key):
+            if key in self.copies or not is_proc_key(key):
                 continue
             copy = self._copy_of(key)
             if copy is None:
@@ -268,7 +262,7 @@ class LiveFigures:
     def adopt(self) -> None:
         """After a bulk load: copies in the queue not seen in a transaction are tracked, not
         counted as started (they were routed before the log's history)."""
-        self.commit(set(k for k in self.ads if _proc_key(k) and k not in self.copies), counted=False)
+        self.commit(set(k for k in self.ads if is_proc_key(k) and k not in self.copies), counted=False)
 
     def figures(self, now: float) -> dict[str, Figures]:
         out = {}

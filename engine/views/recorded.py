@@ -47,7 +47,7 @@ from engine.crondor.zones import get_zone
 from engine.router.throttle import RouteStats
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import view_runs
-from engine.schedd.schedd import job_order
+from engine.queue.records import job_order
 from engine.snapshot import CronView, ReplayPosition, RouteView, Snapshot
 from engine.views.rows import cron_row, queue_counts, recorded_route_state
 

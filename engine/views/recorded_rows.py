@@ -22,14 +22,8 @@ from typing import Any, Iterable, Mapping
 
 from engine.views.build import RowIndex
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved
+from engine.queue.records import is_proc_key
 from engine.views.recorded import Effective, literal_int, literal_str
-
-
-def _is_proc(key: str) -> bool:
-    if key[:1] == "0":
-        return False
-    c, dot, p = key.partition(".")
-    return bool(dot and p and p[0] != "-")
 
 
 class _SourceAd:
@@ -77,11 +71,11 @@ class ReplayRows:
     # -- what RowIndex reads ------------------------------------------------------------------
     @property
     def status(self) -> Iterable[str]:
-        return [k for k in self.ads if _is_proc(k)]
+        return [k for k in self.ads if is_proc_key(k)]
 
     def effective(self, job: str) -> Effective | None:
         proc = self.ads.get(job)
-        if proc is None or not _is_proc(job):
+        if proc is None or not is_proc_key(job):
             return None
         return Effective(proc, self.ads.get("0" + job.partition(".")[0] + ".-1"))
 
@@ -105,12 +99,12 @@ class ReplayRows:
         procs: set[str] = set()
         clusters: set[str] = set()
         for key in keys:
-            if _is_proc(key):
+            if is_proc_key(key):
                 procs.add(key)
             elif key[:1] == "0" and key.endswith(".-1"):
                 clusters.add(key[1:-3])
         if clusters:
-            procs.update(k for k in self.ads if _is_proc(k) and k.partition(".")[0] in clusters)
+            procs.update(k for k in self.ads if is_proc_key(k) and k.partition(".")[0] in clusters)
         on_event = self.index.on_event
         for key in procs:
             c, _, p = key.partition(".")

@@ -48,6 +48,7 @@ from typing import Any
 
 from engine.crondor.zones import get_zone
 from engine.schedd.cron import CronObserver
+from engine.queue.records import is_proc_key, job_order
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
@@ -148,7 +149,7 @@ class RouteHistory:
 
         def effective(job: str):
             proc = ads.get(job)
-            if proc is None or not _is_proc(job):
+            if proc is None or not is_proc_key(job):
                 return None
             cl = ads.get("0" + job.partition(".")[0] + ".-1")
             if cl is None:
@@ -175,12 +176,12 @@ class RouteHistory:
             t = idx.times[step]
             jobs: set[str] = set()
             for _op, key, _name, _value in records:
-                if _is_proc(key):
+                if is_proc_key(key):
                     jobs.add(key)
                 elif key[:1] == "0" and key.endswith(".-1"):
                     c = key[1:-3]
                     jobs.update(k for k in cron.seen if k.partition(".")[0] == c)
-            for job in sorted(jobs, key=_order):
+            for job in sorted(jobs, key=job_order):
                 cron.observe(job, effective(job), t)
             note_cron(t)
             last = step + 1 >= idx.steps
@@ -206,7 +207,7 @@ class RouteHistory:
                     if in_txn:
                         self._note(retired_event(idx.times[step], key, route, proc, cluster, result))
             for op, key, name, _value in records:
-                if op != 101 or key in copies or not _is_proc(key):
+                if op != 101 or key in copies or not is_proc_key(key):
                     continue
                 proc = ads.get(key)
                 if proc is None:
@@ -301,16 +302,6 @@ class RouteHistory:
         return bisect_left(self.closes, time + 1e-9)
 
 
-def _order(job: str) -> tuple[int, int]:
-    c, _, p = job.partition(".")
-    return (int(c), int(p)) if c.isdigit() and p.isdigit() else (1 << 62, 0)
-
-
-def _is_proc(key: str) -> bool:
-    if key[:1] == "0":
-        return False
-    _c, dot, p = key.partition(".")
-    return bool(dot and p and p[0] != "-")
 
 
 class _NoLimits:
