@@ -589,15 +589,7 @@ def _resume(schedd: Schedd, workload: Workload, now: float) -> None:
     templates = _template_index(workload)
     lost = []
     for job, attrs in sorted(schedd.store.policy_jobs(), key=lambda ja: job_order(ja[0])):
-        name = attrs.get("WorkloadTemplate", "").strip('"')
-        t = templates.get(name)
-        if t is not None:
-            if t.runtime is not None:
-                schedd.runtimes[job] = t.runtime
-            if t.site is not None:
-                schedd.placement[job] = t.site
-        if schedd.cron is not None:
-            schedd.cron.job_entered(job, now)
+        schedd.job_entered(job, templates.get(attrs.get("WorkloadTemplate", "").strip('"')), now)
         if attrs.get("JobStatus") == "2" and attrs.get("Managed", "").strip('"') != "External":
             lost.append(job)
     if lost:

@@ -139,13 +139,19 @@ class Schedd:
                 tx.set(key, "EnteredCurrentStatus", str(t))
                 ids.append(key)
         for key in ids:
-            if template.runtime is not None:
-                self.runtimes[key] = template.runtime
-            if template.site is not None:
-                self.placement[key] = template.site
-            if self.cron is not None:
-                self.cron.job_entered(key, now)
+            self.job_entered(key, template, now)
         return ids
+
+    def job_entered(self, job: str, template: Any, now: float) -> None:
+        """A job is in the queue (submitted, or found again after a restart): the workload facts
+        of its template (None: none known) and its crondor registration."""
+        if template is not None:
+            if template.runtime is not None:
+                self.runtimes[job] = template.runtime
+            if template.site is not None:
+                self.placement[job] = template.site
+        if self.cron is not None:
+            self.cron.job_entered(job, now)
 
     # ---------------------------------------------------------------------------- commands
 
