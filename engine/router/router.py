@@ -58,12 +58,13 @@ from engine.router import schedd_ops as ops
 from engine.router.table import SubmitRejected
 from engine.router.candidates import Scanner, gc_paused
 from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
-from engine.router.schedd_ops import S, View
+from engine.router.recovery import Recovery
+from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, _route_limits, route_state
 
 
-class JobRouter(Lifecycle, StatsMixin):
+class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
     """HTCondor's job router over RouteDeck queues. ``table`` is a ``RoutingTable``."""
 
     def __init__(self, table: Any, source: Any, dest: Any = None, *, now: float,
@@ -471,175 +472,10 @@ class JobRouter(Lifecycle, StatsMixin):
 
         return pick_candidate(self, route_name, now)
 
-    # ------------------------------------------------------------------------ crash recovery
-
-    def _orphan_candidates(self, queue: Any, index: set[Any], dirty: set[Any] | None, attr: str,
-                           quoted: str) -> list[Any]:
-        """The jobs of ``queue`` whose ``attr`` may be ``quoted`` (``_may_be``): a full scan the
-        first time, after a reload or a table switch, or when the queues do not report changes;
-        otherwise the index, brought up to date with the jobs changed since the last pass, in
-        job-id order (the order the queue's ads appeared in, unless a log wrote them out of order;
-        HTCondor walks its mirror in hash order)."""
-        if dirty is None:
-            index.clear()
-            out = [job for job in queue if _may_be(job.get(attr), quoted)]
-            index.update(job.id for job in out)
-            return out
-        for jid in dirty:
-            job = queue.get(jid)
-            if job is not None and _may_be(job.get(attr), quoted):
-                index.add(jid)
-            else:
-                index.discard(jid)
-        get = queue.get
-        return [job for jid in sorted(index) if (job := get(jid)) is not None]
-
-    def adopt_orphans(self, now: float) -> None:
-        """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone.
-
-        Costs the routed copies and claimed jobs, not the queue: both scans read an index of the
-        jobs that may qualify, kept from the queues' change events (``_orphan_candidates``)."""
-        quoted = '"' + self.name + '"'
-        # changes made from here on (this pass's own included) are seen by the next pass
-        dirty, self._adopt_dirty = self._adopt_dirty, (set() if self._watching else None)
-        own, self._adopt_own = self._adopt_own, {}
-        for dest_job in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
-            if dirty is not None and dest_job.id not in dirty:
-                # unchanged since the last pass, where it was the copy of tracked job ``was``:
-                # still so while that job is tracked with it (its attributes cannot have changed)
-                was = own.get(dest_job.id)
-                if was is not None:
-                    known = self.jobs.get(was)
-                    if known is not None and known.dest_key == dest_job.key:
-                        self._adopt_own[dest_job.id] = was
-                        continue
-            if not _may_be(dest_job.get("RoutedBy"), quoted):
-                continue
-            d = View.of(dest_job)
-            src_key = d.str("RoutedFromJobId")
-            if src_key is None:
-                continue  # "no routing information found in routed job"
-            known = self.jobs.get(src_key)
-            if known is not None and known.dest_key == dest_job.key:
-                self._adopt_own[dest_job.id] = src_key
-                continue  # the copy of a tracked job (the common case: checked first, same result)
-            if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
-                    and d.str("Owner") is not None):
-                continue
-            route_name = d.str("RouteName")
-            if route_name is None:
-                continue  # "no routing information found in routed job"
-            src_job = ops.get(self.src_q, src_key)
-            if src_job is None:
-                ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
-                self._emit(ev.OrphanRemoved(now, f"removed orphaned routed job {dest_job.key}: source {src_key} is gone",
-                                            route_name, src_key, dest=dest_job.key))
-                continue
-            if known is not None:  # AddJob fails: the source is tracked with another copy
-                ops.remove_job(self.dst_q, dest_job.key, "JobRouter orphan", now)
-                self._emit(ev.OrphanRemoved(now, f"removed routed job {dest_job.key}: {src_key} is already routed",
-                                            route_name, src_key, dest=dest_job.key))
-                continue
-            rj = RoutedJob(src_key=src_key, route_name=route_name, src=dict(src_job.attrs),
-                           state=State.SUBMITTED, dest_key=dest_job.key, dest_live=True,
-                           dest=dict(d.attrs), is_claimed=True, submission_time=now)
-            rj.is_sandboxed = d.str("SUBMIT_Iwd") is not None
-            self.jobs[src_key] = rj
-            self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
-                                        route_name, src_key, dest=dest_job.key))
-        for src_job in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):
-            if src_job.key in self.jobs or not _may_be(src_job.get("Managed"), '"External"'):
-                continue
-            s = View.of(src_job)
-            if s.str("Managed") != "External" or s.str("ManagedManager") != self.name or s.get("Owner") is None:
-                continue
-            ok, _keep, detail = ops.yield_job(self.src_q, src_job.key, self.name, False, True, now)
-            self._emit(ev.OrphanYielded(now, f"yielded {src_job.key}: claimed by {self.name} with no routed copy"
-                                             + ("" if ok else f" (failed: {detail})"), None, src_job.key))
-
-    # ------------------------------------------------------------------------ source policy
-
-    def eval_periodic(self, now: float) -> None:
-        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages.
-
-        Incremental, as the schedd's ``periodic`` is: a job whose router copy of the source ad
-        (``job.src``) is equal to the one of its last evaluation, whose last result did nothing,
-        and whose time deadline (``user_policy.time_deadline``, and ``TimerRemove``) has not come
-        gives the same non-acting result again, so it is not evaluated; a change of the system
-        policy knobs evaluates every job. The live source's ``TimerRemove`` and
-        ``x509UserProxyExpiration`` are copied in again only when the source changed since the
-        last pass or they were not literal integers (an expression may depend on the time)."""
-        from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
-
-        system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
-        ads, kept = self._periodic_ads, {}
-        if system != self._periodic_system:
-            ads, self._periodic_system = {}, system
-        self._periodic_ads = kept  # only the jobs still managed stay cached
-        dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
-        for job in list(self.jobs.values()):
-            if not job.is_claimed or job.state is State.RETIRED:
-                continue
-            cached = ads.get(job.src_key)
-            static = True
-            if dirty is None or cached is None or not cached[3] or job.src_key in dirty:
-                live = View.of(ops.get(self.src_q, job.src_key))
-                if live is not None:
-                    for name in ("TimerRemove", "x509UserProxyExpiration"):
-                        value = live.int(name)
-                        if value is not None:
-                            job.src[live.name(name) or name] = str(value)
-                        static = static and (value is None or live.get(name) == str(value))
-            same = cached is not None and cached[0] == job.src
-            if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
-                kept[job.src_key] = cached if cached[3] == static else (*cached[:3], static)
-                continue  # same ad, same non-acting result (docstring)
-            # the evaluation ad of the router's copy, rebuilt only when the copy changed
-            # (building a ClassAd was most of this pass's cost)
-            local = View(job.src, ad=cached[1] if same else None)
-            status = local.int("JobStatus")
-            if status is None:
-                continue
-            self.periodic_evaluations += 1
-            decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
-            if decision.action == "none":
-                due = time_deadline(local.get, job.src.values(), system, now)
-                timer = local.int("TimerRemove")
-                if timer is not None and timer >= 0:
-                    due = timer if due is None else min(due, timer)
-            else:
-                due = "now"
-            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
-            if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
-                changes: dict[str, Any] = {
-                    "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
-                    "HoldReasonCode": decision.code, "HoldReasonSubCode": decision.subcode,
-                }
-                rr = local.str("ReleaseReason")
-                if rr is not None:
-                    changes["LastReleaseReason"] = S(rr)
-                changes["ReleaseReason"] = S("Undefined")
-                changes["NumSystemHolds"] = (local.int("NumSystemHolds") or 0) + 1
-            elif decision.action == "remove" and status != ops.REMOVED:
-                changes = {"JobStatus": ops.REMOVED, "EnteredCurrentStatus": int(now), "RemoveReason": S(decision.reason)}
-            else:
-                continue
-            self._push_src(job, changes, now)
-            self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
-                                      job.route_name, job.src_key, action=decision.action))
-
-
 def _count_limit(route: Any, stats: Any) -> float:
     """The smallest ``num_jobs`` at which ``route_state`` can say "full" or "idle-limit"."""
     max_jobs, max_idle = _route_limits(route)
     return min(max_jobs, max_idle + stats.num_running) if max_idle >= 0 else max_jobs
-
-
-def _may_be(text: str | None, quoted: str) -> bool:
-    """Cheap pre-filter: could this attribute text evaluate to the string ``quoted``?"""
-    if text is None:
-        return False
-    return text == quoted or not (text.startswith('"') and text.endswith('"') and '\\' not in text)
 
 
 def _has_job_expr(route: Any, attr: str, field: str) -> bool:
@@ -647,29 +483,4 @@ def _has_job_expr(route: Any, attr: str, field: str) -> bool:
         return True
     ad = getattr(route, "route_ad", None)  # ClassAd-syntax routes keep them in the route ad
     return ad is not None and any(k.lower() == attr.lower() for k in ad.keys())
-
-
-def _knob(config: Any, name: str) -> str | None:
-    try:
-        return config.get(name)
-    except Exception:
-        return None
-
-
-def _timer_remove(local: View, now: float):
-    """``AnalyzePolicy`` checks ``TimerRemove`` before the periodic expressions."""
-    from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
-
-    text = local.get("TimerRemove")
-    if text is None:
-        return None
-    value = local.int("TimerRemove")
-    if value is None:
-        return Decision("hold", "TimerRemove", "job attribute", -1, text,
-                        f"The job attribute TimerRemove expression '{text}' evaluated to UNDEFINED",
-                        HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
-    if 0 <= value < now:
-        return Decision("remove", "TimerRemove", "job attribute", 1, text,
-                        f"The job attribute TimerRemove expression '{text}' evaluated to TRUE", 0, 0)
-    return None
 

@@ -1,0 +1,109 @@
+"""The router's policy on the source jobs it manages: ``EvalAllSrcJobPeriodicExprs`` (htcondor.md
+§1.6), incremental like the schedd's periodic pass; mixed into :class:`engine.router.router.JobRouter`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.router import events as ev
+from engine.router import schedd_ops as ops
+from engine.router.lifecycle import State
+from engine.router.schedd_ops import S, View
+
+
+class SourcePolicy:
+    """``EvalAllSrcJobPeriodicExprs``; needs the router's jobs, table and source queue."""
+
+    def eval_periodic(self, now: float) -> None:
+        """``EvalAllSrcJobPeriodicExprs`` for the jobs this router manages.
+
+        Incremental, as the schedd's ``periodic`` is: a job whose router copy of the source ad
+        (``job.src``) is equal to the one of its last evaluation, whose last result did nothing,
+        and whose time deadline (``user_policy.time_deadline``, and ``TimerRemove``) has not come
+        gives the same non-acting result again, so it is not evaluated; a change of the system
+        policy knobs evaluates every job. The live source's ``TimerRemove`` and
+        ``x509UserProxyExpiration`` are copied in again only when the source changed since the
+        last pass or they were not literal integers (an expression may depend on the time)."""
+        from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
+
+        system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
+        ads, kept = self._periodic_ads, {}
+        if system != self._periodic_system:
+            ads, self._periodic_system = {}, system
+        self._periodic_ads = kept  # only the jobs still managed stay cached
+        dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
+        for job in list(self.jobs.values()):
+            if not job.is_claimed or job.state is State.RETIRED:
+                continue
+            cached = ads.get(job.src_key)
+            static = True
+            if dirty is None or cached is None or not cached[3] or job.src_key in dirty:
+                live = View.of(ops.get(self.src_q, job.src_key))
+                if live is not None:
+                    for name in ("TimerRemove", "x509UserProxyExpiration"):
+                        value = live.int(name)
+                        if value is not None:
+                            job.src[live.name(name) or name] = str(value)
+                        static = static and (value is None or live.get(name) == str(value))
+            same = cached is not None and cached[0] == job.src
+            if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
+                kept[job.src_key] = cached if cached[3] == static else (*cached[:3], static)
+                continue  # same ad, same non-acting result (docstring)
+            # the evaluation ad of the router's copy, rebuilt only when the copy changed
+            # (building a ClassAd was most of this pass's cost)
+            local = View(job.src, ad=cached[1] if same else None)
+            status = local.int("JobStatus")
+            if status is None:
+                continue
+            self.periodic_evaluations += 1
+            decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
+            if decision.action == "none":
+                due = time_deadline(local.get, job.src.values(), system, now)
+                timer = local.int("TimerRemove")
+                if timer is not None and timer >= 0:
+                    due = timer if due is None else min(due, timer)
+            else:
+                due = "now"
+            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
+            if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
+                changes: dict[str, Any] = {
+                    "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
+                    "HoldReasonCode": decision.code, "HoldReasonSubCode": decision.subcode,
+                }
+                rr = local.str("ReleaseReason")
+                if rr is not None:
+                    changes["LastReleaseReason"] = S(rr)
+                changes["ReleaseReason"] = S("Undefined")
+                changes["NumSystemHolds"] = (local.int("NumSystemHolds") or 0) + 1
+            elif decision.action == "remove" and status != ops.REMOVED:
+                changes = {"JobStatus": ops.REMOVED, "EnteredCurrentStatus": int(now), "RemoveReason": S(decision.reason)}
+            else:
+                continue
+            self._push_src(job, changes, now)
+            self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
+                                      job.route_name, job.src_key, action=decision.action))
+
+
+def _knob(config: Any, name: str) -> str | None:
+    try:
+        return config.get(name)
+    except Exception:
+        return None
+
+
+def _timer_remove(local: View, now: float):
+    """``AnalyzePolicy`` checks ``TimerRemove`` before the periodic expressions."""
+    from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
+
+    text = local.get("TimerRemove")
+    if text is None:
+        return None
+    value = local.int("TimerRemove")
+    if value is None:
+        return Decision("hold", "TimerRemove", "job attribute", -1, text,
+                        f"The job attribute TimerRemove expression '{text}' evaluated to UNDEFINED",
+                        HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
+    if 0 <= value < now:
+        return Decision("remove", "TimerRemove", "job attribute", 1, text,
+                        f"The job attribute TimerRemove expression '{text}' evaluated to TRUE", 0, 0)
+    return None
