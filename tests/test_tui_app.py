@@ -324,7 +324,7 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
     ~130 ms (bench/tui.py --part screens reports the pauses)."""
     import gc
 
-    from tui import app as app_module
+    from tui import prewarm as app_module
 
     rt = FakeRuntime(make_snapshot(50))
     app = _app(rt)

@@ -27,20 +27,18 @@ Design decisions and invariants:
   job scans run in thread workers (the config watcher hashes the files it reports; the route
   detail reads its text and splits the jobs by route in workers; the editor lints on apply in
   one); screens paint from the last snapshot at once and fill in what a worker brings. The main
-  views a key reaches are composed off screen after the first paint (:meth:`RouteDeckApp._prewarm`),
+  views a key reaches are composed off screen after the first paint (:meth:`tui.prewarm.Prewarm._prewarm`),
   so even their first visit only resumes them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import os
 import time
 from collections import deque
 from typing import Iterable
 
-from textual import events, on
+from textual import on
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -51,7 +49,9 @@ from tui import keymap
 from tui.prompt_commands import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.palette import COMMANDS
+from tui.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
+from tui.typeahead import TypeAhead
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -95,24 +95,7 @@ def _screen(name: str) -> Screen:
     return CronScreen()
 
 
-_FROZEN = False
-
-
-def freeze_startup_heap() -> None:
-    """Once per process, after the first snapshot is on screen: what is alive now (Textual, the
-    engine's tables, the loaded config — tens of thousands of objects that live as long as the
-    app) goes to the permanent generation, so the cyclic GC's full collections no longer scan it.
-    Measured with ``bench/tui.py --part screens``: a full collection paused the UI thread for a
-    median 131 ms (max 186 ms, on any screen switch it landed on); after ``gc.freeze()`` 36 ms."""
-    global _FROZEN
-    if _FROZEN:
-        return
-    _FROZEN = True
-    gc.collect()
-    gc.freeze()
-
-
-class RouteDeckApp(ReplayControls, CommandLineMixin, App):
+class RouteDeckApp(TypeAhead, Prewarm, ReplayControls, CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
     BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.keymap); ? shows it
@@ -178,63 +161,6 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
     def refuse_control(self, control: str) -> None:
         self.notify(f"{CONTROL_NAMES.get(control, control)} is not available in {self.mode} mode",
                     severity="warning")
-
-    # -- type-ahead: keys typed right after the key that opens a text box ------------------------
-    _typeahead: Input | None = None
-
-    def type_ahead(self, box: Input) -> None:
-        """``box`` was just opened by a key and gets focus after the next refresh: the keys that
-        arrive before that (typed fast, sent by tmux, pasted) go into it, not to the table behind
-        it (where ``c`` of ``/alice`` switched to Crondor). The opening key must be a priority
-        binding so that it runs before the following keys are handed to the focused widget.
-        As when typed slowly into a box that selects its text on focus, the first key replaces
-        the old text; the focus that follows then does not select what was typed ahead."""
-        self._typeahead = box
-        self._typed_ahead = False
-
-    def _type_into(self, box: Input, text: str) -> None:
-        if not self._typed_ahead:
-            self._typed_ahead = True
-            if box.select_on_focus:
-                box.value = ""
-                box.select_on_focus = False  # restored when it loses focus (on_descendant_blur)
-                self._no_select = self._no_select | {box}
-        box.insert_text_at_cursor(text)
-
-    _no_select: frozenset = frozenset()  # boxes whose select-on-focus type-ahead turned off
-
-    _submit_on_focus: Input | None = None
-
-    async def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        if event.widget is self._submit_on_focus:
-            self._submit_on_focus = None
-            await event.widget.action_submit()
-
-    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
-        widget = event.widget
-        if widget in self._no_select:
-            self._no_select = self._no_select - {widget}
-            widget.select_on_focus = True
-
-    async def on_event(self, event: events.Event) -> None:
-        box = self._typeahead
-        if box is not None and isinstance(event, events.Key) and not event.is_forwarded:
-            if not box.is_attached or box.has_focus or not box.display:
-                self._typeahead = None
-            elif event.key == "enter":
-                # submitted once the box has its focus (the focus it was opened with would otherwise
-                # land after the submit and take the focus back from the table)
-                self._typeahead = None
-                self._submit_on_focus = box
-                return
-            elif event.key == "backspace":
-                box.value = box.value[:-1]
-                box.cursor_position = len(box.value)
-                return
-            elif event.is_printable and event.character:
-                self._type_into(box, event.character)
-                return
-        await super().on_event(event)
 
     def on_key(self, event) -> None:
         """A key whose action the feed does not offer was hidden by check_action and so reached
@@ -470,60 +396,6 @@ class RouteDeckApp(ReplayControls, CommandLineMixin, App):
         self.send(S.SetSpeed(max(0.125, min(10_000.0, current * factor))))
 
     # -- navigation -----------------------------------------------------------------------------
-    prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
-
-    def prewarm_modes(self) -> list[str]:
-        """The main views one key reaches that are built in the background: jobs and crondor,
-        hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
-        (``e``) and the board's selected route (``enter``) are built after them."""
-        modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
-        return [m for m in modes if m not in self._screen_stacks]
-
-    def _prewarm_start(self) -> None:
-        self.run_worker(self._prewarm(), name="prewarm", group="prewarm", exclusive=True, exit_on_error=False)
-
-    async def _prewarm(self) -> None:
-        """After the first snapshot is on screen, compose the other main views' top screens off
-        screen, one at a time, so their first visit only resumes them (issue 14 item 3: the
-        first ``c`` and ``j`` took 52 and 76 ms, Textual composing the screen). Each screen gets
-        what :meth:`switch_mode` would give a new mode's screen (its CSS, registered, the app's
-        size) except the resume: it is not shown, and becomes the mode's stack, so
-        ``switch_mode`` later finds it and only resumes it. The app renders only the current
-        screen, so nothing of this is seen. An async worker on the UI loop (Textual's widgets
-        are built there), awaiting each screen's mount before the next, so a key is never
-        delayed by more than one screen's build; the start-up heap is frozen after the last."""
-        from textual.widget import AwaitMount  # noqa: PLC0415
-
-        from tui.screens.editor import editor_screen  # noqa: PLC0415
-
-        async def build(screen: Screen) -> None:
-            self._load_screen_css(screen)
-            widgets = self._register(self, screen)
-            screen._screen_resized(self.size)
-            await AwaitMount(screen, widgets)
-            await asyncio.sleep(0)  # keys and snapshots waiting go first
-
-        try:
-            for mode in self.prewarm_modes():
-                if mode in self._screen_stacks:
-                    continue  # the user got there first
-                screen = self._modes[mode]()
-                self._screen_stacks[mode] = [screen]
-                await build(screen)
-            if getattr(self, "_editor_screen", None) is None:
-                # ``e`` on the board: the kept editor (tui.screens.editor.editor_screen), built
-                # now, opened (file read, lint) only when pushed
-                await build(editor_screen(self, None))
-            selected = getattr(self._screen_stacks["routes"][0], "selected_name", lambda: None)()
-            if selected and selected not in getattr(self, "_route_screens", {}):
-                # ``enter`` on the board: the selected route's kept screen (route_detail_screen)
-                from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
-
-                await build(route_detail_screen(self, selected))
-        finally:
-            self.prewarmed = True
-            freeze_startup_heap()
-
     def _go(self, name: str) -> Screen:
         """Switch to a main view's top screen (one Textual mode each, so each keeps its state):
         whatever was opened on top of it (a route, a why-not, a dialog) is closed, so ``b``
