@@ -33,18 +33,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
-from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queue import records as R
+from engine.queue.job import _EMPTY, Job, JobId, _int_of  # noqa: F401  (Job, JobId: part of this API)
 from engine.queue.transaction import Transaction
 from engine.queue.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,
 )
 
-JobId = tuple[int, int]
 # the three commonest keys in one match (key_kind's JOB, CLUSTER, CLUSTER_PVT; exact spellings):
 # m.lastindex 2 = job <c>.<p>, 3 = cluster ad 0<c>.-1, 4 = ClusterPvt <c>.-2; anything else: key_kind
 _COMMON_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)|0([1-9][0-9]*)\.-1|([1-9][0-9]*)\.-2").fullmatch
-_EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,88 +74,11 @@ class AdChanged:
     key: str
 
 
-def _int_of(text: str | None) -> int | None:
-    """An integer attribute as EvaluateAttrInt reads it: plain digits fast, anything else
-    (``2.0``, an expression of literals) through classad2; None when not an integer."""
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return as_int(evaluate(text))
-    except ClassAdError:
-        return None
-
-
 @functools.lru_cache(maxsize=65536)
 def _classify(key: str) -> tuple[str, int, int]:
     kind = key_kind(key)
     ids = parse_key(key) if kind != R.OTHER else None
     return (kind, ids[0], ids[1]) if ids else (kind, 0, 0)
-
-
-class Job:
-    """A view of one job: its proc ad chained to its cluster ad. Cheap; cached by the queue."""
-
-    __slots__ = ("_q", "id", "key", "_ckey", "_ad", "_stamp")
-
-    def __init__(self, queue: "JobQueue", jid: JobId) -> None:
-        self._q = queue
-        self.id = jid
-        self.key = job_key(*jid)
-        self._ckey = cluster_key(jid[0])
-        self._ad: Any = None
-        self._stamp: tuple[int, int, int] | None = None
-
-    def __repr__(self) -> str:
-        return f"Job({self.key})"
-
-    @property
-    def proc_attrs(self) -> Mapping[str, str]:
-        return MappingProxyType(self._q._ads.get(self.key, {}))
-
-    @property
-    def cluster_attrs(self) -> Mapping[str, str]:
-        return MappingProxyType(self._q._ads.get(self._ckey, {}))
-
-    def proc_texts(self) -> Mapping[str, str]:
-        """The proc ad itself, without a read-only wrapper: for hot read-only loops (the routing
-        scan). Callers must not change it; it is the queue's own dict (empty when absent)."""
-        return self._q._ads.get(self.key, _EMPTY)
-
-    def get(self, name: str) -> str | None:
-        """Value text of ``name`` (any case); the proc ad wins over the cluster ad."""
-        q = self._q
-        n = q._canon.get(name) or q._lower.get(name.lower())
-        if n is None:
-            return None
-        v = q._ads.get(self.key, _EMPTY).get(n)
-        if v is None:
-            v = q._ads.get(self._ckey, _EMPTY).get(n)
-        return v
-
-    @property
-    def attrs(self) -> dict[str, str]:
-        """The effective ad as {name: text}: cluster attributes overlaid by proc attributes."""
-        out = dict(self._q._ads.get(self._ckey, _EMPTY))
-        out.update(self._q._ads.get(self.key, _EMPTY))
-        return out
-
-    @property
-    def status(self) -> int | None:
-        return _int_of(self.get("JobStatus"))
-
-    def classad(self) -> Any:
-        """The effective ad as a classad2 ad (``engine.classad.make_ad``), rebuilt only after a
-        change to the proc or cluster ad."""
-        q = self._q
-        stamp = (q._gen, q._ver.get(self.key, 0), q._ver.get(self._ckey, 0))
-        if self._stamp != stamp:
-            self._ad = make_ad(self.attrs)
-            self._stamp = stamp
-        return self._ad
 
 
 class _Batch:
@@ -539,13 +460,10 @@ class JobQueue:
         ignored = 0
         for op, key, name, value in recs:
             if op == 103:
-                ad = ads.get(key)
+                ad = ads.get(key) if owned is None or key in owned else self._own(key)
                 if ad is None:
                     ignored += 1
                     continue
-                if owned is not None and key not in owned:
-                    ad = ads[key] = dict(ad)
-                    owned.add(key)
                 n = canon.get(name)
                 ad[n if n is not None else self._name(name)] = value
                 continue
@@ -590,13 +508,10 @@ class JobQueue:
                 else:
                     kinds.pop(key, None)
             elif op == 104:
-                ad = ads.get(key)
+                ad = ads.get(key) if owned is None or key in owned else self._own(key)
                 if ad is None:
                     ignored += 1
                     continue
-                if owned is not None and key not in owned:
-                    ad = ads[key] = dict(ad)
-                    owned.add(key)
                 n = canon.get(name)
                 ad.pop(n if n is not None else self._name(name), None)
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
-from engine.queue.jobqueue import Job
+from engine.queue.job import Job
 
 SANITY_ATTRS = ("ProcId", "JobStatus", "StageInStart", "StageInFinish", "Managed", "Owner", "RoutedBy")
 
