@@ -50,6 +50,21 @@ def test_deadline_of_the_demo_knob_is_qdate_plus_the_limit():
     assert time_deadline(attrs.get, attrs.values(), pol, 1000 + 86400 + 2) is None  # past: never again
 
 
+def test_release_knob_counts_only_while_held_and_hold_knobs_only_while_not():
+    """sample_configs/demo SYSTEM_PERIODIC_RELEASE (release after 1800 s held): AnalyzePolicy reads
+    the release knobs only for a held job and the hold knobs only for one that is not
+    (src/condor_utils/user_job_policy.cpp; htcondor.md §1.3), so an idle job has no deadline from
+    the release knob and a held one has no deadline from a hold knob."""
+    release = "(HoldReasonCode =?= 20) && (time() - EnteredCurrentStatus > 1800)"
+    hold = "time() - QDate > 600"
+    attrs = {"QDate": "1000", "EnteredCurrentStatus": "1000"}
+    pol = SystemPolicy(release=release, hold=hold)
+    assert time_deadline(attrs.get, attrs.values(), pol, 1500, status=1) == 1000 + 600 - 1
+    assert time_deadline(attrs.get, attrs.values(), pol, 1500, status=5) == 1000 + 1800 - 1
+    assert time_deadline(attrs.get, attrs.values(), SystemPolicy(release=release), 1500, status=1) is None
+    assert time_deadline(attrs.get, attrs.values(), pol, 1500) == 1000 + 600 - 1  # no status: all knobs
+
+
 @pytest.mark.parametrize("text", [
     "time() - QDate > 100", "(time() - QDate) >= 100", "CurrentTime - QDate < 100",
     "x && time() - QDate == 100 || y", "(a || (time() - QDate != 100))", "TIME() - qdate > 100",

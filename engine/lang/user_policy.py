@@ -230,31 +230,62 @@ def _literal(text: str | None) -> float | None:
         return None
 
 
-def time_deadline(get: Any, texts: Any, system: SystemPolicy, now: float) -> float | None:
+# A text's analysis: None (no time dependence), UNBOUNDED, or the (attribute, constant) pairs of
+# its ``time() - Attr OP C`` comparisons. Job ads repeat the same texts (cluster attributes, the
+# knobs), so the analysis is kept per text, a bounded number of them.
+_ANALYSIS: dict[str, Any] = {}
+_ANALYSIS_MAX = 8192
+
+
+def _analyze_text(text: str) -> Any:
+    found = _ANALYSIS.get(text)
+    if found is not None or text in _ANALYSIS:
+        return found
+    if not _TIMEISH.search(text):
+        result: Any = None
+    elif len(text) > 4096 or _TIMEISH.search(_CMP.sub(" 0 ", text)):
+        result = UNBOUNDED
+    else:
+        result = tuple((m.group("a") or m.group("b"), float(m.group("c"))) for m in _CMP.finditer(text))
+    if len(_ANALYSIS) >= _ANALYSIS_MAX:
+        _ANALYSIS.clear()
+    _ANALYSIS[text] = result
+    return result
+
+
+def time_deadline(get: Any, texts: Any, system: SystemPolicy, now: float,
+                  status: int | None = None) -> float | None:
     """When this job's periodic result may next change with time alone (see above).
 
     ``get(name)`` reads a job attribute's text (any case); ``texts`` are all the job's attribute
     texts. Returns None (never), UNBOUNDED, or a time: re-evaluate at the first interval at or
-    after it (a time at or before ``now`` means "at the next interval")."""
-    knobs = (system.hold, system.release, system.remove, system.hold_reason, system.hold_subcode,
-             system.release_reason, system.remove_reason)
+    after it (a time at or before ``now`` means "at the next interval"). With the job's
+    ``status``, only the knobs :func:`analyze_periodic` reads in that status count (the release
+    knobs only while held, the hold knobs only while not): a change of status is a change of the
+    job, which is evaluated again anyway. Job attribute texts always count (one may refer to
+    another)."""
+    if status is None:
+        knobs: tuple[str | None, ...] = (system.hold, system.release, system.remove, system.hold_reason,
+                                         system.hold_subcode, system.release_reason, system.remove_reason)
+    elif status == HELD:
+        knobs = (system.release, system.remove, system.release_reason, system.remove_reason)
+    else:
+        knobs = (system.hold, system.remove, system.hold_reason, system.hold_subcode, system.remove_reason)
     deadline: float | None = None
     for text in [*texts, *(k for k in knobs if k)]:
-        if not _TIMEISH.search(text):
+        found = _analyze_text(text)
+        if found is None:
             continue
-        if len(text) > 4096:
+        if found is UNBOUNDED:
             return UNBOUNDED
-        for m in _CMP.finditer(text):
-            name = m.group("a") or m.group("b")
+        for name, c in found:
             raw = get(name)
             if raw is None:
                 continue  # time() - undefined is undefined, whatever the time
             base = _literal(raw)
             if base is None:
                 return UNBOUNDED
-            cross = base + float(m.group("c"))
+            cross = base + c
             if now <= cross + 1:
                 deadline = cross - 1 if deadline is None else min(deadline, cross - 1)
-        if _TIMEISH.search(_CMP.sub(" 0 ", text)):
-            return UNBOUNDED
     return deadline

@@ -58,7 +58,7 @@ class SourcePolicy:
             self.periodic_evaluations += 1
             decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
             if decision.action == "none":
-                due = time_deadline(local.get, job.src.values(), system, now)
+                due = time_deadline(local.get, job.src.values(), system, now, status)
                 timer = local.int("TimerRemove")
                 if timer is not None and timer >= 0:
                     due = timer if due is None else min(due, timer)

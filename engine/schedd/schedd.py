@@ -360,7 +360,7 @@ class Schedd:
         sysp = self.system_policy
         any_system = bool(sysp.hold or sysp.release or sysp.remove)
         changed = self.store.take_changed() if hasattr(self.store, "take_changed") else None
-        if force or changed is None or self._policy_for is not sysp:
+        if force or changed is None or self._policy_for != sysp:  # a reload with the same knobs keeps the deadlines
             candidates = sorted(self.store.periodic_views(any_system), key=lambda jv: job_order(jv[0]))
             self._deadlines, self._deadline_heap, self._unbounded = {}, [], set()
             self._policy_for = sysp
@@ -394,7 +394,7 @@ class Schedd:
             if d.action != "none" and not (d.action == "hold" and status == HELD):
                 acts.append((job, view.attrs, d))
                 continue
-            due = time_deadline(view.get, view.attrs.values(), sysp, now)
+            due = time_deadline(view.get, view.attrs.values(), sysp, now, status)
             if due == UNBOUNDED:
                 self._unbounded.add(job)
             elif due is not None:
