@@ -15,7 +15,8 @@ answer is the one a full scan gives):
 - ``periodic_views``: jobs in a policy state (idle, running, held) not managed externally that
   have their own ``PeriodicHold``/``PeriodicRelease``/``PeriodicRemove`` (with system periodic
   expressions every policy job is evaluated, as the schedd does);
-- ``cron_idle_jobs``: idle jobs with a ``Cron*`` attribute (``needsCronTab``).
+- ``cron_idle_jobs``: idle jobs with a ``Cron*`` attribute (``needsCronTab``); ``cron_jobs``: the
+  same among idle, running and held jobs (the crondor view's rows).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class QueueStore(StatusQueries):
         self._dispatch: dict[str, Any] = {}
         self._periodic: dict[str, Any] = {}
         self._cron: dict[str, Any] = {}
+        self._cron_any: dict[str, Any] = {}  # idle, running or held with a Cron* attribute
         self._changed: set[str] | None = None  # None: everything (not tracked yet, or reloaded)
         self._rebuild()
         self._unsubscribe = queue.subscribe(self._on_event)
@@ -116,7 +118,7 @@ class QueueStore(StatusQueries):
     def _rebuild(self) -> None:
         self.status = {}
         self._jobs = {}
-        self._by_status, self._dispatch, self._periodic, self._cron = {}, {}, {}, {}
+        self._by_status, self._dispatch, self._periodic, self._cron, self._cron_any = {}, {}, {}, {}, {}
         self._changed = None
         for job in self.queue:
             st = _status_of(job)
@@ -133,6 +135,7 @@ class QueueStore(StatusQueries):
         self._dispatch.pop(key, None)
         self._periodic.pop(key, None)
         self._cron.pop(key, None)
+        self._cron_any.pop(key, None)
 
     def _put(self, key: str, job: Any, st: int) -> None:
         if self._changed is not None:
@@ -143,10 +146,11 @@ class QueueStore(StatusQueries):
         self.status[key] = st
         self._jobs[key] = job
         self._by_status.setdefault(st, {})[key] = job
+        cron = st in POLICY_STATES and any(job.get(n) is not None for n in CRON_ATTRS)
         for index, member in ((self._dispatch, st == IDLE and _maybe_dispatchable(job)),
                               (self._periodic, st in POLICY_STATES and job.get("Managed") != _EXTERNAL
                                and any(job.get(n) is not None for n in _PERIODIC)),
-                              (self._cron, st == IDLE and any(job.get(n) is not None for n in CRON_ATTRS))):
+                              (self._cron, cron and st == IDLE), (self._cron_any, cron)):
             if member:
                 index[key] = job
             else:
@@ -204,6 +208,9 @@ class QueueStore(StatusQueries):
         for key, j in list(self._periodic.items()):
             yield key, _JobView(j)
 
+    def counts(self) -> dict[int, int]:
+        return {st: len(jobs) for st, jobs in self._by_status.items() if jobs}
+
     def take_changed(self) -> set[str] | None:
         out, self._changed = self._changed, set()
         return out
@@ -214,5 +221,9 @@ class QueueStore(StatusQueries):
 
     def cron_idle_jobs(self):
         for key, j in list(self._cron.items()):
+            yield key, j.attrs
+
+    def cron_jobs(self):
+        for key, j in list(self._cron_any.items()):
             yield key, j.attrs
 

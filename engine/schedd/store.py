@@ -129,6 +129,10 @@ class StatusQueries:
     def cron_idle_jobs(self):
         return self.idle_jobs()
 
+    def cron_jobs(self):
+        """Idle, running and held jobs that may be cron jobs (the crondor screen's rows)."""
+        return self.policy_jobs()
+
     def take_changed(self) -> set[str] | None:
         """Jobs added, changed or removed since the last call (and forgets them); None when the
         store does not keep track (the caller then scans everything)."""

@@ -1,8 +1,8 @@
 """The replay's jobs table, rebuilt only for jobs that changed (the demo's row reuse, shared).
 
 :class:`engine.views.build.RowIndex` keeps the demo's table from the queue's change events: only
-changed jobs get a new :class:`~engine.snapshot.JobRow`, the id order is re-sorted only when
-jobs come or go. Replay reuses that class as it is, through :class:`ReplayRows`, an adapter that
+changed jobs get a new :class:`~engine.snapshot.JobRow`, jobs that come or go are placed into or
+taken out of the id order by bisection. Replay reuses that class as it is, through :class:`ReplayRows`, an adapter that
 looks like the demo engine to it (``store``, ``schedd.cron``, ``jobs_version``) and turns the
 replay's moves into the same change events. Design decisions and invariants:
 
@@ -114,8 +114,6 @@ class ReplayRows:
                 on_event(JobAdded((c, p)))
             else:
                 on_event(JobChanged((c, p), frozenset()))
-        if procs:
-            self.index.order = None  # jobs may have come or gone: re-sort the ids (cheap)
         self.jobs_version += 1
 
     def touched(self, keys: Iterable[str]) -> None:

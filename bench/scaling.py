@@ -1,0 +1,116 @@
+"""Benchmark: cost that grows with the work, not the queue (issue 14 item 2).
+
+For queues of 1,000, 10,000 and 100,000 jobs (the sample demo plus parked idle jobs that no
+route takes, ``RequestMemory = 64000``), after a warm-up, a fixed amount of change per step
+(the next 5 virtual seconds of the demo in which the queue changed: a handful of jobs
+routed, started, finished or removed), prints,
+best of ``--repeat`` and median:
+
+1. the engine step itself (router poll, schedd phases, job_queue.log commits, non-durable);
+2. the snapshot built after it (``engine.views.build.build_snapshot``: routes, counts, the jobs
+   table kept from the queue's events, crondor rows from the store's index);
+3. the jobs screen adopting that snapshot on the UI thread (``JobsScreen._adopt`` + a compositor
+   refresh, no filter), in a headless app (``App.run_test``, 120x36) fed the engine's own
+   snapshots.
+
+Target: from 10k to 100k each grows <= 2x. The routing poll alone is ``bench/router.py`` part 6.
+
+    python bench/scaling.py [--sizes 1000 10000 100000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from engine.feeds.demo import build_demo  # noqa: E402
+
+PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
+          "RequestCpus": "1", "RequestMemory": "64000"}
+
+
+def _engine(n: int):
+    eng = build_demo(seed=1, state_dir=Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")), durable=False)
+    template = SimpleNamespace(name="parked", attrs=PARKED, runtime=None, site=None)
+    left = n
+    while left > 0:
+        k = min(1000, left)
+        eng.schedd.submit(template, k, eng.now)
+        left -= k
+    eng.step(eng.now + 600)
+    eng.snapshot(0)
+    return eng
+
+
+def _fmt(xs: list[float]) -> str:
+    return f"best {min(xs) * 1000:7.2f} ms  median {statistics.median(xs) * 1000:7.2f} ms"
+
+
+async def _screen_times(eng, repeat: int) -> tuple[list[float], list[float], list[float]]:
+    from tui_fixtures import FakeRuntime, wait_until  # noqa: PLC0415
+
+    from tui.app import make_app  # noqa: PLC0415
+
+    runtime = FakeRuntime(eng.snapshot(1))
+    app = make_app(runtime, blink=False)
+    steps, snaps, screens = [], [], []
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen" and app.screen.is_mounted
+                         and len(app.screen.table.model.rows) == len(app.snapshot.jobs), timeout=60)
+        screen = app.screen
+        for i in range(repeat):
+            before = eng.jobs_version
+            gc.collect()
+            t = time.perf_counter()
+            eng.step(eng.now + 5)
+            while eng.jobs_version == before:  # a quiet step: go on to the next change
+                eng.step(eng.now + 5)
+            steps.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            snap = eng.snapshot(2 + i)
+            snaps.append(time.perf_counter() - t)
+            runtime.push(snap)
+            app.snapshot = snap
+            t = time.perf_counter()
+            screen._adopt(snap)
+            screen.refresh()
+            screen._compositor_refresh()
+            screens.append(time.perf_counter() - t)
+            await pilot.pause(0.05)
+    return steps, snaps, screens
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    figures: dict[str, dict[int, float]] = {"engine step": {}, "snapshot": {}, "jobs screen update": {}}
+    for n in a.sizes:
+        eng = _engine(n)
+        steps, snaps, screens = asyncio.run(_screen_times(eng, a.repeat))
+        print(f"{len(eng.store.status):>8,} jobs: engine step to a change {_fmt(steps)}")
+        print(f"{'':>14} snapshot                {_fmt(snaps)}")
+        print(f"{'':>14} jobs screen update      {_fmt(screens)}")
+        for name, xs in zip(figures, (steps, snaps, screens)):
+            figures[name][n] = statistics.median(xs)
+    if 10_000 in a.sizes and 100_000 in a.sizes:
+        for name, by in figures.items():
+            print(f"growth 10k -> 100k, {name:20s} x{by[100_000] / max(by[10_000], 1e-9):.2f}  (target <= x2)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
