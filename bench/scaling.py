@@ -11,7 +11,9 @@ best of ``--repeat`` and median:
    table kept from the queue's events, crondor rows from the store's index);
 3. the jobs screen adopting that snapshot on the UI thread (``JobsScreen._adopt`` + a compositor
    refresh, no filter), in a headless app (``App.run_test``, 120x36) fed the engine's own
-   snapshots.
+   snapshots;
+4. watch mode's snapshot (``WatchEngine.snapshot``) of a log of that many jobs (one in ten a
+   routed copy) after one transaction that changes 20 jobs was written and followed.
 
 Target: from 10k to 100k each grows <= 2x. The routing poll alone is ``bench/router.py`` part 6.
 
@@ -50,6 +52,49 @@ def _engine(n: int):
     eng.step(eng.now + 600)
     eng.snapshot(0)
     return eng
+
+
+def _watch_times(n: int, repeat: int) -> list[float]:
+    from engine.clock import ManualClock  # noqa: PLC0415
+    from engine.feeds.watch import WatchEngine, WatchSetup  # noqa: PLC0415
+    from engine.queue.writer import open_queue  # noqa: PLC0415
+
+    path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"
+    now = 1_700_000_000.0
+    q, _ = open_queue(path, now, durable=False)
+    procs = []
+    with q.transaction(now=now) as t:
+        for c0 in range(0, n, 1000):
+            c = t.new_cluster()
+            t.set_attribute(f"0{c}.-1", "Owner", '"bench"')
+            t.set_attribute(f"0{c}.-1", "JobUniverse", "5")
+            for p in range(min(1000, n - c0)):
+                key = "%d.%d" % t.new_proc(c)
+                t.set_attribute(key, "ProcId", str(p))
+                t.set_attribute(key, "JobStatus", "1")
+                procs.append(key)
+    with q.transaction(now=now) as t:
+        for i, src in enumerate(procs[: n // 10]):
+            c = t.new_cluster()
+            key = "%d.%d" % t.new_proc(c)
+            for name, value in (("RouteName", '"Site%d"' % (i % 5)), ("RoutedFromJobId", f'"{src}"'),
+                                ("JobStatus", "1"), ("JobUniverse", "9")):
+                t.set_attribute(key, name, value)
+    clock = ManualClock(now)
+    watch = WatchEngine(WatchSetup(queue_log=str(path)), clock)
+    watch.poll()
+    watch.snapshot()
+    times = []
+    for i in range(repeat):
+        with q.transaction(now=now + i) as t:
+            for key in procs[i * 20:(i + 1) * 20]:
+                t.set_attribute(key, "JobStatus", "2")
+        clock.set(now + i)
+        watch.poll()
+        t0 = time.perf_counter()
+        watch.snapshot()
+        times.append(time.perf_counter() - t0)
+    return times
 
 
 def _fmt(xs: list[float]) -> str:
@@ -97,14 +142,17 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
-    figures: dict[str, dict[int, float]] = {"engine step": {}, "snapshot": {}, "jobs screen update": {}}
+    figures: dict[str, dict[int, float]] = {"engine step": {}, "snapshot": {}, "jobs screen update": {},
+                                            "watch snapshot": {}}
     for n in a.sizes:
         eng = _engine(n)
         steps, snaps, screens = asyncio.run(_screen_times(eng, a.repeat))
         print(f"{len(eng.store.status):>8,} jobs: engine step to a change {_fmt(steps)}")
         print(f"{'':>14} snapshot                {_fmt(snaps)}")
         print(f"{'':>14} jobs screen update      {_fmt(screens)}")
-        for name, xs in zip(figures, (steps, snaps, screens)):
+        watched = _watch_times(n, a.repeat)
+        print(f"{'':>14} watch snapshot          {_fmt(watched)}  ({n:,} jobs + {n // 10:,} copies)")
+        for name, xs in zip(figures, (steps, snaps, screens, watched)):
             figures[name][n] = statistics.median(xs)
     if 10_000 in a.sizes and 100_000 in a.sizes:
         for name, by in figures.items():

@@ -269,7 +269,7 @@ class WatchEngine:
         if isinstance(event, QueueReloaded):
             self._reloaded = True
         self.version += 1
-        self.rows.index.on_event(event)
+        self.rows.on_event(event)
         self.rows.jobs_version += 1
 
     def poll(self) -> bool:

@@ -81,6 +81,7 @@ class RowIndex:
         self.order: list[str] = []  # keys of ``rows``, in job_order
         self.sort_keys: list[tuple[int, int]] = []  # job_order of each of ``order``
         self.row_list: list[S.JobRow] = []  # the row of each of ``order`` (the table, as a list)
+        self.status_counts: dict[int, int] = {}  # rows by JobRow.status
         self.full = True
         self.version = -1
         self.cached: tuple[S.JobRow, ...] = ()
@@ -93,11 +94,20 @@ class RowIndex:
             return
         key = f"{ev.id[0]}.{ev.id[1]}"
         if isinstance(ev, JobRemoved):
-            if self.rows.pop(key, None) is not None:
+            old = self.rows.pop(key, None)
+            if old is not None:
                 self._unplace(key)
+                self._count(old.status, -1)
             self.dirty.discard(key)
         else:
             self.dirty.add(key)
+
+    def _count(self, status: int, n: int) -> None:
+        left = self.status_counts.get(status, 0) + n
+        if left:
+            self.status_counts[status] = left
+        else:
+            del self.status_counts[status]
 
     def _position(self, key: str, k: tuple[int, int]) -> int:
         i = bisect_left(self.sort_keys, k)
@@ -136,17 +146,24 @@ class RowIndex:
             self.order = sorted(rows, key=job_order)
             self.sort_keys = [job_order(k) for k in self.order]
             self.row_list = [rows[k] for k in self.order]
+            self.status_counts = {}
+            for row in self.row_list:
+                self._count(row.status, 1)
         else:
             for key in self.dirty:
                 row = _row(eng, key, deferral)
+                old = rows.pop(key, None)
+                if old is not None:
+                    self._count(old.status, -1)
                 if row is None:
-                    if rows.pop(key, None) is not None:
+                    if old is not None:
                         self._unplace(key)
-                elif key in rows:
-                    rows[key] = row
+                    continue
+                rows[key] = row
+                self._count(row.status, 1)
+                if old is not None:
                     self.row_list[self._position(key, job_order(key))] = row
                 else:
-                    rows[key] = row
                     self._place(key, row)
         self.dirty = set()
         # a copy of a list of references: no lookups (a dict lookup per row cost ~30 ms at 100k)

@@ -259,18 +259,21 @@ def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "
                 rows: Any, deferral: Callable[[str], int | None] | None = None,
                 route_order: list[str] | None = None, **extra: Any) -> Snapshot:
     """One snapshot of the recorded queue (module docstring for the rules)."""
-    jobs = list(iter_jobs(ads))
-    counts = route_counts(ads, jobs)
-    # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex):
-    # only jobs that changed since the last snapshot were rebuilt
+    # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex)
+    # and the route counts, cron jobs and job count from its tally (engine.views.recorded_tally):
+    # only jobs that changed since the last snapshot were looked at again
+    tally = rows.tally
+    tally.update(ads)
+    counts = tally.counts
     table = rows.table()
+    status_counts = rows.index.status_counts
     rows = table if with_jobs else ()
     return Snapshot(
         seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
         paused=paused, engine_state="paused" if paused else "running",
         routes=route_views(counts, limits, figures, route_order, time),
-        queue_counts=queue_counts(r.status for r in table), total_jobs=len(jobs),
+        queue_counts=queue_counts(status_counts), total_jobs=len(tally.procs),
         jobs=tuple(rows), jobs_version=jobs_version,
-        cron_jobs=cron_views(jobs, time, tz, deferral or (lambda _job: None)), replay=position, tz=tz,
+        cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)), replay=position, tz=tz,
         **extra,
     )

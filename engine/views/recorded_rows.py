@@ -24,6 +24,7 @@ from engine.views.build import RowIndex
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved
 from engine.queue.records import is_proc_key
 from engine.views.recorded import Effective, literal_int, literal_str
+from engine.views.recorded_tally import RecordedTally
 
 
 class _SourceAd:
@@ -67,6 +68,12 @@ class ReplayRows:
         self.router = None  # no live router in a replay: a source's route comes from its copy
         self.index = RowIndex(self)
         self.index.full = True
+        self.tally = RecordedTally()  # route counts, cron jobs, job count: from the same events
+
+    def on_event(self, ev: Any) -> None:
+        """A queue change event (the watch feed's queue, or the player's moves below)."""
+        self.index.on_event(ev)
+        self.tally.on_event(ev)
 
     # -- what RowIndex reads ------------------------------------------------------------------
     @property
@@ -105,7 +112,7 @@ class ReplayRows:
                 clusters.add(key[1:-3])
         if clusters:
             procs.update(k for k in self.ads if is_proc_key(k) and k.partition(".")[0] in clusters)
-        on_event = self.index.on_event
+        on_event = self.on_event
         for key in procs:
             c, _, p = key.partition(".")
             if key not in self.ads:
