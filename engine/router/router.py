@@ -63,6 +63,9 @@ from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, _route_limits, route_state
 
+_NONE: dict[str, str] = {}  # read only: an absent ad
+_UNCLAIMED = State.UNCLAIMED
+
 
 class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
     """HTCondor's job router over RouteDeck queues. ``table`` is a ``RoutingTable``."""
@@ -83,7 +86,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._given_hooks = hooks
         # source job -> failed translate attempts, kept across claims (Lifecycle.submit)
         self.translate_failures: dict[str, int] = {}
-        self._job_exprs: dict[int, tuple[Any, bool, bool]] = {}  # id(route) -> (route, sandboxed?, in place?)
+        self._job_exprs: dict[int, tuple] = {}  # id(route) -> (route, sandboxed?, in place?, universe, grid resource)
         self._builder = build  # default: engine.router.routed_copy.build_routed_ad
         self.next_periodic = 0.0
         self.last_cycle: dict[str, Any] = {}
@@ -394,16 +397,23 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         return hk.withheld_reason(path)
 
     def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
-        src = job.attrs if type(job) is Job else dict(job.attrs)  # Job.attrs builds a fresh dict
-        rj = RoutedJob(src_key=job.key, route_name=route.name, src=src,
-                       target_universe=int(route.target_universe), grid_resource=route.grid_resource)
-        # evaluated when the candidate is created, against the source ad (htcondor.md §1.4);
-        # building the job's evaluation ad is skipped when the route has neither expression
+        # the source ad copied as the queue holds it: cluster attributes overlaid by the proc's
+        # (Job.attrs, without its property call: this runs once per placed job of a cycle)
+        if type(job) is Job:
+            ads = job._q._ads
+            src = {**ads.get(job._ckey, _NONE), **ads.get(job.key, _NONE)}
+        else:
+            src = dict(job.attrs)
+        # per route, once: its target universe, grid resource and whether it has the two job
+        # expressions evaluated when the candidate is created, against the source ad (htcondor.md
+        # §1.4; building the job's evaluation ad is skipped when the route has neither)
         flags = self._job_exprs.get(id(route))
         if flags is None or flags[0] is not route:
             flags = self._job_exprs[id(route)] = (
                 route, _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"),
-                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"))
+                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"),
+                int(route.target_universe), route.grid_resource)
+        rj = RoutedJob(job.key, route.name, src, _UNCLAIMED, flags[3], flags[4])
         if flags[1]:
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
         if flags[2]:
