@@ -59,3 +59,28 @@ def test_a_key_with_a_blank_is_refused_by_the_formatter():
         t.new_ad("1.0", "Job")
         t.set_attribute("1.0", "A", "1")
         assert t._lines[-1] == "103 1.0 A 1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(alphabet=st.sampled_from('1a +"()\t\n\0x'), min_size=0, max_size=8))
+def test_a_remembered_value_is_accepted_as_check_value_accepts_it(value):
+    """§3.1 "Values" (the schedd checks that a value parses): ``set_attribute`` remembers the
+    texts it accepted; the first and the second call (remembered) both agree with
+    ``check_value`` (the oracle) — accepted or refused with its ValueError."""
+    from engine.queue.transaction import check_value
+
+    try:
+        check_value("A", value)
+        ok = True
+    except ValueError:
+        ok = False
+    q = _queue_with("1.0")
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            with q.transaction(now=2) as t:
+                if ok:
+                    t.set_attribute("1.0", "A", value)
+                else:
+                    with pytest.raises(ValueError):
+                        t.set_attribute("1.0", "A", value)
+                raise RuntimeError("abort")

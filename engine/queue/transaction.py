@@ -44,6 +44,11 @@ class _Queue(Protocol):
     def apply_all(self, recs: list) -> list[str]: ...
 
 _PROC_ONLY = frozenset({"jobstatus", "procid"})
+# value texts ``check_value`` accepted (whether a text is a valid value does not depend on the
+# attribute): an engine writes the same few thousand values again and again, and parsing each
+# again was a third of ``set_attribute``. Bounded: emptied when full.
+_ACCEPTED: set[str] = set()
+_ACCEPTED_MAX = 1 << 16
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -182,7 +187,12 @@ class Transaction:
             raise KeyError(f"no ad {key} to set {name} in")
         if name.lower() in _PROC_ONLY and R.key_kind(key) == R.CLUSTER:
             raise ValueError(f"{name} belongs in a proc ad, not the cluster ad {key}")
-        rec = R.set_attr(key, name, check_value(name, text))
+        if type(text) is not str or text not in _ACCEPTED:
+            check_value(name, text)  # raises with the attribute's name
+            if len(_ACCEPTED) >= _ACCEPTED_MAX:
+                _ACCEPTED.clear()
+            _ACCEPTED.add(text)
+        rec = R.set_attr(key, name, text)
         if type(key) is str and type(name) is str and _is_word(key) and _is_word(name):
             # format_record's line for a 103 whose value check_value accepted (no newline, NUL,
             # or blank value) and whose key and name are words (test_transaction_line_fast_path)
