@@ -84,3 +84,35 @@ def test_a_remembered_value_is_accepted_as_check_value_accepts_it(value):
                     with pytest.raises(ValueError):
                         t.set_attribute("1.0", "A", value)
                 raise RuntimeError("abort")
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.sampled_from(["1.0", "01.-1", "1.-2", "0.0", "7.0", "1 .0"]),
+       items=st.lists(st.tuples(st.sampled_from(["A", "jobstatus", "ProcId", "b c", "Owner", ""]),
+                                st.sampled_from(["1", '"x"', "1 +", "", "a\\nb", "true"])), max_size=6))
+def test_set_attributes_is_set_attribute_in_a_loop(key, items):
+    """§3.1 table and "Values", §3.6 (JobStatus/ProcId belong to procs): set_attributes gives the
+    records and lines of set_attribute called item by item (the oracle), or the same refusal."""
+    def run(batch: bool):
+        q = JobQueue()
+        with q.transaction(now=1) as t:
+            t.new_ad("01.-1", "Job")
+            t.new_ad("1.-2", "ClusterPvt")
+            t.new_ad("1.0", "Job")
+        err = None
+        with pytest.raises(RuntimeError):
+            with q.transaction(now=2) as t:
+                try:
+                    if batch:
+                        t.set_attributes(key, items)
+                    else:
+                        for name, text in items:
+                            t.set_attribute(key, name, text)
+                except (KeyError, ValueError, R.RecordFormatError) as exc:
+                    err = (type(exc), str(exc))
+                got = (list(t.records), list(t._lines), err)
+                raise RuntimeError("abort")
+        return got
+
+    run(False)  # the values it accepts are remembered: the batch takes its fast path for them
+    assert run(True) == run(False)

@@ -201,6 +201,28 @@ class Transaction:
         else:
             self._add(rec)  # format_record refuses it with its own message
 
+    def set_attributes(self, key_or_id: Any, items: Any) -> None:
+        """``set_attribute(key, name, text)`` for each ``(name, text)`` of ``items``, in order,
+        with the ad's own checks made once (a routed copy's submit sets ~50 attributes of one
+        ad). The same records, lines and refusals as the calls one by one
+        (test_set_attributes_is_set_attribute_in_a_loop)."""
+        key = key_or_id if type(key_or_id) is str else resolve_key(key_or_id)
+        alive = self._alive.get(key)
+        exists = alive if alive is not None else key in self._q._ads
+        if not exists or type(key) is not str or not _is_word(key):
+            for name, text in items:  # the general path (and its messages)
+                self.set_attribute(key, name, text)
+            return
+        cluster = R.key_kind(key) == R.CLUSTER
+        lines, records, accepted, make = self._lines, self.records, _ACCEPTED, R.set_attr
+        for name, text in items:
+            if (type(name) is not str or not _is_word(name) or type(text) is not str or text not in accepted
+                    or (cluster and name.lower() in _PROC_ONLY)):
+                self.set_attribute(key, name, text)
+                continue
+            lines.append(f"103 {key} {name} {text}")
+            records.append(make(key, name, text))
+
     def delete_attribute(self, key_or_id: Any, name: str) -> None:
         key = resolve_key(key_or_id)
         if not self.exists(key):
