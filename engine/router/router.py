@@ -319,6 +319,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # remembered until a route stops accepting
         first: dict[int, tuple[Any, int | None]] = {}
         round_robin, max_jobs, scan = self.round_robin, self.max_jobs, scanner.scan
+        add, route_flags = self._add_candidate, [None] * len(routes)  # per route, once a job takes it
         considered = new = 0
         stopped_at = len(candidates)
         with gc_paused():  # this loop allocates a RoutedJob per placed job (gc_paused)
@@ -363,7 +364,10 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
                     accepting[idx] = False
                     n_accepting -= 1
                     first.clear()
-                self._add_candidate(job, route, now)
+                flags = route_flags[idx]
+                if flags is None:
+                    flags = route_flags[idx] = self._route_flags(route)
+                add(job, route, now, flags)
                 managed += 1
                 new += 1
         info["considered"], info["new"] = considered, new
@@ -396,7 +400,17 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
                                        None, job.key, hook=hk.TRANSLATE, path=path))
         return hk.withheld_reason(path)
 
-    def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
+    def _route_flags(self, route: Any) -> tuple:
+        """(route, has JobShouldBeSandboxed, has EditJobInPlace, target universe, grid resource)."""
+        flags = self._job_exprs.get(id(route))
+        if flags is None or flags[0] is not route:
+            flags = self._job_exprs[id(route)] = (
+                route, _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"),
+                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"),
+                int(route.target_universe), route.grid_resource)
+        return flags
+
+    def _add_candidate(self, job: Any, route: Any, now: float, flags: tuple | None = None) -> RoutedJob:
         # the source ad copied as the queue holds it: cluster attributes overlaid by the proc's
         # (Job.attrs, without its property call: this runs once per placed job of a cycle)
         if type(job) is Job:
@@ -407,12 +421,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # per route, once: its target universe, grid resource and whether it has the two job
         # expressions evaluated when the candidate is created, against the source ad (htcondor.md
         # §1.4; building the job's evaluation ad is skipped when the route has neither)
-        flags = self._job_exprs.get(id(route))
-        if flags is None or flags[0] is not route:
-            flags = self._job_exprs[id(route)] = (
-                route, _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"),
-                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"),
-                int(route.target_universe), route.grid_resource)
+        if flags is None:
+            flags = self._route_flags(route)
         rj = RoutedJob(job.key, route.name, src, _UNCLAIMED, flags[3], flags[4])
         if flags[1]:
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
