@@ -180,12 +180,13 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
     def _on_queue_event(self, event: Any) -> None:
         jid = getattr(event, "id", None)
         if jid is not None:
+            key = f"{jid[0]}.{jid[1]}" if self._changed is not None or self._periodic_dirty is not None else ""
             if self._changed is not None:
-                self._changed.add(f"{jid[0]}.{jid[1]}")
+                self._changed.add(key)
             if self._adopt_dirty is not None:
                 self._adopt_dirty.add(jid)
             if self._periodic_dirty is not None:
-                self._periodic_dirty.add(f"{jid[0]}.{jid[1]}")
+                self._periodic_dirty.add(key)
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
             self._adopt_dirty = None
