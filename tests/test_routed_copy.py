@@ -106,3 +106,30 @@ def test_edit_job_in_place_skips_vanilla_to_grid_and_router_attributes():
     assert "RoutedBy" not in ad and ad["RoutedToJobId"] == '"7.0"'
     bob = dict(SOURCE, Owner='"bob"')
     assert build_routed_ad(t, r, bob, now=0, source_id=(12, 3))["RoutedBy"] == '"jobrouter"'
+
+
+def test_ci_attrs_index_matches_scan():
+    """VanillaToGrid edits attributes case-insensitively, keeping the existing spelling
+    (htcondor.md §1.6; ClassAd names are case-insensitive): CIAttrs' name index gives what the
+    linear scan (the oracle, ``_scan`` on a twin dict) gives, for random sets and deletes,
+    with and without two spellings of one name in the starting ad."""
+    import random
+
+    from engine.router.routed_copy import CIAttrs
+
+    names = ["Foo", "foo", "FOO", "Bar", "bar", "JobUniverse", "x"]
+    rnd = random.Random(14)
+    for start in ({"Foo": "1", "Bar": "2"}, {"Foo": "1", "foo": "2", "x": "3"}, {}):
+        fast, slow = CIAttrs(dict(start)), CIAttrs(dict(start))
+        slow.key = slow._scan  # type: ignore[method-assign]
+        for _ in range(200):
+            name = rnd.choice(names)
+            op = rnd.random()
+            if op < 0.4:
+                fast.set(name, str(op))
+                slow.set(name, str(op))
+            elif op < 0.7:
+                fast.delete(name)
+                slow.delete(name)
+            assert fast.get(name) == slow.get(name) and fast.key(name) == slow.key(name)
+            assert list(fast.attrs.items()) == list(slow.attrs.items())

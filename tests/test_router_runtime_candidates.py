@@ -160,3 +160,28 @@ def test_gc_paused_restores_the_collector_state_even_on_error():
         assert not gc.isenabled()  # left off: it was off before
     finally:
         gc.enable()
+
+
+def test_cluster_entries_kept_across_cycles():
+    """htcondor.md §1.4 (the umbrella query and each route's REQUIREMENTS, asked every cycle):
+    a scanner that keeps its per-cluster entries across cycles while the cluster ad is unchanged
+    answers every job as a fresh scanner does (the oracle), after random edits of cluster and
+    proc ads between cycles."""
+    rng = random.Random(14)
+    q = build_queue(seed=3)
+    kept = Scanner(ROUTES, SC, "jobrouter")
+    values = {"VO": ['"cms"', '"atlas"', 'strcat("c", "ms")'], "RequestMemory": ["1024", "4096", "RequestCpus * 1024"],
+              "Owner": ['"alice"', '"blocked"'], "Managed": ['"External"', '"Schedd"'], "Weight": ["5", "ProcId * 3"]}
+    for cycle in range(12):
+        kept.begin_cycle([True, True, True], now=1000 + cycle)
+        fresh = Scanner(ROUTES, SC, "jobrouter")
+        fresh.begin_cycle([True, True, True], now=1000 + cycle)
+        for job in q:
+            assert kept.scan(job) == fresh.scan(job), (cycle, job.key)
+            assert kept.last_fast == fresh.last_fast
+        with q.transaction(now=cycle) as t:
+            for _ in range(6):
+                job = rng.choice(q.jobs())
+                name = rng.choice(list(values))
+                target = (job.id[0], -1) if rng.random() < 0.6 else job.id
+                t.set_attribute(target, name, rng.choice(values[name]))

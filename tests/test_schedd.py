@@ -135,3 +135,44 @@ def test_on_exit_hold_and_requeue(kind, tmp_path):
     assert s.store.attrs(held)["JobStatus"] == "5" and s.store.attrs(held)["HoldReasonCode"] == "3"
     a = s.store.attrs(again)
     assert a["JobStatus"] == "1" and a["ExitCode"] == "1" and "CompletionDate" not in a
+
+
+def test_queue_store_indexes_follow_changes_as_a_rebuild_finds_them():
+    """The store's indexes (status, dispatch, periodic, cron) kept from change events — a change
+    of attributes no index reads only noted — equal those a full rebuild from the queue gives
+    (the oracle), after random edits of indexed and other attributes on proc and cluster ads
+    (htcondor.md §1.6: a job with Managed "External" is the router's; §2.1: Cron* attributes)."""
+    import random
+
+    q = JobQueue()
+    store = QueueStore(q)
+    rnd = random.Random(14)
+    names = {"JobStatus": ["1", "2", "4", "5"], "JobUniverse": ["5", "9", "12"], "Managed": ['"External"', '"Schedd"'],
+             "PeriodicHold": ["false"], "CronMinute": ['"*/5"'], "Foo": ["1", "2"], "RequestCpus": ["1"]}
+    with q.transaction(now=1) as t:
+        for c in (1, 2):
+            t.new_ad(f"0{c}.-1", "Job")
+            for p in range(3):
+                t.new_ad(f"{c}.{p}", "Job")
+                t.set_attribute(f"{c}.{p}", "JobStatus", "1")
+    for step in range(60):
+        with q.transaction(now=2 + step) as t:
+            for _ in range(rnd.randint(1, 4)):
+                c, p = rnd.choice((1, 2)), rnd.choice((-1, 0, 1, 2))
+                key = f"0{c}.-1" if p < 0 else f"{c}.{p}"
+                name = rnd.choice([n for n in names if not (p < 0 and n == "JobStatus")])
+                if rnd.random() < 0.2:
+                    t.delete_attribute(key, name)
+                else:
+                    t.set_attribute(key, name, rnd.choice(names[name]))
+        oracle = QueueStore(q)
+        assert store.status == oracle.status
+        for index in ("_by_status", "_dispatch", "_periodic", "_cron"):
+            got, want = getattr(store, index), getattr(oracle, index)
+            if index == "_by_status":
+                got = {k: set(v) for k, v in got.items() if v}
+                want = {k: set(v) for k, v in want.items() if v}
+            else:
+                got, want = set(got), set(want)
+            assert got == want, (index, step)
+        oracle.close()

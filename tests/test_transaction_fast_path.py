@@ -59,3 +59,60 @@ def test_a_key_with_a_blank_is_refused_by_the_formatter():
         t.new_ad("1.0", "Job")
         t.set_attribute("1.0", "A", "1")
         assert t._lines[-1] == "103 1.0 A 1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(alphabet=st.sampled_from('1a +"()\t\n\0x'), min_size=0, max_size=8))
+def test_a_remembered_value_is_accepted_as_check_value_accepts_it(value):
+    """§3.1 "Values" (the schedd checks that a value parses): ``set_attribute`` remembers the
+    texts it accepted; the first and the second call (remembered) both agree with
+    ``check_value`` (the oracle) — accepted or refused with its ValueError."""
+    from engine.queue.transaction import check_value
+
+    try:
+        check_value("A", value)
+        ok = True
+    except ValueError:
+        ok = False
+    q = _queue_with("1.0")
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            with q.transaction(now=2) as t:
+                if ok:
+                    t.set_attribute("1.0", "A", value)
+                else:
+                    with pytest.raises(ValueError):
+                        t.set_attribute("1.0", "A", value)
+                raise RuntimeError("abort")
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.sampled_from(["1.0", "01.-1", "1.-2", "0.0", "7.0", "1 .0"]),
+       items=st.lists(st.tuples(st.sampled_from(["A", "jobstatus", "ProcId", "b c", "Owner", ""]),
+                                st.sampled_from(["1", '"x"', "1 +", "", "a\\nb", "true"])), max_size=6))
+def test_set_attributes_is_set_attribute_in_a_loop(key, items):
+    """§3.1 table and "Values", §3.6 (JobStatus/ProcId belong to procs): set_attributes gives the
+    records and lines of set_attribute called item by item (the oracle), or the same refusal."""
+    def run(batch: bool):
+        q = JobQueue()
+        with q.transaction(now=1) as t:
+            t.new_ad("01.-1", "Job")
+            t.new_ad("1.-2", "ClusterPvt")
+            t.new_ad("1.0", "Job")
+        err = None
+        with pytest.raises(RuntimeError):
+            with q.transaction(now=2) as t:
+                try:
+                    if batch:
+                        t.set_attributes(key, items)
+                    else:
+                        for name, text in items:
+                            t.set_attribute(key, name, text)
+                except (KeyError, ValueError, R.RecordFormatError) as exc:
+                    err = (type(exc), str(exc))
+                got = (list(t.records), list(t._lines), err)
+                raise RuntimeError("abort")
+        return got
+
+    run(False)  # the values it accepts are remembered: the batch takes its fast path for them
+    assert run(True) == run(False)

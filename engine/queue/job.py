@@ -78,6 +78,12 @@ class Job:
         out.update(self._q._ads.get(self.key, _EMPTY))
         return out
 
+    def cluster_stamp(self) -> tuple[Any, int, int]:
+        """(queue, generation, version of the cluster ad): equal for two calls only while the
+        cluster ad's texts are the same (the stamp ``classad`` uses, for the cluster part)."""
+        q = self._q
+        return (q, q._gen, q._ver.get(self._ckey, 0))
+
     @property
     def status(self) -> int | None:
         return _int_of(self.get("JobStatus"))

@@ -138,6 +138,9 @@ def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
     return True
 
 
+_KEPT_MAX = 1 << 18  # cluster entries kept across cycles (bounded: emptied when full)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection inside the block (restored on exit, also on error).
@@ -186,6 +189,8 @@ class Scanner:
         self._lower: dict[str, str] = {}
         self._clusters: dict[int, dict[str, str]] = {}
         self._centries: dict[int, tuple] = {}
+        # cluster id -> (the queue job's cluster_stamp, its _cluster_entry): kept across cycles
+        self._kept: dict[int, tuple[Any, tuple]] = {}
         # proc-ad shape (its attribute names) -> what scan() reads from it (``_shape``); kept
         # across cycles: it depends on the table only
         self._shapes: dict[tuple[str, ...], tuple[str | None, str | None] | bool] = {}
@@ -352,6 +357,14 @@ class Scanner:
         """(cluster-ad values, sanity of everything but ProcId/JobStatus — None when the fast
         path cannot decide, the signature, whether every value is a literal)."""
         entry = self._centries.get(cid)
+        stamp = None
+        if entry is None and type(job) is Job:
+            # a pure function of the cluster ad's texts (and the table): kept across cycles
+            # while the cluster ad is unchanged (test_cluster_entries_kept_across_cycles)
+            stamp = job.cluster_stamp()
+            kept = self._kept.get(cid)
+            if kept is not None and kept[0] == stamp:
+                entry = self._centries[cid] = kept[1]
         if entry is None:
             base = {}
             for k, v in job.cluster_attrs.items():
@@ -366,6 +379,10 @@ class Scanner:
                     ok = None
             literal = all(_constant(v) for v in base.values())
             entry = self._centries[cid] = (base, ok, sig, literal)
+            if stamp is not None:
+                if len(self._kept) >= _KEPT_MAX:
+                    self._kept.clear()
+                self._kept[cid] = (stamp, entry)
         return entry
 
     def sanity(self, job: Any, vals: dict[str, str] | None = None) -> bool:

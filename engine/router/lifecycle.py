@@ -21,7 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.classad import is_true, quote
@@ -53,7 +53,7 @@ class RoutedJob:
     edit_in_place: bool = False
     dest_key: str | None = None  # "c.p" of the routed copy once submitted
     dest_live: bool = False  # dest_proc_id.cluster != -1 (not yet removed by us)
-    dest: dict[str, str] = field(default_factory=dict)  # last seen routed ad
+    dest: dict[str, str] | None = None  # last seen routed ad (None: none seen yet)
     is_claimed: bool = False
     is_done: bool = False
     is_running: bool = False
@@ -65,8 +65,9 @@ class RoutedJob:
     retirement_time: float = 0.0
     last_route: str = ""  # route_name is cleared at retirement; this keeps it for the UI
     reason: str = ""  # why it left the router (last failure / interruption)
-    dirty: dict[str, Any] = field(default_factory=dict)  # router-set source attrs not pushed yet
-    hook_attempts: dict[str, int] = field(default_factory=dict)
+    # router-set source attrs not pushed yet; None when there are none
+    dirty: dict[str, Any] | None = None
+    hook_attempts: dict[str, int] | None = None  # None until a hook is retried
     keyword: tuple[str | None] | None = None  # the hook keyword, once looked up (HookKeyword or knob)
 
     @property
@@ -137,14 +138,14 @@ class Lifecycle:
 
     def _push_src(self, job: RoutedJob, changes: dict[str, Any], now: float) -> bool:
         """Push changes (plus anything still dirty) to the live source; keep the local copy in step."""
-        allc = {**job.dirty, **changes}
+        allc = {**job.dirty, **changes} if job.dirty else changes
         if not allc:
             return True
         try:
             written = ops.push(self.src_q, job.src_key, allc, now)
         except KeyError:
             return False
-        job.dirty = {}
+        job.dirty = None
         lower = _lower_index(job.src)
         for name, value in allc.items():
             text = ops.text_of(value)
@@ -255,7 +256,7 @@ class Lifecycle:
         job.dest_live = True
         job.dest = dict(routed)
         # recorded in the router's copy now, pushed with the next status update (JobRouter.cpp)
-        job.dirty["RoutedToJobId"] = quote(job.dest_key)
+        job.dirty = {**(job.dirty or {}), "RoutedToJobId": quote(job.dest_key)}
         job.state = State.SUBMITTED
         job.submission_time = now
         self._emit(ev.JobRouted(now, f"{job.src_key} routed to {job.route_name} as {job.dest_key}",
@@ -338,7 +339,7 @@ class Lifecycle:
     def finalize(self, job: RoutedJob, now: float) -> None:
         """``FinalizeJob``: the finalize hook (output updates the source), then ``FinishFinalizeJob``."""
         res = self._hook(job, hk.FINALIZE, job.dest_key or job.src_key,
-                         lambda: hk.finalize_stdin(job.src, job.dest), now)
+                         lambda: hk.finalize_stdin(job.src, job.dest or {}), now)
         if res == "pending":
             return
         if isinstance(res, hk.HookResult):
@@ -375,6 +376,8 @@ class Lifecycle:
             if res == "pending":
                 return
             if isinstance(res, hk.HookResult) and hk.cleanup_outcome(res).action == "retry":
+                if job.hook_attempts is None:
+                    job.hook_attempts = {}
                 n = job.hook_attempts[hk.CLEANUP] = job.hook_attempts.get(hk.CLEANUP, 0) + 1
                 msg = hk.cleanup_outcome(res).message
                 if n < self.hooks.max_attempts:

@@ -51,22 +51,41 @@ class CIAttrs:
 
     def __init__(self, attrs: dict[str, str]) -> None:
         self.attrs = attrs
+        # lower-case name -> its spelling in ``attrs``, kept in step by ``set``/``delete``; None
+        # when two spellings of one name are present (a hook's output may have both): then
+        # ``key`` scans, finding the first in the dict's order (``_scan``, the oracle of
+        # test_ci_attrs_index_matches_scan). Edits made to ``attrs`` behind this object's back
+        # are not seen: make a new CIAttrs after them.
+        index = {k.lower(): k for k in reversed(attrs)}
+        self._index: dict[str, str] | None = index if len(index) == len(attrs) else None
 
-    def key(self, name: str) -> str | None:
+    def _scan(self, name: str) -> str | None:
         low = name.lower()
         return next((k for k in self.attrs if k.lower() == low), None)
+
+    def key(self, name: str) -> str | None:
+        if self._index is None:
+            return self._scan(name)
+        return self._index.get(name.lower())
 
     def get(self, name: str) -> str | None:
         k = self.key(name)
         return None if k is None else self.attrs[k]
 
     def set(self, name: str, text: str) -> None:
-        self.attrs[self.key(name) or name] = text
+        k = self.key(name)
+        if k is None:
+            k = name
+            if self._index is not None:
+                self._index[name.lower()] = name
+        self.attrs[k] = text
 
     def delete(self, name: str) -> None:
         k = self.key(name)
         if k is not None:
             del self.attrs[k]
+            if self._index is not None:
+                del self._index[k.lower()]
 
     def string(self, name: str) -> str | None:
         text = self.get(name)

@@ -63,6 +63,9 @@ from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, _route_limits, route_state
 
+_NONE: dict[str, str] = {}  # read only: an absent ad
+_UNCLAIMED = State.UNCLAIMED
+
 
 class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
     """HTCondor's job router over RouteDeck queues. ``table`` is a ``RoutingTable``."""
@@ -83,7 +86,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._given_hooks = hooks
         # source job -> failed translate attempts, kept across claims (Lifecycle.submit)
         self.translate_failures: dict[str, int] = {}
-        self._job_exprs: dict[int, tuple[Any, bool, bool]] = {}  # id(route) -> (route, sandboxed?, in place?)
+        self._job_exprs: dict[int, tuple] = {}  # id(route) -> (route, sandboxed?, in place?, universe, grid resource)
         self._builder = build  # default: engine.router.routed_copy.build_routed_ad
         self.next_periodic = 0.0
         self.last_cycle: dict[str, Any] = {}
@@ -177,12 +180,13 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
     def _on_queue_event(self, event: Any) -> None:
         jid = getattr(event, "id", None)
         if jid is not None:
+            key = f"{jid[0]}.{jid[1]}" if self._changed is not None or self._periodic_dirty is not None else ""
             if self._changed is not None:
-                self._changed.add(f"{jid[0]}.{jid[1]}")
+                self._changed.add(key)
             if self._adopt_dirty is not None:
                 self._adopt_dirty.add(jid)
             if self._periodic_dirty is not None:
-                self._periodic_dirty.add(f"{jid[0]}.{jid[1]}")
+                self._periodic_dirty.add(key)
         elif type(event).__name__ == "QueueReloaded":
             self._changed = None
             self._adopt_dirty = None
@@ -316,6 +320,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # remembered until a route stops accepting
         first: dict[int, tuple[Any, int | None]] = {}
         round_robin, max_jobs, scan = self.round_robin, self.max_jobs, scanner.scan
+        add, route_flags = self._add_candidate, [None] * len(routes)  # per route, once a job takes it
         considered = new = 0
         stopped_at = len(candidates)
         with gc_paused():  # this loop allocates a RoutedJob per placed job (gc_paused)
@@ -360,7 +365,10 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
                     accepting[idx] = False
                     n_accepting -= 1
                     first.clear()
-                self._add_candidate(job, route, now)
+                flags = route_flags[idx]
+                if flags is None:
+                    flags = route_flags[idx] = self._route_flags(route)
+                add(job, route, now, flags)
                 managed += 1
                 new += 1
         info["considered"], info["new"] = considered, new
@@ -393,17 +401,30 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
                                        None, job.key, hook=hk.TRANSLATE, path=path))
         return hk.withheld_reason(path)
 
-    def _add_candidate(self, job: Any, route: Any, now: float) -> RoutedJob:
-        src = job.attrs if type(job) is Job else dict(job.attrs)  # Job.attrs builds a fresh dict
-        rj = RoutedJob(src_key=job.key, route_name=route.name, src=src,
-                       target_universe=int(route.target_universe), grid_resource=route.grid_resource)
-        # evaluated when the candidate is created, against the source ad (htcondor.md §1.4);
-        # building the job's evaluation ad is skipped when the route has neither expression
+    def _route_flags(self, route: Any) -> tuple:
+        """(route, has JobShouldBeSandboxed, has EditJobInPlace, target universe, grid resource)."""
         flags = self._job_exprs.get(id(route))
         if flags is None or flags[0] is not route:
             flags = self._job_exprs[id(route)] = (
                 route, _has_job_expr(route, "JobShouldBeSandboxed", "job_should_be_sandboxed"),
-                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"))
+                _has_job_expr(route, "EditJobInPlace", "edit_job_in_place"),
+                int(route.target_universe), route.grid_resource)
+        return flags
+
+    def _add_candidate(self, job: Any, route: Any, now: float, flags: tuple | None = None) -> RoutedJob:
+        # the source ad copied as the queue holds it: cluster attributes overlaid by the proc's
+        # (Job.attrs, without its property call: this runs once per placed job of a cycle)
+        if type(job) is Job:
+            ads = job._q._ads
+            src = {**ads.get(job._ckey, _NONE), **ads.get(job.key, _NONE)}
+        else:
+            src = dict(job.attrs)
+        # per route, once: its target universe, grid resource and whether it has the two job
+        # expressions evaluated when the candidate is created, against the source ad (htcondor.md
+        # §1.4; building the job's evaluation ad is skipped when the route has neither)
+        if flags is None:
+            flags = self._route_flags(route)
+        rj = RoutedJob(job.key, route.name, src, _UNCLAIMED, flags[3], flags[4])
         if flags[1]:
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
         if flags[2]:

@@ -158,6 +158,11 @@ def S(value: str) -> _Lit:
 
 
 def _write(t: Any, key: Any, changes: Mapping[str, Any]) -> None:
+    if None not in changes.values():  # only sets: one call for the ad (Transaction.set_attributes)
+        t.set_attributes(key, [(name, quote(str(value)) if isinstance(value, _Lit)
+                                else value if isinstance(value, str) else format_value(value))
+                               for name, value in changes.items()])
+        return
     for name, value in changes.items():
         if value is None:
             t.delete_attribute(key, name)

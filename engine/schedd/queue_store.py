@@ -43,6 +43,20 @@ def _maybe_dispatchable(job: Any) -> bool:
     return job.get("Managed") != _EXTERNAL
 
 
+# lower-case names of the attributes ``_put`` reads (status, dispatch, periodic and cron indexes)
+_INDEXED = frozenset(n.lower() for n in ("JobStatus", "JobUniverse", "Managed", *_PERIODIC, *CRON_ATTRS))
+_IRRELEVANT: dict[frozenset[str], bool] = {}  # names of a change -> none of them is indexed
+
+
+def _irrelevant(names: frozenset[str]) -> bool:
+    got = _IRRELEVANT.get(names)
+    if got is None:
+        got = not any(n.lower() in _INDEXED for n in names)
+        if len(_IRRELEVANT) < 4096:  # bounded: an engine changes the same few name sets
+            _IRRELEVANT[names] = got
+    return got
+
+
 def _key(jid: tuple[int, int]) -> str:
     return f"{jid[0]}.{jid[1]}"
 
@@ -162,6 +176,14 @@ class QueueStore(StatusQueries):
         elif isinstance(ev, JobRemoved):
             self._drop(_key(ev.id))
         elif isinstance(ev, (JobAdded, JobChanged)):
+            if type(ev) is JobChanged:
+                key = _key(ev.id)
+                if key in self.status and _irrelevant(ev.names):
+                    # no attribute an index or the status reads changed: the job stays where it
+                    # is (``_put`` would find the same answers); only the change is noted
+                    if self._changed is not None:
+                        self._changed.add(key)
+                    return
             job = self.queue.get(ev.id)
             if job is not None:
                 st = _status_of(job)

@@ -461,7 +461,9 @@ class Schedd:
             if view.get("Managed") == '"External"':
                 continue
             leave = view.get("LeaveJobInQueue")
-            if leave is not None and is_true(evaluate(leave, my=view.classad(), now=now)):
+            # the literal false (what finalize_job and condor_submit write) needs no evaluation ad
+            if leave is not None and leave.strip().lower() != "false" and is_true(
+                    evaluate(leave, my=view.classad(), now=now)):
                 continue
             gone.append((job, view.attrs))
         gone.sort(key=lambda ja: job_order(ja[0]))
