@@ -59,6 +59,12 @@ class Prewarm:
             widgets = self._register(self, screen)
             screen._screen_resized(self.size)
             await AwaitMount(screen, widgets)
+            # Its widgets were styled by the current stylesheet as they were registered, so it is
+            # as up to date as Textual's CSS refresh would make it: without the mark, its first
+            # ``switch_mode`` ran ``App.refresh_css`` (the whole stylesheet reparsed and the app
+            # restyled, 15-20 ms of the first ``c``/``j``). A CSS change after this (a theme)
+            # counts up the app's number, and the refresh runs then as before.
+            screen._css_update_count = self._css_update_count
             await asyncio.sleep(0)  # keys and snapshots waiting go first
 
         try:
