@@ -291,7 +291,8 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
 async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_the_same(monkeypatch):
     """A view composed off screen (tui.prewarm) was styled by the current stylesheet as its
     widgets were registered, so its first ``switch_mode`` does not run ``App.refresh_css`` (the
-    whole stylesheet reparsed: 15-20 ms of the first ``c``/``j``). Oracle: the slow path — a
+    whole stylesheet reparsed: 15-20 ms of the first ``c``/``j``/``b``); nor does the first return
+    to the board, whose first switch ran the refresh before it was mounted. Oracle: the slow path — a
     full ``refresh_css`` afterwards changes no widget's style and no line on screen."""
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -299,7 +300,7 @@ async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_t
         refreshed = []
         original = type(app).refresh_css
         monkeypatch.setattr(type(app), "refresh_css", lambda self, *a, **k: (refreshed.append(1), original(self, *a, **k)))
-        for key, mode in (("c", "cron"), ("j", "jobs")):
+        for key, mode in (("c", "cron"), ("j", "jobs"), ("b", "routes")):
             await pilot.press(key)
             await wait_until(pilot, lambda: app.current_mode == mode)
             await pilot.pause()

@@ -67,6 +67,12 @@ class Prewarm:
             screen._css_update_count = self._css_update_count
             await asyncio.sleep(0)  # keys and snapshots waiting go first
 
+        board = self._screen_stacks["routes"][0]
+        if board.is_mounted and board._css_update_count == -1:
+            # The board's first switch_mode ran refresh_css before it was mounted, so Textual never
+            # marked it; its widgets were styled by that stylesheet as they were registered. Marked
+            # now, the first ``b`` back to it does not reparse the stylesheet (15-20 ms) either.
+            board._css_update_count = self._css_update_count
         try:
             for mode in self.prewarm_modes():
                 if mode in self._screen_stacks:
