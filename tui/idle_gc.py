@@ -47,6 +47,7 @@ class IdleCollector:
     cap: int = CAP
     last_key: float = float("-inf")
     collections: dict = field(default_factory=lambda: {"idle-1": 0, "idle-2": 0, "forced-2": 0})
+    longest: dict = field(default_factory=dict)  # why -> the longest such collection, CPU seconds
 
     def key(self, now: float) -> None:
         self.last_key = now
@@ -119,8 +120,11 @@ class IdleGC:
         decision = collector.decide(self.idle_gc_clock(), self.idle_gc_counts(), self.idle_gc_building())
         if decision is not None:
             generation, why = decision
+            t = time.thread_time()
             self.idle_gc_collect(generation)
             collector.collections[why] += 1
+            spent = time.thread_time() - t  # (CPU time of this thread: what the UI did not get)
+            collector.longest[why] = max(collector.longest.get(why, 0.0), spent)
 
     async def on_event(self, event) -> None:
         from textual import events  # noqa: PLC0415

@@ -66,6 +66,11 @@ class Prewarm:
             # counts up the app's number, and the refresh runs then as before.
             screen._css_update_count = self._css_update_count
             await asyncio.sleep(0)  # keys and snapshots waiting go first
+            if screen is not self.screen and screen.is_mounted:
+                # laid out now for the app's size (only the current screen is otherwise): the first
+                # visit finds its widgets sized and arranged
+                screen._refresh_layout(self.size)
+                await asyncio.sleep(0)
 
         board = self._screen_stacks["routes"][0]
         if board.is_mounted and board._css_update_count == -1:
