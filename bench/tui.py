@@ -45,16 +45,19 @@ from tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
 
 UI_CPU: list[float] = []  # the UI thread's CPU time of each ``respond`` (load on the machine aside)
 GC_PAUSES: list[float] = []  # each cyclic-GC collection of generation 2 (any thread), seconds
+GC_IN_KEY: list[float] = []  # per measured key: seconds of cyclic GC (any generation) inside it
 _gc_start = [0.0]
+_gc_total = [0.0]  # seconds of cyclic GC (any generation, any thread) since the callback was set
 
 
 def _gc_callback(phase: str, info: dict) -> None:
-    if info.get("generation") != 2:
-        return
     if phase == "start":
         _gc_start[0] = time.perf_counter()
-    else:
-        GC_PAUSES.append(time.perf_counter() - _gc_start[0])
+        return
+    dt = time.perf_counter() - _gc_start[0]
+    _gc_total[0] += dt
+    if info.get("generation") == 2:
+        GC_PAUSES.append(dt)
 
 
 async def timed(pilot, *keys: str) -> float:
@@ -71,7 +74,7 @@ async def respond(pilot, key: str, done, timeout: float = 10.0) -> float:
     char = key if len(key) == 1 else None
     event = events.Key(key, char)
     event.set_sender(app)
-    t, c = time.perf_counter(), time.thread_time()
+    t, c, g = time.perf_counter(), time.thread_time(), _gc_total[0]
     app._driver.send_message(event)
     while not done():
         if time.perf_counter() - t > timeout:
@@ -80,6 +83,7 @@ async def respond(pilot, key: str, done, timeout: float = 10.0) -> float:
     app.screen._compositor_refresh()
     dt = time.perf_counter() - t
     UI_CPU.append(time.thread_time() - c)
+    GC_IN_KEY.append(_gc_total[0] - g)
     await pilot.pause()  # settle before the next measurement
     return dt
 
@@ -338,11 +342,23 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
         if GC_PAUSES:
             print(f"generation-2 GC collections during the run (any thread; each stops the UI thread): {len(GC_PAUSES)},"
                   f" median {statistics.median(GC_PAUSES) * 1000:.1f} ms, max {max(GC_PAUSES) * 1000:.1f} ms")
+        collector = getattr(app, "idle_collector", None)
+        if collector is not None:
+            print(f"idle collector (tui.idle_gc): {collector.collections}, longest (UI thread CPU): "
+                  + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in collector.longest.items()))
+        print(f"cyclic GC inside the timed keys: {sum(1 for g in GC_IN_KEY if g > 0)} of {len(GC_IN_KEY)} keys,"
+              f" max {max(GC_IN_KEY) * 1000:.1f} ms")
         switches = [x for xs in rows.values() for x in xs]
+        switch_cpu = [x for xs in cpu.values() for x in xs]
+        print(f"all switches, UI thread CPU: median {statistics.median(switch_cpu) * 1000:.1f} ms,"
+              f" max {max(switch_cpu) * 1000:.1f} ms, over 50 ms: {sum(1 for x in switch_cpu if x > 0.05)}")
         presses = [x for xs in keys.values() for x in xs]
         print(f"all switches: median {statistics.median(switches) * 1000:.1f} ms, p95 {pct(switches, 0.95) * 1000:.1f} ms,"
               f" max {max(switches) * 1000:.1f} ms; all table keys: median {statistics.median(presses) * 1000:.1f} ms,"
               f" p95 {pct(presses, 0.95) * 1000:.1f} ms")
+        over = [x for x in switches if x > 0.050]
+        print(f"switches over 50 ms: {len(over)} of {len(switches)}"
+              + (f" ({', '.join(f'{x * 1000:.0f}' for x in over)} ms)" if over else ""))
 
 
 def main() -> None:

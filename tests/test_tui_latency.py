@@ -17,7 +17,7 @@ from tui.app import make_app
 from tui.screens import route_detail
 from tui.widgets.job_model import JobModel
 
-from tui_fixtures import FakeRuntime, snapshot_for_conf, wait_until, write_routes_conf
+from tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -286,3 +286,29 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
         await wait_until(pilot, lambda: not any(w.group == "lint" and not w.is_finished for w in editor.workers))
         await pilot.pause()
         assert editor.lint is current and "slow lint" not in area.text
+
+
+async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_the_same(monkeypatch):
+    """A view composed off screen (tui.prewarm) was styled by the current stylesheet as its
+    widgets were registered, so its first ``switch_mode`` does not run ``App.refresh_css`` (the
+    whole stylesheet reparsed: 15-20 ms of the first ``c``/``j``/``b``); nor does the first return
+    to the board, whose first switch ran the refresh before it was mounted. Oracle: the slow path — a
+    full ``refresh_css`` afterwards changes no widget's style and no line on screen."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        refreshed = []
+        original = type(app).refresh_css
+        monkeypatch.setattr(type(app), "refresh_css", lambda self, *a, **k: (refreshed.append(1), original(self, *a, **k)))
+        for key, mode in (("c", "cron"), ("j", "jobs"), ("b", "routes")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: app.current_mode == mode)
+            await pilot.pause()
+            assert refreshed == [], key
+            screen = app.screen
+            styles = {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)}
+            lines = [strip.text for strip in screen._compositor.render_strips()]
+            original(app)  # the slow path, as Textual's first switch_mode ran it
+            await pilot.pause()
+            assert {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)} == styles
+            assert [strip.text for strip in screen._compositor.render_strips()] == lines

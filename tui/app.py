@@ -49,6 +49,7 @@ from tui import keymap
 from tui.prompt_commands import CommandLineMixin
 from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.palette import COMMANDS
+from tui.idle_gc import IdleGC
 from tui.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
 from tui.typeahead import TypeAhead
@@ -95,7 +96,7 @@ def _screen(name: str) -> Screen:
     return CronScreen()
 
 
-class RouteDeckApp(TypeAhead, Prewarm, ReplayControls, CommandLineMixin, App):
+class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
     BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.keymap); ? shows it
@@ -469,6 +470,7 @@ class RouteDeckApp(TypeAhead, Prewarm, ReplayControls, CommandLineMixin, App):
                 yield SystemCommand(f":{c.name}", c.help, lambda c=c: self.run_command_line(c.name))
 
     def on_unmount(self) -> None:
+        self.idle_gc_stop()  # the GC thresholds are process-wide
         try:
             self.runtime.stop()
         except Exception:  # noqa: BLE001 - shutting down; nothing left to tell

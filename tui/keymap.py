@@ -122,6 +122,13 @@ CRON = [
     Binding("escape", "back", "Close filter", show=False),
 ]
 
+# The crondor, hooks and slots tables: Enter is the DataTable's select (RowSelected → the
+# screen's action), shown in the footer under the screen's name for it. DataTable's own enter
+# binding is hidden and, the table having the focus, shadowed the screen's in the footer.
+CRON_TABLE = [Binding("enter", "select_cursor", "Open ad")]
+HOOKS_TABLE = [Binding("enter", "select_cursor", "stdin/stdout")]
+SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks")]
+
 HOOKS = [
     Binding("enter", "open_io", "stdin/stdout"),
     Binding("slash", "filter", "Filter", key_display="/"),

@@ -59,8 +59,25 @@ class Prewarm:
             widgets = self._register(self, screen)
             screen._screen_resized(self.size)
             await AwaitMount(screen, widgets)
+            # Its widgets were styled by the current stylesheet as they were registered, so it is
+            # as up to date as Textual's CSS refresh would make it: without the mark, its first
+            # ``switch_mode`` ran ``App.refresh_css`` (the whole stylesheet reparsed and the app
+            # restyled, 15-20 ms of the first ``c``/``j``). A CSS change after this (a theme)
+            # counts up the app's number, and the refresh runs then as before.
+            screen._css_update_count = self._css_update_count
             await asyncio.sleep(0)  # keys and snapshots waiting go first
+            if screen is not self.screen and screen.is_mounted:
+                # laid out now for the app's size (only the current screen is otherwise): the first
+                # visit finds its widgets sized and arranged
+                screen._refresh_layout(self.size)
+                await asyncio.sleep(0)
 
+        board = self._screen_stacks["routes"][0]
+        if board.is_mounted and board._css_update_count == -1:
+            # The board's first switch_mode ran refresh_css before it was mounted, so Textual never
+            # marked it; its widgets were styled by that stylesheet as they were registered. Marked
+            # now, the first ``b`` back to it does not reparse the stylesheet (15-20 ms) either.
+            board._css_update_count = self._css_update_count
         try:
             for mode in self.prewarm_modes():
                 if mode in self._screen_stacks:
@@ -81,3 +98,4 @@ class Prewarm:
         finally:
             self.prewarmed = True
             freeze_startup_heap()
+            self.idle_gc_start()  # full collections from now on when the UI is idle (tui.idle_gc)

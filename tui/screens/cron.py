@@ -92,6 +92,12 @@ def held_summary(rows) -> str:
     return text + (f", {other} other" if other else "")
 
 
+class CronTable(DataTable):
+    """The crondor table: its Enter ("Open ad") shows in the footer (keymap.CRON_TABLE)."""
+
+    BINDINGS = keymap.CRON_TABLE
+
+
 class CronScreen(FilterBox, DeckScreen):
     FILTER_INPUT = "#cron-filter"
     FILTER_TABLE = "#cron"
@@ -106,7 +112,7 @@ class CronScreen(FilterBox, DeckScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
-        table = DataTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        table = CronTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         table.border_title = "Crondor"
         yield table
         yield Static(id="cron-detail")

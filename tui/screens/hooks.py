@@ -147,6 +147,12 @@ def failure_toast(h: HookRow) -> str:
     return f"{h.hook} for {h.target}: {(h.failure or '').replace(h.path, os.path.basename(h.path))}"
 
 
+class HooksTable(DataTable):
+    """The hooks table: its Enter shows in the footer (keymap.HOOKS_TABLE)."""
+
+    BINDINGS = keymap.HOOKS_TABLE
+
+
 class HooksScreen(FilterBox, DeckScreen):
     FILTER_INPUT = "#hooks-filter"
     FILTER_TABLE = "#hooks"
@@ -162,7 +168,7 @@ class HooksScreen(FilterBox, DeckScreen):
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter hooks (hook, keyword, slot, job, failed, …)", id="hooks-filter",
                     classes="filter")
-        table = DataTable(id="hooks", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        table = HooksTable(id="hooks", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         table.border_title = "Hooks"
         yield table
         yield Static(id="hooks-detail")

@@ -58,6 +58,12 @@ def slot_detail(s: SlotRow, now: float, tz: str) -> Text:
     return t
 
 
+class SlotsTable(DataTable):
+    """The slots table: its Enter shows in the footer (keymap.SLOTS_TABLE)."""
+
+    BINDINGS = keymap.SLOTS_TABLE
+
+
 class SlotsScreen(DeckScreen):
     AUTO_FOCUS = "#slots"
     BINDINGS = keymap.SLOTS
@@ -67,7 +73,7 @@ class SlotsScreen(DeckScreen):
         self._keys: list[str] = []
 
     def compose_body(self) -> ComposeResult:
-        table = DataTable(id="slots", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        table = SlotsTable(id="slots", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         table.border_title = "Slots"
         yield table
         yield Static(id="slots-detail")

@@ -39,8 +39,18 @@ class StatusHeader(Static):
     StatusHeader { height: 1; background: $primary; color: $text; }
     """
 
+    _shown: tuple | None = None  # (snapshot, readonly, width) last drawn
+
     def show(self, snap: Snapshot | None, readonly: bool) -> None:
-        self.update(header_text(snap, readonly, self.size.width or 120))
+        width = self.size.width or 120
+        self._shown = (snap, readonly, width)
+        self.update(header_text(snap, readonly, width))
+
+    def on_resize(self, event) -> None:
+        """A header shown before it had its width (a screen composed off screen, tui.prewarm)
+        is redrawn for the width it gets."""
+        if self._shown is not None and event.size.width and event.size.width != self._shown[2]:
+            self.show(*self._shown[:2])
 
 
 class EngineBanner(Static):

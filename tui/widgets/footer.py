@@ -2,9 +2,11 @@
 
 At 80 columns the full list of a screen's keys does not fit, and Textual's footer simply clips
 it at the right, where ``q Quit`` is (issue 11 item 9). This footer always shows the essential
-keys (``ESSENTIAL``: quit, help, the ``:`` line), then as many of the others as fit, in the
-keymap's order, and drops the Ctrl+P hint when anything had to go (``:`` does the same). ``?``
-still lists every key.
+keys (``ESSENTIAL``: quit, help, the ``:`` line), then as many of the others as fit, the most
+useful first (``PRIORITY``, as k9s puts a view's own commands first: what acts on the selected
+row — hold, release, remove, open it — then filter, why-not, sort; the view keys ``b`` ``j`` ``c``
+and the rest after), shown in the keymap's order, and drops the Ctrl+P hint when anything had to
+go (``:`` does the same). ``?`` still lists every key.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from textual.widgets._footer import FooterKey
 
 ESSENTIAL = ("quit", "help", "command_line")
 PALETTE_WIDTH = 13  # "▏^p palette" docked on the right
+# Chosen first when not all keys fit (after ESSENTIAL); the others follow in the keymap's order.
+PRIORITY = ("hold", "release", "remove", "select", "open_ad", "open_route", "open_io", "open_hooks",
+            "filter", "why_not", "apply", "close", "back", "cycle_sort", "edit_route", "view_route")
+
+
+def _rank(binding: Binding) -> int:
+    action = binding.action.split("(")[0].removeprefix("screen.").removeprefix("app.")
+    return PRIORITY.index(action) if action in PRIORITY else len(PRIORITY)
 
 
 def key_width(app, binding: Binding) -> int:
@@ -32,7 +42,7 @@ def fit(app, bindings: list[tuple[Binding, bool, str]], width: int) -> tuple[lis
     essential = [x for x in bindings if x[0].action in ESSENTIAL]
     budget = width - sum(key_width(app, b) for b, _, _ in essential)
     keep = {id(x) for x in essential}
-    for x in bindings:
+    for x in sorted(bindings, key=lambda x: _rank(x[0])):  # stable: keymap order within a rank
         if id(x) in keep:
             continue
         w = key_width(app, x[0])
