@@ -38,7 +38,9 @@ PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/b
           "RequestCpus": "1", "RequestMemory": "64000"}  # more memory than any sample route allows
 
 
-def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -> None:
+def parked_demo(queue: int, warm: float, durable: bool):
+    """The sample demo with ``queue`` parked jobs (submitted in clusters of 1,000 before the clock
+    starts), stepped ``warm`` virtual seconds (also used by bench/scaling.py)."""
     state = Path(tempfile.mkdtemp(prefix="routedeck-bench-speed-"))
     engine = build_demo(seed=1, state_dir=state, durable=durable)
     template = SimpleNamespace(name="parked", attrs=PARKED, runtime=None, site=None)
@@ -48,6 +50,11 @@ def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -
         engine.schedd.submit(template, n, engine.now)
         left -= n
     engine.step(engine.now + warm)
+    return engine
+
+
+def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -> None:
+    engine = parked_demo(queue, warm, durable)
     syncs = [0, 0.0]
     name = "_datasync" if hasattr(W, "_datasync") else "fsync"  # before issue 14: os.fsync
     owner = W if name == "_datasync" else os

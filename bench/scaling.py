@@ -30,26 +30,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from engine.feeds.demo import build_demo  # noqa: E402
-
-PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
-          "RequestCpus": "1", "RequestMemory": "64000"}
-
+from demo_speed import parked_demo  # noqa: E402  (bench/ is on sys.path as the script's directory)
 
 def _engine(n: int):
-    eng = build_demo(seed=1, state_dir=Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")), durable=False)
-    template = SimpleNamespace(name="parked", attrs=PARKED, runtime=None, site=None)
-    left = n
-    while left > 0:
-        k = min(1000, left)
-        eng.schedd.submit(template, k, eng.now)
-        left -= k
-    eng.step(eng.now + 600)
+    eng = parked_demo(n, 600, durable=False)
     eng.snapshot(0)
     return eng
 
