@@ -116,6 +116,39 @@ class TestLayout:
             for r in app.snapshot.routes:
                 assert r.name in text  # the pinned route column
 
+    async def test_board_at_80x24_shows_no_column_cut_and_scrolls_by_whole_columns(self):
+        """At 80×24 the last column that fits takes the leftover width, so no column is cut at the
+        right edge (a cut Idle/MaxIdle showed "9" for 9/20); → and ← scroll a whole column at a
+        time, so none is cut beside the pinned route column ("CMS_T2  g" was "accepting")."""
+        from tui.screens.routes import COLUMNS  # noqa: PLC0415
+
+        titles = [t for t, _k, _w in COLUMNS]
+        app = _app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _ready(pilot)
+
+            def header() -> list[str]:
+                line = next(x for x in _screen_text(app).splitlines() if "Route" in x and "#" in x)
+                return line.strip("│ ").split()
+
+            words = header()
+            assert words == titles[:len(words)] and "Idle/MaxIdle" not in words, words
+            table = app.screen.query_one("#routes")
+            table.focus()
+            seen = []
+            for _ in range(len(titles)):
+                await pilot.press("right")
+                words = header()
+                assert words[:2] == ["#", "Route"], words  # pinned
+                assert all(w in titles for w in words[:-1]), words  # whole beside the pinned ones
+                assert any(t.startswith(words[-1]) for t in titles), words  # (scrolled: the right edge may cut)
+                seen.append(words[2])
+            assert seen[0] == "Throttle" and "Re-eval" in header()
+            x = table.scroll_x
+            await pilot.press("left")
+            assert table.scroll_x < x and table.scroll_x in table._starts()
+            assert titles.index(header()[2]) <= titles.index(seen[-1])
+
     async def test_jobs_columns_take_the_width_they_need(self):
         """Item 10: at 200 columns the hold reason, owner and route are as wide as their values
         (not cut at fixed widths); at 80 the hold reason still has room, after job, status,

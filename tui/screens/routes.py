@@ -48,6 +48,9 @@ BARS = 110  # below this terminal width the gauges drop their bars (the figures 
 
 REASON = ("Not accepting because", "reason", 40)  # added on terminals at least WIDE columns wide
 WIDE = 150
+# On a narrow terminal the last column that fits whole takes the leftover width, so no column
+# shows cut at the right edge (a cut "Idle/MaxIdle" read "9" for 9/20); the rest is a scroll away.
+FRAME = 2  # the panel's border, left and right
 
 
 def board_columns(width: int, names: list[str]) -> tuple[tuple[str, str, int], ...]:
@@ -67,6 +70,15 @@ def board_columns(width: int, names: list[str]) -> tuple[tuple[str, str, int], .
     if width >= WIDE:
         used = sum(w + 2 for _t, _k, w in cols) + 4  # cell padding, borders and scrollbar
         cols.append((REASON[0], REASON[1], max(REASON[2], width - used)))
+    elif not bars:
+        room, used, last = width - FRAME, 0, None
+        for i, (_t, _k, w) in enumerate(cols):
+            if used + w + 2 > room:
+                break
+            used, last = used + w + 2, i
+        if last is not None and last + 1 < len(cols):
+            t, k, w = cols[last]
+            cols[last] = (t, k, w + room - used)
     return tuple(cols)
 
 
@@ -193,7 +205,33 @@ class BoardTable(DataTable):
         if left < self.scroll_x:
             self.scroll_to(x=left, animate=False)
         elif right > self.scroll_x + view:
-            self.scroll_to(x=right - view, animate=False)
+            # the first column start that shows the whole column: no column cut at the left edge
+            x = next((s for s in self._starts() if s >= right - view), right - view)
+            self.scroll_to(x=min(x, left), animate=False)
+
+    def _starts(self) -> list[int]:
+        """Where each scrolling (not pinned) column starts, in scroll coordinates."""
+        starts, x = [], 0
+        for c in list(self.columns.values())[self.fixed_columns:]:
+            starts.append(x)
+            x += c.get_render_width(self)
+        return starts
+
+    def action_cursor_right(self) -> None:
+        """→ scrolls a whole column at a time (a cell at a time left the next column cut beside
+        the pinned ones: "CMS_T2  g" was the last letter of "accepting")."""
+        x = next((s for s in self._starts() if s > self.scroll_x), None)
+        if x is None or self.scroll_x >= self.max_scroll_x:
+            super().action_cursor_right()
+            return
+        self.scroll_to(x=min(x, self.max_scroll_x), animate=False)
+
+    def action_cursor_left(self) -> None:
+        x = next((s for s in reversed(self._starts()) if s < self.scroll_x), None)
+        if x is None:
+            super().action_cursor_left()
+            return
+        self.scroll_to(x=x, animate=False)
 
 
 class RoutesScreen(FilterBox, DeckScreen):
