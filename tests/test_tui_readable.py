@@ -149,6 +149,26 @@ class TestLayout:
             assert table.scroll_x < x and table.scroll_x in table._starts()
             assert titles.index(header()[2]) <= titles.index(seen[-1])
 
+    async def test_crondor_at_80x24_shows_no_column_cut(self):
+        """The crondor table at 80×24 fits its columns the board's way (``tui.format.fit_columns``):
+        the Window column, which does not fit whole, is not shown cut ("−1m … +")."""
+        from tui.screens.cron import COLUMNS  # noqa: PLC0415
+
+        titles = [t for t, _k, _w in COLUMNS if t]
+        app = _app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _ready(pilot)
+            await pilot.press("c")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "CronScreen" and app.screen._keys)
+            line = next(x for x in _screen_text(app).splitlines() if "Job" in x and "State" in x)
+            words = line.strip("│ ").replace("Next run", "Next_run").split()
+            assert words == [t.replace(" ", "_") for t in titles][:len(words)], words
+            assert len(words) < len(titles)  # the rest is off screen, not cut
+            await pilot.resize_terminal(132, 40)
+            await pilot.pause()
+            line = next(x for x in _screen_text(app).splitlines() if "Job" in x and "State" in x)
+            assert "Window" in line and "Schedd pick" in line
+
     async def test_jobs_columns_take_the_width_they_need(self):
         """Item 10: at 200 columns the hold reason, owner and route are as wide as their values
         (not cut at fixed widths); at 80 the hold reason still has room, after job, status,

@@ -66,3 +66,20 @@ def count(n: int) -> str:
 
 def speed(x: float) -> str:
     return f"×{x:g}"
+
+
+def fit_columns(cols, room: int, padding: int = 2) -> tuple:
+    """Table columns ``(title, key, width)`` for a table ``room`` cells wide: when they do not all
+    fit, the last column that fits whole takes the leftover width, so the first column that does
+    not fit starts at the right edge and none shows cut (a cut column misreads: "9" for 9/20).
+    ``padding``: the cells a column takes besides its width (DataTable's cell padding, both sides)."""
+    cols = list(cols)
+    used, last = 0, None
+    for i, (_t, _k, w) in enumerate(cols):
+        if used + w + padding > room:
+            break
+        used, last = used + w + padding, i
+    if last is not None and last + 1 < len(cols):
+        t, k, w = cols[last]
+        cols[last] = (t, k, w + room - used)
+    return tuple(cols)

@@ -22,7 +22,7 @@ from engine.snapshot import RouteView, Snapshot
 from tui import keymap
 from tui.engine_api import why_not_candidate
 from tui.export import Table
-from tui.format import clock_time, duration
+from tui.format import clock_time, duration, fit_columns
 from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -71,14 +71,7 @@ def board_columns(width: int, names: list[str]) -> tuple[tuple[str, str, int], .
         used = sum(w + 2 for _t, _k, w in cols) + 4  # cell padding, borders and scrollbar
         cols.append((REASON[0], REASON[1], max(REASON[2], width - used)))
     elif not bars:
-        room, used, last = width - FRAME, 0, None
-        for i, (_t, _k, w) in enumerate(cols):
-            if used + w + 2 > room:
-                break
-            used, last = used + w + 2, i
-        if last is not None and last + 1 < len(cols):
-            t, k, w = cols[last]
-            cols[last] = (t, k, w + room - used)
+        return fit_columns(cols, width - FRAME)
     return tuple(cols)
 
 
