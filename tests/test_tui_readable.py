@@ -164,10 +164,12 @@ class TestLayout:
             words = line.strip("│ ").replace("Next run", "Next_run").split()
             assert words == [t.replace(" ", "_") for t in titles][:len(words)], words
             assert len(words) < len(titles)  # the rest is off screen, not cut
+            assert "Window" not in words and " … +" not in _screen_text(app).split("╰")[0]  # no cut window cell
             await pilot.resize_terminal(132, 40)
             await pilot.pause()
             line = next(x for x in _screen_text(app).splitlines() if "Job" in x and "State" in x)
             assert "Window" in line and "Schedd pick" in line
+            assert " … +" in _screen_text(app).split("╰")[0]
 
     async def test_jobs_columns_take_the_width_they_need(self):
         """Item 10: at 200 columns the hold reason, owner and route are as wide as their values
