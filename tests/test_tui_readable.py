@@ -146,7 +146,8 @@ class TestLayout:
             assert seen[0] == "Throttle" and "Re-eval" in header()
             x = table.scroll_x
             await pilot.press("left")
-            assert table.scroll_x < x and table.scroll_x in table._starts()
+            starts = [sum(table._widths()[:i]) for i in range(len(table._widths()))]
+            assert table.scroll_x < x and table.scroll_x in starts
             assert titles.index(header()[2]) <= titles.index(seen[-1])
 
     async def test_crondor_at_80x24_shows_no_column_cut(self):
@@ -170,6 +171,32 @@ class TestLayout:
             line = next(x for x in _screen_text(app).splitlines() if "Job" in x and "State" in x)
             assert "Window" in line and "Schedd pick" in line
             assert " … +" in _screen_text(app).split("╰")[0]
+
+    async def test_jobs_at_80x24_shows_no_column_cut_and_scrolls_by_whole_columns(self):
+        """The jobs table at 80×24: the time in status fits whole after the hold reason (it read
+        "1h29m5" for 1h29m58s, cut), nothing after it shows cut, and → steps a whole column."""
+        from tui.widgets.job_model import COLUMNS  # noqa: PLC0415
+
+        titles = [c.title for c in COLUMNS]
+        app = _app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _ready(pilot)
+            await pilot.press("j")
+            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
+            await pilot.pause()
+
+            def header() -> str:
+                return next(x for x in _screen_text(app).splitlines() if x.lstrip("│").startswith("Job "))
+
+            line = header()
+            assert line.rstrip(" │").endswith("In status"), line
+            for t in titles[:titles.index("In status") + 1]:
+                assert t in line
+            table = app.screen.table
+            for _ in range(3):
+                await pilot.press("right")
+                assert table.scroll_x in [sum(table.widths[1:i]) for i in range(1, len(table.widths))] \
+                    or table.scroll_x == table.max_scroll_x
 
     async def test_jobs_columns_take_the_width_they_need(self):
         """Item 10: at 200 columns the hold reason, owner and route are as wide as their values

@@ -83,3 +83,19 @@ def fit_columns(cols, room: int, padding: int = 2) -> tuple:
         t, k, w = cols[last]
         cols[last] = (t, k, w + room - used)
     return tuple(cols)
+
+
+def column_step(widths, x: float, delta: int, limit: float) -> float | None:
+    """Where a table scrolled to ``x`` goes when → (``delta`` 1) or ← (-1) moves it a whole column:
+    the next / previous start of a scrolling column (``widths``: theirs, pinned ones left out),
+    at most ``limit`` (the widest scroll); None when there is no column to go to."""
+    starts, at = [], 0
+    for w in widths:
+        starts.append(at)
+        at += w
+    if delta > 0:
+        if x >= limit:
+            return None
+        nxt = next((s for s in starts if s > x), None)
+        return None if nxt is None else min(nxt, limit)
+    return next((s for s in reversed(starts) if s < x), None)

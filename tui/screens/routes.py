@@ -22,7 +22,7 @@ from engine.snapshot import RouteView, Snapshot
 from tui import keymap
 from tui.engine_api import why_not_candidate
 from tui.export import Table
-from tui.format import clock_time, duration, fit_columns
+from tui.format import clock_time, column_step, duration, fit_columns
 from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -199,32 +199,28 @@ class BoardTable(DataTable):
             self.scroll_to(x=left, animate=False)
         elif right > self.scroll_x + view:
             # the first column start that shows the whole column: no column cut at the left edge
-            x = next((s for s in self._starts() if s >= right - view), right - view)
+            starts = [sum(self._widths()[:i]) for i in range(len(self._widths()))]
+            x = next((s for s in starts if s >= right - view), right - view)
             self.scroll_to(x=min(x, left), animate=False)
 
-    def _starts(self) -> list[int]:
-        """Where each scrolling (not pinned) column starts, in scroll coordinates."""
-        starts, x = [], 0
-        for c in list(self.columns.values())[self.fixed_columns:]:
-            starts.append(x)
-            x += c.get_render_width(self)
-        return starts
+    def _widths(self) -> list[int]:
+        return [c.get_render_width(self) for c in list(self.columns.values())[self.fixed_columns:]]
 
     def action_cursor_right(self) -> None:
         """→ scrolls a whole column at a time (a cell at a time left the next column cut beside
         the pinned ones: "CMS_T2  g" was the last letter of "accepting")."""
-        x = next((s for s in self._starts() if s > self.scroll_x), None)
-        if x is None or self.scroll_x >= self.max_scroll_x:
+        x = column_step(self._widths(), self.scroll_x, 1, self.max_scroll_x)
+        if x is None:
             super().action_cursor_right()
-            return
-        self.scroll_to(x=min(x, self.max_scroll_x), animate=False)
+        else:
+            self.scroll_to(x=x, animate=False)
 
     def action_cursor_left(self) -> None:
-        x = next((s for s in reversed(self._starts()) if s < self.scroll_x), None)
+        x = column_step(self._widths(), self.scroll_x, -1, self.max_scroll_x)
         if x is None:
             super().action_cursor_left()
-            return
-        self.scroll_to(x=x, animate=False)
+        else:
+            self.scroll_to(x=x, animate=False)
 
 
 class RoutesScreen(FilterBox, DeckScreen):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from textual.actions import SkipAction
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -23,7 +24,7 @@ from textual.strip import Strip
 
 from engine.snapshot import STATUS_NAMES, JobRow
 from tui import keymap
-from tui.format import duration, month_day
+from tui.format import column_step, duration, month_day
 from tui.widgets.job_model import COLUMNS, JobModel
 
 STATUS_STYLE = {1: Style(color="yellow"), 2: Style(color="green"), 3: Style(dim=True), 4: Style(color="cyan"),
@@ -151,6 +152,22 @@ class JobTable(ScrollView, can_focus=True):
     def action_column(self, delta: int) -> None:
         self.column = max(0, min(len(COLUMNS) - 1, self.column + delta))
 
+    def action_scroll_right(self) -> None:
+        """→ / ← scroll a whole column at a time (a cell at a time showed "tus" of "Status" beside
+        the pinned job column); with nothing to scroll the key goes on (a paused replay steps)."""
+        self._column_scroll(1)
+
+    def action_scroll_left(self) -> None:
+        self._column_scroll(-1)
+
+    def _column_scroll(self, delta: int) -> None:
+        x = column_step(self.widths[1:], self.scroll_x, delta, self.max_scroll_x)
+        if x is None:
+            if not self.allow_horizontal_scroll:
+                raise SkipAction()  # as the cell-wise scroll did: the app's binding takes the key
+            return
+        self.scroll_to(x=x, animate=False, immediate=True)
+
     def watch_column(self, value: int) -> None:
         # bring the focused column into view (the job column is pinned, the rest scroll)
         left = sum(self.widths[1:value])
@@ -204,6 +221,19 @@ class JobTable(ScrollView, can_focus=True):
                 widths[i] -= cut
                 before -= cut
         widths[reason] = max(least_reason, min(widths[reason], room - before))
+        # the time in status right after it, when the reason can give up the cells it needs
+        over = before + widths[reason] + widths[reason + 1] - room
+        if 0 < over <= widths[reason] - least_reason:
+            widths[reason] -= over
+        # the last column that fits whole takes the leftover width: none is shown cut at the
+        # right edge (a cut "In status" read "1h29m5" for 1h29m58s); the rest scrolls in
+        used = 0
+        for i, w in enumerate(widths):
+            if used + w > room:
+                if i:
+                    widths[i - 1] += room - used
+                break
+            used += w
         self.widths = widths
         self._width = sum(widths)
         self.virtual_size = Size(self._width, len(m) + 1)
