@@ -68,19 +68,22 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
 
 
+def _row_order(row: S.JobRow) -> tuple[int, int]:
+    return job_order(row.job)
+
+
 class RowIndex:
     """The jobs table kept up to date from the queue's change events: only changed jobs are
-    rebuilt, and jobs that come or go are put into / taken out of the id order by bisection
-    (a demo step adds and removes a few jobs; re-sorting 100,000 keys for them cost ~100 ms),
-    so a snapshot of 100,000 jobs costs one copy of a list of references, not 100,000 new rows."""
+    rebuilt, and jobs that come or go are put into / taken out of the table, a list in id order,
+    by bisection (a demo step adds and removes a few jobs; re-sorting 100,000 keys for them cost
+    ~100 ms), so a snapshot of 100,000 jobs costs one copy of a list of references, not 100,000
+    new rows and no lookup per row."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.rows: dict[str, S.JobRow] = {}
         self.dirty: set[str] = set()
-        self.order: list[str] = []  # keys of ``rows``, in job_order
-        self.sort_keys: list[tuple[int, int]] = []  # job_order of each of ``order``
-        self.row_list: list[S.JobRow] = []  # the row of each of ``order`` (the table, as a list)
+        self.row_list: list[S.JobRow] = []  # the rows of ``rows`` in job_order of their job
         self.status_counts: dict[int, int] = {}  # rows by JobRow.status
         self.full = True
         self.version = -1
@@ -96,7 +99,7 @@ class RowIndex:
         if isinstance(ev, JobRemoved):
             old = self.rows.pop(key, None)
             if old is not None:
-                self._unplace(key)
+                del self.row_list[self._position(key)]
                 self._count(old.status, -1)
             self.dirty.discard(key)
         else:
@@ -109,25 +112,15 @@ class RowIndex:
         else:
             del self.status_counts[status]
 
-    def _position(self, key: str, k: tuple[int, int]) -> int:
-        i = bisect_left(self.sort_keys, k)
-        order = self.order
-        while i < len(order) and self.sort_keys[i] == k and order[i] != key:
+    def _position(self, key: str) -> int:
+        """Where ``key``'s row is (or goes) in ``row_list``: a bisection (one list, so a job that
+        comes or goes moves the references once)."""
+        k = job_order(key)
+        rows = self.row_list
+        i = bisect_left(rows, k, key=_row_order)
+        while i < len(rows) and rows[i].job != key and job_order(rows[i].job) == k:
             i += 1  # keys that are not c.p share one sort key (never for the queue's jobs)
         return i
-
-    def _place(self, key: str, row: S.JobRow) -> None:
-        k = job_order(key)
-        i = self._position(key, k)
-        self.sort_keys.insert(i, k)
-        self.order.insert(i, key)
-        self.row_list.insert(i, row)
-
-    def _unplace(self, key: str) -> None:
-        i = self._position(key, job_order(key))
-        del self.sort_keys[i]
-        del self.order[i]
-        del self.row_list[i]
 
     def table(self) -> tuple[S.JobRow, ...]:
         eng = self.engine
@@ -143,9 +136,7 @@ class RowIndex:
                 row = _row(eng, key, deferral)
                 if row is not None:
                     rows[key] = row
-            self.order = sorted(rows, key=job_order)
-            self.sort_keys = [job_order(k) for k in self.order]
-            self.row_list = [rows[k] for k in self.order]
+            self.row_list = [rows[k] for k in sorted(rows, key=job_order)]
             self.status_counts = {}
             for row in self.row_list:
                 self._count(row.status, 1)
@@ -157,16 +148,15 @@ class RowIndex:
                     self._count(old.status, -1)
                 if row is None:
                     if old is not None:
-                        self._unplace(key)
+                        del self.row_list[self._position(key)]
                     continue
                 rows[key] = row
                 self._count(row.status, 1)
                 if old is not None:
-                    self.row_list[self._position(key, job_order(key))] = row
+                    self.row_list[self._position(key)] = row
                 else:
-                    self._place(key, row)
+                    self.row_list.insert(self._position(key), row)
         self.dirty = set()
-        # a copy of a list of references: no lookups (a dict lookup per row cost ~30 ms at 100k)
         self.cached = tuple(self.row_list)
         self.version = eng.jobs_version
         return self.cached
