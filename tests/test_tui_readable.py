@@ -92,6 +92,14 @@ class TestWhyNot:
             assert f"routed copy of {src.job}" in _text(pilot)
 
 
+async def _open_jobs(app, pilot) -> None:
+    """The demo ready, then the jobs screen open with its rows."""
+    await _ready(pilot)
+    await pilot.press("j")
+    await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
+    await pilot.pause()
+
+
 def _screen_text(app) -> str:
     """What the terminal shows, line by line (the compositor's output)."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
@@ -180,10 +188,7 @@ class TestLayout:
         titles = [c.title for c in COLUMNS]
         app = _app()
         async with app.run_test(size=(80, 24)) as pilot:
-            await _ready(pilot)
-            await pilot.press("j")
-            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
-            await pilot.pause()
+            await _open_jobs(app, pilot)
 
             def header() -> str:
                 return next(x for x in _screen_text(app).splitlines() if x.lstrip("│").startswith("Job "))
@@ -204,10 +209,7 @@ class TestLayout:
         owner and route."""
         app = _app()
         async with app.run_test(size=(200, 50)) as pilot:
-            await _ready(pilot)
-            await pilot.press("j")
-            await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
-            await pilot.pause()
+            await _open_jobs(app, pilot)
             table = app.screen.table
             rows = [table.model.row(i) for i in range(min(500, len(table.model)))]
             longest_owner = max(len(r.owner) for r in rows)
