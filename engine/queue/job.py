@@ -4,13 +4,22 @@ its cluster ad (htcondor.md §3.1), read without copying; cached by the queue.""
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from engine.classad import ClassAdError, as_int, evaluate, make_ad
 from engine.queue.records import cluster_key, job_key
 
-if TYPE_CHECKING:
-    from engine.queue.jobqueue import JobQueue
+
+class _Queue(Protocol):
+    """What a :class:`Job` reads of the queue that holds it (``engine.queue.jobqueue.JobQueue``;
+    named here, not imported, so the queue can import this module without a circle)."""
+
+    _ads: dict[str, dict[str, str]]
+    _canon: dict[str, str]
+    _lower: dict[str, str]
+    _gen: int
+    _ver: dict[str, int]
+
 
 JobId = tuple[int, int]
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -36,7 +45,7 @@ class Job:
 
     __slots__ = ("_q", "id", "key", "_ckey", "_ad", "_stamp")
 
-    def __init__(self, queue: "JobQueue", jid: JobId) -> None:
+    def __init__(self, queue: _Queue, jid: JobId) -> None:
         self._q = queue
         self.id = jid
         self.key = job_key(*jid)
