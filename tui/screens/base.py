@@ -8,9 +8,11 @@ snapshot says so in a toast (once per distinct error) and keeps the app running.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Input, TextArea
+from textual.widgets import DataTable, Input, TextArea
 from tui.widgets.footer import DeckFooter
 
 from engine.snapshot import Snapshot
@@ -81,3 +83,25 @@ class DeckScreen(Screen):
 
     def update_body(self, snap: Snapshot) -> None:
         """Redraw from ``snap``; screens override."""
+
+
+def sync_rows(table: DataTable, known: list, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str],
+              batch: Any) -> list:
+    """Show ``rows`` (``(key, cells)`` in order) in ``table``, which shows the rows of ``known``
+    keys: when the keys are the same, each cell is updated inside ``batch`` (the app's
+    ``batch_update``); otherwise the rows are made again and the cursor stays on its row number
+    (clamped). Returns the keys now shown. ``columns``: the column keys, in the cells' order."""
+    keys = [k for k, _ in rows]
+    if keys != known:
+        row = table.cursor_row
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+        if keys:
+            table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
+    else:
+        with batch():
+            for key, cells in rows:
+                for col, value in zip(columns, cells):
+                    table.update_cell(key, col, value)
+    return keys

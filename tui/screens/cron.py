@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.snapshot import CronView, Snapshot
 from tui import keymap
 from tui.format import duration, fit_columns, short, zoned
-from tui.screens.base import DeckScreen
+from tui.screens.base import DeckScreen, sync_rows
 from tui.screens.filter_box import FilterBox
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
@@ -151,21 +151,8 @@ class CronScreen(FilterBox, DeckScreen):
         table = self.query_one("#cron", DataTable)
         zones = sorted({c.tz for c in snap.cron_jobs}) or [snap.tz]
         table.border_title = f"Crondor ── schedule: m h dom mon dow ── zone {', '.join(zones)}"
-        jobs = self.visible(snap)
-        keys = [c.job for c in jobs]
-        if keys != self._keys:
-            row = table.cursor_row
-            table.clear()
-            for c in jobs:
-                table.add_row(*cron_cells(c, snap.time), key=c.job)
-            self._keys = keys
-            if keys:
-                table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
-        else:
-            with self.app.batch_update():
-                for c in jobs:
-                    for (_, col, _w), value in zip(COLUMNS, cron_cells(c, snap.time)):
-                        table.update_cell(c.job, col, value)
+        self._keys = sync_rows(table, self._keys, [(c.job, cron_cells(c, snap.time)) for c in self.visible(snap)],
+                               [k for _t, k, _w in COLUMNS], self.app.batch_update)
         self._detail(snap)
 
     def selected(self, snap: Snapshot) -> CronView | None:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 from engine.snapshot import SlotRow, Snapshot
 from tui import keymap
 from tui.format import clock_time, duration
-from tui.screens.base import DeckScreen
+from tui.screens.base import DeckScreen, sync_rows
 
 STATE_STYLE = {"Claimed": "green", "Unclaimed": "", "Owner": "yellow", "Preempting": "bold red"}
 # State/Activity together, the claim and the next fetch within 80 columns; the reason after.
@@ -89,20 +89,8 @@ class SlotsScreen(DeckScreen):
         table = self.query_one("#slots", DataTable)
         busy = sum(1 for s in snap.slots if s.activity == "Busy")
         table.border_title = f"Slots ── {len(snap.slots)} slots · {busy} busy"
-        keys = [s.name for s in snap.slots]
-        if keys != self._keys:
-            row = table.cursor_row
-            table.clear()
-            for s in snap.slots:
-                table.add_row(*slot_cells(s, snap.time, snap.tz), key=s.name)
-            self._keys = keys
-            if keys:
-                table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
-        else:
-            with self.app.batch_update():
-                for s in snap.slots:
-                    for (_, col, _w), value in zip(COLUMNS, slot_cells(s, snap.time, snap.tz)):
-                        table.update_cell(s.name, col, value)
+        self._keys = sync_rows(table, self._keys, [(s.name, slot_cells(s, snap.time, snap.tz)) for s in snap.slots],
+                               [k for _t, k, _w in COLUMNS], self.app.batch_update)
         self._detail(snap)
 
     def selected(self, snap: Snapshot) -> SlotRow | None:
