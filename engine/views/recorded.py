@@ -136,6 +136,21 @@ class RouteCounts:
     def idle(self) -> int:
         return self.routed - self.running
 
+    def add(self, status: int | None, n: int = 1) -> None:
+        """Count (``n`` 1) or uncount (-1) one routed copy seen in ``status``."""
+        self.routed += n
+        field = _STATUS_FIELD.get(status)  # type: ignore[arg-type]
+        if field is not None:
+            setattr(self, field, getattr(self, field) + n)
+
+
+_STATUS_FIELD = {2: "running", 6: "running", 5: "held", 4: "completed", 3: "removed"}
+
+
+def is_cron_row(attrs: Any) -> bool:
+    """A crondor row: a job with any ``Cron*`` attribute, idle, running or held (htcondor.md §2.4)."""
+    return any(a in attrs for a in CRON_ATTRS) and (literal_int(attrs.get("JobStatus")) or 0) in (1, 2, 5)
+
 
 def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> int | None:
     """The routed copy's status as the router last saw it (module docstring, "router view")."""
@@ -153,7 +168,8 @@ def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> i
 
 def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
                  router_view: bool = True) -> dict[str, RouteCounts]:
-    """Per-route counts from the routed copies in the queue (module docstring)."""
+    """Per-route counts from the routed copies in the queue (module docstring), by a scan of every
+    job; snapshots keep the same counts from change events (``engine.views.recorded_tally``)."""
     out: dict[str, RouteCounts] = {}
     for job, attrs in (jobs if jobs is not None else iter_jobs(ads)):
         name = literal_str(attrs.get("RouteName"))
@@ -162,16 +178,7 @@ def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
         rc = out.get(name)
         if rc is None:
             rc = out[name] = RouteCounts(first_seen=len(out))
-        rc.routed += 1
-        status = seen_status(job, attrs, ads) if router_view else literal_int(attrs.get("JobStatus"))
-        if status in (2, 6):
-            rc.running += 1
-        elif status == 5:
-            rc.held += 1
-        elif status == 4:
-            rc.completed += 1
-        elif status == 3:
-            rc.removed += 1
+        rc.add(seen_status(job, attrs, ads) if router_view else literal_int(attrs.get("JobStatus")))
     return out
 
 
@@ -241,12 +248,9 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
 
     out = []
     for job, attrs in jobs:
-        if not any(a in attrs for a in CRON_ATTRS):
+        if not is_cron_row(attrs):
             continue
-        status = literal_int(attrs.get("JobStatus")) or 0
-        if status not in (1, 2, 5):
-            continue
-        out.append(cron_row(job, attrs, status=status, deferral=deferral(job), now=time, tz=tz, runs=runs,
+        out.append(cron_row(job, attrs, status=literal_int(attrs.get("JobStatus")) or 0, deferral=deferral(job), now=time, tz=tz, runs=runs,
                             text=literal_str, number=literal_int))
     out.sort(key=lambda c: job_order(c.job))
     return tuple(out)

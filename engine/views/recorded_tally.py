@@ -24,15 +24,16 @@ from typing import Any, Iterable, Mapping
 
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.queue.records import is_proc_key, job_order
-from engine.schedd.cron import ATTRS as CRON_ATTRS
-from engine.views.recorded import Effective, RouteCounts, literal_int, literal_str, seen_status
-
-_STATUS_FIELD = {2: "running", 6: "running", 5: "held", 4: "completed", 3: "removed"}
+from engine.views.recorded import Effective, RouteCounts, is_cron_row, literal_str, seen_status
 
 
 class RecordedTally:
     def __init__(self) -> None:
+        self._reset()
         self.full = True
+
+    def _reset(self) -> None:
+        self.full = False
         self.dirty: set[str] = set()
         self.procs: set[str] = set()  # proc keys present
         self.of_cluster: dict[str, set[str]] = {}  # cluster id -> its proc keys present
@@ -57,8 +58,7 @@ class RecordedTally:
     def update(self, ads: Mapping[str, Mapping[str, str]]) -> None:
         """Bring the figures up to ``ads`` (the state the events led to)."""
         if self.full:
-            self.__init__()  # type: ignore[misc]
-            self.full = False
+            self._reset()
             keys: Iterable[str] = [k for k in ads if is_proc_key(k)]  # queue order, as a scan
         else:
             keys = sorted(self._widen(self.dirty), key=job_order)  # new routes: first seen in id order
@@ -115,7 +115,7 @@ class RecordedTally:
             new = (name, seen_status(key, attrs, ads))
             self.contrib[key] = new
             self._add(new, 1)
-        if any(a in attrs for a in CRON_ATTRS) and (literal_int(attrs.get("JobStatus")) or 0) in (1, 2, 5):
+        if is_cron_row(attrs):
             self.cron.add(key)
         else:
             self.cron.discard(key)
@@ -126,10 +126,7 @@ class RecordedTally:
         if rc is None:
             rc = self.counts[name] = RouteCounts(first_seen=self.seen)
             self.seen += 1
-        rc.routed += n
-        field = _STATUS_FIELD.get(status)  # type: ignore[arg-type]
-        if field is not None:
-            setattr(rc, field, getattr(rc, field) + n)
+        rc.add(status, n)
         if rc.routed == 0:
             del self.counts[name]  # as a scan would: no copy, no count
 
