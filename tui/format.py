@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import accumulate
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
@@ -85,14 +86,16 @@ def fit_columns(cols, room: int, padding: int = 2) -> tuple:
     return tuple(cols)
 
 
+def column_starts(widths) -> list[int]:
+    """Where each of columns this wide starts, the first at 0."""
+    return list(accumulate(widths, initial=0))[:-1]
+
+
 def column_step(widths, x: float, delta: int, limit: float) -> float | None:
     """Where a table scrolled to ``x`` goes when → (``delta`` 1) or ← (-1) moves it a whole column:
     the next / previous start of a scrolling column (``widths``: theirs, pinned ones left out),
     at most ``limit`` (the widest scroll); None when there is no column to go to."""
-    starts, at = [], 0
-    for w in widths:
-        starts.append(at)
-        at += w
+    starts = column_starts(widths)
     if delta > 0:
         if x >= limit:
             return None

@@ -22,7 +22,7 @@ from engine.snapshot import RouteView, Snapshot
 from tui import keymap
 from tui.engine_api import why_not_candidate
 from tui.export import Table
-from tui.format import clock_time, column_step, duration, fit_columns
+from tui.format import clock_time, column_starts, column_step, duration, fit_columns
 from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
@@ -199,8 +199,7 @@ class BoardTable(DataTable):
             self.scroll_to(x=left, animate=False)
         elif right > self.scroll_x + view:
             # the first column start that shows the whole column: no column cut at the left edge
-            starts = [sum(self._widths()[:i]) for i in range(len(self._widths()))]
-            x = next((s for s in starts if s >= right - view), right - view)
+            x = next((s for s in column_starts(self._widths()) if s >= right - view), right - view)
             self.scroll_to(x=min(x, left), animate=False)
 
     def _widths(self) -> list[int]:
