@@ -102,6 +102,38 @@ def test_queue_log_loads_to_the_engines_final_state(demo):
     assert res.queue.snapshot_state() == engine.queue.snapshot_state()
 
 
+
+START_ATTRS = {"JobStatus", "EnteredCurrentStatus", "JobCurrentStartDate", "JobStartDate", "NumJobStarts",
+               "JobRunCount"}
+
+
+def test_schedd_commits_durably_except_where_htcondor_does_not(demo):
+    """htcondor.md §3.2: commits are fdatasync'ed unless non-durable. The schedd commits a local
+    job's start (schedd.cpp ``spawnLocalStarter`` → ``mark_serial_job_running``) and
+    ``DestroyProc`` (qmgmt.cpp) with ``CommitNonDurableTransactionOrDieTrying``; the router's
+    commits (submit_job.cpp, ``DisconnectQ(qmgr, commit)``), the gridmanager's and the rest
+    are durable. Read from the demo's own log: the 106 says ``NONDURABLE``."""
+    text = (demo["tmp"] / "state" / "job_queue.log").read_text()
+    blocks = text.split("\n105 \n")[1:]
+    kinds = {"start": 0, "destroy": 0}
+    for block in blocks:
+        lines = block.split("\n")
+        end = next(line for line in lines if line.startswith("106"))
+        body = lines[:lines.index(end)]
+        names = {line.split(" ")[2] for line in body if line.startswith("103 ")}
+        destroys = any(line.startswith("102 ") for line in body)
+        if end.endswith("NONDURABLE"):
+            if destroys:
+                assert all(line.startswith("102 ") for line in body), block
+                kinds["destroy"] += 1
+            else:
+                assert names <= START_ATTRS and "NumJobStarts" in names, block
+                assert all(line.split(" ")[2] != "JobStatus" or line.split(" ")[3] == "2" for line in body), block
+                kinds["start"] += 1
+        else:
+            assert not destroys, block
+    assert kinds["start"] > 0 and kinds["destroy"] > 0, kinds
+
 def test_black_hole_is_throttled_by_the_failure_formula(demo):
     # htcondor.md §1.5: throttle = 600 * threshold / (failed / (failed + num_jobs + succeeded))
     adj = demo["first_adjust"]["blackhole"]

@@ -121,6 +121,35 @@ def test_commit_comment_durability_and_fsync(tmp_path, monkeypatch):
     assert last.startswith("106 # ") and R.commit_time(last[5:]) == pytest.approx(T0 + 5)
 
 
+def test_non_durable_commit_is_written_not_synced_and_says_so(tmp_path, monkeypatch):
+    """htcondor.md §3.2 and log_transaction.cpp ``Transaction::Commit(..., nondurable)``: a
+    non-durable commit (qmgmt.cpp ``CommitNonDurableTransactionOrDieTrying``) writes its records
+    and ``106 # <time> NONDURABLE`` but no fdatasync; the next durable commit syncs as before.
+    It is in the file at once, so a reader (and a restart after a killed process) sees it."""
+    import engine.queue.writer as W
+
+    syncs = []
+    real = W._datasync
+    monkeypatch.setattr(W, "_datasync", lambda fd: (syncs.append(fd), real(fd)))
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    with q.transaction(now=T0 + 1) as t:
+        c = t.new_cluster()
+        t.new_proc(c)
+    synced = len(syncs)
+    with q.transaction(now=T0 + 2, durable=False) as t:
+        t.set_attribute(R.job_key(c, 0), "JobStatus", "2")
+    assert len(syncs) == synced
+    last = log.read_text().split("\n")[-2]
+    assert last.startswith("106 # ") and last.endswith(" NONDURABLE")
+    assert R.commit_time(last[5:]) == pytest.approx(T0 + 2)
+    res = load_log(log)
+    assert res.problems == [] and res.queue.ad(R.job_key(c, 0))["JobStatus"] == "2"
+    with q.transaction(now=T0 + 3) as t:
+        t.set_attribute(R.job_key(c, 0), "JobStatus", "4")
+    assert len(syncs) == synced + 1 and not log.read_text().split("\n")[-2].endswith("NONDURABLE")
+
+
 def test_refused_value_and_aborted_transaction_write_nothing(tmp_path):
     """htcondor.md §3.1/§3.2: a newline is refused rather than corrupting the file; an aborted
     transaction writes nothing and changes nothing in memory."""

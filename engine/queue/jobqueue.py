@@ -564,13 +564,15 @@ class JobQueue:
 
     # ---------------------------------------------------------------- writing (QMGMT-like)
     @contextmanager
-    def transaction(self, now: float | None = None) -> Iterator[Transaction]:
+    def transaction(self, now: float | None = None, durable: bool = True) -> Iterator[Transaction]:
         """Collect changes; write and apply them at the end of the block. ``now`` only feeds the
-        ``106 # <timestamp>`` commit comment."""
+        ``106 # <timestamp>`` commit comment. ``durable=False`` is the schedd's
+        ``CommitNonDurableTransaction`` (htcondor.md §3.2): written, not fdatasync'ed, and the
+        comment says ``NONDURABLE``; the next durable commit's fdatasync covers it."""
 
         if self._txn is not None:
             raise RuntimeError("a transaction is already open on this queue")
-        t = self._txn = Transaction(self, now)
+        t = self._txn = Transaction(self, now, durable)
         try:
             yield t
             t._commit()

@@ -4,7 +4,8 @@ Design decisions and invariants:
 
 - A :class:`Transaction` only collects records; nothing touches the queue or the file until the
   ``with queue.transaction(...)`` block ends without an exception. Then the records are written
-  as one ``105 … 106`` block (fsynced by the writer) and applied to memory in one batch. An
+  as one ``105 … 106`` block (fsynced by the writer unless the transaction is non-durable, as
+  HTCondor's ``CommitNonDurableTransaction``) and applied to memory in one batch. An
   exception inside the block aborts: nothing is written, nothing is applied.
 - Checks happen when a call is made, against the queue *as the transaction would leave it*
   (ads created or destroyed earlier in the same transaction count), so a bad call fails at the
@@ -95,9 +96,10 @@ def check_value(name: str, text: str) -> str:
 
 
 class Transaction:
-    def __init__(self, queue: _Queue, now: float | None) -> None:
+    def __init__(self, queue: _Queue, now: float | None, durable: bool = True) -> None:
         self._q = queue
         self.now = now
+        self.durable = durable  # False: HTCondor's CommitNonDurableTransaction (htcondor.md §3.2)
         self.records: list[R.Record] = []
         self._lines: list[str] = []  # each record's line, formatted (and so checked) when added
         self._alive: dict[str, bool] = {}  # keys created (True) / destroyed (False) here
@@ -263,5 +265,5 @@ class Transaction:
             return
         q = self._q
         if q.writer is not None:
-            q.writer.write_transaction(self.records, now=self.now, lines=self._lines)
+            q.writer.write_transaction(self.records, now=self.now, lines=self._lines, durable=self.durable)
         q.apply_all(self.records)

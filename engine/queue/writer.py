@@ -6,8 +6,13 @@ Design decisions and invariants:
   anything is written, so a refused value (newline, blank) leaves the file untouched.
 - A transaction is one ``write`` of ``105 ``, its records and ``106`` (``106 # <local ISO time>``
   when timestamps are on, `` NONDURABLE`` appended for non-durable commits), then flush and fsync
-  (fdatasync as HTCondor's ``Transaction::Commit``; ``durable=True``, the schedd's default). Records outside a transaction are written and fsynced
-  one by one. If a write fails the writer is marked ``broken`` and the error propagates (the schedd
+  (fdatasync as HTCondor's ``Transaction::Commit``; ``durable=True``, the schedd's default). A
+  non-durable commit (``CommitNonDurableTransaction``: the schedd's job start, job stop and
+  DestroyProc, htcondor.md §3.2) is written and flushed but not fdatasync'ed; the next durable
+  commit's fdatasync covers it. HTCondor leaves it in the stdio buffer until then (or until the
+  ``SCHEDD_JOB_QUEUE_LOG_FLUSH_DELAY`` timer's fflush), so a killed schedd can lose it; written at
+  once, it survives a killed process here and can be lost only to a crash of the machine, as
+  there. Records outside a transaction are written and fsynced one by one. If a write fails the writer is marked ``broken`` and the error propagates (the schedd
   EXCEPTs there); whatever reached the file is a torn tail that the reader discards.
 - Compaction (``compact``) follows ``TruncateClassAdLog``: hard-link (or copy) the log to
   ``<log>.<seq>`` and unlink ``<log>.<seq - max_rotations>`` (0 keeps no history; if saving fails
@@ -94,14 +99,16 @@ class QueueLogWriter:
             self._write(_encode([line]), self.durable)
 
     def write_transaction(self, recs: Iterable[R.Record], now: float | None = None,
-                          lines: list[str] | None = None) -> None:
+                          lines: list[str] | None = None, durable: bool = True) -> None:
         """``lines``: the records already formatted by ``format_record`` (a Transaction does it
-        as each record is added), so they are not formatted twice."""
+        as each record is added), so they are not formatted twice. ``durable=False``: a
+        non-durable commit (``Transaction::Commit(..., nondurable)``: no fdatasync)."""
         body = lines if lines is not None else [R.format_record(r) for r in recs]
         lines = ["105 ", *body]
-        comment = R.commit_comment(now, self.durable) if self.timestamps and now is not None else ""
+        sync = self.durable and durable
+        comment = R.commit_comment(now, sync) if self.timestamps and now is not None else ""
         lines.append(R.format_record(R.end_txn(comment)))
-        self._write(_encode(lines), self.durable)
+        self._write(_encode(lines), sync)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, queue: JobQueue) -> bool:

@@ -193,8 +193,8 @@ class QueueStore(StatusQueries):
                     self._put(job.key, job, st)
 
     @contextmanager
-    def transaction(self, now: float):
-        with self.queue.transaction(now=now) as tx:
+    def transaction(self, now: float, durable: bool = True):
+        with self.queue.transaction(now=now, durable=durable) as tx:
             yield _QueueTx(tx)
 
     def _job(self, key: str) -> Any:

@@ -4,7 +4,8 @@ exit policy, running jobs on the simulated sites, and the history file.
 Design decisions and invariants:
 
 - The queue is the foundation's ``JobQueue``; every change goes through one of its transactions
-  and is therefore a durable commit in ``job_queue.log`` (htcondor.md §3.2). All changes made
+  and is therefore a commit in ``job_queue.log`` (htcondor.md §3.2): durable, except where the
+  schedd commits non-durably (a local job's start, ``mark_serial_job_running``; ``DestroyProc``). All changes made
   while handling one engine step at one ``now`` are grouped in as few transactions as possible
   (one per phase), which keeps the log replayable and the demo fast.
 - States (``proc.h``): 1 Idle, 2 Running, 3 Removed, 4 Completed, 5 Held. Each change sets
@@ -266,7 +267,9 @@ class Schedd:
                 self.sites.submit(site, job, now, self.runtimes.get(job), gate=gate or None)
                 starts.append((job, attrs))
         if starts:  # a local job shows Running as soon as its starter is spawned (htcondor.md §2.5)
-            with self.store.transaction(now) as tx:
+            # spawnLocalStarter → mark_serial_job_running commits non-durably (schedd.cpp: "nothing
+            # that has been written in this transaction needs to be immediately synced to disk")
+            with self.store.transaction(now, durable=False) as tx:
                 for job, attrs in starts:
                     self._running(tx, job, attrs, now, now)
 
@@ -452,10 +455,12 @@ class Schedd:
     def reap(self, now: float) -> list[str]:
         """Jobs that leave the queue: history record, then destroy (cluster ad with the last proc).
 
-        Destroys are committed in batches of ``REAP_BATCH`` jobs: HTCondor commits one
-        ``DestroyProc`` per job; batching keeps the number of fsyncs down without making one
-        transaction huge. The history record is written before the destroy is committed, so a
-        crash in between can only repeat a record, never lose one."""
+        Destroys are committed in batches of ``REAP_BATCH`` jobs, each commit non-durable:
+        HTCondor commits one ``DestroyProc`` per job, non-durably (qmgmt.cpp ``DestroyProc``: "If
+        we crash before this makes it to the disk, on restart we will attempt removing it
+        again"); batching keeps one transaction from growing huge and the log short. The history
+        record is written before the destroy is committed, so a crash in between can only repeat
+        a record, never lose one."""
         gone = []
         for job, view in self.store.views((REMOVED, COMPLETED)):  # sorted below: the filter is per job
             if view.get("Managed") == '"External"':
@@ -471,7 +476,7 @@ class Schedd:
             chunk = gone[i:i + REAP_BATCH]
             if self.history is not None:
                 self.history.append_many([dict(attrs, EnteredHistoryTime=str(int(now))) for _, attrs in chunk])
-            with self.store.transaction(now) as tx:
+            with self.store.transaction(now, durable=False) as tx:
                 for job, _attrs in chunk:
                     tx.destroy(job)
                     self.runtimes.pop(job, None)

@@ -30,7 +30,7 @@ class Tx(Protocol):
 
 
 class Store(Protocol):
-    def transaction(self, now: float): ...
+    def transaction(self, now: float, durable: bool = True): ...
     def attrs(self, job: str) -> dict[str, str] | None: ...
     def idle_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
     def policy_jobs(self) -> Iterator[tuple[str, dict[str, str]]]: ...
@@ -159,7 +159,7 @@ class MemoryStore(StatusQueries):
         self.commits = 0
 
     @contextmanager
-    def transaction(self, now: float):
+    def transaction(self, now: float, durable: bool = True):
         tx = _MemTx(self)
         yield tx
         self._apply(tx.ops)
