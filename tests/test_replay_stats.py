@@ -230,3 +230,41 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     throttled = [e for e in feed.ring.recent() if e.kind == "route-throttled"]
     assert len(throttled) == 1 and throttled[0].route == "BH" and throttled[0].level == "warning"
     assert throttled[0].time == pytest.approx(T0 + 1 + 605, abs=1)  # the first poll after 600 s
+
+
+def _history(log: Path):
+    from engine.feeds.replay.stats import RouteHistory
+
+    ix = build_index(log, tz="UTC")
+    return RouteHistory(ix, None, 10.0, "UTC").build()
+
+
+def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path):
+    """The replay's crondor history (engine.schedd.cron.CronObserver, htcondor.md §2.4
+    ``needsCronTab``) observes only jobs that are cron jobs or have a cron attribute
+    (``stats.cron_candidates``); the oracle observes every touched job, as before the sieve. Same
+    DeferralTimes at the same times, same router events, on the demo recording (cron jobs, routed
+    copies) and on a constructed log whose cron attributes come later on a cluster ad."""
+    import engine.feeds.replay.stats as ST
+    from engine.queue.jobqueue import JobQueue
+
+    log = Log()
+    log.txn(T0, "101 01.-1 Job Machine", '103 01.-1 Cmd "/bin/sleep"', "101 1.0 Job Machine",
+            "103 1.0 JobStatus 1", "103 1.0 ProcId 0")
+    log.txn(T0 + 30, '103 1.0 cronminute "*/5"', "103 1.0 JobStatus 1")
+    log.txn(T0 + 40, "101 02.-1 Job Machine", '103 02.-1 CronHour "3"', "101 2.0 Job Machine",
+            "103 2.0 JobStatus 1")
+    log.txn(T0 + 400, "103 2.0 JobStatus 5", "103 2.0 HoldReasonCode 1")
+    log.txn(T0 + 500, '103 01.-1 CronDayOfWeek "1"', "103 1.0 JobStatus 1")
+    logs = [ROOT / "sample_configs/recordings/demo-3h.job_queue.log"]
+    (tmp_path / "job_queue.log").write_text("\n".join(log.lines) + "\n")
+    logs.append(tmp_path / "job_queue.log")
+    for path in logs:
+        sieved = _history(path)
+        with monkeypatch.context() as m:
+            m.setattr(ST, "cron_candidates", lambda jobs, seen, ads, names: list(jobs))
+            m.setattr(JobQueue, "spelling", lambda self, name: name)  # "every name is there": no gate
+            every = _history(path)
+        assert sieved.cron_values and sieved.cron_values == every.cron_values, path
+        assert {k: list(v) for k, v in sieved.cron_times.items()} == {k: list(v) for k, v in every.cron_times.items()}
+        assert sieved.changes == every.changes

@@ -159,6 +159,17 @@ class JobQueue:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def spelling(self, name: str) -> str | None:
+        """How this queue's ads spell ``name`` (attribute names are case-insensitive; an ad keeps
+        the first spelling the queue saw), or None if no ad has ever had it."""
+        return self._lower.get(name.lower())
+
+    @property
+    def name_count(self) -> int:
+        """How many attribute names (case-insensitively) this queue has seen: grows only, so a
+        caller can keep what it looked up with :meth:`spelling` until it changes."""
+        return len(self._lower)
+
     def __contains__(self, jid: object) -> bool:
         return jid in self._ids
 

@@ -72,6 +72,14 @@ def _row_order(row: S.JobRow) -> tuple[int, int]:
     return job_order(row.job)
 
 
+def _in_order(rows: dict[str, S.JobRow]) -> list[S.JobRow]:
+    """The rows in the jobs table's order (job id)."""
+    return [rows[k] for k in sorted(rows, key=job_order)]
+
+
+BULK = 32  # RowIndex.table: more than one change per BULK rows re-sorts instead of bisecting
+
+
 class RowIndex:
     """The jobs table kept up to date from the queue's change events: only changed jobs are
     rebuilt, and jobs that come or go are put into / taken out of the table, a list in id order,
@@ -95,15 +103,9 @@ class RowIndex:
             return
         if not isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
             return
-        key = f"{ev.id[0]}.{ev.id[1]}"
-        if isinstance(ev, JobRemoved):
-            old = self.rows.pop(key, None)
-            if old is not None:
-                del self.row_list[self._position(key)]
-                self._count(old.status, -1)
-            self.dirty.discard(key)
-        else:
-            self.dirty.add(key)
+        # a job that went is dirty too: its row is dropped in ``table`` (``_row`` gives None), where
+        # many changes at once (a replay seek) re-sort the list once instead of bisecting per job
+        self.dirty.add(f"{ev.id[0]}.{ev.id[1]}")
 
     def _count(self, status: int, n: int) -> None:
         left = self.status_counts.get(status, 0) + n
@@ -136,10 +138,22 @@ class RowIndex:
                 row = _row(eng, key, deferral)
                 if row is not None:
                     rows[key] = row
-            self.row_list = [rows[k] for k in sorted(rows, key=job_order)]
+            self.row_list = _in_order(rows)
             self.status_counts = {}
             for row in self.row_list:
                 self._count(row.status, 1)
+        elif len(self.dirty) * BULK > len(rows):
+            # many changes (a replay seek, a reload): update the rows, then sort the list once — each
+            # bisected insert or delete costs ~15 key calls and a move of the list's tail
+            for key in self.dirty:
+                old = rows.pop(key, None)
+                if old is not None:
+                    self._count(old.status, -1)
+                row = _row(eng, key, deferral)
+                if row is not None:
+                    rows[key] = row
+                    self._count(row.status, 1)
+            self.row_list = _in_order(rows)
         else:
             for key in self.dirty:
                 row = _row(eng, key, deferral)
