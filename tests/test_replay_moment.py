@@ -36,6 +36,10 @@ def test_every_form():
     assert at(str(int(START + 60))) == S.Seek(time=START + 60)
     assert at("+60") == S.Seek(time=START + 60)
     assert at("-300") == S.Seek(time=END - 300)  # before the end, never epoch -300
+    # durations as the replay bar writes them (tui.format.duration), as offsets
+    assert at("+1h30m") == at("+ 1h 30m") == at("+90m") == at("+5400") == S.Seek(time=START + 5400)
+    assert at("-45m") == S.Seek(time=END - 2700) and at("+9m05s") == S.Seek(time=START + 545)
+    assert at("+1h29m58s") == S.Seek(time=START + 5398) and at("+2.5s") == S.Seek(time=START + 2.5)
     assert at("start") == S.Seek(time=START) and at("end") == S.Seek(time=END)
     assert at("#1") == S.Seek(transaction=0) and at("#0") == S.Seek(transaction=-1)
     assert at("#19455") == S.Seek(transaction=19454)
@@ -62,6 +66,10 @@ def test_clock_time_is_on_the_logs_day_in_its_zone():
     ("#-1", "transaction -1 is outside the log"),
     ("25:00", "not a clock time"),
     ("soon", "not a time: 'soon'; give start, end, #N"),
+    ("+1h5", "not a time: '+1h5'"),
+    ("+h", "not a time: '+h'"),
+    ("+1d", "(1 d 0 h 0 min after the start"),
+    ("+30m1h", "not a time"),
     ("", "no time given"),
     ("1e999", "not a time"),
     ("+nan", "not a time"),

@@ -31,7 +31,7 @@ def register_replay(subparsers) -> None:
     p = subparsers.add_parser(
         "replay", help="replay a recorded job_queue.log on the dashboard (headless: --at/--json/--reroute)",
         description="Replay a recorded job_queue.log: the dashboard with a replay bar (space play/pause, "
-                    ". , step, [ ] ±1 min, { } ±10 min, m bookmark, ' bookmarks, :seek TIME|+S|#N); "
+                    ". , step, [ ] ±1 min, { } ±10 min, m bookmark, ' bookmarks, :seek TIME|+1h30m|#N); "
                     "--at/--transaction/--json/--reroute print instead.")
     engine.add_arguments(p)
     p.set_defaults(func=run_replay)

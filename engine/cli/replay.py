@@ -12,8 +12,8 @@ Design decisions:
   :func:`add_arguments` for the shared options and :func:`run_headless` when ``--json``/``--at``/
   ``--reroute`` ask for no screen.
 - ``TIME`` is any form of :mod:`engine.feeds.replay.moment` (the parser ``:seek`` uses too):
-  ``start``, ``end``, ``#N``, ``+S`` / ``-S``, ``HH:MM[:SS]`` on the log's day, an ISO date or
-  date-time, epoch seconds; naive times are in ``--tz`` (default this machine's zone).
+  ``start``, ``end``, ``#N``, ``+S`` / ``-S`` (seconds or a duration such as ``1h30m``),
+  ``HH:MM[:SS]`` on the log's day, an ISO date or date-time, epoch seconds; naive times are in ``--tz`` (default this machine's zone).
   ``--transaction N`` is the same as ``--at '#N'``: transactions count from 1, 0 is before the
   first, in the text, in ``--json`` and on the dashboard. ``--reroute --at`` compares the
   recording and the re-routed run up to that moment.

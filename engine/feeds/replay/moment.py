@@ -9,7 +9,8 @@ Design decisions and invariants:
   ``--json``, the replay bar) and every input (``--transaction N``, ``#N``).
 - A moment is one of: ``start`` / ``end`` (the first / last transaction's time); ``#N``
   (transaction N); ``+S`` (S seconds after the log's first transaction) / ``-S`` (S seconds
-  before its last); ``HH:MM`` or ``HH:MM:SS`` (that clock time on the log's day: the first day
+  before its last), S also a duration in the replay bar's own form (``+1h30m``, ``-45m``,
+  ``+1d15h``, ``+9m05s``: days, hours, minutes, seconds in that order, each optional); ``HH:MM`` or ``HH:MM:SS`` (that clock time on the log's day: the first day
   from the log's first to its last transaction on which the time falls inside the log); an
   ISO-8601 date-time (``2026-11-21T01:30``, a space instead of ``T``, an offset or ``Z``) or date
   (its midnight; on the day the log begins, the log's start); or epoch seconds (an unsigned
@@ -30,11 +31,15 @@ from zoneinfo import ZoneInfo
 
 from engine.snapshot import Seek
 
-FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (seconds after the start / "
-         "before the end), HH:MM[:SS] (on the log's day), an ISO date or date-time, or epoch seconds")
+FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (seconds or a duration such as "
+         "1h30m, after the start / before the end), HH:MM[:SS] (on the log's day), an ISO date or date-time, "
+         "or epoch seconds")
 
 _CLOCK = re.compile(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}(?:\.[0-9]+)?))?")
 _OFFSET = re.compile(r"[+-][0-9]+(?:\.[0-9]*)?|[+-]\.[0-9]+")
+# a duration as tui.format.duration writes it (``1d15h``, ``1h29m58s``, ``9m05s``), any part optional
+_DURATION = re.compile(r"([+-])(?=[0-9.]+[dhms])(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?"
+                       r"(?:([0-9]+(?:\.[0-9]*)?|\.[0-9]+)s)?")
 _EPOCH = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MAX_TEXT = 100
@@ -97,8 +102,13 @@ def parse_moment(text: str, *, start: float, end: float, transactions: int, tz: 
         except ValueError:
             raise MomentError(f"not a transaction number: {t!r} (give #N, N from 0 to {_count(transactions)})") from None
         return Seek(transaction=step_of_transaction(n, transactions))
-    if _OFFSET.fullmatch(t):
-        secs = float(t)
+    duration = _DURATION.fullmatch(t.replace(" ", "")) if t[0] in "+-" else None
+    if _OFFSET.fullmatch(t) or duration:
+        if duration:
+            d, h, mi, s = (float(x or 0) for x in duration.groups()[1:])
+            secs = (d * 86400 + h * 3600 + mi * 60 + s) * (-1 if t[0] == "-" else 1)
+        else:
+            secs = float(t)
         if not math.isfinite(secs) or abs(secs) > _LAST:
             raise MomentError(f"{t!r}: too many seconds; {log_range(start, end, tz)}")
         at = start + secs if t[0] == "+" else end + secs
