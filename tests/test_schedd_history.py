@@ -43,3 +43,19 @@ def test_append_many_offsets(tmp_path):
     banners = [line for line in text.splitlines() if line.startswith("***")]
     second = text.index("ClusterId = 1\nProcId = 1")
     assert banners[1].startswith(f"*** Offset = {second} ")
+
+
+def test_append_is_written_and_flushed_not_synced(tmp_path, monkeypatch):
+    """classadHistory.cpp ``AppendHistory``: the ad is written and ``fflush``ed, never fsynced
+    (the schedd does not wait for the disk per finished job); a reader sees it at once."""
+    import os
+
+    def refuse(fd):
+        raise AssertionError("the history file is not synced")
+
+    monkeypatch.setattr(os, "fsync", refuse)
+    monkeypatch.setattr(os, "fdatasync", refuse)
+    p = tmp_path / "history"
+    w = HistoryWriter(p)
+    w.append({"ClusterId": "7", "ProcId": "0", "Owner": '"u"'})
+    assert [r.attrs["ClusterId"] for r in read_history(p)] == ["7"]
