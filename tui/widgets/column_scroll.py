@@ -94,6 +94,10 @@ class ColumnScroll:
     def on_resize(self, event) -> None:
         self.columns_changed()
 
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # the vertical bar takes a cell from the view once rows overflow (no resize is sent)
+        self.columns_changed()
+
 
 class ColumnScrollTable(ColumnScroll):
     """A ``DataTable`` with ``fixed_columns`` pinned: → / ← scroll a whole column, and with no
