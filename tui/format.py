@@ -69,6 +69,11 @@ def speed(x: float) -> str:
     return f"×{x:g}"
 
 
+def measured_speed(x: float) -> str:
+    """A measured pace to two significant figures: ``×30``, ``×600``, ``×2.5``, ``×0.05``."""
+    return f"×{float(f'{x:.2g}'):g}"
+
+
 def fit_columns(cols, room: int, padding: int = 2) -> tuple:
     """Table columns ``(title, key, width)`` for a table ``room`` cells wide: when they do not all
     fit, the last column that fits whole takes the leftover width, so the first column that does
