@@ -1,5 +1,5 @@
-"""Horizontal scrolling by whole columns, shared by every table with pinned columns (the board,
-crondor, jobs).
+"""Horizontal scrolling by whole columns, shared by every table that scrolls sideways (the board,
+crondor, jobs, hooks and slots tables).
 
 The one rule: a table's horizontal scroll only ever rests at a column start, so the first
 scrolled column beside the pinned ones is always whole. Three things make it hold everywhere:
