@@ -239,6 +239,10 @@ class Snapshot:
     schedd_ad: Mapping[str, str] | None = None  # demo with SCHEDD_CRON_* jobs: the schedd ad they feed
     slots: tuple[SlotRow, ...] = ()  # the embedded execute node's slots; () without one
     hooks: tuple[HookRow, ...] = ()  # its hook invocations, oldest first; () without one
+    # watch (no speed: live): log seconds per second of the runtime's clock, when the watched log's
+    # own clock clearly does not run at real time (a log written by ``demo --speed 30``: ~30);
+    # None when about real time or not measured (engine.feeds.watch.LogPace)
+    log_rate: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or

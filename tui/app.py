@@ -53,6 +53,7 @@ from tui.idle_gc import IdleGC
 from tui.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
 from tui.typeahead import TypeAhead
+from tui.widgets import scrollbar
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -107,6 +108,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
     def __init__(self, runtime, *, mode: str = "demo", readonly: bool = False, blink: bool = True,
                  watch_files: bool = True) -> None:
         super().__init__()
+        scrollbar.install()  # every scrollbar draws whole cells, no partial-block thumb ends
         self.runtime = runtime
         self.mode = mode
         self.readonly = readonly

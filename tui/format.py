@@ -69,6 +69,11 @@ def speed(x: float) -> str:
     return f"×{x:g}"
 
 
+def measured_speed(x: float) -> str:
+    """A measured pace to two significant figures: ``×30``, ``×600``, ``×2.5``, ``×0.05``."""
+    return f"×{float(f'{x:.2g}'):g}"
+
+
 def fit_columns(cols, room: int, padding: int = 2) -> tuple:
     """Table columns ``(title, key, width)`` for a table ``room`` cells wide: when they do not all
     fit, the last column that fits whole takes the leftover width, so the first column that does
@@ -89,6 +94,30 @@ def fit_columns(cols, room: int, padding: int = 2) -> tuple:
 def column_starts(widths) -> list[int]:
     """Where each of columns this wide starts, the first at 0."""
     return list(accumulate(widths, initial=0))[:-1]
+
+
+def farthest_scroll(widths, view: int) -> int:
+    """The widest scroll of scrolling columns this wide in ``view`` cells: the first column start
+    from which all the rest fits, so the table scrolled to its end shows its first scrolled column
+    whole (the last start when even the last column alone is wider than the view); 0 when all fit."""
+    starts = column_starts(widths)
+    total = sum(widths)
+    if not starts or total <= view:
+        return 0
+    return next((s for s in starts if s + view >= total), starts[-1])
+
+
+def column_snap(widths, x: float, previous: float, limit: float) -> int:
+    """The column start a scroll to ``x`` rests at, so no column shows cut beside the pinned ones:
+    moving right (``x`` > ``previous``) the first start at or after ``x``, moving left the last at
+    or before it, staying put the nearest; never past ``limit`` (the widest scroll, itself a start:
+    :func:`farthest_scroll`). A wheel step of a few cells therefore moves a whole column."""
+    starts = [s for s in column_starts(widths) if s <= limit] or [0]
+    if x > previous:
+        return next((s for s in starts if s >= x), starts[-1])
+    if x < previous:
+        return next((s for s in reversed(starts) if s <= x), starts[0])
+    return min(starts, key=lambda s: (abs(s - x), s))
 
 
 def column_step(widths, x: float, delta: int, limit: float) -> float | None:

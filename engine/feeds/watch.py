@@ -20,6 +20,10 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
   names are listed too.
 - No clock is read here: ``now`` comes from the injected clock; no waiting happens here either
   (the caller waits on :mod:`engine.queue.filewatch` or polls).
+- Watch has no speed: it is live. What it can say is how fast the log's own clock (its
+  transactions' ``106 #`` times) advances against the injected clock — a log written by
+  ``routedeck demo --speed 30`` runs at ×30 — measured by :class:`LogPace` from the transactions
+  already read, and put in ``Snapshot.log_rate`` only when clearly not real time.
 - An empty log (or one whose first record is still being written) is not an error: a live schedd
   may not have written yet. :attr:`WatchEngine.waiting` says so, and the commands show
   :data:`WAITING` instead of failing.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -54,6 +59,57 @@ WAITING = "waiting for the first transaction (no complete record in the log yet)
 
 class WatchError(ValueError):
     pass
+
+
+PACE_WINDOW = 20.0  # seconds of the injected clock the log's pace is measured over
+PACE_MIN_SPAN = 5.0  # ... at least this many between two readings (a poll's latency is a second or less)
+PACE_CLEAR = 1.5  # a pace within this factor of real time is real time: nothing to say
+
+
+class LogPace:
+    """How fast a watched log's clock advances: log seconds per second of the injected clock.
+
+    ``saw(now, newest)`` is told, after each poll, the newest transaction time read so far and
+    the clock's time. Only polls that read newer transactions count (an idle schedd writes
+    nothing: that is not a log clock standing still), and a backlog read in one poll is a single
+    reading (its hours of log time took no clock time to write). The pace is the log time between
+    the oldest reading of the last ``PACE_WINDOW`` seconds and the newest, over the clock time
+    between them; none while they are less than ``PACE_MIN_SPAN`` apart or the newest is older
+    than the window (the log stopped: no pace to claim; when it resumes, the pace is measured
+    afresh, not across the pause)."""
+
+    def __init__(self) -> None:
+        self.readings: deque[tuple[float, float]] = deque()  # (clock time, newest log time)
+
+    def saw(self, now: float, newest: float | None) -> None:
+        r = self.readings
+        if newest is None or (r and newest <= r[-1][1]):
+            return
+        if r and now <= r[-1][0]:
+            r[-1] = (r[-1][0], newest)  # more read at the same instant: one reading
+        else:
+            r.append((now, newest))
+        while r[0][0] < now - PACE_WINDOW:
+            r.popleft()  # only the window's readings: after a pause the log's pace starts again
+
+    def rate(self, now: float) -> float | None:
+        r = self.readings
+        if len(r) < 2 or now - r[-1][0] > PACE_WINDOW:
+            return None
+        (t0, log0), (t1, log1) = r[0], r[-1]
+        if t1 - t0 < PACE_MIN_SPAN:
+            return None
+        return (log1 - log0) / (t1 - t0)
+
+    def shown(self, now: float) -> float | None:
+        """The pace when it is clearly not real time (``PACE_CLEAR``), else None."""
+        rate = self.rate(now)
+        if rate is None or 1 / PACE_CLEAR <= rate <= PACE_CLEAR:
+            return None
+        return rate
+
+    def reset(self) -> None:
+        self.readings.clear()
 
 
 @dataclass
@@ -204,6 +260,8 @@ class WatchEngine:
         self.problems: list[str] = []
         self.waiting = False  # the log was read but holds no complete record yet
         self._seen = -1
+        self.newest: float | None = None  # the newest transaction time read (its ``106 #`` comment)
+        self.pace = LogPace()
 
     # -- what the follower tells (engine.queue.jobqueue.TransactionHook) ---------------------
     def _time_of(self, end_line: str | None) -> float:
@@ -211,6 +269,8 @@ class WatchEngine:
         if t is None:
             return self.clock.now()
         self.clock.saw(t)
+        if self.newest is None or t > self.newest:
+            self.newest = t
         return t
 
     def _started(self, t: float) -> None:
@@ -228,6 +288,8 @@ class WatchEngine:
         """The log is read again from its start: the figures and crondor are rebuilt from it."""
         self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period)
         self.cron = None
+        self.newest = None  # a new log generation (rotated, replaced): its own times
+        self.pace.reset()  # and its backlog is one reading again
 
     def begin(self, end_line: str | None) -> None:
         """Before a transaction: the router polls and schedd cycles due before its time."""
@@ -283,6 +345,7 @@ class WatchEngine:
         if self._reloaded:
             self._reloaded = False
             self._after_reload()
+        self.pace.saw(self.clock.base.now(), self.newest)
         for p in getattr(result, "problems", None) or ():
             self.problems.append(str(p))
         del self.problems[:-50]
@@ -319,7 +382,8 @@ class WatchEngine:
         )
         table = self.router_log.latest if self.router_log is not None else None
         return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
-                                   clock="virtual" if self.clock.on_log else "real")
+                                   clock="virtual" if self.clock.on_log else "real",
+                                   log_rate=self.pace.shown(self.clock.base.now()))
 
 
 

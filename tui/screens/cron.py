@@ -18,6 +18,7 @@ from tui import keymap
 from tui.format import duration, fit_columns, short, zoned
 from tui.screens.base import DeckScreen, sync_rows
 from tui.screens.filter_box import FilterBox
+from tui.widgets.column_scroll import ColumnScrollTable
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
 # The job id pinned, then what an operator reads first: state, countdown, next run.
@@ -92,8 +93,9 @@ def held_summary(rows) -> str:
     return text + (f", {other} other" if other else "")
 
 
-class CronTable(DataTable):
-    """The crondor table: its Enter ("Open ad") shows in the footer (keymap.CRON_TABLE)."""
+class CronTable(ColumnScrollTable, DataTable):
+    """The crondor table: its Enter ("Open ad") shows in the footer (keymap.CRON_TABLE); the job
+    column is pinned and the rest scroll a whole column at a time (``ColumnScrollTable``)."""
 
     BINDINGS = keymap.CRON_TABLE
 

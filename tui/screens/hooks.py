@@ -23,6 +23,7 @@ from tui import keymap
 from tui.format import clock_time
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
+from tui.widgets.column_scroll import ColumnScrollTable
 
 # What an operator reads first fits 80 columns: which hook, for what, how it ended, what came of
 # it; when and how long after that.
@@ -147,8 +148,9 @@ def failure_toast(h: HookRow) -> str:
     return f"{h.hook} for {h.target}: {(h.failure or '').replace(h.path, os.path.basename(h.path))}"
 
 
-class HooksTable(DataTable):
-    """The hooks table: its Enter shows in the footer (keymap.HOOKS_TABLE)."""
+class HooksTable(ColumnScrollTable, DataTable):
+    """The hooks table: its Enter shows in the footer (keymap.HOOKS_TABLE);
+    its columns scroll a whole column at a time (``ColumnScrollTable``)."""
 
     BINDINGS = keymap.HOOKS_TABLE
 

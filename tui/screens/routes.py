@@ -22,10 +22,11 @@ from engine.snapshot import RouteView, Snapshot
 from tui import keymap
 from tui.engine_api import why_not_candidate
 from tui.export import Table
-from tui.format import clock_time, column_starts, column_step, duration, fit_columns
+from tui.format import clock_time, duration, fit_columns
 from tui.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
+from tui.widgets.column_scroll import ColumnScrollTable
 from tui.widgets.gauge import gauge, sparkline
 
 STATE_STYLE = {
@@ -162,10 +163,12 @@ def route_detail(r: RouteView, now: float, tz: str, diagnostics=()) -> Text:
     return t
 
 
-class BoardTable(DataTable):
+class BoardTable(ColumnScrollTable, DataTable):
     """The board's table: ``<`` ``>`` move a column focus (named in the legend line under the
-    table) while the row cursor stays; the pinned columns stay in view as the rest scrolls.
-    (← → keep their meaning: scroll, and step a paused replay when there is nothing to scroll.)"""
+    table) while the row cursor stays; the pinned columns stay in view as the rest scrolls, a whole
+    column at a time (``ColumnScrollTable``: a cell at a time left the next column cut beside the
+    pinned ones, "CMS_T2  g" was the last letter of "accepting"). ← → keep their meaning: scroll,
+    and step a paused replay when there is nothing to scroll."""
 
     class ColumnFocused(Message):
         def __init__(self, title: str) -> None:
@@ -188,38 +191,11 @@ class BoardTable(DataTable):
         self.post_message(self.ColumnFocused(str(cols[self.focus_column].label)))
 
     def scroll_to_column(self, index: int) -> None:
-        cols = list(self.columns.values())
-        pinned = sum(c.get_render_width(self) for c in cols[:self.fixed_columns])
-        left = sum(c.get_render_width(self) for c in cols[self.fixed_columns:index])
-        view = max(1, self.scrollable_content_region.width - pinned)
-        if index < self.fixed_columns:
-            return
-        right = left + cols[index].get_render_width(self)
-        if left < self.scroll_x:
-            self.scroll_to(x=left, animate=False)
-        elif right > self.scroll_x + view:
-            # the first column start that shows the whole column: no column cut at the left edge
-            x = next((s for s in column_starts(self._widths()) if s >= right - view), right - view)
-            self.scroll_to(x=min(x, left), animate=False)
+        if index >= self.fixed_columns:
+            self.scroll_column_into_view(index - self.fixed_columns)
 
     def _widths(self) -> list[int]:
-        return [c.get_render_width(self) for c in list(self.columns.values())[self.fixed_columns:]]
-
-    def action_cursor_right(self) -> None:
-        """→ scrolls a whole column at a time (a cell at a time left the next column cut beside
-        the pinned ones: "CMS_T2  g" was the last letter of "accepting")."""
-        x = column_step(self._widths(), self.scroll_x, 1, self.max_scroll_x)
-        if x is None:
-            super().action_cursor_right()
-        else:
-            self.scroll_to(x=x, animate=False)
-
-    def action_cursor_left(self) -> None:
-        x = column_step(self._widths(), self.scroll_x, -1, self.max_scroll_x)
-        if x is None:
-            super().action_cursor_left()
-        else:
-            self.scroll_to(x=x, animate=False)
+        return self.scroll_widths()
 
 
 class RoutesScreen(FilterBox, DeckScreen):

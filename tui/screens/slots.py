@@ -18,6 +18,7 @@ from engine.snapshot import SlotRow, Snapshot
 from tui import keymap
 from tui.format import clock_time, duration
 from tui.screens.base import DeckScreen, sync_rows
+from tui.widgets.column_scroll import ColumnScrollTable
 
 STATE_STYLE = {"Claimed": "green", "Unclaimed": "", "Owner": "yellow", "Preempting": "bold red"}
 # State/Activity together, the claim and the next fetch within 80 columns; the reason after.
@@ -58,8 +59,9 @@ def slot_detail(s: SlotRow, now: float, tz: str) -> Text:
     return t
 
 
-class SlotsTable(DataTable):
-    """The slots table: its Enter shows in the footer (keymap.SLOTS_TABLE)."""
+class SlotsTable(ColumnScrollTable, DataTable):
+    """The slots table: its Enter shows in the footer (keymap.SLOTS_TABLE);
+    its columns scroll a whole column at a time (``ColumnScrollTable``)."""
 
     BINDINGS = keymap.SLOTS_TABLE
 

@@ -2,6 +2,11 @@
 
 The header reads only the snapshot (mode, virtual/real time in the engine's zone, speed, engine
 state, totals), never the wall clock, so a frozen snapshot renders identically every time.
+
+The speed is shown where the mode has one to change (``"speed"`` in ``Snapshot.controls``: demo
+and replay). Watch has none: it is live, and says so — with the pace of the log's own clock when
+that is clearly not real time (``Snapshot.log_rate``: a log written by ``demo --speed 30``), never
+a "×1" that the log's clock contradicts.
 """
 
 from __future__ import annotations
@@ -10,27 +15,47 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine.snapshot import Snapshot
-from tui.format import clock_time, count, speed
+from tui.format import clock_time, count, measured_speed, speed
+
+
+def pace(snap: Snapshot) -> str:
+    """``×60`` where the speed can be changed; else ``live``, and the log clock's pace if not real time."""
+    if "speed" in snap.controls:
+        return speed(snap.speed)
+    if snap.log_rate is not None:
+        return f"live, log {measured_speed(snap.log_rate)}"
+    return "live"
 
 
 def header_text(snap: Snapshot | None, readonly: bool, width: int = 120) -> Text:
     if snap is None:
         return Text(" RouteDeck · waiting for the engine…", style="bold")
+    # On a narrow terminal the words the operator can do without go first, so the line is never
+    # cut ("· engine running ·" lost "read-only" at 80 columns): "engine", then watch's
+    # "read-only" (watch is read-only by definition; the mode says it).
+    for engine_word, ro in ((True, readonly), (False, readonly), (False, readonly and snap.mode != "watch")):
+        left = _left(snap, width, engine_word, ro)
+        if left.cell_len <= width:
+            break
+    active = len(snap.routes)
+    right = Text(f"routes {active} · jobs {count(snap.total_jobs)} ")
+    gap = width - left.cell_len - right.cell_len
+    if gap >= 1:
+        return left + Text(" " * gap) + right
+    return left
+
+
+def _left(snap: Snapshot, width: int, engine_word: bool, readonly: bool) -> Text:
     state = snap.engine_state
     state_style = {"running": "green", "paused": "yellow", "crashed": "bold red", "stopped": "red"}.get(state, "")
     left = Text(" RouteDeck", style="bold")
     left.append(f" · {snap.mode} · {snap.clock} {clock_time(snap.time, snap.tz)}")
     if width >= 100:
         left.append(f" {snap.tz}")
-    left.append(f" ({speed(snap.speed)}) · engine ")
+    left.append(f" ({pace(snap)}) · " + ("engine " if engine_word else ""))
     left.append(state, style=state_style)
     if readonly:
         left.append(" · read-only", style="yellow")
-    active = len(snap.routes)
-    right = Text(f"routes {active} · jobs {count(snap.total_jobs)} ")
-    gap = width - left.cell_len - right.cell_len
-    if gap >= 1:
-        return left + Text(" " * gap) + right
     return left
 
 

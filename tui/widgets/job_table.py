@@ -24,7 +24,8 @@ from textual.strip import Strip
 
 from engine.snapshot import STATUS_NAMES, JobRow
 from tui import keymap
-from tui.format import column_step, duration, month_day
+from tui.format import duration, month_day
+from tui.widgets.column_scroll import ColumnScroll
 from tui.widgets.job_model import COLUMNS, JobModel
 
 STATUS_STYLE = {1: Style(color="yellow"), 2: Style(color="green"), 3: Style(dim=True), 4: Style(color="cyan"),
@@ -38,7 +39,7 @@ def _cell(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + " "
 
 
-class JobTable(ScrollView, can_focus=True):
+class JobTable(ColumnScroll, ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"jobtable--header", "jobtable--cursor", "jobtable--held", "jobtable--running",
                          "jobtable--column"}
     DEFAULT_CSS = """
@@ -161,24 +162,21 @@ class JobTable(ScrollView, can_focus=True):
         self._column_scroll(-1)
 
     def _column_scroll(self, delta: int) -> None:
-        x = column_step(self.widths[1:], self.scroll_x, delta, self.max_scroll_x)
-        if x is None:
-            if not self.allow_horizontal_scroll:
-                raise SkipAction()  # as the cell-wise scroll did: the app's binding takes the key
-            return
-        self.scroll_to(x=x, animate=False, immediate=True)
+        if not self.column_scroll(delta) and not self.allow_horizontal_scroll:
+            raise SkipAction()  # as the cell-wise scroll did: the app's binding takes the key
 
     def watch_column(self, value: int) -> None:
         # bring the focused column into view (the job column is pinned, the rest scroll)
-        left = sum(self.widths[1:value])
-        view = max(1, self.size.width - self.widths[0])
         if value > 0:
-            if left < self.scroll_x:
-                self.scroll_to(x=left, animate=False, immediate=True)
-            elif left + self.widths[value] > self.scroll_x + view:
-                self.scroll_to(x=left + self.widths[value] - view, animate=False, immediate=True)
+            self.scroll_column_into_view(value - 1)
         self.post_message(self.ColumnFocused(COLUMNS[value].title))
         self.refresh()
+
+    def scroll_widths(self) -> list[int]:
+        return self.widths[1:]
+
+    def pinned_width(self) -> int:
+        return self.widths[0]
 
     # -- widths ----------------------------------------------------------------------------
     def on_resize(self, event) -> None:
@@ -237,6 +235,7 @@ class JobTable(ScrollView, can_focus=True):
         self.widths = widths
         self._width = sum(widths)
         self.virtual_size = Size(self._width, len(m) + 1)
+        self.columns_changed()
 
     def _value_lengths(self, r: JobRow) -> list[int]:
         """``len`` of each of ``values(r)``, the columns that depend on nothing but the row (all
