@@ -101,3 +101,32 @@ def test_non_finite_numbers_are_refused():
         RunTime("fixed", float("nan"))
     with pytest.raises(SiteConfigError, match="finite"):
         SiteSpec("X", start_latency=(0.0, float("inf")))
+
+
+def test_grid_reports_reach_the_schedd_at_the_gridmanagers_contacts():
+    """gridmanager.cpp ``RequestContactSchedd``: a contact happens at once when the last one is
+    GRIDMANAGER_CONTACT_SCHEDD_DELAY (5 s) or more ago, else at the last one plus the delay, and
+    ``doContactSchedd`` writes every pending job's updates together. Each report keeps the time
+    it happened; a local-universe site (the schedd's own starter) reports at once."""
+    from engine.schedd.sites import GRIDMANAGER_CONTACT_SCHEDD_DELAY
+
+    assert GRIDMANAGER_CONTACT_SCHEDD_DELAY == 5
+    sites = SiteSet([SiteSpec("G", slots=10, start_latency=(0, 0), runtime=RunTime("fixed", 100)),
+                     SiteSpec("L", slots=10, start_latency=(0, 0), runtime=RunTime("fixed", 100), local=True)])
+    grid, local = sites.site_named("G"), sites.site_named("L")
+    for i, at in enumerate((0.0, 2.0, 3.0, 20.0)):
+        sites.submit(grid, f"1.{i}", at)
+    sites.submit(local, "2.0", 1.0)
+    delivered = []  # (delivery time, job, kind, report time)
+    while sites.next_time() is not None:
+        t = sites.next_time()
+        delivered += [(t, r.job, r.kind, r.time) for r in sites.advance(t)]
+    running = [(t, job, when) for t, job, kind, when in delivered if kind == "running"]
+    # starts reported by the starter at 8, 10, 11 and 28 s: the first at once (contact at 8), the
+    # next two together at 8 + 5 = 13, the last at once (more than 5 s since the contact at 13)
+    assert [(t, job) for t, job, _ in running if job.startswith("1.")] == [
+        (8.0, "1.0"), (13.0, "1.1"), (13.0, "1.2"), (28.0, "1.3")]
+    assert [when for _, job, when in running if job.startswith("1.")] == [8.0, 10.0, 11.0, 28.0]
+    assert [(t, when) for t, job, when in running if job == "2.0"] == [(9.0, 9.0)]  # local: at once
+    exits = [(t, job) for t, job, kind, _ in delivered if kind == "exited" and job.startswith("1.")]
+    assert exits == [(100.0, "1.0"), (105.0, "1.1"), (105.0, "1.2"), (120.0, "1.3")]

@@ -17,6 +17,12 @@ Design decisions and invariants:
 - Status flows back with HTCondor's update delays (htcondor.md §7): a start is reported only
   ``STARTER_INITIAL_UPDATE_INTERVAL`` (8 s) after it happened; the exit status arrives with the
   final update at exit. A job removed at the site produces no report.
+- A grid site's reports (the routed copies' status, which the gridmanager writes into the queue)
+  reach the schedd at the gridmanager's schedd contacts: at once when the last contact is
+  ``GRIDMANAGER_CONTACT_SCHEDD_DELAY`` (5 s) or more ago, else at that contact plus the delay,
+  all pending updates together (gridmanager.cpp ``RequestContactSchedd``, ``doContactSchedd``:
+  one transaction for every job's dirty attributes). Each report keeps the time it happened.
+  Local-universe sites (the schedd's own starter) and executors report at once.
 - A site with ``startd = true`` is not simulated: its jobs go to an *executor* attached with
   :meth:`SiteSet.attach` (the demo's embedded startd, ``engine.feeds.demo_execute``), which
   really runs them and returns the same :class:`SiteReport` kinds at the same update points. This
@@ -33,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
 STARTER_INITIAL_UPDATE_INTERVAL = 8  # htcondor.md §7
+GRIDMANAGER_CONTACT_SCHEDD_DELAY = 5  # gridmanager.cpp: param_integer(..., 5)
 
 
 class SiteConfigError(ValueError):
@@ -178,6 +185,10 @@ class SiteSet:
         self._seq = 0
         self._where: dict[str, str] = {}  # job -> site
         self.executors: dict[str, Executor] = {}  # site name -> executor (startd = true sites)
+        # the gridmanager's pending schedd updates and its next / last contact
+        self._pending: list[SiteReport] = []
+        self._contact_at: float | None = None
+        self._last_contact = float("-inf")
 
     def attach(self, site: str, executor: Executor) -> None:
         """Run ``site``'s jobs on ``executor`` instead of simulating them."""
@@ -244,11 +255,23 @@ class SiteSet:
     # -- time -----------------------------------------------------------------------------
 
     def next_time(self) -> float | None:
-        if not self.executors:  # the common case: simulated sites only
+        if not self.executors and self._contact_at is None:  # the common case: simulated sites only
             return self._heap[0][0] if self._heap else None
         times = [self._heap[0][0]] if self._heap else []
+        if self._contact_at is not None:
+            times.append(self._contact_at)
         times += [t for t in (e.next_time() for e in self.executors.values()) if t is not None]
         return min(times) if times else None
+
+    def _report(self, out: list[SiteReport], site: Site, r: SiteReport) -> None:
+        """A report of ``site`` at ``r.time``: a local site's at once, a grid site's at the
+        gridmanager's next schedd contact."""
+        if site.spec.local:
+            out.append(r)
+            return
+        self._pending.append(r)
+        if self._contact_at is None:
+            self._contact_at = max(r.time, self._last_contact + GRIDMANAGER_CONTACT_SCHEDD_DELAY)
 
     def advance(self, now: float) -> list[SiteReport]:
         """Process every site event due at or before ``now``; return the reports now visible."""
@@ -265,7 +288,7 @@ class SiteSet:
                     site.busy -= 1
                     del site.jobs[job]
                     self._where.pop(job, None)
-                    out.append(SiteReport(t, job, "missed", name, t))
+                    self._report(out, site, SiteReport(t, job, "missed", name, t))
                     self._dispatch(site, t)
                     continue
                 j.started = t
@@ -273,7 +296,7 @@ class SiteSet:
                 self._start_run(site, j, max(t, at))
             elif kind == "report-start":
                 if j.end is None or j.end > t:
-                    out.append(SiteReport(t, job, "running", name, t if j.started is None else j.started))
+                    self._report(out, site, SiteReport(t, job, "running", name, t if j.started is None else j.started))
             elif kind == "end":
                 site.busy -= 1
                 del site.jobs[job]
@@ -282,8 +305,14 @@ class SiteSet:
                     site.succeeded += 1
                 else:
                     site.failed += 1
-                out.append(SiteReport(t, job, "exited", name, t if j.started is None else j.started, j.exit_code, t))
+                self._report(out, site, SiteReport(t, job, "exited", name, t if j.started is None else j.started,
+                                                   j.exit_code, t))
                 self._dispatch(site, t)
+        if self._contact_at is not None and self._contact_at <= now:  # doContactSchedd
+            out.extend(self._pending)
+            self._pending = []
+            self._last_contact = self._contact_at
+            self._contact_at = None
         for name, executor in self.executors.items():
             for r in executor.advance(now):
                 if r.kind != "running":  # the job left the executor: the schedd may hand it out again
