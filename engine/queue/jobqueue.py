@@ -411,24 +411,16 @@ class JobQueue:
                     key = rec.key
                     ad = ads.get(key)
                     kind, c, p = _classify(key)
-                    if ad is not None and kind == job:
+                    if ad is not None and (kind == job or kind == cluster):
                         n = canon.get(rec.name) or self._name(rec.name)
                         ad[n] = rec.value
                         ver[key] = ver.get(key, 0) + 1
-                        names = changed.get((c, p))
-                        if names is None:
-                            changed[(c, p)] = {n}
-                        else:
-                            names.add(n)
-                        continue
-                    if ad is not None and kind == cluster:  # a change of each of its procs
-                        n = canon.get(rec.name) or self._name(rec.name)
-                        ad[n] = rec.value
-                        ver[key] = ver.get(key, 0) + 1
-                        for proc in self._cluster_index().get(c, ()):
-                            names = changed.get((c, proc))
+                        # a cluster ad's change is a change of each of its procs
+                        jids = ((c, p),) if kind == job else [(c, q) for q in self._cluster_index().get(c, ())]
+                        for jid in jids:
+                            names = changed.get(jid)
                             if names is None:
-                                changed[(c, proc)] = {n}
+                                changed[jid] = {n}
                             else:
                                 names.add(n)
                         continue

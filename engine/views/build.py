@@ -72,11 +72,6 @@ def _row_order(row: S.JobRow) -> tuple[int, int]:
     return job_order(row.job)
 
 
-def _in_order(rows: dict[str, S.JobRow]) -> list[S.JobRow]:
-    """The rows in the jobs table's order (job id)."""
-    return [rows[k] for k in sorted(rows, key=job_order)]
-
-
 BULK = 32  # RowIndex.table: more than one change per BULK rows re-sorts instead of bisecting
 
 
@@ -130,46 +125,35 @@ class RowIndex:
             return self.cached
         deferral = eng.schedd.cron.deferral if eng.schedd.cron is not None else {}
         rows = self.rows
-        if self.full:
+        if self.full:  # every job, from nothing
             rows.clear()
+            self.status_counts = {}
             self.dirty = set(eng.store.status)
             self.full = False
-            for key in self.dirty:
-                row = _row(eng, key, deferral)
-                if row is not None:
-                    rows[key] = row
-            self.row_list = _in_order(rows)
-            self.status_counts = {}
-            for row in self.row_list:
-                self._count(row.status, 1)
-        elif len(self.dirty) * BULK > len(rows):
-            # many changes (a replay seek, a reload): update the rows, then sort the list once — each
-            # bisected insert or delete costs ~15 key calls and a move of the list's tail
-            for key in self.dirty:
-                old = rows.pop(key, None)
-                if old is not None:
-                    self._count(old.status, -1)
-                row = _row(eng, key, deferral)
-                if row is not None:
-                    rows[key] = row
-                    self._count(row.status, 1)
-            self.row_list = _in_order(rows)
+            bulk = True
         else:
-            for key in self.dirty:
-                row = _row(eng, key, deferral)
-                old = rows.pop(key, None)
-                if old is not None:
-                    self._count(old.status, -1)
-                if row is None:
-                    if old is not None:
-                        del self.row_list[self._position(key)]
-                    continue
+            # many changes (a replay seek): update the rows, then sort the list once — each bisected
+            # insert or delete costs ~15 key calls and a move of the list's tail
+            bulk = len(self.dirty) * BULK > len(rows)
+        row_list = self.row_list
+        for key in self.dirty:
+            old = rows.pop(key, None)
+            if old is not None:
+                self._count(old.status, -1)
+            row = _row(eng, key, deferral)
+            if row is not None:
                 rows[key] = row
                 self._count(row.status, 1)
-                if old is not None:
-                    self.row_list[self._position(key)] = row
-                else:
-                    self.row_list.insert(self._position(key), row)
+            if bulk or (old is None and row is None):
+                continue
+            if row is None:
+                del row_list[self._position(key)]
+            elif old is None:
+                row_list.insert(self._position(key), row)
+            else:
+                row_list[self._position(key)] = row
+        if bulk:
+            self.row_list = [rows[k] for k in sorted(rows, key=job_order)]
         self.dirty = set()
         self.cached = tuple(self.row_list)
         self.version = eng.jobs_version
