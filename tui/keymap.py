@@ -2,7 +2,7 @@
 
 The rules, the same on every screen (issue 11 item 4):
 
-- ``b`` ``j`` ``c`` go to the Board, Jobs and Crondor views (``h`` ``t`` to Hooks and Slots where
+- ``b`` ``j`` ``c`` go to the Board, Jobs and Crondor views (``h`` ``o`` to Hooks and Slots where
   the feed has an execute node), always to the live top screen of
   that view (whatever was opened on top of it is closed). The ``:`` commands of the same views
   are ``:board`` (``:b``), ``:jobs`` (``:j``), ``:cron`` (``:c``).
@@ -131,7 +131,7 @@ SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks")]
 
 HOOKS = [
     Binding("enter", "open_io", "stdin/stdout"),
-    Binding("slash", "filter", "Filter", key_display="/"),
+    Binding("slash", "filter", "Filter", key_display="/", priority=True),
     Binding("escape", "back", "Close filter", show=False),
 ]
 

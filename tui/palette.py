@@ -27,7 +27,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("jobs", "[TEXT]", "jobs screen, optionally filtered by text (key j)", ("j",)),
     Command("cron", "", "crondor screen (key c)", ("c", "crondor")),
     Command("hooks", "[TEXT]", "execute node's hook invocations, optionally filtered (key h)", (), control="execute"),
-    Command("slots", "", "execute node's slots (key t)", (), control="execute"),
+    Command("slots", "", "execute node's slots (key o)", (), control="execute"),
     Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "job"),
     Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
