@@ -74,21 +74,27 @@ def measured_speed(x: float) -> str:
     return f"×{float(f'{x:.2g}'):g}"
 
 
-def fit_columns(cols, room: int, padding: int = 2) -> tuple:
-    """Table columns ``(title, key, width)`` for a table ``room`` cells wide: when they do not all
-    fit, the last column that fits whole takes the leftover width, so the first column that does
-    not fit starts at the right edge and none shows cut (a cut column misreads: "9" for 9/20).
+def fit_widths(widths, room: int, padding: int = 0) -> list[int]:
+    """Column widths for a table ``room`` cells wide: when they do not all fit, the last column
+    that fits whole takes the leftover width, so the first column that does not fit starts at the
+    right edge and none shows cut (a cut column misreads: "9" for 9/20, "1h29m5" for 1h29m58s).
     ``padding``: the cells a column takes besides its width (DataTable's cell padding, both sides)."""
-    cols = list(cols)
+    widths = list(widths)
     used, last = 0, None
-    for i, (_t, _k, w) in enumerate(cols):
+    for i, w in enumerate(widths):
         if used + w + padding > room:
             break
         used, last = used + w + padding, i
-    if last is not None and last + 1 < len(cols):
-        t, k, w = cols[last]
-        cols[last] = (t, k, w + room - used)
-    return tuple(cols)
+    if last is not None and last + 1 < len(widths):
+        widths[last] += room - used
+    return widths
+
+
+def fit_columns(cols, room: int, padding: int = 2) -> tuple:
+    """:func:`fit_widths` for table columns ``(title, key, width)``."""
+    cols = list(cols)
+    widths = fit_widths((w for _t, _k, w in cols), room, padding)
+    return tuple((t, k, w) for (t, k, _w), w in zip(cols, widths))
 
 
 def column_starts(widths) -> list[int]:

@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from engine.snapshot import STATUS_NAMES, JobRow
 from tui import keymap
-from tui.format import duration, month_day
+from tui.format import duration, fit_widths, month_day
 from tui.widgets.column_scroll import ColumnScroll
 from tui.widgets.job_model import COLUMNS, JobModel
 
@@ -225,14 +225,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
             widths[reason] -= over
         # the last column that fits whole takes the leftover width: none is shown cut at the
         # right edge (a cut "In status" read "1h29m5" for 1h29m58s); the rest scrolls in
-        used = 0
-        for i, w in enumerate(widths):
-            if used + w > room:
-                if i:
-                    widths[i - 1] += room - used
-                break
-            used += w
-        self.widths = widths
+        self.widths = widths = fit_widths(widths, room)
         self._width = sum(widths)
         self.virtual_size = Size(self._width, len(m) + 1)
         self.columns_changed()
