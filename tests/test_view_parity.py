@@ -192,3 +192,17 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
     player.history.build()
     before = [c for c in player.history.changes if c[0] <= player.time()]
     assert (routed[-1].time, routed[-1].message) == next((c[0], c[2]) for c in reversed(before) if c[1] == "job-routed")
+
+
+def test_watch_without_a_consumer_keeps_no_router_events(run):
+    """Headless watch (engine.cli.watch.run_headless) has no feed draining the router's events:
+    built with ``collect_events=False`` it keeps none, and its figures are the same (§1.5)."""
+    tmp_path, (limits, rules, period), live, _watched = run
+    want = live[-1]
+    setup = WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits, rules=rules, polling_period=period)
+    kept, bare = (WatchEngine(setup, ManualClock(want.time), collect_events=c) for c in (True, False))
+    for w in (kept, bare):
+        w.poll()
+    a, b = kept.snapshot(with_jobs=False), bare.snapshot(with_jobs=False)
+    assert kept.figures.events and not bare.figures.events
+    assert a.routes == b.routes

@@ -142,7 +142,7 @@ def run_headless(args: argparse.Namespace) -> int:
     for d in setup.diagnostics:
         print(d, file=sys.stderr)
     clock = SystemClock()
-    engine = WatchEngine(setup, clock, tz=args.tz)
+    engine = WatchEngine(setup, clock, tz=args.tz, collect_events=False)  # no feed drains them here
     if args.once:
         engine.poll()
         if engine.waiting:  # an empty log of a live schedd: not an error

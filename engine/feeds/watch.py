@@ -235,7 +235,7 @@ class WatchEngine:
     """One watched schedd. ``poll()`` reads what is new; ``snapshot()`` shows it."""
 
     def __init__(self, setup: WatchSetup, clock: Clock, *, follower: Any = None, tz: str = "UTC",
-                 router_log_tz: str | None = None) -> None:
+                 router_log_tz: str | None = None, collect_events: bool = True) -> None:
         from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
 
         self.setup = setup
@@ -251,7 +251,9 @@ class WatchEngine:
         self.rows = ReplayRows(queue_ads(self.queue))
         self.queue.subscribe(self._changed)
         # the router's figures and the schedd's crondor, rebuilt transaction by transaction
-        self.figures = LiveFigures(queue_ads(self.queue), setup.rules, setup.polling_period)
+        # collect_events=False: nobody drains the router's events (headless watch): keep none
+        self.collect_events = collect_events
+        self.figures = LiveFigures(queue_ads(self.queue), setup.rules, setup.polling_period, collect_events)
         self.cron: CronObserver | None = None
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
         self.queue.transaction_hook = self
@@ -286,7 +288,8 @@ class WatchEngine:
 
     def reloading(self) -> None:
         """The log is read again from its start: the figures and crondor are rebuilt from it."""
-        self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period)
+        self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period,
+                                   self.collect_events)
         self.cron = None
         self.newest = None  # a new log generation (rotated, replaced): its own times
         self.pace.reset()  # and its backlog is one reading again

@@ -165,7 +165,7 @@ class LiveFigures:
     its last values when it leaves (its outcome is judged on them)."""
 
     def __init__(self, ads: Mapping[str, Mapping[str, str]], rules: Mapping[str, RouteRule] | None,
-                 period: float = DEFAULT_POLLING_PERIOD) -> None:
+                 period: float = DEFAULT_POLLING_PERIOD, collect_events: bool = True) -> None:
         self.ads = ads
         self.rules = rules
         self.period = float(period) if period and period > 0 else DEFAULT_POLLING_PERIOD
@@ -177,7 +177,9 @@ class LiveFigures:
         self.live: dict[str, int] = {}
         self.copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source, source cluster)
         self.adjustments: list = []  # ThrottleAdjustment of every closed window, oldest first
-        self.events: list[ev.RouterEvent] = []  # what the router would have said; drained by the feed
+        # what the router would have said, drained by the feed; not kept when nobody drains them
+        self.events: list[ev.RouterEvent] = []
+        self.collect_events = collect_events
 
     def _rule(self, name: str) -> RouteRule | None:
         return None if self.rules is None else self.rules.get(name, RouteRule())
@@ -211,7 +213,8 @@ class LiveFigures:
                 if adj is not None:
                     self.adjustments.append(adj)
                     self.history[name] = (self.history[name] + [adj.rate])[-48:]
-                    self.events.extend(ev.throttle_events(c, name, adj))
+                    if self.collect_events:
+                        self.events.extend(ev.throttle_events(c, name, adj))
             self.last_close = c
             self.next_close = next_close(self.start, self.period, c)
 
@@ -243,7 +246,7 @@ class LiveFigures:
                     s.recent_succeeded += 1
                 elif result == "failed":
                     s.recent_failed += 1
-                if time is not None:
+                if time is not None and self.collect_events:
                     self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
             if key in self.copies or not is_proc_key(key):
@@ -256,7 +259,7 @@ class LiveFigures:
             self.live[copy[0]] += 1
             if counted:
                 s.recent_routed += 1
-                if time is not None:
+                if time is not None and self.collect_events:
                     self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
 
     def adopt(self) -> None:
