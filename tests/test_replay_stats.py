@@ -242,11 +242,20 @@ def _history(log: Path):
 def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path):
     """The replay's crondor history (engine.schedd.cron.CronObserver, htcondor.md §2.4
     ``needsCronTab``) observes only jobs that are cron jobs or have a cron attribute
-    (``stats.cron_candidates``); the oracle observes every touched job, as before the sieve. Same
+    (``engine.schedd.cron.jobs_to_observe``); the oracle observes every touched job, as before the sieve. Same
     DeferralTimes at the same times, same router events, on the demo recording (cron jobs, routed
     copies) and on a constructed log whose cron attributes come later on a cluster ad."""
     import engine.feeds.replay.stats as ST
-    from engine.queue.jobqueue import JobQueue
+    from engine.queue.records import is_proc_key, job_order
+
+    def every_touched_job(keys, seen, ads, names):  # the loop before the sieve
+        jobs = set()
+        for key in keys:
+            if is_proc_key(key):
+                jobs.add(key)
+            elif key[:1] == "0" and key.endswith(".-1"):
+                jobs.update(k for k in seen if k.partition(".")[0] == key[1:-3])
+        return sorted(jobs, key=job_order)
 
     log = Log()
     log.txn(T0, "101 01.-1 Job Machine", '103 01.-1 Cmd "/bin/sleep"', "101 1.0 Job Machine",
@@ -262,8 +271,7 @@ def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch
     for path in logs:
         sieved = _history(path)
         with monkeypatch.context() as m:
-            m.setattr(ST, "cron_candidates", lambda jobs, seen, ads, names: list(jobs))
-            m.setattr(JobQueue, "spelling", lambda self, name: name)  # "every name is there": no gate
+            m.setattr(ST, "jobs_to_observe", every_touched_job)
             every = _history(path)
         assert sieved.cron_values and sieved.cron_values == every.cron_values, path
         assert {k: list(v) for k, v in sieved.cron_times.items()} == {k: list(v) for k, v in every.cron_times.items()}

@@ -39,10 +39,10 @@ from typing import Any, Mapping
 
 from engine.clock import Clock, LogClock
 from engine.crondor.zones import get_zone
-from engine.queue.records import job_order
+from engine.queue.records import is_proc_key, job_order
 from engine.queue.jobqueue import QueueReloaded
 from engine.queue.timeline import parse_comment_time
-from engine.schedd.cron import CronObserver
+from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
 from engine.views.rows import EventRing
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
@@ -255,6 +255,7 @@ class WatchEngine:
         self.collect_events = collect_events
         self.figures = LiveFigures(queue_ads(self.queue), setup.rules, setup.polling_period, collect_events)
         self.cron: CronObserver | None = None
+        self._cron_names = CronNames(self.queue)  # how the queue spells the cron attributes
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
         self.queue.transaction_hook = self
         self._reloaded = False
@@ -306,12 +307,7 @@ class WatchEngine:
         self._started(t)
         self.figures.ads = queue_ads(self.queue)  # a bulk load replaces the queue's table
         self.figures.commit(keys, time=t)
-        jobs = {k for k in keys if k[:1] != "0" and "." in k and not k.endswith(".-1")}
-        for k in keys:
-            if k[:1] == "0" and k.endswith(".-1"):
-                c = k[1:-3]
-                jobs.update(j for j in self.cron.seen if j.partition(".")[0] == c)
-        for job in sorted(jobs, key=job_order):
+        for job in jobs_to_observe(keys, self.cron.seen, queue_ads(self.queue), self._cron_names()):
             self.cron.observe(job, self._cron_ad(job), t)
 
     def _cron_ad(self, job: str) -> dict[str, str] | None:
@@ -325,8 +321,7 @@ class WatchEngine:
         self._started(now)
         self.figures.ads = queue_ads(self.queue)
         self.figures.adopt()
-        for job in sorted((k for k in self.figures.ads if k[:1] != "0" and not k.endswith(".-1") and "." in k),
-                          key=job_order):
+        for job in sorted(filter(is_proc_key, self.figures.ads), key=job_order):
             if job not in self.cron.seen:
                 self.cron.observe(job, self._cron_ad(job), now)
 

@@ -165,10 +165,10 @@ class JobQueue:
         return self._lower.get(name.lower())
 
     @property
-    def name_count(self) -> int:
-        """How many attribute names (case-insensitively) this queue has seen: grows only, so a
-        caller can keep what it looked up with :meth:`spelling` until it changes."""
-        return len(self._lower)
+    def names_stamp(self) -> tuple[int, int]:
+        """Changes whenever :meth:`spelling` may answer differently (a new name, or a reload that
+        forgot them all), so a caller can keep what it looked up until then."""
+        return id(self._lower), len(self._lower)
 
     def __contains__(self, jid: object) -> bool:
         return jid in self._ids

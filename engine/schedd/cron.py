@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 
 from engine.crondor import deferral as D
 from engine.crondor.fields import ATTRS
-from engine.queue.records import job_order
+from engine.queue.records import is_proc_key, job_order
 from engine.crondor.nextrun import CronError, next_runs
 from engine.crondor.schedd import schedd_runs
 from engine.crondor.zones import MktimeState
@@ -37,6 +37,52 @@ HOLD_INVALID_CRON = D.HOLD_CODE_INVALID_CRON
 def needs_cron(attrs: Mapping[str, str]) -> bool:
     """``needsCronTab``: any of the five attributes present, whatever its type."""
     return D.needs_crontab(attrs)
+
+
+class CronNames:
+    """How a queue (``engine.queue.jobqueue.JobQueue``) spells the cron attributes it has seen,
+    looked up again only when its names change (``names_stamp``)."""
+
+    def __init__(self, queue) -> None:
+        self.queue = queue
+        self._stamp: object = None
+        self._names: list[str] = []
+
+    def __call__(self) -> list[str]:
+        stamp = self.queue.names_stamp
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._names = [n for n in (self.queue.spelling(a) for a in ATTRS) if n is not None]
+        return self._names
+
+
+def jobs_to_observe(keys, seen: Mapping, ads: Mapping[str, Mapping[str, str]], names: list[str]) -> list[str]:
+    """The jobs, in job order, whose change :meth:`CronObserver.observe` can act on after a
+    committed change of ``keys``: touched proc ads, and the followed cron jobs of a touched
+    cluster ad; of those only the cron jobs ``seen`` already and the jobs whose proc or cluster ad
+    has a cron attribute (``names``: how the queue spells them; ``needsCronTab``, htcondor.md
+    §2.4). For any other job ``observe`` does nothing, and building its merged ad to find that
+    out was most of the replay's first snapshot on a large log."""
+    if not names and not seen:
+        return []
+    jobs: set[str] = set()
+    for key in keys:
+        if is_proc_key(key):
+            jobs.add(key)
+        elif key[:1] == "0" and key.endswith(".-1"):
+            c = key[1:-3]
+            jobs.update(k for k in seen if k.partition(".")[0] == c)
+    out = []
+    for job in jobs:
+        if job not in seen:
+            proc = ads.get(job) if names else None
+            if proc is None:
+                continue
+            cluster = ads.get("0" + job.partition(".")[0] + ".-1") or {}
+            if not any(n in proc or n in cluster for n in names):
+                continue
+        out.append(job)
+    return sorted(out, key=job_order)
 
 
 def schedule_of(attrs: Mapping[str, str]):

@@ -46,10 +46,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.crondor.fields import ATTRS as CRON_ATTRS
 from engine.crondor.zones import get_zone
-from engine.schedd.cron import CronObserver
-from engine.queue.records import is_proc_key, job_order
+from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
+from engine.queue.records import is_proc_key
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
@@ -60,27 +59,6 @@ from engine.router.events import throttle_events
 from engine.router.throttle import RouteStats, route_state
 
 AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
-
-
-def cron_candidates(jobs: set[str], seen: dict, ads: dict, names: list[str]) -> list[str]:
-    """The touched ``jobs`` whose change ``CronObserver.observe`` can act on: the cron jobs it
-    already follows, and jobs whose proc or cluster ad has one of the cron attributes (``names``:
-    how the queue spells them; ``needsCronTab``, htcondor.md §2.4). For any other job ``observe``
-    does nothing, and building its merged ad to find that out was most of the replay's first
-    snapshot on a large log."""
-    if not names:
-        return [j for j in jobs if j in seen]
-    out = []
-    for job in jobs:
-        if job not in seen:
-            proc = ads.get(job)
-            if proc is None:
-                continue
-            cluster = ads.get("0" + job.partition(".")[0] + ".-1") or {}
-            if not any(n in proc or n in cluster for n in names):
-                continue
-        out.append(job)
-    return out
 
 
 @dataclass
@@ -194,27 +172,12 @@ class RouteHistory:
                     self.cron_times[job].append(t)
                     vals.append(value)
 
-        spelled: list = [-1, []]  # (queue's name count, its spellings of the cron attributes)
-
-        def cron_names() -> list[str]:
-            if spelled[0] != state.name_count:
-                spelled[0] = state.name_count
-                spelled[1] = [n for n in (state.spelling(a) for a in CRON_ATTRS) if n is not None]
-            return spelled[1]
+        cron_names = CronNames(state)
 
         def cron_step(step: int, records: list) -> None:
             t = idx.times[step]
-            names = cron_names()
-            if names or cron.seen:  # else no job can be a cron job: observe would do nothing
-                jobs: set[str] = set()
-                for _op, key, _name, _value in records:
-                    if is_proc_key(key):
-                        jobs.add(key)
-                    elif key[:1] == "0" and key.endswith(".-1"):
-                        c = key[1:-3]
-                        jobs.update(k for k in cron.seen if k.partition(".")[0] == c)
-                for job in sorted(cron_candidates(jobs, cron.seen, ads, names), key=job_order):
-                    cron.observe(job, effective(job), t)
+            for job in jobs_to_observe((r[1] for r in records), cron.seen, ads, cron_names()):
+                cron.observe(job, effective(job), t)
             note_cron(t)
             last = step + 1 >= idx.steps
             upto = idx.times[-1] + AFTER_LAST if last else idx.times[step + 1]
