@@ -191,3 +191,21 @@ def test_state_kept_by_name_across_table_swap():
     assert b.stats_begin_time == 100
     assert book.get("Site3").stats_begin_time == 400  # a new route starts its window now
     assert book.get("Site2") is None  # dropped routes lose their state
+
+
+def test_count_limit_is_where_route_state_stops_accepting():
+    """The router's choice loop asks route_state again only from ``count_limit`` on (htcondor.md
+    §1.5 ``AcceptingMoreJobs``: MaxJobs and MaxIdleJobs): with no throttle, every ``num_jobs``
+    below it accepts and the limit itself does not (unless the route is disabled, MaxJobs ≤ 0)."""
+
+    from engine.router.throttle import RouteStats, count_limit, route_state
+
+    for max_jobs in (-1, 0, 1, 5, 20):
+        for max_idle in (-1, 0, 2, 7):
+            for running in (0, 3, 9):
+                route = SimpleNamespace(max_jobs=max_jobs, max_idle_jobs=max_idle)
+                stats = RouteStats(name="r", stats_begin_time=0.0, num_running=running)
+                limit = count_limit(route, stats)
+                for n in range(running, 30):
+                    stats.num_jobs = n
+                    assert route_state(route, stats)[0] == (n < limit), (max_jobs, max_idle, running, n)

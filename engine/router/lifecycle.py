@@ -121,7 +121,7 @@ class Lifecycle:
 
     def _seen(self, *keys: str | None) -> None:
         """The job's ads as they are now have been checked: their changes so far do not call
-        for another check (see ``JobRouter._unchanged``)."""
+        for another check (the skip in ``JobRouter.poll``)."""
         changed = getattr(self, "_changed", None)
         if changed is not None:
             for key in keys:

@@ -61,7 +61,7 @@ from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, Sta
 from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
-from engine.router.throttle import StatsBook, _route_limits, route_state
+from engine.router.throttle import StatsBook, count_limit, route_state
 
 _NONE: dict[str, str] = {}  # read only: an absent ad
 _UNCLAIMED = State.UNCLAIMED
@@ -242,15 +242,6 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._unsubscribe = []
         self.hooks.close()
 
-    def _unchanged(self, job: RoutedJob, changed: set[str] | None) -> bool:
-        """A SUBMITTED job whose source and routed copy did not change since the last poll and
-        that has no update hook would get the very same status check: skip it (the check is a
-        pure function of the two ads once the copy has been seen). ``poll`` inlines this test:
-        keep the two the same."""
-        return (changed is not None and self._watching and job.saw_dest and not job.dirty
-                and job.src_key not in changed and job.dest_key not in changed
-                and (not self.hooks.allow_run or self.hooks.path(hk.UPDATE, self._keyword(job)) is None))
-
     def poll(self, now: float) -> None:
         self.poll_count += 1
         changed, self._changed = self._changed, set()
@@ -258,7 +249,9 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             self.adopt_orphans(now)
         self.update_route_stats(now)
         self.get_candidate_jobs(now)
-        # ``_unchanged`` inlined: this loop runs over every tracked job on every poll
+        # A SUBMITTED job whose source and routed copy did not change since the last poll and that
+        # has no update hook would get the very same status check: skip it (the check is a pure
+        # function of the two ads once the copy has been seen)
         may_skip, no_hooks, submitted = changed is not None and self._watching, not self.hooks.allow_run, State.SUBMITTED
         for job in list(self.jobs.values()):
             if (may_skip and job.state is submitted and job.saw_dest and not job.dirty
@@ -315,7 +308,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # throttle, route_state turns false only when num_jobs reaches MaxJobs or idle
         # (num_jobs - num_running; num_running does not move within a cycle) reaches
         # MaxIdleJobs, so route_state is asked again only from then on
-        limits = [_count_limit(r, s) for r, s in zip(routes, stats)]
+        limits = [count_limit(r, s) for r, s in zip(routes, stats)]
         # ChooseRoute without round robin: the first accepting match of a classification,
         # remembered until a route stops accepting
         first: dict[int, tuple[Any, int | None]] = {}
@@ -492,12 +485,6 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         from engine.router.whynot import pick_candidate  # noqa: PLC0415
 
         return pick_candidate(self, route_name, now)
-
-def _count_limit(route: Any, stats: Any) -> float:
-    """The smallest ``num_jobs`` at which ``route_state`` can say "full" or "idle-limit"."""
-    max_jobs, max_idle = _route_limits(route)
-    return min(max_jobs, max_idle + stats.num_running) if max_idle >= 0 else max_jobs
-
 
 def _has_job_expr(route: Any, attr: str, field: str) -> bool:
     if getattr(route, field, None):

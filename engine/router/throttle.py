@@ -227,6 +227,14 @@ def route_state(route: Any, stats: RouteStats) -> tuple[bool, str, str | None]:
     return True, "accepting", None
 
 
+def count_limit(route: Any, stats: RouteStats) -> int:
+    """The smallest ``num_jobs`` at which :func:`route_state` can say "full" or "idle-limit"
+    (``num_running`` fixed): below it, with no throttle, the route accepts. The router's choice
+    loop asks ``route_state`` again only from there on."""
+    max_jobs, max_idle = _route_limits(route)
+    return min(max_jobs, max_idle + stats.num_running) if max_idle >= 0 else max_jobs
+
+
 # ------------------------------------------------------------------------------------------
 # per-name book kept across table swaps
 
