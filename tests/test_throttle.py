@@ -196,8 +196,7 @@ def test_state_kept_by_name_across_table_swap():
 def test_count_limit_is_where_route_state_stops_accepting():
     """The router's choice loop asks route_state again only from ``count_limit`` on (htcondor.md
     §1.5 ``AcceptingMoreJobs``: MaxJobs and MaxIdleJobs): with no throttle, every ``num_jobs``
-    below it accepts and the limit itself does not (unless the route is disabled, MaxJobs ≤ 0)."""
-
+    below it accepts, and from the limit on it does not."""
     from engine.router.throttle import RouteStats, count_limit, route_state
 
     for max_jobs in (-1, 0, 1, 5, 20):
