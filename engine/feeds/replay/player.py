@@ -217,12 +217,8 @@ class Player:
     # ------------------------------------------------------------------ views
     def job_ad(self, job: str) -> dict[str, str]:
         """The effective ad (cluster + proc attribute texts) of ``job`` ("c.p") at this moment."""
-        proc = self.state.table.get(job)
-        if proc is None:
-            return {}
-        merged = dict(self.state.table.get("0" + job.partition(".")[0] + ".-1") or {})
-        merged.update(proc)
-        return merged
+        j = self.state.get(job)
+        return j.attrs if j is not None else {}
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
         """The recorded queue now; ``time`` (default: :meth:`time`) dates the route figures."""

@@ -51,6 +51,7 @@ from typing import Any
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
+from engine.queue.records import is_proc_key
 from engine.views.recorded import literal_int, literal_str
 
 DROP = frozenset(a.lower() for a in (
@@ -123,17 +124,6 @@ class Recording:
     end: float
 
 
-def _effective(state: JobQueue, key: str) -> dict[str, str]:
-    merged = dict(state.table.get("0" + key.partition(".")[0] + ".-1") or {})
-    merged.update(state.table.get(key) or {})
-    return merged
-
-
-def _is_proc(key: str) -> bool:
-    c, dot, p = key.partition(".")
-    return bool(dot) and key[0] != "0" and bool(p) and p[0] != "-"
-
-
 def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
     """Source jobs with their arrival times, and the recorded per-route tallies, up to and
     including step ``last_step`` (default: the last; -1: nothing)."""
@@ -150,16 +140,17 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
         new: list[str] = []
         touched: set[str] = set()
         for op, key, name, _value in records:
-            if op == 101 and _is_proc(key):
+            if op == 101 and is_proc_key(key):
                 new.append(key)
-            elif op == 102 and _is_proc(key):
+            elif op == 102 and is_proc_key(key):
                 tally.removed(key)
             elif op == 103 and (name == "JobStatus" or name == "ExitCode"):
                 touched.add(key)
         for key in new:
-            if key not in state.table:
+            job = state.get(key)
+            if job is None:
                 continue
-            attrs = _effective(state, key)
+            attrs = job.attrs
             route = literal_str(attrs.get("RouteName"))
             if route is not None or "RoutedFromJobId" in attrs:
                 tally.added(key, route or "(unknown)", literal_int(attrs.get("JobStatus")))
@@ -169,8 +160,9 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
             else:
                 jobs.append(RecordedJob(key, t, attrs))
         for key in touched:
-            if key in state.table:
-                attrs = _effective(state, key)
+            job = state.get(key)
+            if job is not None:
+                attrs = job.attrs
                 tally.status(key, literal_int(attrs.get("JobStatus")), literal_int(attrs.get("ExitCode")))
 
     if last >= 0:
