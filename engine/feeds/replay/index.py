@@ -151,10 +151,6 @@ class LogIndex:
         """The last step whose time is ≤ ``t`` (``-1`` if ``t`` is before the first)."""
         return bisect_right(self.times, t) - 1
 
-    @property
-    def _cp_steps(self) -> list[int]:
-        return self.plan
-
     def describe_step(self, step: int) -> str:
         """The raw lines of one step (for a 'what happened here' pane)."""
         return self.data[self.starts[step]:self.ends[step]].decode("utf-8", "replace")

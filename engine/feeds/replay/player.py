@@ -101,7 +101,7 @@ class Player:
         step = max(-1, min(step, self.index.steps - 1))
         if step == self.position:
             return
-        cps = self.index._cp_steps
+        cps = self.index.plan
         if self.position < step and bisect_right(cps, step) <= bisect_right(cps, self.position) + 1:
             touched: set[str] = set()
             self.index.advance(self.state, self.position, step,
