@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from engine.router.loader import load_routing_table
+from engine.router.schedd_ops import View
 from engine.snapshot import JobRow
 
 
@@ -479,22 +480,6 @@ def _engine_table(engine: Any) -> Any:
     return None
 
 
-def _unquote(text: str | None) -> str | None:
-    if not text:
-        return None
-    from engine.classad import ClassAdError, evaluate, parse_expr  # noqa: PLC0415
-
-    try:
-        value = evaluate(parse_expr(text))
-    except ClassAdError:
-        return None
-    return value if isinstance(value, str) and value else None
-
-
-def _attr(ad: dict[str, str], name: str) -> str | None:
-    return next((v for k, v in ad.items() if k.lower() == name.lower()), None)
-
-
 def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = ()) -> TraceResult:
     """The routed ad of ``job`` built statement by statement, with the routing table the engine
     runs (demo) or, when the engine has none (replay, watch), the table of ``config_files`` (the
@@ -523,19 +508,19 @@ def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = 
     note = None
     route_name = None
     traced = job
-    source = _unquote(_attr(ad, "RoutedFromJobId"))
+    source = View(ad).str("RoutedFromJobId")
     if source:  # a routed copy: trace its source job on the copy's route
-        route_name = _unquote(_attr(ad, "RouteName"))
+        route_name = View(ad).str("RouteName")
         src_table, src_ad = read(source)
         if not src_ad:
             raise LookupError(f"{job} is a routed copy of {source}, which is not in the queue")
         table = table or src_table
         ad, traced, note = src_ad, source, f"{job} is the routed copy of {source}"
     else:
-        copy = _unquote(_attr(ad, "RoutedToJobId"))
+        copy = View(ad).str("RoutedToJobId")
         if copy:
             _, copy_ad = read(copy)
-            route_name = _unquote(_attr(copy_ad or {}, "RouteName"))
+            route_name = View(copy_ad or {}).str("RouteName")
             note = f"{job} is routed already (copy {copy})"
     table_from = "the engine's routing table"
     if table is None:
