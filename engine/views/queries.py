@@ -379,6 +379,8 @@ def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limi
     both tables with :func:`engine.router.compare.compare_tables` (hooks withheld: nothing runs)."""
     from engine.router.compare import compare_tables  # noqa: PLC0415
 
+    if old_table is None:  # before fetching any ad from the engine thread
+        raise ValueError("the what-if needs the current routing table")
     rows = [r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to]
     approximate = False
     full = full_ads_of(runtime) if runtime is not None else row_ad
@@ -387,8 +389,6 @@ def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limi
         if not texts:
             texts, approximate = row_ad(row), True
         ads.append(dict(texts))
-    if old_table is None:
-        raise ValueError("the what-if needs the current routing table")
     cmp = compare_tables(old_table, new_table, ads, now=snap.time)
     per_route = cmp.per_route()
     before = {name: row["old"] for name, row in per_route.items() if row["old"]}
