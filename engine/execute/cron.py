@@ -349,6 +349,10 @@ class CronManager:
         env[f"{self.subsys}_CRON_NAME"] = self.mgr_name
         return env
 
+    def next_time(self) -> float | None:
+        """When a cron job next runs (None: none scheduled)."""
+        return min((st.next_run for st in self.state.values() if st.next_run is not None), default=None)
+
     def step(self, now: float) -> None:
         if not self._started:  # CronJobMgr::Initialize → ScheduleAllJobs
             self._started = True

@@ -369,7 +369,9 @@ class Startd:
         if self.busy():
             return now + 1
         times = [s.next_fetch_at for s in self.slots if s.next_fetch_at is not None]
-        times += [st.next_run for st in self.cron.state.values() if st.next_run is not None]
+        cron = self.cron.next_time()
+        if cron is not None:
+            times.append(cron)
         return min(times) if times else None
 
     def busy(self) -> bool:

@@ -208,10 +208,7 @@ class Simulation:
     def next_time(self) -> float:
         """When something next happens (never later than the next tick)."""
         t = self.next_tick
-        cron = None
-        if self.schedd_cron is not None:
-            cron = min((st.next_run for st in self.schedd_cron.state.values() if st.next_run is not None),
-                       default=None)
+        cron = self.schedd_cron.next_time() if self.schedd_cron is not None else None
         for other in (self.arrivals.next_time(), self.sites.next_time(), cron):
             if other is not None and other < t:
                 t = other
