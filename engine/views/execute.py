@@ -81,7 +81,8 @@ def _ended(text: str, path: str) -> str:
 
 class HookIndex:
     """Numbers a runner's invocations once, in order, and builds each one's row once (module
-    docstring): a snapshot costs the new invocations plus a tuple of references."""
+    docstring): a snapshot builds rows for the new invocations only, plus one pass of lookups over
+    the kept ones (the runner keeps a bounded number)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[Invocation, S.HookRow]] = []
