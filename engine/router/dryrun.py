@@ -86,7 +86,7 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
     ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
     not allowed to run)."""
     from engine.router.hooks import HookManager  # noqa: PLC0415
-    from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
+    from engine.router.routed_copy import build_routed_ad, job_flags  # noqa: PLC0415
     from engine.router.table import RoutingError  # noqa: PLC0415
 
     if hooks is None:
@@ -117,10 +117,8 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
             ad = job.classad()
             tracer = Tracer(table.config, route) if trace else None
             try:
-                routed = build_routed_ad(
-                    table, route, base, now=now, source_id=job.id or (0, i),
-                    sandboxed=route.eval_job_expr("JobShouldBeSandboxed", ad, now),
-                    edit_in_place=route.eval_job_expr("EditJobInPlace", ad, now), trace=tracer)
+                routed = build_routed_ad(table, route, base, now=now, source_id=job.id or (0, i), trace=tracer,
+                                         **job_flags(route, ad, now))
                 steps.append(Step("routed copy built (VanillaToGrid, pre-route, route, post-route)", True, "",
                                   route.name))
             except RoutingError as exc:

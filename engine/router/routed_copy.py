@@ -170,6 +170,13 @@ def new_macro_set(route: Route) -> Any:
     return X.MacroSet()
 
 
+def job_flags(route: Route, job_ad: Any, now: float | None) -> dict[str, bool]:
+    """``build_routed_ad``'s ``sandboxed`` and ``edit_in_place`` for a job (its ClassAd): the
+    route's JobShouldBeSandboxed and EditJobInPlace evaluated against it."""
+    return {"sandboxed": route.eval_job_expr("JobShouldBeSandboxed", job_ad, now),
+            "edit_in_place": route.eval_job_expr("EditJobInPlace", job_ad, now)}
+
+
 def build_routed_ad(table: RoutingTable, route: Route, source_attrs: dict[str, str], *, now: float | None,
                     source_id: tuple[int, int], sandboxed: bool = False,
                     edit_in_place: bool | None = None, warnings: list[str] | None = None,

@@ -263,7 +263,7 @@ def trace_route(table: Any, route_name: str, attrs: dict[str, str], *, now: floa
     """The trace of ``attrs`` built into a routed copy for ``route_name`` — for a job the router
     has routed already (its route is known, the decision is not retaken). Returns (blocks, the
     routed ad or None, the routing error or None); the same ``build_routed_ad`` as a routing attempt."""
-    from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
+    from engine.router.routed_copy import build_routed_ad, job_flags  # noqa: PLC0415
     from engine.router.table import RoutingError  # noqa: PLC0415
 
     route = table.route(route_name)
@@ -274,10 +274,8 @@ def trace_route(table: Any, route_name: str, attrs: dict[str, str], *, now: floa
     from engine.classad import make_ad  # noqa: PLC0415
 
     try:
-        job_ad = make_ad(attrs)
         ad = build_routed_ad(table, route, attrs, now=now, source_id=source_id, trace=tracer,
-                             sandboxed=route.eval_job_expr("JobShouldBeSandboxed", job_ad, now),
-                             edit_in_place=route.eval_job_expr("EditJobInPlace", job_ad, now))
+                             **job_flags(route, make_ad(attrs), now))
     except RoutingError as exc:
         return tracer.blocks, None, str(exc)
     return tracer.blocks, ad, None
