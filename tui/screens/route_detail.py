@@ -53,6 +53,7 @@ class RouteJobs:
     version: int
     hits: dict[str, frozenset[str]]
     order: dict[str, list[int]]
+    copies: dict[str, str]  # routed copy id -> its route (``copy_routes``), for the table's route column
 
 
 def jobs_by_route(rows: Sequence[JobRow], version: int) -> RouteJobs:
@@ -66,7 +67,7 @@ def jobs_by_route(rows: Sequence[JobRow], version: int) -> RouteJobs:
         if route:
             ids.setdefault(route, []).append(j.job)
             order.setdefault(route, []).append(i)
-    return RouteJobs(rows, version, {k: frozenset(v) for k, v in ids.items()}, order)
+    return RouteJobs(rows, version, {k: frozenset(v) for k, v in ids.items()}, order, copies)
 
 
 KEEP_SCREENS = 8  # route screens kept alive between opens (the most recently opened)
@@ -270,7 +271,7 @@ class RouteDetailScreen(DeckScreen):
         name = self.route_name
         table.now, table.tz = snap.time, snap.tz
         table.apply(lambda m: m.adopt(result.rows, result.version, result.hits.get(name, frozenset()),
-                                      result.order.get(name, [])))
+                                      result.order.get(name, []), result.copies))
         self._rows_id = result.version
 
     def selected_id(self) -> str | None:

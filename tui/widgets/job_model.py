@@ -150,27 +150,28 @@ class JobModel:
         """Adopt a new jobs tuple; returns True when the view must be recomputed."""
         if version == self.version and rows is self.rows:
             return False
-        self._take(rows, version, None)
+        self._take(rows, version)
         self._recompute()
         return True
 
-    def _take(self, rows: Sequence[JobRow], version: int, row_of: dict[str, int] | None) -> None:
+    def _take(self, rows: Sequence[JobRow], version: int, copies: dict[str, str] | None = None) -> None:
         """A new jobs tuple: what was derived from the old one is dropped."""
         with self._lock:
             self.rows, self.version = rows, version
             self._hay = None
             self._sorted = {}
-            self._copy_routes = None
-            self._row_of = row_of
+            self._copy_routes = copies  # None: built from the rows when first needed
+            self._row_of = None
 
     def adopt(self, rows: Sequence[JobRow], version: int, hits: frozenset[str], order: list[int],
-              row_of: dict[str, int] | None = None) -> bool:
+              copies: dict[str, str] | None = None) -> bool:
         """Adopt a jobs tuple already narrowed to ``hits`` by the caller (in a worker): ``order``
         is the rows whose job is in ``hits``, in queue order. Used by views without a text filter
-        or sort (the route detail's jobs); with one set, the model recomputes as usual."""
+        or sort (the route detail's jobs); with one set, the model recomputes as usual. ``copies``:
+        the tuple's ``copy_routes``, when the caller built it already (not again on this thread)."""
         if version == self.version and rows is self.rows and hits == self.constraint_hits:
             return False
-        self._take(rows, version, row_of)
+        self._take(rows, version, copies)
         self.constraint_hits = hits
         if self.text or self.sort_key:
             self._recompute()
