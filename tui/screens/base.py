@@ -105,3 +105,25 @@ def sync_rows(table: DataTable, known: list, rows: Sequence[tuple[Any, tuple]], 
                 for col, value in zip(columns, cells):
                     table.update_cell(key, col, value)
     return keys
+
+
+class FittedTable:
+    """A screen mixin for one ``ColumnScrollTable`` (``FIT_TABLE``, a query) whose columns
+    (``FIT_COLUMNS``) fit the terminal's width, none cut at the right edge; the screen's
+    ``update_body`` shows the rows of ``self._keys`` (emptied when the columns change, so the rows
+    are added again). Call :meth:`fit_table` from ``on_mount``; a resize refits."""
+
+    FIT_TABLE = ""
+    FIT_COLUMNS: tuple = ()
+
+    def fit_table(self) -> bool:
+        table = self.query_one(self.FIT_TABLE)  # type: ignore[attr-defined]
+        if not table.fit_columns_to(self.FIT_COLUMNS, self.app.size.width - 2):  # type: ignore[attr-defined]
+            return False  # (the table's border takes a cell on each side)
+        self._keys = []
+        return True
+
+    def on_resize(self, event) -> None:
+        snap = self.app.snapshot  # type: ignore[attr-defined]
+        if self.fit_table() and snap is not None:
+            self.update_body(snap)  # type: ignore[attr-defined]

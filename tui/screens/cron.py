@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import CronView, Snapshot
 from tui import keymap
-from tui.format import duration, fit_columns, short, zoned
-from tui.screens.base import DeckScreen, sync_rows
+from tui.format import duration, short, zoned
+from tui.screens.base import DeckScreen, FittedTable, sync_rows
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 
@@ -100,7 +100,8 @@ class CronTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.CRON_TABLE
 
 
-class CronScreen(FilterBox, DeckScreen):
+class CronScreen(FittedTable, FilterBox, DeckScreen):
+    FIT_TABLE, FIT_COLUMNS = "#cron", COLUMNS
     FILTER_INPUT = "#cron-filter"
     FILTER_TABLE = "#cron"
 
@@ -120,27 +121,9 @@ class CronScreen(FilterBox, DeckScreen):
         yield Static(id="cron-detail")
 
     def on_mount(self) -> None:
-        self._columns()
+        self.fit_table()
         self.query_one("#cron", DataTable).focus()
         super().on_mount()
-
-    def _columns(self) -> None:
-        """The columns for the terminal's width (none cut at the right edge: ``fit_columns``)."""
-        shape = fit_columns(COLUMNS, self.app.size.width - 2)  # the table's border, both sides
-        if shape == getattr(self, "_shape", None):
-            return
-        self._shape = shape
-        table = self.query_one("#cron", DataTable)
-        table.clear(columns=True)
-        self._keys = []  # rows are added again at the next update
-        for title, key, width in shape:
-            table.add_column(title, key=key, width=width)
-
-    def on_resize(self, event) -> None:
-        before = getattr(self, "_shape", None)
-        self._columns()
-        if before is not None and before != self._shape and self.app.snapshot is not None:
-            self.update_body(self.app.snapshot)
 
     def visible(self, snap: Snapshot) -> list[CronView]:
         f = self.filter_text.lower()

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.snapshot import HookRow, Snapshot
 from tui import keymap
 from tui.format import clock_time
-from tui.screens.base import DeckScreen
+from tui.screens.base import DeckScreen, FittedTable
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 
@@ -155,7 +155,8 @@ class HooksTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.HOOKS_TABLE
 
 
-class HooksScreen(FilterBox, DeckScreen):
+class HooksScreen(FittedTable, FilterBox, DeckScreen):
+    FIT_TABLE, FIT_COLUMNS = "#hooks", COLUMNS
     FILTER_INPUT = "#hooks-filter"
     FILTER_TABLE = "#hooks"
     AUTO_FOCUS = "#hooks"
@@ -176,10 +177,8 @@ class HooksScreen(FilterBox, DeckScreen):
         yield Static(id="hooks-detail")
 
     def on_mount(self) -> None:
-        table = self.query_one("#hooks", DataTable)
-        for title, key, width in COLUMNS:
-            table.add_column(title, key=key, width=width)
-        table.focus()
+        self.fit_table()
+        self.query_one("#hooks", DataTable).focus()
         if self._pending_filter is not None:
             box = self.query_one("#hooks-filter", Input)
             box.add_class("-shown")

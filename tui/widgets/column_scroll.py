@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from textual.geometry import Size
 
-from tui.format import column_snap, column_step, farthest_scroll
+from tui.format import column_snap, column_step, farthest_scroll, fit_columns
 
 
 class ColumnScroll:
@@ -109,6 +109,21 @@ class ColumnScrollTable(ColumnScroll):
 
     def pinned_width(self) -> int:
         return self._get_fixed_offset().left
+
+    _shape: tuple | None = None  # the fitted columns shown
+
+    def fit_columns_to(self, columns, width: int) -> bool:
+        """Show ``columns`` (``(title, key, width)``) fitted to ``width`` cells
+        (``tui.format.fit_columns``: none cut at the right edge). True when they changed: the
+        rows went with them, and the caller adds them again."""
+        shape = fit_columns(columns, width)
+        if shape == self._shape:
+            return False
+        self._shape = shape
+        self.clear(columns=True)
+        for title, key, w in shape:
+            self.add_column(title, key=key, width=w)
+        return True
 
     def action_cursor_right(self) -> None:
         if not self.column_scroll(1):
