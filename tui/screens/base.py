@@ -85,11 +85,11 @@ class DeckScreen(Screen):
         """Redraw from ``snap``; screens override."""
 
 
-def sync_rows(table: DataTable, known: list, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str],
+def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str],
               batch: Any) -> list:
     """Show ``rows`` (``(key, cells)`` in order) in ``table``, which shows the rows of ``known``
-    keys: when the keys are the same, each cell is updated inside ``batch`` (the app's
-    ``batch_update``); otherwise the rows are made again and the cursor stays on its row number
+    keys (None: unknown): when the keys are the same, each cell is updated inside ``batch`` (the
+    app's ``batch_update``); otherwise the rows are made again and the cursor stays on its row number
     (clamped). Returns the keys now shown. ``columns``: the column keys, in the cells' order."""
     keys = [k for k, _ in rows]
     if keys != known:

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.snapshot import HookRow, Snapshot
 from tui import keymap
 from tui.format import clock_time
-from tui.screens.base import DeckScreen, FittedTable
+from tui.screens.base import DeckScreen, FittedTable, sync_rows
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 
@@ -218,13 +218,9 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
                     table.remove_row(str(seq))
                 for h in rows[len(self._keys) - dropped:]:
                     table.add_row(*hook_cells(h, snap.tz), key=str(h.seq))
-            else:
-                row = table.cursor_row
-                table.clear()
-                for h in rows:
-                    table.add_row(*hook_cells(h, snap.tz), key=str(h.seq))
-                if not follow and keys:
-                    table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
+            else:  # rows made again, the cursor kept on its row number (the newest: below)
+                sync_rows(table, None, [(str(h.seq), hook_cells(h, snap.tz)) for h in rows],
+                          [k for _t, k, _w in COLUMNS], self.app.batch_update)
             self._keys = keys
             if follow and keys:
                 table.move_cursor(row=len(keys) - 1, animate=False)
