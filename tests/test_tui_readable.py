@@ -154,7 +154,7 @@ class TestLayout:
             assert seen[0] == "Throttle" and "Re-eval" in header()
             x = table.scroll_x
             await pilot.press("left")
-            starts = [sum(table._widths()[:i]) for i in range(len(table._widths()))]
+            starts = [sum(table.scroll_widths()[:i]) for i in range(len(table.scroll_widths()))]
             assert table.scroll_x < x and table.scroll_x in starts
             assert titles.index(header()[2]) <= titles.index(seen[-1])
 

@@ -194,9 +194,6 @@ class BoardTable(ColumnScrollTable, DataTable):
         if index >= self.fixed_columns:
             self.scroll_column_into_view(index - self.fixed_columns)
 
-    def _widths(self) -> list[int]:
-        return self.scroll_widths()
-
 
 class RoutesScreen(FilterBox, DeckScreen):
     DEFAULT_CSS = """
