@@ -68,3 +68,15 @@ class TypeAhead:
                 self._type_into(box, event.character)
                 return
         await super().on_event(event)
+
+
+def open_text_box(screen, box: Input, blink: bool | None = None) -> None:
+    """Show ``box`` (a ``/`` filter or search, display:none until its ``-shown`` class lands),
+    focus it once it is laid out, and route the keys typed before then into it (``type_ahead``)."""
+    box.add_class("-shown")
+    if blink is not None:
+        box.cursor_blink = blink
+    screen.call_after_refresh(box.focus)
+    type_ahead = getattr(screen.app, "type_ahead", None)  # an app without TypeAhead (tests)
+    if type_ahead is not None:
+        type_ahead(box)

@@ -19,6 +19,7 @@ from engine.snapshot import JobRow
 from tui import keymap
 from engine.views.job_ad import AdLine
 from tui.engine_api import job_ad_lines
+from tui.typeahead import open_text_box
 
 
 def render_ad(lines: list[AdLine], search: str = "", current: int | None = None) -> Text:
@@ -97,10 +98,7 @@ class AdScreen(ModalScreen[None]):
 
     def action_search(self) -> None:
         box = self.query_one("#ad-search", Input)
-        box.add_class("-shown")
-        self.call_after_refresh(box.focus)
-        if hasattr(self.app, "type_ahead"):
-            self.app.type_ahead(box)
+        open_text_box(self, box)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.search = event.value

@@ -4,6 +4,7 @@ for, it filters the screen's table as you type and hands focus back to the table
 from __future__ import annotations
 
 from textual.widgets import DataTable, Input
+from tui.typeahead import open_text_box
 
 
 class FilterBox:
@@ -16,12 +17,7 @@ class FilterBox:
 
     def action_filter(self) -> None:
         box = self.query_one(self.FILTER_INPUT, Input)
-        box.add_class("-shown")
-        box.cursor_blink = self.app.blink
-        # the box is display:none until the class lands; focus it once it is laid out
-        self.call_after_refresh(box.focus)
-        if hasattr(self.app, "type_ahead"):
-            self.app.type_ahead(box)
+        open_text_box(self, box, self.app.blink)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value

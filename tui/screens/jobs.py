@@ -24,6 +24,7 @@ from tui.screens.base import DeckScreen
 from tui.legend import JOBS, legend_line
 from tui.widgets.job_model import COLUMN_KEYS, COLUMNS
 from tui.widgets.job_table import JobTable
+from tui.typeahead import open_text_box
 
 
 PREPARE_ABOVE = 20_000  # below this, building search text on the first keystroke is fast enough
@@ -136,12 +137,7 @@ class JobsScreen(DeckScreen):
         if m._hay is None and len(m.rows) >= PREPARE_ABOVE:
             self._prepare(m.rows)  # ready before the first keystroke, most likely
         box = self.query_one("#job-filter", Input)
-        box.add_class("-shown")
-        box.cursor_blink = self.app.blink
-        # the box is display:none until the class lands; focus it once it is laid out
-        self.call_after_refresh(box.focus)
-        if hasattr(self.app, "type_ahead"):
-            self.app.type_ahead(box)
+        open_text_box(self, box, self.app.blink)
 
     def set_filter(self, text: str) -> None:
         if not self._ready():
