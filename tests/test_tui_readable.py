@@ -395,3 +395,31 @@ def test_cron_countdown_of_a_running_job_says_how_long_ago_it_started():
     assert running.plain == "35s ago" and running.style == "dim"
     overdue = cron_cells(CronView(state="idle", **dict(base, status=1)), now=1035)[2]
     assert overdue.plain.startswith("-") and overdue.style == "red"
+
+
+def test_cron_countdown_of_a_job_held_for_a_missed_run_says_how_long_ago_it_was_due():
+    """htcondor.md §2.4: a job whose DeferralTime (plus window) passed before it could start is
+    held; it will not run at that time, so its "In" cell says how long ago the missed run was due
+    (red), not a negative countdown as if it were still to come."""
+    from engine.snapshot import CronView
+    from tui.screens.cron import cron_cells
+
+    base = dict(job="4.0", fields=("45", None, None, None, None), status=5, deferral_time=1000,
+                window=0, prep_time=0, next_runs=(4600,), schedd_runs=(4600,), tz="UTC")
+    held = cron_cells(CronView(state="held", **base), now=1898)[2]
+    assert held.plain == "14m ago" and held.style == "red"
+
+
+def test_ago_fits_the_countdown_column():
+    """The "In" column is 9 cells wide: every "ago" text fits, keeps the largest unit exact, and
+    reads in the units of ``duration``."""
+    from tui.format import ago
+
+    assert [ago(s) for s in (0, 35, 65, 599, 600, 898, 3600, 19925, 36000, 86400 + 4 * 3600, 12 * 86400)] == [
+        "0s ago", "35s ago", "1m5s ago", "9m59s ago", "10m ago", "14m ago", "1h ago", "5h32m ago", "10h ago",
+        "1d4h ago", "12d ago"]
+    for s in range(0, 40 * 86400, 997):
+        text = ago(s)
+        assert len(text) <= 9, text
+        big = next(u for u, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)) if s >= size or size == 1)
+        assert text.split(big)[0].isdigit() and int(text.split(big)[0]) == s // {"d": 86400, "h": 3600, "m": 60, "s": 1}[big]

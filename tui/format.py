@@ -52,6 +52,19 @@ def duration(seconds: float) -> str:
     return f"{sign}{s}s"
 
 
+def ago(seconds: float) -> str:
+    """How long ago, in at most 9 cells (a countdown column): ``35s ago``, ``9m59s ago``,
+    ``15m ago``, ``5h32m ago``, ``14h ago``, ``3d4h ago``, ``12d ago``: the two largest units while
+    they fit, then the largest alone."""
+    s = max(0, int(seconds))
+    for size, unit, sub, subunit in ((86_400, "d", 3600, "h"), (3600, "h", 60, "m"), (60, "m", 1, "s")):
+        if s >= size:
+            big, rest = divmod(s, size)
+            small = rest // sub
+            return f"{big}{unit}{small}{subunit} ago" if big < 10 and small else f"{big}{unit} ago"
+    return f"{s}s ago"
+
+
 def short(seconds: float) -> str:
     """Round durations for limits and windows: ``5m``, ``90s``, ``2h``, ``0s``."""
     s = int(seconds)

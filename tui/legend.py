@@ -39,7 +39,7 @@ CRON: dict[str, str] = {
     "Job": "job id of the crondor job",
     "Schedule": "cron_minute cron_hour cron_day_of_month cron_month cron_day_of_week (htcondor.md §2.1)",
     "Next run": "the DeferralTime the schedd computes for the next run, in the job's zone",
-    "In": "countdown to the next run (red: overdue)",
+    "In": "countdown to the next run (red: overdue; held: how long ago the missed run was due)",
     "Window": "−CronPrepTime … +CronWindow: when the job may be matched and started (htcondor.md §2.2)",
     "State": "idle, waiting (deferred, matched before its time), running, held (missed its window), invalid",
     "": "⚠ = a lint about this schedule (below the table)",

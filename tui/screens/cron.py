@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input, Static
 
 from engine.snapshot import CronView, Snapshot
 from tui import keymap
-from tui.format import duration, short, zoned
+from tui.format import ago, duration, short, zoned
 from tui.screens.base import DeckScreen, FittedTable, sync_rows
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
@@ -49,7 +49,9 @@ def cron_cells(c: CronView, now: float) -> tuple:
         nxt = zoned(c.deferral_time, c.tz)
         left = c.deferral_time - now
         if left < 0 and c.state == "running":  # this run started at its DeferralTime: how long ago
-            countdown = Text(f"{duration(-left)} ago", style="dim")
+            countdown = Text(ago(-left), style="dim")
+        elif left < 0 and c.state == "held":  # held for a missed run (§2.4): when that run was due
+            countdown = Text(ago(-left), style="red")
         else:  # negative: overdue (not started although its time has come)
             countdown = Text(duration(left), style="red" if left < 0 else "")
     else:
