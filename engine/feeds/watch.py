@@ -265,6 +265,7 @@ class WatchEngine:
         self._seen = -1
         self.newest: float | None = None  # the newest transaction time read (its ``106 #`` comment)
         self.pace = LogPace()
+        self.generation = 0  # reads of the log from its start (rotated, replaced): backlog again
 
     # -- what the follower tells (engine.queue.jobqueue.TransactionHook) ---------------------
     def _time_of(self, end_line: str | None) -> float:
@@ -292,6 +293,7 @@ class WatchEngine:
         self.figures = LiveFigures(queue_ads(self.queue), self.setup.rules, self.setup.polling_period,
                                    self.collect_events)
         self.cron = None
+        self.generation += 1
         self.newest = None  # a new log generation (rotated, replaced): its own times
         self.pace.reset()  # and its backlog is one reading again
 
@@ -416,6 +418,7 @@ class WatchFeed:
         self._last_poll = -float("inf")
         self.ring = EventRing()
         self._told_waiting = False
+        self.history_upto = 0  # events of the log's backlog (its first read): history, not news
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
@@ -437,8 +440,14 @@ class WatchFeed:
         figures.events.clear()
 
     def _poll(self, t: float) -> None:
+        backlog = self._last_poll == -float("inf")
+        generation = self.engine.generation
         self.engine.poll()
         self._drain()
+        if backlog or self.engine.generation != generation:
+            # what the log held when it was first read (or read again from its start): logged on
+            # the Events panel, never toasted as if it had just happened
+            self.history_upto = self.ring.seq
         self._last_poll = t
         if self.engine.waiting and not self._told_waiting:
             self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")
@@ -460,7 +469,7 @@ class WatchFeed:
         snap = self.engine.snapshot(seq)
         self._drain()  # windows the snapshot closed
         return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
-                                   events=self.ring.recent())
+                                   events=self.ring.recent(), history_upto=self.history_upto)
 
     def waker(self, runtime: Any) -> Any:
         feed_path = self.engine.follower.path
