@@ -117,6 +117,40 @@ async def test_tab_completes_command_names_routes_jobs_and_columns():
         assert job in hint  # the candidates are listed above the prompt
 
 
+async def test_the_command_line_completes_only_commands_this_mode_offers():
+    """The ``:`` line is k9s-like: it does not complete to a command the mode refuses (``seek`` in
+    the demo, ``hold`` in watch), as the Ctrl+P palette already did not list them."""
+    demo = frozenset({"pause", "speed", "step", "jobs", "routes"})
+    rt = FakeRuntime(dataclasses.replace(make_snapshot(50), controls=demo))
+    app = _app(rt)
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("colon")
+        box = app.screen.query_one("#command-input")
+        await _type(pilot, "se")
+        await pilot.press("tab")
+        assert box.value == "se"  # not "seek ": the demo has no seek
+        box.value = "s"
+        await pilot.pause()
+        hint = str(app.screen.query_one("#command-hint").render())
+        assert "speed" in hint and "step" in hint and "seek" not in hint
+        box.value = "ho"
+        await pilot.press("tab")
+        assert box.value == "hold "  # the demo can hold jobs
+    watch = dataclasses.replace(make_snapshot(50), controls=frozenset())
+    app = _app(FakeRuntime(watch))
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("colon")
+        box = app.screen.query_one("#command-input")
+        await _type(pilot, "ho")
+        await pilot.press("tab")
+        assert box.value == "ho"  # read-only watch: no hold
+        box.value = "tr"
+        await pilot.press("tab")
+        assert box.value == "trace "  # always available
+
+
 async def test_up_and_down_walk_the_history():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)

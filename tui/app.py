@@ -382,7 +382,8 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         snap = self.snapshot
         words: dict[str, list[str]] = {
             "column": list(COLUMN_KEYS), "order": ["desc", "asc"], "seek": ["start", "end"],
-            "bookmark": [b[0] for b in self.bookmarks]}
+            "bookmark": [b[0] for b in self.bookmarks],
+            "command": [c.name for c in COMMANDS if self.offers(c.control)]}
         if snap is not None:
             words["route"] = list(dict.fromkeys(r.name for r in snap.routes + snap.inactive_routes))
             if self._job_ids[0] != snap.jobs_version or not self._job_ids[1]:

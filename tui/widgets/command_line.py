@@ -35,12 +35,15 @@ def candidates(text: str, words: dict[str, list[str]]) -> tuple[str, list[str]]:
     """(prefix kept, completions of the last word) for ``text`` as typed after ``:``.
 
     ``words`` maps an argument kind (``tui.palette.Command.complete``) to its values: "route",
-    "job", "column", "bookmark". The first word completes to command names and aliases.
+    "job", "column", "bookmark". The first word completes to command names and aliases, of the
+    commands named in ``words["command"]`` when it is given (those the mode offers).
     """
     head, sep, last = text.rpartition(" ")
     prefix = head + sep
     if not sep:
-        names = [c.name for c in COMMANDS] + [a for c in COMMANDS for a in c.aliases if len(a) > 1]
+        offered = words.get("command")  # the commands this mode offers (all when not given)
+        shown = [c for c in COMMANDS if offered is None or c.name in offered]
+        names = [c.name for c in shown] + [a for c in shown for a in c.aliases if len(a) > 1]
         return "", [n for n in dict.fromkeys(names) if n.startswith(text.lower())]
     command = lookup(text.split(" ", 1)[0])
     if command is None or not command.complete:
