@@ -190,78 +190,95 @@ _PLAIN_LINES = re.compile(f"(?m)^(?:{_PLAIN_ML})\n").sub
 
 
 def _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_m, va) -> None:
-    """The loop of :func:`_run` (its locals passed in: they are read per line)."""
+    """The loop of :func:`_run` (its locals passed in: they are read per line).
+
+    Per 103 line it does a slice test, one split, one unpack, a key comparison (the ad is looked
+    up once per run of one key), two dict subscripts and a set add; a name not spelled before
+    (``canon[name]`` raises KeyError, rare after the first chunks) and the other ops leave the
+    tight path."""
+    canon = q._canon
     in_txn = st.in_txn
+    saw_begin = st.saw_begin
     last_key = None  # a transaction sets many attributes of one ad: look it up once
     ad = None
-    for line in lines:
-        parts = line.split(" ", 3)
-        op = parts[0]
-        if op == "103":
-            _, key, name, value = parts
-            if key != last_key:
-                ad = ag(key)
-                if ad is None:
-                    raise _Bail
-                last_key = key
-            n = cg(name)
-            ad[n if n is not None else _new_name(q, name)] = value
+    it = iter(lines)
+    while True:
+        try:
+            for line in it:
+                if line[:4] == "103 ":
+                    _, key, name, value = line.split(" ", 3)
+                    if key != last_key:
+                        ad = ads[key]
+                        last_key = key
+                    ad[canon[name]] = value
+                    va(value)
+                elif line == "105 ":
+                    if owner and in_txn:
+                        raise _Bail
+                    in_txn = saw_begin = True
+                elif line[:5] == "106 #" and len(line) > 5 or line == "106 ":
+                    if owner:
+                        if not in_txn:
+                            raise _Bail
+                        in_txn = False
+                else:
+                    _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m)
+                    last_key = None  # an ad under this key may be new, or destroyed
+            break
+        except KeyError:  # ads[key]: no such ad (give up); canon[name]: a name not spelled before
+            if line[:4] != "103 " or key not in ads:
+                raise _Bail from None
+            last_key = key
+            ad[_new_name(q, name)] = value
             va(value)
-        elif op == "106":
-            if len(line) == 3 or (line != "106 " and (line[4] != "#" or len(line) == 5)):
-                raise _Bail
-            if owner:
-                if not in_txn:
-                    raise _Bail
-                in_txn = False
-        elif op == "105":
-            if line != "105 " or (owner and in_txn):
-                raise _Bail
-            in_txn = True
-            st.saw_begin = True
-        elif op == "101":
-            last_key = None  # an ad under this key may be new
-            m = new_m(line)
-            if m is None:
-                raise _Bail
-            key = m[1]
-            if key in ads:
-                raise _Bail
-            ads[key] = {}
-            mt = m[4]
-            types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
-            if m[2] is not None:
-                ids[(int(m[2]), int(m[3]))] = key
-            else:
-                kind = key_kind(key)
-                if kind != R.CLUSTER:
-                    kinds[key] = kind
-        elif op == "102":
-            if len(parts) != 2:
-                raise _Bail
-            key = parts[1]
-            last_key = None
-            if ads.pop(key, None) is None:
-                raise _Bail
-            del types[key]
-            m = _PROC(key)
-            if m:
-                del ids[(int(m[1]), int(m[2]))]
-            else:
-                kinds.pop(key, None)
-        elif op == "104":
-            if len(parts) != 3:
-                raise _Bail
-            target = ag(parts[1])  # not ``ad``: that is the ad of the 103 run under way
-            if target is None:
-                raise _Bail
-            name = cg(parts[2])
-            if name is None:
-                name = _new_name(q, parts[2])
-            target.pop(name, None)
-        else:
-            raise _Bail
     st.in_txn = in_txn
+    st.saw_begin = saw_begin
+
+
+def _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m) -> None:
+    """A 101, 102 or 104 record (anything else: give up)."""
+    parts = line.split(" ", 3)
+    op = parts[0]
+    if op == "101":
+        m = new_m(line)
+        if m is None:
+            raise _Bail
+        key = m[1]
+        if key in ads:
+            raise _Bail
+        ads[key] = {}
+        mt = m[4]
+        types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
+        if m[2] is not None:
+            ids[(int(m[2]), int(m[3]))] = key
+        else:
+            kind = key_kind(key)
+            if kind != R.CLUSTER:
+                kinds[key] = kind
+    elif op == "102":
+        if len(parts) != 2:
+            raise _Bail
+        key = parts[1]
+        if ads.pop(key, None) is None:
+            raise _Bail
+        del types[key]
+        m = _PROC(key)
+        if m:
+            del ids[(int(m[1]), int(m[2]))]
+        else:
+            kinds.pop(key, None)
+    elif op == "104":
+        if len(parts) != 3:
+            raise _Bail
+        target = ag(parts[1])
+        if target is None:
+            raise _Bail
+        name = cg(parts[2])
+        if name is None:
+            name = _new_name(q, parts[2])
+        target.pop(name, None)
+    else:
+        raise _Bail
 
 
 def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> LoadResult:
