@@ -44,6 +44,8 @@ from engine.queue.result import FOLLOW, OWNER, LoadResult, Problem
 CHUNK = 64 << 10
 _W = r"[^ \t\v\f\r]+"
 _NEW = re.compile(rf"101 (([1-9][0-9]*)\.(0|[1-9][0-9]*)|{_W}) ({_W}) ({_W})").fullmatch
+_NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # the loader's: key, MyType
+_NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # key, MyType
 _SEQ = re.compile(rf"107 ([0-9]+) {_W} (-?[0-9]+)").fullmatch
 _PROC = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch
 _NAME = re.compile(_W).fullmatch
@@ -151,16 +153,13 @@ def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool)
     ads = q._ads
     ag = ads.get
     types = q._types
-    ids = q._ids
-    q._max_cluster = None  # ids are filled directly below; next_cluster_num recomputes once
-    kinds = q._kinds
     cg = q._canon.get
     intern = sys.intern
-    new_m = _NEW
+    new_m = _NEW_AD
     vals: set[str] = set()  # distinct values, checked after the chunk ("" among them: bail)
     va = vals.add
     try:
-        _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_m, va)
+        _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va)
     except ValueError:  # a 103 line without its four fields
         raise _Bail from None
     if "" in vals:
@@ -189,7 +188,7 @@ if _PLAIN_ML == PLAIN_VALUE.pattern or "\\n" not in _PLAIN_ML:
 _PLAIN_LINES = re.compile(f"(?m)^(?:{_PLAIN_ML})\n").sub
 
 
-def _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_m, va) -> None:
+def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> None:
     """The loop of :func:`_run` (its locals passed in: they are read per line).
 
     Per 103 line it does a slice test, one split, one unpack, a key comparison (the ad is looked
@@ -222,7 +221,7 @@ def _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_
                             raise _Bail
                         in_txn = False
                 else:
-                    _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m)
+                    _other(line, q, ads, ag, types, cg, intern, new_m)
                     last_key = None  # an ad under this key may be new, or destroyed
             break
         except KeyError:  # ads[key]: no such ad (give up); canon[name]: a name not spelled before
@@ -235,7 +234,7 @@ def _run_lines(lines, q, st, owner, ads, ag, types, ids, kinds, cg, intern, new_
     st.saw_begin = saw_begin
 
 
-def _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m) -> None:
+def _other(line, q, ads, ag, types, cg, intern, new_m) -> None:
     """A 101, 102 or 104 record (anything else: give up)."""
     parts = line.split(" ", 3)
     op = parts[0]
@@ -243,18 +242,11 @@ def _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m) -> None:
         m = new_m(line)
         if m is None:
             raise _Bail
-        key = m[1]
+        key, mt = m.groups()
         if key in ads:
             raise _Bail
         ads[key] = {}
-        mt = m[4]
         types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
-        if m[2] is not None:
-            ids[(int(m[2]), int(m[3]))] = key
-        else:
-            kind = key_kind(key)
-            if kind != R.CLUSTER:
-                kinds[key] = kind
     elif op == "102":
         if len(parts) != 2:
             raise _Bail
@@ -262,11 +254,6 @@ def _other(line, q, ads, ag, types, ids, kinds, cg, intern, new_m) -> None:
         if ads.pop(key, None) is None:
             raise _Bail
         del types[key]
-        m = _PROC(key)
-        if m:
-            del ids[(int(m[1]), int(m[2]))]
-        else:
-            kinds.pop(key, None)
     elif op == "104":
         if len(parts) != 3:
             raise _Bail
@@ -290,6 +277,7 @@ def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> L
         raise _Bail
     st = _State()
     pos = 0
+    records = 0
     while pos < limit:
         cut = limit
         if pos + CHUNK < limit:
@@ -298,6 +286,7 @@ def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> L
                 cut = data.find(b"\n", pos + CHUNK) + 1
         lines = data[pos:cut].decode("utf-8", "surrogateescape").split("\n")
         lines.pop()
+        records += len(lines)  # the chunk's newlines: no count over the whole file
         if pos == 0 and lines and lines[0].startswith("107 "):
             m = _SEQ(lines[0])
             if m is None:
@@ -308,8 +297,9 @@ def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> L
         pos = cut
     if owner and st.in_txn:
         raise _Bail
+    _index_keys(q)
     discarded = _check_tail(data, limit, end, validate) if limit < end else 0
-    res.records = data.count(b"\n", 0, end)
+    res.records = records + (data.count(b"\n", limit, end) if limit < end else 0)
     res.clean = not st.saw_begin and limit == end
     res.next_offset = end
     if end:
@@ -324,6 +314,28 @@ def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> L
                         f"transaction begun here was not committed; its {discarded} records were discarded"))
         res.needs_rotation = True
     return res
+
+
+def _index_keys(q: JobQueue) -> None:
+    """Job ids and the kinds of the other keys, from the ads left at the end of the load: the
+    loop only creates and destroys ads (a 101 is a regex match and two stores, a 102 two
+    deletions), and both ``_ids`` and ``_kinds`` are in the order their ads were created, which
+    is the order of ``_ads``."""
+    ids = q._ids
+    kinds = q._kinds
+    ids.clear()
+    kinds.clear()
+    q._max_cluster = None  # next_cluster_num recomputes it once
+    proc = _PROC
+    cluster = R.CLUSTER
+    for key in q._ads:
+        m = proc(key)
+        if m is not None:
+            ids[(int(m[1]), int(m[2]))] = key
+        else:
+            kind = key_kind(key)
+            if kind != cluster:
+                kinds[key] = kind
 
 
 def _check_tail(data: bytes, limit: int, end: int, validate: bool) -> int:
