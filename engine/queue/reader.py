@@ -191,7 +191,7 @@ _PLAIN_LINES = re.compile(f"(?m)^(?:{_PLAIN_ML})\n").sub
 def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> None:
     """The loop of :func:`_run` (its locals passed in: they are read per line).
 
-    Per 103 line it does a slice test, one split, one unpack, a key comparison (the ad is looked
+    Per 103 line it does one split, an op comparison, one unpack, a key comparison (the ad is looked
     up once per run of one key), two dict subscripts and a set add; a name not spelled before
     (``canon[name]`` raises KeyError, rare after the first chunks) and the other ops leave the
     tight path."""
@@ -204,8 +204,9 @@ def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> No
     while True:
         try:
             for line in it:
-                if line[:4] == "103 ":
-                    _, key, name, value = line.split(" ", 3)
+                parts = line.split(" ", 3)  # before the op test: a 103 is split anyway
+                if parts[0] == "103":
+                    _, key, name, value = parts
                     if key != last_key:
                         ad = ads[key]
                         last_key = key
@@ -225,7 +226,7 @@ def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> No
                     last_key = None  # an ad under this key may be new, or destroyed
             break
         except KeyError:  # ads[key]: no such ad (give up); canon[name]: a name not spelled before
-            if line[:4] != "103 " or key not in ads:
+            if parts[0] != "103" or key not in ads:
                 raise _Bail from None
             last_key = key
             ad[_new_name(q, name)] = value
