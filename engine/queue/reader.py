@@ -47,7 +47,9 @@ _NEW = re.compile(rf"101 (([1-9][0-9]*)\.(0|[1-9][0-9]*)|{_W}) ({_W}) ({_W})").f
 _NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # the loader's: key, MyType
 _NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # key, MyType
 _SEQ = re.compile(rf"107 ([0-9]+) {_W} (-?[0-9]+)").fullmatch
-_PROC = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)").fullmatch
+# over the keys joined by newlines: the job keys (key, cluster, proc), and every other key
+_PROC_KEYS = re.compile(r"(?m)^(([1-9][0-9]*)\.(0|[1-9][0-9]*))$").findall
+_OTHER_KEYS = re.compile(r"(?m)^(?![1-9][0-9]*\.(?:0|[1-9][0-9]*)$).+$").findall
 _NAME = re.compile(_W).fullmatch
 _BLANK_BYTES = (b" ", b"\t", b"\v", b"\f", b"\r")
 BLANKS_OR_EMPTY = frozenset(("",) + tuple(R.BLANKS))  # first character of a 103 value that needs a closer look
@@ -321,22 +323,22 @@ def _index_keys(q: JobQueue) -> None:
     """Job ids and the kinds of the other keys, from the ads left at the end of the load: the
     loop only creates and destroys ads (a 101 is a regex match and two stores, a 102 two
     deletions), and both ``_ids`` and ``_kinds`` are in the order their ads were created, which
-    is the order of ``_ads``."""
+    is the order of ``_ads``. The keys are matched together, in one text (a key holds no
+    newline: lines are split on it)."""
     ids = q._ids
     kinds = q._kinds
     ids.clear()
     kinds.clear()
     q._max_cluster = None  # next_cluster_num recomputes it once
-    proc = _PROC
-    cluster = R.CLUSTER
-    for key in q._ads:
-        m = proc(key)
-        if m is not None:
-            ids[(int(m[1]), int(m[2]))] = key
-        else:
-            kind = key_kind(key)
-            if kind != cluster:
-                kinds[key] = kind
+    text = "\n".join(q._ads)
+    procs = _PROC_KEYS(text)
+    if procs:
+        keys, cs, ps = zip(*procs)
+        ids.update(zip(zip(map(int, cs), map(int, ps)), keys))
+    for key in _OTHER_KEYS(text):
+        kind = key_kind(key)
+        if kind != R.CLUSTER:
+            kinds[key] = kind
 
 
 def _check_tail(data: bytes, limit: int, end: int, validate: bool) -> int:
