@@ -223,9 +223,19 @@ def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> No
                         if not in_txn:
                             raise _Bail
                         in_txn = False
+                elif parts[0] == "101":
+                    m = new_m(line)
+                    if m is None:
+                        raise _Bail
+                    key, mt = m.groups()
+                    if key in ads:
+                        raise _Bail
+                    ads[key] = {}
+                    types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
+                    last_key = None  # an ad under this key may be new
                 else:
-                    _other(line, q, ads, ag, types, cg, intern, new_m)
-                    last_key = None  # an ad under this key may be new, or destroyed
+                    _other(parts, q, ads, ag, types, cg)
+                    last_key = None  # an ad under this key may be destroyed
             break
         except KeyError:  # ads[key]: no such ad (give up); canon[name]: a name not spelled before
             if parts[0] != "103" or key not in ads:
@@ -237,20 +247,10 @@ def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> No
     st.saw_begin = saw_begin
 
 
-def _other(line, q, ads, ag, types, cg, intern, new_m) -> None:
-    """A 101, 102 or 104 record (anything else: give up)."""
-    parts = line.split(" ", 3)
+def _other(parts, q, ads, ag, types, cg) -> None:
+    """A 102 or 104 record, split (anything else: give up)."""
     op = parts[0]
-    if op == "101":
-        m = new_m(line)
-        if m is None:
-            raise _Bail
-        key, mt = m.groups()
-        if key in ads:
-            raise _Bail
-        ads[key] = {}
-        types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
-    elif op == "102":
+    if op == "102":
         if len(parts) != 2:
             raise _Bail
         key = parts[1]
