@@ -110,7 +110,7 @@ def test_real_logs_load_as_the_reference_loads_them(path, mode):
         assert _result(full) == ref
 
 
-KEYS = ["0.0", "1.0", "01.-1", "1.1", "0.1", "1.-2", "2.0", "02.-1"]
+KEYS = ["0.0", "1.0", "01.-1", "1.1", "0.1", "1.-2", "2.0", "02.-1", "1.-100", "x.y", "10.0"]
 NAMES = ["JobStatus", "jobstatus", "JOBSTATUS", "Cmd", "cMD", "Foo", "FOO", "foo", "Args", "Owner"]
 GOOD = ["1", "2", "-7", "1.5", '"x"', '"a b"', "true", "UNDEFINED", "A && B", '"a\\"b"', "{1, 2}", " 5"]
 BAD = ["::", "(", "007", '"open', ""]
