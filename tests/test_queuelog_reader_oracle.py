@@ -134,7 +134,8 @@ def _logs(draw):
             if key not in live or what == 0:
                 if key in live:
                     out.append(f"102 {key}")
-                mytype = draw(st.sampled_from(["Job Machine", "Owner (empty)", "ClusterPvt (empty)", "(empty) (empty)"]))
+                mytype = draw(st.sampled_from(
+                    ["Job Machine", "Owner (empty)", "ClusterPvt (empty)", "(empty) (empty)"]))
                 out.append(f"101 {key} {mytype}")
                 live.add(key)
                 if draw(st.booleans()):  # a run on the new ad right after (the loop's cached ad)
