@@ -1,7 +1,7 @@
 """Benchmark: write a realistic job_queue.log with RouteDeck's writer, then load it.
 
 Usage:
-    python bench/queue_log.py [--records 1000000] [--keep PATH] [--reference]
+    python bench/queue_log.py [--records 1000000] [--keep PATH] [--reference] [--breakdown]
 
 Writes a log of about ``--records`` records through ``JobQueue.transaction`` with the writer
 attached (non-durable commits, i.e. no fsync per commit, so writing is not bound by the disk;
@@ -15,7 +15,10 @@ removals of finished jobs. Then it loads the log in fresh child processes and pr
 - records/s without value checking (``validate=False``, a figure for comparison only);
 - peak memory of a load: Python allocations (tracemalloc peak, separate run) and the child's
   peak RSS growth over its baseline after imports, each also as a multiple of the file size;
-- with ``--reference``: records/s of the record-by-record fallback loader.
+- with ``--reference``: records/s of the record-by-record fallback loader;
+- with ``--breakdown``: CPU time of a strict load by phase (the loop, the value check, the rest)
+  and two floors measured on the same chunks: a loop that only splits the lines and collects the
+  103 values, and the same storing each attribute into its ad.
 
 Targets: issue 14 item 4, >= 3,000,000 records/s on the 1 M-record log with peak RSS growth
 <= 3 x the file size (issue 2 asked for 1,500,000 records/s and <= 6 x).
@@ -25,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import subprocess
@@ -169,12 +171,82 @@ def _child(path: str, mode: str) -> dict:
             q._batch.reloaded = True
             res = load_reference(data, q, path, "owner", True)
         return {"seconds": time.perf_counter() - t0, "records": res.records}
+    if mode == "breakdown":
+        return _breakdown(path)
     t0, c0 = time.perf_counter(), time.process_time()
     res = load_log(path, validate=validate)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base_rss) * 1024
     return {"seconds": seconds, "cpu": cpu, "records": res.records, "jobs": len(res.queue),
             "problems": len(res.problems), "rss_growth": rss}
+
+
+def _breakdown(path: str) -> dict:
+    """CPU seconds of one strict load by phase (the loop and the value check timed by wrapping
+    them; "rest" is reading, decoding and splitting the chunks, the tail and the key index), and
+    the floor of the loop's design on the same chunks: split every line and collect the 103
+    values, without storing anything (what any per-line loader of this log pays), and the same
+    plus each attribute stored into its ad under a shared name string, ads dropped at their 102
+    (the ads are spread over tens of MB, so most stores miss the CPU caches)."""
+    from engine.queue import reader
+    from engine.queue.jobqueue import JobQueue
+
+    data = Path(path).read_bytes()
+    spent = {"loop": 0.0, "value check": 0.0}
+
+    def timed(name, fn):
+        def run(*args):
+            c = time.process_time()
+            try:
+                return fn(*args)
+            finally:
+                spent[name] += time.process_time() - c
+        return run
+
+    saved = reader._run_lines, reader._check_values
+    reader._run_lines, reader._check_values = timed("loop", saved[0]), timed("value check", saved[1])
+    try:
+        c0 = time.process_time()
+        reader.load_bytes(data, JobQueue())
+        total = time.process_time() - c0
+    finally:
+        reader._run_lines, reader._check_values = saved
+    out = {"total": total, **spent, "rest": total - sum(spent.values())}
+    for label, store in (("floor: split + values", False), ("floor: + stores", True)):
+        c0 = time.process_time()
+        _floor_loop(data, reader.CHUNK, store)
+        out[label] = time.process_time() - c0
+    return out
+
+
+def _floor_loop(data: bytes, chunk: int, store: bool) -> None:
+    ads: dict = {}
+    canon: dict = {}  # one string per name spelling, shared by the ads (as JobQueue._canon)
+    pos = 0
+    while pos < len(data):
+        cut = data.rfind(b"\n", pos, pos + chunk) + 1 if pos + chunk < len(data) else len(data)
+        vals: set = set()
+        va = vals.add
+        last = ad = None
+        for line in data[pos:cut].decode("utf-8", "surrogateescape").split("\n"):
+            parts = line.split(" ", 3)
+            if parts[0] == "103":
+                _, key, name, value = parts
+                if store:
+                    if key != last:
+                        ad = ads.get(key)
+                        if ad is None:
+                            ad = ads[key] = {}
+                        last = key
+                    n = canon.get(name)
+                    if n is None:
+                        n = canon[name] = name
+                    ad[n] = value
+                va(value)
+            elif store and parts[0] == "102":
+                ads.pop(parts[1], None)
+                last = None
+        pos = cut
 
 
 def _spawn(path: Path, mode: str) -> dict:
@@ -189,6 +261,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="write the log here (default: a temporary directory)")
     ap.add_argument("--repeat", type=int, default=5, help="loads per figure; the best is shown")
     ap.add_argument("--reference", action="store_true", help="also time the record-by-record fallback loader")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time the strict load by phase, and the floor of a per-line loop")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -213,6 +287,10 @@ def main() -> None:
                   f"records/s CPU  (best of {args.repeat}: {best:.3f} s wall, {cpu:.3f} s CPU; "
                   f"{r['jobs']:,} jobs, {r['problems']} problems; peak RSS growth "
                   f"{r['rss_growth'] / 1e6:.0f} MB = {r['rss_growth'] / size:.2f} x file)")
+        if args.breakdown:
+            runs = [_spawn(path, "breakdown") for _ in range(args.repeat)]
+            parts = ", ".join(f"{k} {min(r[k] for r in runs):.3f} s" for k in runs[0])
+            print(f"{'CPU by phase (best of ' + str(args.repeat) + ')':<32} {parts}")
         tm = _spawn(path, "tracemalloc")
         print(f"{'peak Python allocations':<32} {tm['peak'] / 1e6:>12,.1f} MB = {tm['peak'] / size:.2f} x file size")
         if args.reference:
