@@ -12,6 +12,7 @@ import stat
 
 import pytest
 
+from engine.rowseq import RowSeq
 from engine.snapshot import JobRow
 from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
 from tui.format import duration, short
@@ -84,6 +85,37 @@ def test_filter_over_100k_rows_matches_a_plain_scan():
     m.set_filter("icecube")
     expected = [i for i, r in enumerate(rows) if r.owner == "icecube"]
     assert list(m.order) == expected
+
+
+def test_model_over_the_engines_chunked_rows_shows_what_it_shows_over_a_tuple():
+    """The engine hands out a RowSeq (engine.rowseq): filter, constraint, sort, reverse and
+    position_of give the same view as over the same rows in a tuple, and adopting one does not
+    flatten it (only a constraint over a sorted view makes a flat copy, once per sequence)."""
+    rows = make_jobs(5_000)
+    chunked = RowSeq.of(rows, 64)
+    hits = frozenset(r.job for r in rows[::7])
+    steps = [lambda m: None, lambda m: m.set_filter("icecube"), lambda m: m.set_filter(""),
+             lambda m: m.set_constraint_hits(hits), lambda m: m.set_sort("owner"),
+             lambda m: m.set_sort("qdate", reverse=True), lambda m: m.set_filter("held"),
+             lambda m: m.set_sort(None), lambda m: m.set_constraint_hits(None)]
+    plain, model = JobModel(), JobModel()
+    plain.set_rows(rows, 1)
+    model.set_rows(chunked, 1)
+    assert model.rows is chunked and model._flat_rows is None and isinstance(model.order, range)
+    for step in steps:
+        step(plain)
+        step(model)
+        assert list(plain.order) == list(model.order)
+        assert [plain.row(i) for i in range(len(plain))] == [model.row(i) for i in range(len(model))]
+        for job in (rows[0].job, rows[2_500].job, rows[-1].job, "nope.0"):
+            assert plain.position_of(job) == model.position_of(job)
+    model.set_filter("")
+    model.set_constraint_hits(hits)  # and both are what a plain scan gives
+    assert list(model.order) == [i for i, r in enumerate(rows) if r.job in hits]
+    model.set_sort("owner", reverse=True)
+    assert sorted(model.order) == [i for i, r in enumerate(rows) if r.job in hits]
+    owners = [model.row(i).owner for i in range(len(model))]
+    assert owners == sorted(owners, reverse=True) and model._flat_rows == rows
 
 
 def test_atomic_write_keeps_mode_and_backups_are_numbered(tmp_path):
