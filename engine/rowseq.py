@@ -37,7 +37,7 @@ class RowSeq(Sequence):
     __slots__ = ("chunks", "starts", "_len")
 
     def __init__(self, chunks: Iterable[tuple] = ()) -> None:
-        chunks = tuple(c for c in chunks if c)
+        chunks = tuple(c if type(c) is tuple else tuple(c) for c in chunks if c)  # never a list
         self.chunks: tuple[tuple, ...] = chunks
         lengths = list(accumulate(map(len, chunks)))
         self._len = lengths[-1] if lengths else 0
