@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from itertools import accumulate, chain, islice
 from typing import Any, Callable, Iterable, Iterator
 
-CHUNK = 512  # items per chunk when built in bulk; a change copies at most 2 * CHUNK references
+CHUNK = 256  # items per chunk when built in bulk; a change copies at most 2 * CHUNK references
+# (256: a change at 100k jobs costs ~10% less than with 512; its 391 chunks hand out in ~10 us)
 
 
 class RowSeq(Sequence):
@@ -37,11 +38,20 @@ class RowSeq(Sequence):
     __slots__ = ("chunks", "starts", "_len")
 
     def __init__(self, chunks: Iterable[tuple] = ()) -> None:
-        chunks = tuple(c if type(c) is tuple else tuple(c) for c in chunks if c)  # never a list
+        self._set(tuple(c if type(c) is tuple else tuple(c) for c in chunks if c))  # never a list
+
+    def _set(self, chunks: tuple[tuple, ...]) -> None:
         self.chunks: tuple[tuple, ...] = chunks
         lengths = list(accumulate(map(len, chunks)))
         self._len = lengths[-1] if lengths else 0
         self.starts: list[int] = [0] + lengths[:-1] if lengths else []
+
+    @classmethod
+    def _of_chunks(cls, chunks: list[tuple]) -> "RowSeq":
+        """From chunks known to be non-empty tuples (``ChunkedRows``): C-speed steps only."""
+        seq = cls.__new__(cls)
+        seq._set(tuple(chunks))
+        return seq
 
     @classmethod
     def of(cls, items: Iterable, size: int = CHUNK) -> "RowSeq":
@@ -120,7 +130,7 @@ class ChunkedRows:
         self.chunks = [tuple(items[i:i + size]) for i in range(0, len(items), size)]
         self.firsts = [self.key(c[0]) for c in self.chunks]
         self.open = set()
-        self.frozen = RowSeq(self.chunks)
+        self.frozen = RowSeq._of_chunks(self.chunks)
 
     def _chunk(self, c: int) -> list:
         chunk = self.chunks[c]
@@ -189,5 +199,5 @@ class ChunkedRows:
             chunks[c:end] = pieces
             firsts[c:end] = [key(p[0]) for p in pieces]
         self.open = set()
-        self.frozen = RowSeq(chunks)
+        self.frozen = RowSeq._of_chunks(chunks)
         return self.frozen
