@@ -8,16 +8,18 @@ are the config language's, htcondor.md §1.2/§1.3.
 from __future__ import annotations
 
 import os
+import random
 import stat
 
 import pytest
 
-from engine.rowseq import RowSeq
+from engine.queue.records import job_order
+from engine.rowseq import ChunkedRows, RowSeq
 from engine.snapshot import JobRow
 from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
 from tui.format import duration, short
 from tui.route_text import cut_definition, route_text
-from tui.widgets.job_model import JobModel
+from tui.widgets.job_model import JobModel, copy_routes
 
 from tui_fixtures import make_jobs
 
@@ -203,6 +205,41 @@ def test_source_rows_without_a_route_take_their_copys_route():
     m = JobModel()
     m.set_rows((src, copy, _row("6.0")), 1)
     assert [m.route_of(m.row(i)) for i in range(3)] == ["Site1", "Site1", None]
+
+
+def test_copy_routes_follow_the_engines_chunks_reading_only_new_ones():
+    """Over the engine's RowSeq the copy -> route map is kept from one sequence to the next:
+    after random changes it equals a full ``copy_routes`` of the rows, and the chunks a change
+    did not touch are not read again (their part is the same dict)."""
+    rnd = random.Random(5)
+    table = ChunkedRows(lambda r: job_order(r.job), 8)
+
+    def copy(n: int, route: str | None) -> JobRow:
+        return JobRow(f"{n}.0", 2, "bob", route, "routed", None, f"{n - 1000}.0", 1, 1)
+
+    live = {n: copy(n, f"Site{n % 3}") for n in range(1000, 1200, 2)}
+    sources = [JobRow(f"{n - 1000}.0", 2, "bob", None, "source", f"{n}.0", None, 1, 1) for n in range(1000, 1200)]
+    table.reset(sorted([*live.values(), *sources], key=lambda r: job_order(r.job)))
+    m = JobModel()
+    for version in range(1, 30):
+        seq = table.freeze()
+        before = {k: part for k, (_, part) in m._copies.parts.items()}
+        m.set_rows(seq, version)
+        assert [m.route_of(r) for r in sources] == [copy_routes(tuple(seq)).get(r.routed_to) for r in sources]
+        kept = {id(c) for c in seq.chunks} & set(before)
+        assert all(m._copies.parts[k][1] is before[k] for k in kept)
+        for _ in range(rnd.randint(1, 4)):
+            n = rnd.randrange(1000, 1200)
+            new = copy(n, rnd.choice(["Site7", None]))
+            if n in live and rnd.random() < 0.5:
+                table.remove(live.pop(n))
+            elif n in live:
+                table.replace(live[n], new)
+                live[n] = new
+            else:
+                table.insert(new)
+                live[n] = new
+    assert len(before) > 10 and kept  # most chunks were kept between sequences
 
 
 def test_editor_lint_sees_the_other_config_files(tmp_path):

@@ -20,6 +20,10 @@ Invariants and decisions:
   up near its last known row, else in an index job id -> row built at most once per jobs tuple
   (in ``prepare``'s thread when the jobs screen prepares it), then finds the row in the view order: the row number itself in queue
   order, else one C-speed ``list.index`` over integers — no Python loop over the rows.
+- ``route_of`` names a source row's route from its routed copy when the row lacks one; the copy
+  -> route map (``CopyRoutes``) is kept across jobs sequences and reads only the chunks a new
+  ``RowSeq`` did not share with the last, so such a row on screen does not cost a pass over the
+  queue per snapshot.
 - A ClassAd constraint is evaluated by the caller (it needs the ClassAd layer and may be slow);
   the model takes its result as a set of job ids (ids survive a new jobs tuple; jobs that
   arrived since are not shown until the constraint is evaluated again).
@@ -31,6 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from engine.rowseq import RowSeq
 from engine.snapshot import STATUS_NAMES, JobRow
 
 
@@ -99,6 +104,33 @@ def copy_routes(rows: Sequence[JobRow]) -> dict[str, str]:
     return {r.job: r.route for r in rows if r.kind == "routed" and r.route}
 
 
+class CopyRoutes:
+    """``copy_routes`` kept from one jobs sequence to the next: of the engine's ``RowSeq`` only
+    the chunks the last one did not have are read (the others are the same tuples), so a source
+    row without a route on screen costs what changed per new sequence, not a pass over 100,000
+    rows. Any other sequence is read whole. Job ids are unique in a sequence, so a job that moved
+    to another chunk is dropped with its old chunk before it is added with its new one."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, tuple[tuple, dict[str, str]]] = {}  # id(chunk) -> (chunk, its copies)
+        self.merged: dict[str, str] = {}
+
+    def of(self, rows: Sequence[JobRow]) -> dict[str, str]:
+        if not isinstance(rows, RowSeq):
+            self.parts, self.merged = {}, {}
+            return copy_routes(rows)
+        parts, merged = self.parts, self.merged
+        chunks = {id(c): c for c in rows.chunks}
+        for k in [k for k, (c, _) in parts.items() if chunks.get(k) is not c]:
+            for job in parts.pop(k)[1]:
+                del merged[job]
+        for k, c in chunks.items():
+            if k not in parts:
+                part = parts[k] = (c, copy_routes(c))
+                merged.update(part[1])
+        return merged
+
+
 class JobModel:
     def __init__(self) -> None:
         self.rows: Sequence[JobRow] = ()
@@ -112,6 +144,7 @@ class JobModel:
         self._sorted: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._copy_routes: dict[str, str] | None = None
+        self._copies = CopyRoutes()  # kept across jobs sequences (not reset by ``_take``)
         self._row_of: dict[str, int] | None = None  # job id -> row index in ``rows``
         self._flat_rows: tuple[JobRow, ...] | None = None  # ``rows`` as a tuple (``_flat``)
         self._hint: dict[str, int] = {}  # the last job looked up -> its row index then
@@ -210,7 +243,7 @@ class JobModel:
         if r.route or not r.routed_to:
             return r.route
         if self._copy_routes is None:
-            self._copy_routes = copy_routes(self.rows)
+            self._copy_routes = self._copies.of(self.rows)
         return self._copy_routes.get(r.routed_to)
 
     def row(self, position: int) -> JobRow:
