@@ -14,6 +14,8 @@ Invariants and decisions:
 - ``starts[c]`` is the index of the first item of chunk ``c``: integer indexing is one bisection
   over the chunks plus a tuple index; iteration is ``itertools.chain`` over the chunks (C speed).
   A loop over every row should iterate (or use :meth:`RowSeq.chunks`), not index.
+- One handed out by ``ChunkedRows`` knows its order (``key``): ``first_at`` finds an item by its
+  sort key in O(log n), with no index to build.
 - It compares equal to a tuple or list with the same items (and hashes like that tuple), so it
   stands where a ``tuple`` of rows stood; a slice is a plain ``tuple``.
 - ``ChunkedRows`` keeps items in the order of a sort key (``key(item)``); items with equal sort
@@ -35,10 +37,11 @@ CHUNK = 256  # items per chunk when built in bulk; a change copies at most 2 * C
 class RowSeq(Sequence):
     """An immutable sequence stored as a tuple of tuples (module docstring)."""
 
-    __slots__ = ("chunks", "starts", "_len")
+    __slots__ = ("chunks", "starts", "_len", "key")
 
     def __init__(self, chunks: Iterable[tuple] = ()) -> None:
         self._set(tuple(c if type(c) is tuple else tuple(c) for c in chunks if c))  # never a list
+        self.key: Callable[[Any], Any] | None = None  # the sort key its items are in order of, if any
 
     def _set(self, chunks: tuple[tuple, ...]) -> None:
         self.chunks: tuple[tuple, ...] = chunks
@@ -47,11 +50,25 @@ class RowSeq(Sequence):
         self.starts: list[int] = [0] + lengths[:-1] if lengths else []
 
     @classmethod
-    def _of_chunks(cls, chunks: list[tuple]) -> "RowSeq":
-        """From chunks known to be non-empty tuples (``ChunkedRows``): C-speed steps only."""
+    def _of_chunks(cls, chunks: list[tuple], key: Callable[[Any], Any]) -> "RowSeq":
+        """From chunks known to be non-empty tuples in ``key`` order (``ChunkedRows``): C-speed
+        steps only."""
         seq = cls.__new__(cls)
         seq._set(tuple(chunks))
+        seq.key = key
         return seq
+
+    def first_at(self, k: Any) -> int:
+        """The index of the first item whose sort key is not less than ``k`` (``len`` if none):
+        two bisections, over the chunks and in one. Only for a sequence in ``key`` order (one
+        that ``ChunkedRows`` handed out)."""
+        key, chunks = self.key, self.chunks
+        if key is None:
+            raise TypeError("RowSeq.first_at needs a sequence kept in key order")
+        c = bisect_left(chunks, k, key=lambda chunk: key(chunk[-1]))  # the first chunk ending at or after k
+        if c == len(chunks):
+            return self._len
+        return self.starts[c] + bisect_left(chunks[c], k, key=key)
 
     @classmethod
     def of(cls, items: Iterable, size: int = CHUNK) -> "RowSeq":
@@ -130,7 +147,7 @@ class ChunkedRows:
         self.chunks = [tuple(items[i:i + size]) for i in range(0, len(items), size)]
         self.firsts = [self.key(c[0]) for c in self.chunks]
         self.open = set()
-        self.frozen = RowSeq._of_chunks(self.chunks)
+        self.frozen = RowSeq._of_chunks(self.chunks, self.key)
 
     def _chunk(self, c: int) -> list:
         chunk = self.chunks[c]
@@ -199,5 +216,5 @@ class ChunkedRows:
             chunks[c:end] = pieces
             firsts[c:end] = [key(p[0]) for p in pieces]
         self.open = set()
-        self.frozen = RowSeq._of_chunks(chunks)
+        self.frozen = RowSeq._of_chunks(chunks, key)
         return self.frozen

@@ -159,3 +159,13 @@ def test_row_index_kept_from_events_equals_the_sorted_rows(seed):
         handed.append((table, tuple(table)))
     for table, then in handed:
         assert tuple(table) == then
+
+
+@given(st.lists(st.integers(0, 30), max_size=60), st.sampled_from([1, 2, 4]), st.integers(-2, 33))
+def test_first_at_is_bisect_left_over_the_keys(keys, size, k):
+    rows = ChunkedRows(_key, size)
+    rows.reset(sorted((x, i) for i, x in enumerate(keys)))
+    seq = rows.freeze()
+    assert seq.first_at(k) == sum(1 for x in keys if x < k)
+    with pytest.raises(TypeError):
+        RowSeq.of(tuple(seq)).first_at(k)  # a sequence that does not know its order

@@ -19,6 +19,7 @@ from engine.snapshot import JobRow
 from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
 from tui.format import duration, short
 from tui.route_text import cut_definition, route_text
+from engine.views.build import row_order
 from tui.widgets.job_model import JobModel, copy_routes
 
 from tui_fixtures import make_jobs
@@ -205,6 +206,26 @@ def test_source_rows_without_a_route_take_their_copys_route():
     m = JobModel()
     m.set_rows((src, copy, _row("6.0")), 1)
     assert [m.route_of(m.row(i)) for i in range(3)] == ["Site1", "Site1", None]
+
+
+def test_position_of_in_the_engines_table_is_a_bisection_not_an_index():
+    """The engine's table is a RowSeq in job id order (RowIndex): a job far from its last known
+    row is found by bisection, with no job id -> row index built (a pass over every row)."""
+    rows = tuple(sorted(make_jobs(20_000), key=row_order))
+    table = ChunkedRows(row_order, 64)
+    table.reset(rows)
+    m, plain = JobModel(), JobModel()
+    m.set_rows(table.freeze(), 1)
+    plain.set_rows(rows, 1)
+    for job in (rows[0].job, rows[12_345].job, rows[-1].job, "999999.0", "1.-1", "x"):
+        assert m.position_of(job) == plain.position_of(job)
+    assert m.position_of(rows[12_345].job) == 12_345
+    table.remove(rows[100])  # the rows before it move by one: the hint finds it
+    table.insert(JobRow("0.5", 1, "a", None, "plain", None, None, 1, 1))
+    m.set_rows(table.freeze(), 2)
+    assert m.row(m.position_of(rows[12_345].job)) is rows[12_345]
+    assert m.position_of(rows[100].job) is None and m.position_of("0.5") == 0
+    assert m._row_of is None
 
 
 def test_copy_routes_follow_the_engines_chunks_reading_only_new_ones():

@@ -68,7 +68,9 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
 
 
-def _row_order(row: S.JobRow) -> tuple[int, int]:
+def row_order(row: S.JobRow) -> tuple[int, int]:
+    """The jobs table's order (``job_order`` of the row's job): a ``RowSeq`` whose ``key`` is this
+    function is in job id order, so a job is found in it by bisection (``RowSeq.first_at``)."""
     return job_order(row.job)
 
 
@@ -88,7 +90,7 @@ class RowIndex:
         self.engine = engine
         self.rows: dict[str, S.JobRow] = {}
         self.dirty: set[str] = set()
-        self.ordered = ChunkedRows(_row_order, chunk)  # the rows of ``rows`` in job_order of their job
+        self.ordered = ChunkedRows(row_order, chunk)  # the rows of ``rows`` in job_order of their job
         self.status_counts: dict[int, int] = {}  # rows by JobRow.status
         self.full = True
         self.version = -1

@@ -17,7 +17,8 @@ Invariants and decisions:
   sort does not pay for 100,000 rows. Results are adopted under a lock and only if the rows are
   still the same ones (a newer tuple may have arrived meanwhile).
 - ``position_of`` (where the selected job went after a new tuple, filter or sort) looks the job
-  up near its last known row, else in an index job id -> row built at most once per jobs tuple
+  up near its last known row, else (the engine's table, in job id order) by bisection, else (any
+  other sequence) in an index job id -> row built at most once per jobs tuple
   (in ``prepare``'s thread when the jobs screen prepares it), then finds the row in the view order: the row number itself in queue
   order, else one C-speed ``list.index`` over integers — no Python loop over the rows.
 - ``route_of`` names a source row's route from its routed copy when the row lacks one; the copy
@@ -35,7 +36,9 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from engine.queue.records import job_order
 from engine.rowseq import RowSeq
+from engine.views.build import row_order
 from engine.snapshot import STATUS_NAMES, JobRow
 
 
@@ -129,6 +132,20 @@ class CopyRoutes:
                 part = parts[k] = (c, copy_routes(c))
                 merged.update(part[1])
         return merged
+
+
+def _find_in_order(rows: RowSeq, job: str) -> int | None:
+    """Index of ``job`` in the engine's jobs table, a ``RowSeq`` in job id order: a bisection."""
+    k = job_order(job)
+    i = rows.first_at(k)
+    while i < len(rows):
+        r = rows[i]
+        if r.job == job:
+            return i
+        if job_order(r.job) != k:
+            return None
+        i += 1  # ids that are not c.p share one sort key (never the queue's jobs)
+    return None
 
 
 class JobModel:
@@ -277,6 +294,10 @@ class JobModel:
                 if rows[i].job == job:
                     self._hint = {job: i}
                     return i
+        if getattr(rows, "key", None) is row_order and self._row_of is None:  # the engine's table
+            i = _find_in_order(rows, job)
+            self._hint = {job: i} if i is not None else {}
+            return i
         row_of = self._row_of
         if row_of is None:
             row_of = {r.job: k for k, r in enumerate(rows)}
