@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -130,6 +131,7 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start (a shared machine: figures vary)")
     figures: dict[str, dict[int, float]] = {"engine step": {}, "snapshot": {}, "jobs screen update": {},
                                             "watch snapshot": {}}
     for n in a.sizes:
@@ -145,6 +147,7 @@ def main() -> int:
     if 10_000 in a.sizes and 100_000 in a.sizes:
         for name, by in figures.items():
             print(f"growth 10k -> 100k, {name:20s} x{by[100_000] / max(by[10_000], 1e-9):.2f}  (target <= x2)")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     return 0
 
 

@@ -11,7 +11,10 @@ headless ``--json`` printers, tests). Invariants:
   the ring of the most recent ones (a consumer that sees a gap in ``Event.seq`` knows it missed
   some and can say so).
 - The jobs table is large (100,000 rows): it is rebuilt only when the queue changed
-  (``jobs_version``) and shared between consecutive snapshots otherwise.
+  (``jobs_version``) and shared between consecutive snapshots otherwise. The engine's is an
+  immutable :class:`engine.rowseq.RowSeq` (chunks shared between snapshots, so a new table costs
+  what changed); any sequence of rows (a ``tuple`` in tests) is accepted: read it through
+  ``len``, iteration and indexing only.
 - Times are epoch seconds of the engine's clock (virtual in demo and replay).
 - Commands are imperative dataclasses (``ApplyRoutes``); events are facts in the past tense
   (``kind`` such as ``"route-throttled"``).
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 # JobStatus codes (src/condor_includes/proc.h; htcondor.md conventions)
 STATUS_NAMES: Mapping[int, str] = MappingProxyType(
@@ -222,7 +225,7 @@ class Snapshot:
     inactive_routes: tuple[RouteView, ...] = ()  # disabled / unlisted, flagged on the board
     queue_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     total_jobs: int = 0
-    jobs: tuple[JobRow, ...] = ()
+    jobs: Sequence[JobRow] = ()  # engine.rowseq.RowSeq from the engine; immutable
     jobs_version: int = 0
     cron_jobs: tuple[CronView, ...] = ()
     events: tuple[Event, ...] = ()  # the most recent events, oldest first

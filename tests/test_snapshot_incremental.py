@@ -53,7 +53,8 @@ def test_jobs_table_kept_from_events_equals_a_full_rebuild(tmp_path):
         seen_versions.add(eng.jobs_version)
     assert len(seen_versions) > 10  # the queue did change between the steps
     index = eng.row_index
-    assert len(index.rows) == len(index.row_list) and all(index.rows[r.job] is r for r in index.row_list)
+    table = index.table()
+    assert len(index.rows) == len(table) and all(index.rows[r.job] is r for r in table)
 
 
 def test_cron_rows_and_counts_from_indexes_equal_a_scan(tmp_path):

@@ -8,15 +8,19 @@ are the config language's, htcondor.md §1.2/§1.3.
 from __future__ import annotations
 
 import os
+import random
 import stat
 
 import pytest
 
+from engine.queue.records import job_order
+from engine.rowseq import ChunkedRows, RowSeq
 from engine.snapshot import JobRow
 from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
 from tui.format import duration, short
 from tui.route_text import cut_definition, route_text
-from tui.widgets.job_model import JobModel
+from engine.views.build import row_order
+from tui.widgets.job_model import JobModel, copy_routes
 
 from tui_fixtures import make_jobs
 
@@ -84,6 +88,37 @@ def test_filter_over_100k_rows_matches_a_plain_scan():
     m.set_filter("icecube")
     expected = [i for i, r in enumerate(rows) if r.owner == "icecube"]
     assert list(m.order) == expected
+
+
+def test_model_over_the_engines_chunked_rows_shows_what_it_shows_over_a_tuple():
+    """The engine hands out a RowSeq (engine.rowseq): filter, constraint, sort, reverse and
+    position_of give the same view as over the same rows in a tuple, and adopting one does not
+    flatten it (only a constraint over a sorted view makes a flat copy, once per sequence)."""
+    rows = make_jobs(5_000)
+    chunked = RowSeq.of(rows, 64)
+    hits = frozenset(r.job for r in rows[::7])
+    steps = [lambda m: None, lambda m: m.set_filter("icecube"), lambda m: m.set_filter(""),
+             lambda m: m.set_constraint_hits(hits), lambda m: m.set_sort("owner"),
+             lambda m: m.set_sort("qdate", reverse=True), lambda m: m.set_filter("held"),
+             lambda m: m.set_sort(None), lambda m: m.set_constraint_hits(None)]
+    plain, model = JobModel(), JobModel()
+    plain.set_rows(rows, 1)
+    model.set_rows(chunked, 1)
+    assert model.rows is chunked and model._flat_rows is None and isinstance(model.order, range)
+    for step in steps:
+        step(plain)
+        step(model)
+        assert list(plain.order) == list(model.order)
+        assert [plain.row(i) for i in range(len(plain))] == [model.row(i) for i in range(len(model))]
+        for job in (rows[0].job, rows[2_500].job, rows[-1].job, "nope.0"):
+            assert plain.position_of(job) == model.position_of(job)
+    model.set_filter("")
+    model.set_constraint_hits(hits)  # and both are what a plain scan gives
+    assert list(model.order) == [i for i, r in enumerate(rows) if r.job in hits]
+    model.set_sort("owner", reverse=True)
+    assert sorted(model.order) == [i for i, r in enumerate(rows) if r.job in hits]
+    owners = [model.row(i).owner for i in range(len(model))]
+    assert owners == sorted(owners, reverse=True) and model._flat_rows == rows
 
 
 def test_atomic_write_keeps_mode_and_backups_are_numbered(tmp_path):
@@ -171,6 +206,61 @@ def test_source_rows_without_a_route_take_their_copys_route():
     m = JobModel()
     m.set_rows((src, copy, _row("6.0")), 1)
     assert [m.route_of(m.row(i)) for i in range(3)] == ["Site1", "Site1", None]
+
+
+def test_position_of_in_the_engines_table_is_a_bisection_not_an_index():
+    """The engine's table is a RowSeq in job id order (RowIndex): a job far from its last known
+    row is found by bisection, with no job id -> row index built (a pass over every row)."""
+    rows = tuple(sorted(make_jobs(20_000), key=row_order))
+    table = ChunkedRows(row_order, 64)
+    table.reset(rows)
+    m, plain = JobModel(), JobModel()
+    m.set_rows(table.freeze(), 1)
+    plain.set_rows(rows, 1)
+    for job in (rows[0].job, rows[12_345].job, rows[-1].job, "999999.0", "1.-1", "x"):
+        assert m.position_of(job) == plain.position_of(job)
+    assert m.position_of(rows[12_345].job) == 12_345
+    table.remove(rows[100])  # the rows before it move by one: the hint finds it
+    table.insert(JobRow("0.5", 1, "a", None, "plain", None, None, 1, 1))
+    m.set_rows(table.freeze(), 2)
+    assert m.row(m.position_of(rows[12_345].job)) is rows[12_345]
+    assert m.position_of(rows[100].job) is None and m.position_of("0.5") == 0
+    assert m._row_of is None
+
+
+def test_copy_routes_follow_the_engines_chunks_reading_only_new_ones():
+    """Over the engine's RowSeq the copy -> route map is kept from one sequence to the next:
+    after random changes it equals a full ``copy_routes`` of the rows, and the chunks a change
+    did not touch are not read again (their part is the same dict)."""
+    rnd = random.Random(5)
+    table = ChunkedRows(lambda r: job_order(r.job), 8)
+
+    def copy(n: int, route: str | None) -> JobRow:
+        return JobRow(f"{n}.0", 2, "bob", route, "routed", None, f"{n - 1000}.0", 1, 1)
+
+    live = {n: copy(n, f"Site{n % 3}") for n in range(1000, 1200, 2)}
+    sources = [JobRow(f"{n - 1000}.0", 2, "bob", None, "source", f"{n}.0", None, 1, 1) for n in range(1000, 1200)]
+    table.reset(sorted([*live.values(), *sources], key=lambda r: job_order(r.job)))
+    m = JobModel()
+    for version in range(1, 30):
+        seq = table.freeze()
+        before = {k: part for k, (_, part) in m._copies.parts.items()}
+        m.set_rows(seq, version)
+        assert [m.route_of(r) for r in sources] == [copy_routes(tuple(seq)).get(r.routed_to) for r in sources]
+        kept = {id(c) for c in seq.chunks} & set(before)
+        assert all(m._copies.parts[k][1] is before[k] for k in kept)
+        for _ in range(rnd.randint(1, 4)):
+            n = rnd.randrange(1000, 1200)
+            new = copy(n, rnd.choice(["Site7", None]))
+            if n in live and rnd.random() < 0.5:
+                table.remove(live.pop(n))
+            elif n in live:
+                table.replace(live[n], new)
+                live[n] = new
+            else:
+                table.insert(new)
+                live[n] = new
+    assert len(before) > 10 and kept  # most chunks were kept between sequences
 
 
 def test_editor_lint_sees_the_other_config_files(tmp_path):

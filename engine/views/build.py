@@ -8,11 +8,11 @@ everything returned is immutable.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from engine import snapshot as S
+from engine.rowseq import CHUNK, ChunkedRows, RowSeq
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
@@ -68,7 +68,9 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
 
 
-def _row_order(row: S.JobRow) -> tuple[int, int]:
+def row_order(row: S.JobRow) -> tuple[int, int]:
+    """The jobs table's order (``job_order`` of the row's job): a ``RowSeq`` whose ``key`` is this
+    function is in job id order, so a job is found in it by bisection (``RowSeq.first_at``)."""
     return job_order(row.job)
 
 
@@ -77,20 +79,22 @@ BULK = 32  # RowIndex.table: more than one change per BULK rows re-sorts instead
 
 class RowIndex:
     """The jobs table kept up to date from the queue's change events: only changed jobs are
-    rebuilt, and jobs that come or go are put into / taken out of the table, a list in id order,
-    by bisection (a demo step adds and removes a few jobs; re-sorting 100,000 keys for them cost
-    ~100 ms), so a snapshot of 100,000 jobs costs one copy of a list of references, not 100,000
-    new rows and no lookup per row."""
+    rebuilt, and jobs that come or go are put into / taken out of the table, kept in id order in
+    chunks (:class:`engine.rowseq.ChunkedRows`), by bisection (a demo step adds and removes a few
+    jobs; re-sorting 100,000 keys for them cost ~100 ms). A snapshot's table is a
+    :class:`~engine.rowseq.RowSeq` that shares every chunk no change touched with the previous
+    one, so a snapshot of 100,000 jobs costs what changed plus a reference per chunk — not a copy
+    of 100,000 references (issue 14 item 2), nor 100,000 new rows, nor a lookup per row."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Any, chunk: int = CHUNK) -> None:
         self.engine = engine
         self.rows: dict[str, S.JobRow] = {}
         self.dirty: set[str] = set()
-        self.row_list: list[S.JobRow] = []  # the rows of ``rows`` in job_order of their job
+        self.ordered = ChunkedRows(row_order, chunk)  # the rows of ``rows`` in job_order of their job
         self.status_counts: dict[int, int] = {}  # rows by JobRow.status
         self.full = True
         self.version = -1
-        self.cached: tuple[S.JobRow, ...] = ()
+        self.cached: RowSeq = self.ordered.freeze()
 
     def on_event(self, ev: Any) -> None:
         if isinstance(ev, QueueReloaded):
@@ -99,7 +103,7 @@ class RowIndex:
         if not isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
             return
         # a job that went is dirty too: its row is dropped in ``table`` (``_row`` gives None), where
-        # many changes at once (a replay seek) re-sort the list once instead of bisecting per job
+        # many changes at once (a replay seek) re-sort the rows once instead of bisecting per job
         self.dirty.add(f"{ev.id[0]}.{ev.id[1]}")
 
     def _count(self, status: int, n: int) -> None:
@@ -109,17 +113,7 @@ class RowIndex:
         else:
             del self.status_counts[status]
 
-    def _position(self, key: str) -> int:
-        """Where ``key``'s row is (or goes) in ``row_list``: a bisection (one list, so a job that
-        comes or goes moves the references once)."""
-        k = job_order(key)
-        rows = self.row_list
-        i = bisect_left(rows, k, key=_row_order)
-        while i < len(rows) and rows[i].job != key and job_order(rows[i].job) == k:
-            i += 1  # keys that are not c.p share one sort key (never for the queue's jobs)
-        return i
-
-    def table(self) -> tuple[S.JobRow, ...]:
+    def table(self) -> RowSeq:
         eng = self.engine
         if self.version == eng.jobs_version and not self.full:
             return self.cached
@@ -132,10 +126,10 @@ class RowIndex:
             self.full = False
             bulk = True
         else:
-            # many changes (a replay seek): update the rows, then sort the list once — each bisected
-            # insert or delete costs ~15 key calls and a move of the list's tail
+            # many changes (a replay seek): update the rows, then sort them once — each bisected
+            # insert or delete costs ~15 key calls and a copy of its chunk
             bulk = len(self.dirty) * BULK > len(rows)
-        row_list = self.row_list
+        ordered = self.ordered
         for key in self.dirty:
             old = rows.pop(key, None)
             if old is not None:
@@ -147,20 +141,20 @@ class RowIndex:
             if bulk or (old is None and row is None):
                 continue
             if row is None:
-                del row_list[self._position(key)]
+                ordered.remove(old)
             elif old is None:
-                row_list.insert(self._position(key), row)
+                ordered.insert(row)
             else:
-                row_list[self._position(key)] = row
+                ordered.replace(old, row)
         if bulk:
-            self.row_list = [rows[k] for k in sorted(rows, key=job_order)]
+            ordered.reset([rows[k] for k in sorted(rows, key=job_order)])
         self.dirty = set()
-        self.cached = tuple(self.row_list)
+        self.cached = ordered.freeze()
         self.version = eng.jobs_version
         return self.cached
 
 
-def job_rows(engine: Any) -> tuple[S.JobRow, ...]:
+def job_rows(engine: Any) -> RowSeq:
     index = getattr(engine, "row_index", None)
     if index is None:
         index = engine.row_index = RowIndex(engine)

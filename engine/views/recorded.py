@@ -277,7 +277,7 @@ def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "
         paused=paused, engine_state="paused" if paused else "running",
         routes=route_views(counts, limits, figures, route_order, time),
         queue_counts=queue_counts(status_counts), total_jobs=len(tally.procs),
-        jobs=tuple(rows), jobs_version=jobs_version,
+        jobs=rows, jobs_version=jobs_version,
         cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)), replay=position, tz=tz,
         **extra,
     )

@@ -2,9 +2,11 @@
 
 :class:`engine.views.build.RowIndex` keeps the demo's table from the queue's change events: only
 changed jobs get a new :class:`~engine.snapshot.JobRow`, jobs that come or go are placed into or
-taken out of the id order by bisection. Replay reuses that class as it is, through :class:`ReplayRows`, an adapter that
-looks like the demo engine to it (``store``, ``schedd.cron``, ``jobs_version``) and turns the
-replay's moves into the same change events. Design decisions and invariants:
+taken out of the id order by bisection, and a snapshot's table is a
+:class:`~engine.rowseq.RowSeq` sharing the chunks no change touched with the previous one (no
+copy of the table per snapshot). Replay reuses that class as it is, through :class:`ReplayRows`,
+an adapter that looks like the demo engine to it (``store``, ``schedd.cron``, ``jobs_version``)
+and turns the replay's moves into the same change events. Design decisions and invariants:
 
 - The player reports what changed: for a forward move, the keys of the records it applied
   (:meth:`touched`); for a checkpoint restore, the keys whose ad differs between the old and
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from engine.rowseq import RowSeq
 from engine.views.build import RowIndex
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved
 from engine.queue.records import is_proc_key
@@ -133,5 +136,5 @@ class ReplayRows:
         changed = [k for k in old.keys() | new.keys() if old.get(k) is not new.get(k) and old.get(k) != new.get(k)]
         self._changed(changed, old=old)
 
-    def table(self) -> tuple:
+    def table(self) -> RowSeq:
         return self.index.table()

@@ -2,9 +2,13 @@
 
 Invariants and decisions:
 
-- Rows are the snapshot's ``JobRow`` tuple, never copied; the model holds a list of indices
-  (``order``) into it — the rows that pass the filter, in the chosen sort order. The default
-  (queue order, no filter) costs nothing, so the first paint of 100,000 jobs is cheap.
+- Rows are the snapshot's jobs sequence (the engine's chunked ``engine.rowseq.RowSeq``, or a
+  tuple), never copied on adoption; the model holds a list of indices (``order``) into it — the
+  rows that pass the filter, in the chosen sort order. The default (queue order, no filter)
+  costs nothing, so adopting a new table of 100,000 jobs costs what is drawn, not the queue.
+- Loops over every row iterate the sequence (C speed for both kinds). The one loop that indexes
+  rows at random (a constraint over a sorted view) reads a flat tuple of them, made at most once
+  per jobs sequence (``_flat``): an index into a ``RowSeq`` is a Python call, ~5x a tuple's.
 - The lower-case search text of each row and each column's sort keys are built lazily, once per
   ``jobs_version`` (the engine bumps it only when the queue changed), so a keypress that narrows
   the filter scans strings and a re-sort reuses the keys.
@@ -13,9 +17,14 @@ Invariants and decisions:
   sort does not pay for 100,000 rows. Results are adopted under a lock and only if the rows are
   still the same ones (a newer tuple may have arrived meanwhile).
 - ``position_of`` (where the selected job went after a new tuple, filter or sort) looks the job
-  up near its last known row, else in an index job id -> row built at most once per jobs tuple
+  up near its last known row, else (the engine's table, in job id order) by bisection, else (any
+  other sequence) in an index job id -> row built at most once per jobs tuple
   (in ``prepare``'s thread when the jobs screen prepares it), then finds the row in the view order: the row number itself in queue
   order, else one C-speed ``list.index`` over integers — no Python loop over the rows.
+- ``route_of`` names a source row's route from its routed copy when the row lacks one; the copy
+  -> route map (``CopyRoutes``) is kept across jobs sequences and reads only the chunks a new
+  ``RowSeq`` did not share with the last, so such a row on screen does not cost a pass over the
+  queue per snapshot.
 - A ClassAd constraint is evaluated by the caller (it needs the ClassAd layer and may be slow);
   the model takes its result as a set of job ids (ids survive a new jobs tuple; jobs that
   arrived since are not shown until the constraint is evaluated again).
@@ -27,6 +36,9 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from engine.queue.records import job_order
+from engine.rowseq import RowSeq
+from engine.views.build import row_order
 from engine.snapshot import STATUS_NAMES, JobRow
 
 
@@ -95,6 +107,47 @@ def copy_routes(rows: Sequence[JobRow]) -> dict[str, str]:
     return {r.job: r.route for r in rows if r.kind == "routed" and r.route}
 
 
+class CopyRoutes:
+    """``copy_routes`` kept from one jobs sequence to the next: of the engine's ``RowSeq`` only
+    the chunks the last one did not have are read (the others are the same tuples), so a source
+    row without a route on screen costs what changed per new sequence, not a pass over 100,000
+    rows. Any other sequence is read whole. Job ids are unique in a sequence, so a job that moved
+    to another chunk is dropped with its old chunk before it is added with its new one."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, tuple[tuple, dict[str, str]]] = {}  # id(chunk) -> (chunk, its copies)
+        self.merged: dict[str, str] = {}
+
+    def of(self, rows: Sequence[JobRow]) -> dict[str, str]:
+        if not isinstance(rows, RowSeq):
+            self.parts, self.merged = {}, {}
+            return copy_routes(rows)
+        parts, merged = self.parts, self.merged
+        chunks = {id(c): c for c in rows.chunks}
+        for k in [k for k, (c, _) in parts.items() if chunks.get(k) is not c]:
+            for job in parts.pop(k)[1]:
+                del merged[job]
+        for k, c in chunks.items():
+            if k not in parts:
+                part = parts[k] = (c, copy_routes(c))
+                merged.update(part[1])
+        return merged
+
+
+def _find_in_order(rows: RowSeq, job: str) -> int | None:
+    """Index of ``job`` in the engine's jobs table, a ``RowSeq`` in job id order: a bisection."""
+    k = job_order(job)
+    i = rows.first_at(k)
+    while i < len(rows):
+        r = rows[i]
+        if r.job == job:
+            return i
+        if job_order(r.job) != k:
+            return None
+        i += 1  # ids that are not c.p share one sort key (never the queue's jobs)
+    return None
+
+
 class JobModel:
     def __init__(self) -> None:
         self.rows: Sequence[JobRow] = ()
@@ -108,7 +161,9 @@ class JobModel:
         self._sorted: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self._copy_routes: dict[str, str] | None = None
+        self._copies = CopyRoutes()  # kept across jobs sequences (not reset by ``_take``)
         self._row_of: dict[str, int] | None = None  # job id -> row index in ``rows``
+        self._flat_rows: tuple[JobRow, ...] | None = None  # ``rows`` as a tuple (``_flat``)
         self._hint: dict[str, int] = {}  # the last job looked up -> its row index then
         # Search text by row object: the engine rebuilds only changed rows, so consecutive jobs
         # tuples share most JobRow objects and their text is reused (the row is kept in the
@@ -162,6 +217,7 @@ class JobModel:
             self._sorted = {}
             self._copy_routes = copies  # None: built from the rows when first needed
             self._row_of = None
+            self._flat_rows = None
 
     def adopt(self, rows: Sequence[JobRow], version: int, hits: frozenset[str], order: list[int],
               copies: dict[str, str] | None = None) -> bool:
@@ -204,7 +260,7 @@ class JobModel:
         if r.route or not r.routed_to:
             return r.route
         if self._copy_routes is None:
-            self._copy_routes = copy_routes(self.rows)
+            self._copy_routes = self._copies.of(self.rows)
         return self._copy_routes.get(r.routed_to)
 
     def row(self, position: int) -> JobRow:
@@ -238,6 +294,10 @@ class JobModel:
                 if rows[i].job == job:
                     self._hint = {job: i}
                     return i
+        if getattr(rows, "key", None) is row_order and self._row_of is None:  # the engine's table
+            i = _find_in_order(rows, job)
+            self._hint = {job: i} if i is not None else {}
+            return i
         row_of = self._row_of
         if row_of is None:
             row_of = {r.job: k for k, r in enumerate(rows)}
@@ -247,6 +307,20 @@ class JobModel:
         i = row_of.get(job)
         self._hint = {job: i} if i is not None else {}
         return i
+
+    def _flat(self) -> Sequence[JobRow]:
+        """``rows`` for indexing in a loop: itself when a tuple or list, else a tuple of it made
+        once per jobs sequence (only views that cost O(rows) anyway ask for it)."""
+        rows = self.rows
+        if isinstance(rows, (tuple, list)):
+            return rows
+        flat = self._flat_rows
+        if flat is None:
+            flat = tuple(rows)
+            with self._lock:
+                if rows is self.rows:
+                    self._flat_rows = flat
+        return flat
 
     def _haystack(self) -> list[str]:
         hay = self._hay
@@ -271,8 +345,11 @@ class JobModel:
         order = self._base_order()
         if self.constraint_hits is not None:
             hits = self.constraint_hits
-            rows = self.rows
-            order = [i for i in order if rows[i].job in hits]
+            if isinstance(order, range):  # queue order: one pass over the rows, no index
+                order = [i for i, r in enumerate(self.rows) if r.job in hits]
+            else:
+                rows = self._flat()
+                order = [i for i in order if rows[i].job in hits]
         if self.text:
             hay, text = self._haystack(), self.text
             order = [i for i in order if text in hay[i]]
