@@ -55,7 +55,6 @@ CHUNK = 64 << 10
 _W = r"[^ \t\v\f\r]+"
 _NEW = re.compile(rf"101 (([1-9][0-9]*)\.(0|[1-9][0-9]*)|{_W}) ({_W}) ({_W})").fullmatch
 _NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # the loader's: key, MyType
-_NEW_AD = re.compile(rf"101 ({_W}) ({_W}) {_W}").fullmatch  # key, MyType
 _SEQ = re.compile(rf"107 ([0-9]+) {_W} (-?[0-9]+)").fullmatch
 # over the keys joined by newlines: the job keys (key, cluster, proc), and every other key
 _PROC_KEYS = re.compile(r"(?m)^(([1-9][0-9]*)\.(0|[1-9][0-9]*))$").findall
