@@ -70,6 +70,20 @@ class RowSeq(Sequence):
             return self._len
         return self.starts[c] + bisect_left(chunks[c], k, key=key)
 
+    def find(self, k: Any, match: Callable[[Any], bool]) -> int | None:
+        """The index of the first item with sort key ``k`` for which ``match`` holds (None if
+        none): ``first_at`` then a walk over the items sharing that key."""
+        key, n = self.key, self._len
+        i = self.first_at(k)
+        while i < n:
+            item = self[i]
+            if key(item) != k:  # type: ignore[misc]
+                return None
+            if match(item):
+                return i
+            i += 1
+        return None
+
     @classmethod
     def of(cls, items: Iterable, size: int = CHUNK) -> "RowSeq":
         items = items if isinstance(items, (tuple, list)) else tuple(items)

@@ -169,3 +169,14 @@ def test_first_at_is_bisect_left_over_the_keys(keys, size, k):
     assert seq.first_at(k) == sum(1 for x in keys if x < k)
     with pytest.raises(TypeError):
         RowSeq.of(tuple(seq)).first_at(k)  # a sequence that does not know its order
+
+
+@given(st.lists(st.integers(0, 30), max_size=60), st.sampled_from([1, 2, 4]), st.integers(-2, 33),
+       st.integers(0, 60))
+def test_find_is_the_first_matching_item_among_those_of_its_key(keys, size, k, tag):
+    rows = ChunkedRows(_key, size)
+    rows.reset(sorted((x, i) for i, x in enumerate(keys)))
+    seq = rows.freeze()
+    items = tuple(seq)
+    want = next((i for i, item in enumerate(items) if item == (k, tag)), None)
+    assert seq.find(k, lambda item: item[1] == tag) == want

@@ -134,20 +134,6 @@ class CopyRoutes:
         return merged
 
 
-def _find_in_order(rows: RowSeq, job: str) -> int | None:
-    """Index of ``job`` in the engine's jobs table, a ``RowSeq`` in job id order: a bisection."""
-    k = job_order(job)
-    i = rows.first_at(k)
-    while i < len(rows):
-        r = rows[i]
-        if r.job == job:
-            return i
-        if job_order(r.job) != k:
-            return None
-        i += 1  # ids that are not c.p share one sort key (never the queue's jobs)
-    return None
-
-
 class JobModel:
     def __init__(self) -> None:
         self.rows: Sequence[JobRow] = ()
@@ -295,7 +281,7 @@ class JobModel:
                     self._hint = {job: i}
                     return i
         if getattr(rows, "key", None) is row_order and self._row_of is None:  # the engine's table
-            i = _find_in_order(rows, job)
+            i = rows.find(job_order(job), lambda r: r.job == job)  # ids not c.p may share a key
             self._hint = {job: i} if i is not None else {}
             return i
         row_of = self._row_of
