@@ -7,7 +7,6 @@ one key, and checks a chunk's distinct values together; ``engine.queue.reference
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,9 +14,9 @@ from hypothesis import strategies as st
 
 from engine.queue import reader
 from engine.queue import records as R
-from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import load_bytes
-from engine.queue.reference import load_reference
+
+from queuelog_paths import chunk_size, fast_load, reference_load
 
 HEAD = "107 1 CreationTimestamp 1736935000\n101 0.0 Job Machine\n103 0.0 NextClusterNum 3\n"
 KEYS = ["1.0", "1.1", "01.-1", "2.0"]
@@ -32,34 +31,6 @@ def _summary(res):
     return (res.queue.snapshot_state(), res.queue.seq, res.queue.created,
             [tuple(p.as_dict().items()) for p in res.problems], res.records, res.next_offset, res.probe,
             res.clean, res.needs_rotation, res.fatal)
-
-
-def _reference(data: bytes, mode: str):
-    q = JobQueue()
-    with q.batch():
-        q._batch.reloaded = True  # as reader._load_bytes sets it up
-        return load_reference(data, q, "x", mode, True)
-
-
-def _fast(data: bytes, mode: str):
-    """The fast path alone; None when it gives up (then the reference loader is used)."""
-    q = JobQueue()
-    try:
-        with q.batch():
-            q._batch.reloaded = True
-            return reader._fast(data, q, "x", mode, True)
-    except reader._Bail:
-        return None
-
-
-@contextmanager
-def _chunk(n: int):
-    """reader.CHUNK set to ``n`` bytes for the block."""
-    saved, reader.CHUNK = reader.CHUNK, n
-    try:
-        yield
-    finally:
-        reader.CHUNK = saved
 
 
 @st.composite
@@ -93,10 +64,10 @@ def test_runs_of_103_load_as_the_reference_loads_them(data, chunk, mode):
     repeated names in a run, 104s between runs, an invalid value inside a run: the loader gives
     exactly the reference loader's queue (ads, name spellings, types, ids, seq), problems and
     offsets; the fast path itself takes every log whose values all parse."""
-    ref = _reference(data, mode)
-    with _chunk(chunk):
+    ref = reference_load(data, mode)
+    with chunk_size(chunk):
         assert _summary(load_bytes(data, mode=mode, source="x")) == _summary(ref)
-        fast = _fast(data, mode)
+        fast = fast_load(data, mode)
     if fast is not None:
         assert _summary(fast) == _summary(ref)
     lines = data.decode().split("\n")[:-1]  # complete lines only
@@ -145,13 +116,13 @@ def test_a_run_cut_by_every_chunk_boundary(mode):
         ("BulkFoo", "A && B"), ("bulkfoo", "3"), ("BulkBar", "true"), ("JobStatus", "5"),
         ("BulkBaz", '"q"'), ("HoldReason", '"out of memory"'), ("BULKBAR", "false")])
     data = (HEAD + "105 \n101 1.0 Job Machine\n" + body + "106 \n").encode()
-    ref = _reference(data, mode)
+    ref = reference_load(data, mode)
     assert list(ref.queue.ad("1.0").items()) == [
         ("JobStatus", "5"), ("Cmd", '"x"'), ("Args", '"a b"'), ("BulkFoo", "3"), ("BulkBar", "false"),
         ("BulkBaz", '"q"'), ("HoldReason", '"out of memory"')]
     for chunk in range(1, len(data) + 2):
-        with _chunk(chunk):
-            fast = _fast(data, mode)
+        with chunk_size(chunk):
+            fast = fast_load(data, mode)
         assert fast is not None and _summary(fast) == _summary(ref), chunk
 
 
@@ -162,7 +133,7 @@ def test_a_104_on_another_ad_does_not_redirect_the_run_under_way(mode):
     loop keeps the ad of a run of 103s on one key; the 104 once overwrote it)."""
     data = (HEAD + "105 \n101 01.-1 Job Machine\n101 1.0 Job Machine\n106 \n"
             "105 \n103 01.-1 JobStatus 1\n104 1.0 JobStatus\n103 01.-1 Cmd \"x\"\n106 \n").encode()
-    fast = _fast(data, mode)
+    fast = fast_load(data, mode)
     assert fast is not None
     assert fast.queue.ad("1.0") == {} and fast.queue.ad("01.-1") == {"JobStatus": "1", "Cmd": '"x"'}
-    assert _summary(fast) == _summary(_reference(data, mode))
+    assert _summary(fast) == _summary(reference_load(data, mode))

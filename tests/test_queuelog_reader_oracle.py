@@ -12,7 +12,6 @@ torn tails and bad values, read in chunks of any size.
 from __future__ import annotations
 
 import importlib.util
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from hypothesis import strategies as st
 
 from engine.queue import reader
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reference import load_reference
+
+from queuelog_paths import chunk_size, fast_load, reference_load
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_LOGS = sorted(
@@ -42,32 +42,13 @@ def _result(res) -> tuple:
 
 
 def _reference(data: bytes, mode: str) -> tuple:
-    q = JobQueue()
-    with q.batch():
-        q._batch.reloaded = True  # as reader._load_bytes sets it up
-        res = load_reference(data, q, "x", mode, True)
-    return _result(res)
+    return _result(reference_load(data, mode))
 
 
 def _fast(data: bytes, mode: str, validate: bool = True):
     """The fast path alone; None when it gives up (the reference loader would be used)."""
-    q = JobQueue()
-    try:
-        with q.batch():
-            q._batch.reloaded = True
-            res = reader._fast(data, q, "x", mode, validate)
-    except reader._Bail:
-        return None
-    return _result(res)
-
-
-@contextmanager
-def _chunk(n: int):
-    saved, reader.CHUNK = reader.CHUNK, n
-    try:
-        yield
-    finally:
-        reader.CHUNK = saved
+    res = fast_load(data, mode, validate)
+    return _result(res) if res is not None else None
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +83,7 @@ def test_real_logs_load_as_the_reference_loads_them(path, mode):
     data = path.read_bytes()
     ref = _reference(data, mode)
     for size in (reader.CHUNK, 97):
-        with _chunk(size):
+        with chunk_size(size):
             fast = _fast(data, mode)
             full = reader.load_bytes(data, mode=mode, source="x")
         if fast is not None:
@@ -169,7 +150,7 @@ def test_generated_logs_load_as_the_reference_loads_them(data, chunk, mode):
     give up). Bad values and creations of live keys make the fast path give up; it must take
     the rest."""
     ref = _reference(data, mode)
-    with _chunk(chunk):
+    with chunk_size(chunk):
         fast = _fast(data, mode)
         assert _result(reader.load_bytes(data, mode=mode, source="x")) == ref
     if fast is not None:
