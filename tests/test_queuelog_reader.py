@@ -166,7 +166,6 @@ def _logs(draw):
     return data
 
 
-
 def _summary(res):
     return (res.queue.snapshot_state(), res.queue.seq, [tuple(p.as_dict().items()) for p in res.problems],
             res.records, res.next_offset, res.probe, res.clean, res.needs_rotation, res.fatal)

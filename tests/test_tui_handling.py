@@ -41,6 +41,13 @@ async def _type(pilot, text: str) -> None:
     await pilot.press(*[{" ": "space", ":": "colon", ".": "full_stop"}.get(ch, ch) for ch in text])
 
 
+async def _open_prompt(app, pilot):
+    """The ``:`` line opened once the first snapshot is in; its input box."""
+    await wait_until(pilot, lambda: app.snapshot is not None)
+    await pilot.press("colon")
+    return app.screen.query_one("#command-input")
+
+
 def _name(app) -> str:
     return type(app.screen).__name__
 
@@ -95,9 +102,7 @@ async def test_screen_behind_the_command_line_stays_live():
 async def test_tab_completes_command_names_routes_jobs_and_columns():
     app = _app()
     async with app.run_test(size=NARROW) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("colon")
-        box = app.screen.query_one("#command-input")
+        box = await _open_prompt(app, pilot)
         await _type(pilot, "ed")
         await pilot.press("tab")
         assert box.value == "edit "
@@ -124,9 +129,7 @@ async def test_the_command_line_completes_only_commands_this_mode_offers():
     rt = FakeRuntime(dataclasses.replace(make_snapshot(50), controls=demo))
     app = _app(rt)
     async with app.run_test(size=NARROW) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("colon")
-        box = app.screen.query_one("#command-input")
+        box = await _open_prompt(app, pilot)
         await _type(pilot, "se")
         await pilot.press("tab")
         assert box.value == "se"  # not "seek ": the demo has no seek
@@ -140,9 +143,7 @@ async def test_the_command_line_completes_only_commands_this_mode_offers():
     watch = dataclasses.replace(make_snapshot(50), controls=frozenset())
     app = _app(FakeRuntime(watch))
     async with app.run_test(size=NARROW) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("colon")
-        box = app.screen.query_one("#command-input")
+        box = await _open_prompt(app, pilot)
         await _type(pilot, "ho")
         await pilot.press("tab")
         assert box.value == "ho"  # read-only watch: no hold
