@@ -80,6 +80,11 @@ class Prewarm:
             board._css_update_count = self._css_update_count
         try:
             for mode in self.prewarm_modes():
+                if not self.is_running:
+                    # The app is shutting down: Textual's _close_all iterates the screen stacks
+                    # while it awaits each screen's close, so a new stack now would break it
+                    # ("dictionary changed size during iteration", seen on quick quits under load).
+                    return
                 if mode in self._screen_stacks:
                     continue  # the user got there first
                 screen = self._modes[mode]()
