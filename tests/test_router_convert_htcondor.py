@@ -98,3 +98,49 @@ def test_inlining_without_parentheses_is_flagged():
     ok = load('JOB_ROUTER_ENTRIES = [ Name = "r"; Requirements = true; X = (TARGET.A + TARGET.B); '
               'eval_set_Y = X * 2; ]\n')
     assert not [d for d in ok.diagnostics if "without parentheses" in d.message]
+
+
+def _htcondor_stores(text: str) -> str:
+    """What HTCondor stores for ``SET A <text>``: ``ParseRulesCallback`` parses the value with the
+    old ClassAd parser and the schedd writes the old-syntax unparse (htcondor.md §1.3, §3.1
+    "Values"). Computed with HTCondor 25.14's own ClassAd library (classad2), not with RouteDeck."""
+    import classad2  # HTCondor's ClassAd library, the oracle here
+
+    ad = classad2.parseOne(f"A = {text}", classad2.ParserType.Old)
+    return ad.printOld().split("=", 1)[1].strip()
+
+
+def test_routed_ad_keeps_time_calls_as_htcondor_stores_them():
+    """Issue 25 item 1 — the V9 manual's old-syntax example (``shared/data/real``
+    ``docs-V9_0_0/extracted/job-router-old-syntax-example.conf``) converts
+    ``set_PeriodicRemove = … (time() - QDate) > 3600*6`` to ``SET PeriodicRemove … time() …``
+    (xform_utils.cpp ``ConvertClassadJobRouterRouteToXForm``, old unparse). HTCondor's SET stores
+    that expression, ``time()`` and all; the engine's clock is for evaluation only (classad.py).
+    The routed ad, its trace and every SET/DEFAULT must keep ``time()``."""
+    from pathlib import Path
+
+    from engine.router.trace import trace_route
+
+    conf = Path(__file__).parent / "data" / "config" / "manual-9.0" / "job-router-old-syntax-example.conf"
+    t = load_routing_table(Config.load([conf]))
+    [stmt] = [ln.strip() for ln in t.route("Site_1").transform.text.splitlines() if "PeriodicRemove" in ln]
+    rhs = stmt.split(None, 2)[2]
+    assert "time()" in rhs  # the converter keeps it (raw classad2 trees)
+    attrs = job(ClusterId=1, ProcId=0, JobUniverse=5, JobStatus=1, Owner="u", QDate=1000, WantJobRouter=True)
+    ad = build_routed_ad(t, t.route("Site_1"), attrs, now=5000, source_id=(1, 0))
+    assert ad["PeriodicRemove"] == _htcondor_stores(rhs)
+    assert "CurrentTime" not in ad["PeriodicRemove"]
+    blocks, traced, _err = trace_route(t, "Site_1", attrs, now=5000, source_id=(1, 0))
+    assert traced["PeriodicRemove"] == ad["PeriodicRemove"]
+    shown = [c for b in blocks for ev in b.statements for c in ev.changes if c.attr == "PeriodicRemove"]
+    assert shown and all("CurrentTime" not in (c.new or "") for c in shown)
+    # The same for hand-written transform routes: SET and DEFAULT (old parser), COPY/RENAME of a
+    # job attribute holding time(); evaluation still sees the engine's clock.
+    t2 = load("JOB_ROUTER_ROUTE_NAMES = R\nJOB_ROUTER_ROUTE_R @=end\n  REQUIREMENTS time() > 100\n"
+              "  SET A time() - QDate\n  DEFAULT B (time() + 60)\n  COPY Deadline D2\n"
+              "  EVALSET Age time() - Mine\n@end\n")
+    ad2 = build_routed_ad(t2, t2.route("R"), job(JobUniverse=5, QDate=1000, Mine=1000, Deadline=C.parse_expr("time() + 5")),
+                          now=5000, source_id=(1, 0))
+    assert ad2["A"] == _htcondor_stores("time() - QDate") and ad2["B"] == _htcondor_stores("(time() + 60)")
+    assert ad2["D2"] == ad2["Deadline"] == "time() + 5" and ad2["Age"] == "4000"
+    assert t2.route("R").matches(C.make_ad(job(JobUniverse=5)), now=5000)
