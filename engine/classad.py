@@ -73,12 +73,17 @@ class ClassAdError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Expr:
-    """A parsed expression. ``text`` is what the user wrote; ``tree`` is the evaluation copy."""
+    """A parsed expression. ``text`` is what the user wrote; ``tree`` is the evaluation copy.
+
+    ``stored``: when the evaluation copy had ``time()`` rewritten, the (new-syntax) text classad2
+    parses for everything that is *written* (:func:`unparse_old`): HTCondor stores ``time()``, so
+    the engine's ``CurrentTime`` must never reach a routed ad, a trace or a queue value."""
 
     text: str
     tree: Any  # classad2.ExprTree
     uses_time: bool
     refs: frozenset[str] = field(default_factory=frozenset)  # attribute names, lower-cased
+    stored: str | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -119,7 +124,8 @@ def parse_expr(text: str, new: bool = False) -> Expr:
     if chain > MAX_OPERATORS:
         raise ClassAdError(f"{chain} operators and brackets in one expression, more than RouteDeck's limit of "
                            f"{MAX_OPERATORS}: {_clip(src, 40)}", text)
-    rewritten = rewrite_time_calls(src if new else old_to_new_syntax(src))
+    plain = src if new else old_to_new_syntax(src)
+    rewritten = rewrite_time_calls(plain)
     try:
         tree = classad2.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
@@ -129,7 +135,8 @@ def parse_expr(text: str, new: bool = False) -> Expr:
                                f"{_clip(src, 40)}", text) from exc
         raise ClassAdError(f"cannot parse expression: {_clip(src, 200)}", text) from exc
     refs = _refs_of(tree)
-    return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs)
+    return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs,
+                plain if rewritten != plain else None)
 
 
 _EMPTY_AD = None
@@ -461,11 +468,15 @@ def flatten(ad: Any, expr: Expr | str) -> str:
 
 
 def unparse_old(expr: Expr | str) -> str:
-    """Old-syntax unparse of an expression (``is`` → ``=?=``, ``True`` → ``true``)."""
+    """Old-syntax unparse of an expression (``is`` → ``=?=``, ``True`` → ``true``), as HTCondor
+    writes it: ``time()`` stays ``time()`` (the ``CurrentTime`` rewrite is for evaluation only)."""
     tmp = classad2.ClassAd()
     # an Expr keeps the tree its own parser made (re-parsing its text with the new parser would
-    # read an old-syntax backslash as an escape)
-    tmp["x"] = expr.tree if isinstance(expr, Expr) else classad2.ExprTree(expr)
+    # read an old-syntax backslash as an escape); ``stored`` is that same text before the rewrite
+    if isinstance(expr, Expr):
+        tmp["x"] = expr.tree if expr.stored is None else classad2.ExprTree(expr.stored)
+    else:
+        tmp["x"] = classad2.ExprTree(expr)
     # "x = " then the unparse as is: a unary operator keeps its leading space (sink.cpp " !")
     text = tmp.printOld()
     return text[text.index("=") + 2:].rstrip("\n")

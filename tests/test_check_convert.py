@@ -149,11 +149,13 @@ def test_convert_output_loads_in_check_and_routes_like_the_original(old, new, jo
 
 
 def test_convert_renames_routes_whose_names_cannot_be_knob_suffixes():
-    # seed 000 example names "Site 1": a JOB_ROUTER_ROUTE_ suffix is the route name, so it becomes Site_1.
+    # lib_job_router_local names its route "Site 1": condor_transform_ads -convert:file writes
+    # JOB_ROUTER_ROUTE_Site1 (cleanStringForUseAsAttr removes the space, classad_helpers.cpp;
+    # htcondor.md §8) and keeps "NAME Site 1" in the body because it differs from the tag.
     cfg = Config.load([DATA / "condor_tests" / "lib_job_router_local.run.config"])
     text = convert_classic_table(cfg)
-    assert "JOB_ROUTER_ROUTE_NAMES = Site_1" in text and "JOB_ROUTER_ROUTE_Site_1 @=jrt" in text
-    assert '# from entries:0 (route "Site 1")' in text and "  NAME Site_1" in text
+    assert "JOB_ROUTER_ROUTE_NAMES = Site1" in text and "JOB_ROUTER_ROUTE_Site1 @=jrt" in text
+    assert '# from entries:0 (route "Site 1")' in text and "  NAME Site 1\n" in text
 
 
 def run_check(*paths, quiet=False):

@@ -2,8 +2,11 @@
 
 ClassAd routes (``JOB_ROUTER_DEFAULTS`` + ``JOB_ROUTER_ENTRIES`` / ``_FILE`` / ``_CMD``, removed in
 HTCondor 24.10) become ``JOB_ROUTER_ROUTE_<name> @=`` blocks, converted as HTCondor 8.9.7–24.9
-converted them on load (htcondor.md §1.2, §6); transform routes are copied; the
-``JOB_ROUTER_ROUTE_NAMES`` line keeps the effective match order. The output loads with
+converted them on load (htcondor.md §1.2, §6) and named as ``condor_transform_ads -convert:file``
+names them: the route's name without the characters a knob name cannot hold (``Analysis Queue`` →
+``JOB_ROUTER_ROUTE_AnalysisQueue``, which is then the route's name and its jobs' ``RouteName``;
+htcondor.md §8); transform routes are copied; the ``JOB_ROUTER_ROUTE_NAMES`` line keeps the
+effective match order. The output loads with
 ``routedeck check``. Diagnostics go to stderr; exit status 1 when the input had errors, 2 when
 a CONFIG file cannot be read or ``--output`` cannot be written (one line on stderr, nothing on
 stdout).

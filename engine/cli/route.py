@@ -169,10 +169,16 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _register_compare_trace(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compare", nargs=2, metavar=("OLD_CONFIG", "NEW_CONFIG"), type=argcheck.path,
-                   help="migration check: route the jobs through both tables and print what changes "
-                        "(exit 1 when anything differs)")
+                   help="migration check: route the jobs through both tables and print the jobs that differ "
+                        "and a summary (exit 1 when anything differs); a route the conversion renamed "
+                        "(Name 'Analysis Queue' -> JOB_ROUTER_ROUTE_AnalysisQueue) is paired with its new name: "
+                        "its jobs keep their route and the RouteName change is listed; --json: {jobs, summary}, "
+                        "summary.renamed = [{old, new}]")
     p.add_argument("--queue-log", metavar="LOG", type=argcheck.path,
                    help="with --compare: use every source job of this recorded job_queue.log")
+    p.add_argument("--all", dest="all_jobs", action="store_true",
+                   help="with --compare: list every job, also those both tables route the same (by default "
+                        "only the jobs that differ are listed, then the summary)")
     p.add_argument("--trace", action="store_true",
                    help="the routed ad built step by step: VanillaToGrid, each pre-route transform, the route, "
                         "each post-route transform, with the ad's diff after every statement")
@@ -265,6 +271,6 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
         json.dump({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out, indent=2)
         out.write("\n")
     else:
-        out.write(format_comparison(cmp, full_ads=args.explain))
+        out.write(format_comparison(cmp, full_ads=args.explain, all_jobs=args.all_jobs))
     return 1 if cmp.differs or errors or problems else 0
 

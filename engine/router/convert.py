@@ -4,6 +4,7 @@ moving to HTCondor >= 24.10 where the ClassAd syntax is gone (htcondor.md §1.2)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engine.router.classic import convert_route_ad
@@ -13,15 +14,39 @@ CARRIED_KNOBS = ("JOB_ROUTER_SOURCE_JOB_CONSTRAINT", "JOB_ROUTER_DEFAULT_MAX_JOB
                  "JOB_ROUTER_DEFAULT_MAX_IDLE_JOBS_PER_ROUTE")
 
 
+_NOT_ATTR_CHAR = re.compile(r"[^A-Za-z0-9_]")
+
+
+def knob_tag(name: str) -> str:
+    """``cleanStringForUseAsAttr(name)`` with its defaults (src/condor_utils/classad_helpers.cpp,
+    ``chReplace = 0``): every character outside ``[A-Za-z0-9_]`` is removed (not replaced), leading
+    digits stay, the result may be empty. ``condor_transform_ads -convert:file`` names each
+    converted route's knob ``JOB_ROUTER_ROUTE_<tag>`` (transform_ads.cpp ``ConvertJobRouterRoutes``),
+    and a 25.x router names the route after its knob (htcondor.md §8): ``Analysis Queue`` →
+    ``AnalysisQueue``."""
+    return _NOT_ATTR_CHAR.sub("", name)
+
+
 def knob_suffix(name: str, taken: set[str]) -> str:
-    """A ``JOB_ROUTER_ROUTE_<suffix>`` for a route name: the suffix *is* the route name in the
-    transform syntax, so characters a knob name cannot hold become ``_`` (``Site 1`` → ``Site_1``)."""
-    base = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "Route"
+    """The ``JOB_ROUTER_ROUTE_<suffix>`` of a route: :func:`knob_tag` of its name, as HTCondor's
+    converter writes it. Where HTCondor would write a broken or clashing knob, RouteDeck does not:
+    an empty tag becomes ``Route`` (HTCondor writes ``JOB_ROUTER_ROUTE_ @=jre``), and a tag taken
+    already (case-insensitively, as config knob names are) or ``NAMES`` gets ``_2``, ``_3``, …
+    (HTCondor writes the same knob twice, so the later route replaces the earlier one)."""
+    base = knob_tag(name) or "Route"
     suffix, n = base, 2
     while suffix.lower() in taken or suffix.upper() == "NAMES":
         suffix, n = f"{base}_{n}", n + 1
     taken.add(suffix.lower())
     return suffix
+
+
+def knob_names(table: Any) -> dict[str, str]:
+    """Route name → the knob suffix ``convert`` gives it, for every enabled route of ``table`` in
+    its match order (the order clashes are numbered in). The conversion's own name mapping: the
+    migration check (``route --compare``) pairs renamed routes with it."""
+    taken: set[str] = set()
+    return {r.name: knob_suffix(r.name, taken) for r in table.routes}
 
 
 def convert_classic_table(config: Any, *, allow_cmd: bool = False, table: Any = None) -> str:
@@ -30,7 +55,6 @@ def convert_classic_table(config: Any, *, allow_cmd: bool = False, table: Any = 
     block per route (ClassAd routes converted, transform routes copied), loadable on its own."""
     if table is None:
         table = load_routing_table(config, allow_cmd=allow_cmd)
-    taken: set[str] = set()
     head = ["# Routing table in the transform syntax (HTCondor >= 8.9.7; the only syntax from 24.10),",
             "# written by `routedeck convert` from: " + ", ".join(getattr(config, "files", []) or ["<config>"]),
             "# Use it in place of JOB_ROUTER_DEFAULTS, JOB_ROUTER_ENTRIES, JOB_ROUTER_ENTRIES_FILE/_CMD."]
@@ -40,13 +64,22 @@ def convert_classic_table(config: Any, *, allow_cmd: bool = False, table: Any = 
     if classic_entries and (table.pre_transforms or table.post_transforms):
         head.append("# NOTE: the pre/post-route transforms of this config were NOT applied to JOB_ROUTER_ENTRIES")
         head.append("# routes; as JOB_ROUTER_ROUTE_<name> routes below they will be.")
+    suffixes = knob_names(table)
     for r in table.routes:
-        suffix = knob_suffix(r.name, taken)
+        suffix = suffixes[r.name]
         names.append(suffix)
         body.append("")
         if r.syntax == "classad":
-            _name, text, _req = convert_route_ad(r.route_ad, forced_name=suffix)
+            # transform_ads.cpp: "if the name matches the tag, clear the name so that text of the
+            # route doesn't have a NAME statement"; otherwise the body keeps NAME <the route's Name>
+            # (which the router ignores: the knob names the route).
+            name, text, _req = convert_route_ad(r.route_ad)
+            if not name or name == suffix:
+                _name, text, _req = convert_route_ad(r.route_ad, forced_name="")
             body.append(f"# from {r.source_label}" + (f" (route \"{r.name}\")" if suffix != r.name else ""))
+            if not name:
+                body.append("# condor_transform_ads -convert:file writes no route without a Name; "
+                            f"RouteDeck keeps this one as {suffix}")
         else:
             text = getattr(r.transform, "text", "")
             body.append(f"# copied from {r.source_label}")

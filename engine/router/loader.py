@@ -348,9 +348,10 @@ class TableLoader:
             if report == "error":
                 self.disabled.append(DisabledRoute(name, f"does not parse: {exc.message}", label, where))
             return None
-        tname, t.name = t.name, name
-        if syntax == "transform" and tname and tname.lower() != name.lower():
-            self.diag("warning", f"The Name specified in {label} was \"{tname}\"; using {name} instead.", where, name)
+        # The knob names the route: JobRouter.cpp presets the name before MacroStreamXFormSource::open,
+        # which does not override it, and says nothing of a different NAME line (JobRoute::ParseNext
+        # tests m_name before setting it; htcondor.md §8). condor_transform_ads writes such lines.
+        t.name = name
         route = Route(name, label, where, syntax, t, getattr(t, "requirements", None) or None, config=self.cfg)
         self.read_limits(route, knobs)
         if not route.requirements and not allow_empty_req:
