@@ -65,7 +65,8 @@ def register(subparsers) -> None:
                                  description="A crondor schedule (the job attributes CronMinute, CronHour, "
                                              "CronDayOfMonth, CronMonth, CronDayOfWeek): its next runs, what an "
                                              "HTCondor schedd would pick, and lints.")
-    sub = cron.add_subparsers(dest="cron_command", metavar="SUBCOMMAND")
+    # required, as hook's: ``routedeck cron`` alone is a usage error in one line (it printed the help)
+    sub = cron.add_subparsers(dest="cron_command", required=True, metavar="{next,explain}")
     nxt = sub.add_parser("next", help="next N runs of a schedule, the schedd's predicted picks, lints",
                          description="The next N runs of a crondor schedule in a time zone, the runs an HTCondor "
                                      ">= 10.3 schedd would pick, and lints.")
@@ -76,12 +77,6 @@ def register(subparsers) -> None:
                          description="A crondor schedule in plain words, with lints.")
     _add_common(exp)
     exp.set_defaults(func=run)
-    cron.set_defaults(func=lambda args: _usage(cron))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 _FIRST_EPOCH = -62135596800 + 86400  # 0001-01-02 UTC: a zone offset cannot go before year 1

@@ -1,4 +1,4 @@
-"""``routedeck route --config CONFIG… --jobads FILE``: which route each job would take, and the routed ad.
+"""``routedeck route --config CONFIG [--config …] --jobads FILE``: which route each job would take, and the routed ad.
 
 Like ``condor_job_router_info -match-jobs -route-jobs`` (htcondor.md §1.9), plus the capacity and
 throttle checks of a running router: the jobs are taken in file order as one polling cycle of a
@@ -46,13 +46,13 @@ from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the ro
 def register(subparsers) -> None:
     p = subparsers.add_parser("route", help="which route each job would take, and the routed ad",
                               description=argcheck.help_text(__doc__, 0) + " " + argcheck.help_text(__doc__, 1))
-    p.add_argument("--config", "-c", dest="configs", nargs="+", metavar="CONFIG", type=argcheck.path,
-                   help="HTCondor config files, read in this order (with --compare: read before each side)")
+    argcheck.add_config_argument(p, "HTCondor config file (with --compare: read before each side)",
+                                 dest="configs", flags=("--config", "-c"))
     p.add_argument("--jobads", metavar="FILE", type=argcheck.path, help="job ads (old or new syntax); - for stdin")
     p.add_argument("jobads_pos", nargs="?", metavar="JOBADS", type=argcheck.path, help=argparse.SUPPRESS)
     p.add_argument("--explain", action="store_true", help="print every step of the decision and the routed ad")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--now", type=_epoch, default=None, help="evaluation time (epoch seconds; default: now)")
+    p.add_argument("--now", type=argcheck.epoch, default=None, help="evaluation time (epoch seconds; default: now)")
     p.add_argument("--ignore-prior-routing", action="store_true",
                    help="forget Managed/RoutedBy/StageIn* and set JobStatus = 1 before matching")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
@@ -62,17 +62,6 @@ def register(subparsers) -> None:
                         "translate hook is shown as 'would run: PATH' and its job is not routed)")
     _register_compare_trace(p)
     p.set_defaults(func=run)
-
-
-def _epoch(text: str) -> float:
-    """``--now``: finite epoch seconds within years 1-9999 (ClassAd times are 64-bit integers)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not epoch seconds") from None
-    if not (math.isfinite(value) and -62135596800 <= value <= 253402300799):
-        raise argparse.ArgumentTypeError(f"{text!r} is outside years 1-9999")
-    return value
 
 
 def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[int], list[ClassAdError]]:
@@ -96,7 +85,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if getattr(args, "compare", None) or getattr(args, "queue_log", None):
         return run_compare(args, out)
     if not args.configs:
-        print("routedeck route: give the routing table with --config CONFIG…", file=sys.stderr)
+        print("routedeck route: give the routing table with --config CONFIG (repeat it for more files)", file=sys.stderr)
         return 2
     path = args.jobads or args.jobads_pos
     if not path:

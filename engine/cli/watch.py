@@ -29,8 +29,8 @@ from engine.runtime import Runtime
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     argcheck.add_log_argument(p, "the schedd's job_queue.log (default: from the config)", required=False)
-    p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG", type=argcheck.path,
-                   help="HTCondor config file(s) (default: $CONDOR_CONFIG): routing table, JOB_QUEUE_LOG / SPOOL")
+    argcheck.add_config_argument(p, "HTCondor config file (default: $CONDOR_CONFIG): routing table, "
+                                    "JOB_QUEUE_LOG / SPOOL", metavar="CONDOR_CONFIG")
     p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
                    help="the router's log: its routing-table lines give the real throttle and recent figures")
     p.add_argument("--readonly", action="store_true", default=True,
@@ -39,9 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON snapshot (one line) each time something changes")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
     p.add_argument("--once", action="store_true", help="print the current state and exit")
-    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
-    p.add_argument("--count", type=int, metavar="N", help="stop after N snapshots")
-    p.add_argument("--slow-poll", type=float, default=1.0, metavar="S",
+    p.add_argument("--duration", type=argcheck.non_negative, metavar="S", help="stop after S seconds")
+    p.add_argument("--count", type=argcheck.count, metavar="N", help="stop after N snapshots")
+    p.add_argument("--slow-poll", type=argcheck.positive, default=1.0, metavar="S",
                    help="poll at least every S seconds (also the fallback without watchfiles)")
     p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone shown with times (IANA name)")
 

@@ -1,0 +1,110 @@
+"""RouteDeck's own command-line rules (issue 25 item 8, "Smaller ones"): README "Every command":
+exit status 0 ok, 1 findings, 2 usage or unreadable input (one line on stderr, nothing on stdout);
+``--json`` prints one JSON document per line; a queue log is ``LOG`` wherever one is read; job
+status by name and code. These are RouteDeck decisions, not HTCondor behaviour, except where a
+test names its HTCondor source.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tui.cli import main
+
+LOG = "tests/data/replay/real_job_submission.log"
+RECORDING = "sample_configs/recordings/demo-3h.job_queue.log"
+CONFIG = "sample_configs/demo/condor_config"
+JOBADS = 'ClusterId = 1\nProcId = 0\nVO = "cms"\nRequestMemory = 2000\nJobUniverse = 5\nJobStatus = 1\n'
+
+
+def run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        rc = exc.code if isinstance(exc.code, int) else 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return rc, out, err
+
+
+def one_usage_line(rc: int, out: str, err: str, command: str) -> None:
+    assert (rc, out) == (2, ""), (rc, out, err)
+    assert err.count("\n") == 1 and err.startswith(f"routedeck {command}".rstrip() + ": "), err
+
+
+# ------------------------------------------------------------------ e. --config does not swallow LOG
+
+
+def test_config_then_log_takes_log_as_the_positional(capsys):
+    """``--config CFG LOG``: LOG is the log (it was swallowed as a second config file)."""
+    rc, out, err = run(capsys, ["watch", "--config", CONFIG, LOG, "--once", "--json"])
+    assert rc == 0, err
+    assert json.loads(out)["queue_log"] == LOG
+    rc, out, err = run(capsys, ["replay", "--config", CONFIG, LOG, "--json"])
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["replay"]["log"] == LOG and doc["routes"] is not None
+
+
+def test_route_config_then_jobads_positional(capsys, tmp_path):
+    """``route --config CFG JOBADS`` (product.md §5's form): JOBADS is the job ads."""
+    ads = tmp_path / "jobs.ads"
+    ads.write_text(JOBADS)
+    rc, out, err = run(capsys, ["route", "--config", CONFIG, str(ads), "--json"])
+    assert rc == 0, err
+    assert [r["job"] for r in json.loads(out)] == ["1.0"]
+
+
+def test_config_is_repeatable_and_every_file_is_read(capsys, tmp_path):
+    """``--config A --config B`` reads A then B (``hook run``'s form; nargs='+' kept only B)."""
+    first = tmp_path / "first.conf"
+    first.write_text(f"JOB_QUEUE_LOG = {LOG}\n")
+    rc, out, err = run(capsys, ["watch", "--config", str(first), "--config", CONFIG, "--once", "--json"])
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["queue_log"] == LOG  # from the first file
+    assert doc["routes"] and all(isinstance(r["max_jobs"], int) for r in doc["routes"])  # the second's table
+
+
+# ------------------------------------------------------------------ f. numeric options
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["demo", "--headless", "--speed", "-5", "--duration", "0"], "--speed"),
+    (["demo", "--headless", "--speed", "0", "--duration", "0"], "--speed"),
+    (["demo", "--headless", "--speed", "nan", "--duration", "0"], "--speed"),
+    (["demo", "--headless", "--speed", "inf", "--duration", "0"], "--speed"),
+    (["demo", "--speed", "-5"], "--speed"),  # the screen form too: refused before any screen opens
+    (["demo", "--headless", "--duration", "-1"], "--duration"),
+    (["demo", "--headless", "--duration", "nan"], "--duration"),
+    (["demo", "--headless", "--duration", "0", "--interval", "0"], "--interval"),
+    (["demo", "--headless", "--duration", "0", "--interval", "-inf"], "--interval"),
+    (["demo", "--headless", "--duration", "0", "--start", "nan"], "--start"),
+    (["replay", RECORDING, "--speed", "-5"], "--speed"),
+    (["replay", RECORDING, "--speed", "nan", "--at", "end"], "--speed"),
+    (["replay", RECORDING, "--transaction", "-3"], "--transaction"),
+    (["watch", LOG, "--json", "--count", "1", "--duration", "-1"], "--duration"),
+    (["watch", LOG, "--json", "--duration", "1", "--count", "0"], "--count"),
+    (["watch", LOG, "--once", "--slow-poll", "-1"], "--slow-poll"),
+    (["watch", LOG, "--once", "--slow-poll", "nan"], "--slow-poll"),
+])
+def test_non_positive_or_non_finite_numbers_are_usage_errors(capsys, argv, option):
+    rc, out, err = run(capsys, argv)
+    one_usage_line(rc, out, err, argv[0])
+    assert option in err
+
+
+# ------------------------------------------------------------------ g. no command
+
+
+def test_bare_routedeck_is_a_usage_error(capsys):
+    """README: usage → exit 2, one line on stderr, nothing on stdout (``routedeck --help`` lists
+    the commands; bare ``routedeck`` printed that help on stdout and exited 0)."""
+    rc, out, err = run(capsys, [])
+    one_usage_line(rc, out, err, "")
+    assert "--help" in err
+    for group in ("cron", "hook"):  # a command group without its subcommand: the same rule
+        rc, out, err = run(capsys, [group])
+        one_usage_line(rc, out, err, group)
