@@ -108,3 +108,26 @@ def test_bare_routedeck_is_a_usage_error(capsys):
     for group in ("cron", "hook"):  # a command group without its subcommand: the same rule
         rc, out, err = run(capsys, [group])
         one_usage_line(rc, out, err, group)
+
+
+# ------------------------------------------------------------------ h. hook run without --allow-hooks
+
+
+def test_hook_run_without_allow_hooks_is_a_finding_with_its_report(capsys, tmp_path):
+    """What would run is the report (stdout), exit 1 (findings: the hook was not run), one line on
+    stderr saying why; exit 2 stays for usage errors (nothing on stdout)."""
+    marker = tmp_path / "ran"
+    hook = tmp_path / "prepare.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    conf = tmp_path / "hook.conf"
+    conf.write_text(f"MYHOOK_HOOK_PREPARE_JOB = {hook}\n")
+    ads = tmp_path / "job.ad"
+    ads.write_text(JOBADS)
+    for extra in ([], ["--json"]):
+        rc, out, err = run(capsys, ["hook", "run", "MYHOOK", "PREPARE_JOB", "--job", str(ads), "--config", str(conf)]
+                           + extra)
+        assert rc == 1 and not marker.exists()
+        assert str(hook) in out
+        assert err.count("\n") == 1 and "--allow-hooks" in err
+    assert json.loads(out)["withheld"] is True

@@ -5,8 +5,11 @@ as the startd, starter, Job Router or cron manager would: the same path check
 (``validateHookPath``), stdin, arguments, environment, timeout and output cap, through the same
 code (:mod:`engine.execute.hooks`, :mod:`engine.execute.cron`, :mod:`engine.router.hooks`), and
 prints what HTCondor would do with the result. Without ``--allow-hooks`` it prints what would
-run (path, arguments, stdin) and exits 2. KEYWORD ``STARTD_CRON``/``SCHEDD_CRON`` runs a daemon
-ClassAd hook job named HOOK. Exit status: 0 the hook ran, 1 it could not be found or used, 2 usage.
+run (path, arguments, stdin: the report an operator checks before allowing it) and exits 1, with
+one line on stderr saying the hook was not run. KEYWORD ``STARTD_CRON``/``SCHEDD_CRON`` runs a
+daemon ClassAd hook job named HOOK. Exit status: 0 the hook ran; 1 it did not (not configured,
+its path refused, or withheld without ``--allow-hooks``); 2 usage or an unreadable file (one line
+on stderr, nothing on stdout, the rule of every command).
 
 ``hook check CONFIG…`` lists the configured hooks of the three families (Job Router, fetch-work
 and starter, daemon cron) with the path checks and what is wrong, exit 1 on any error.
@@ -103,7 +106,10 @@ def run_hook_cmd(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(json.dumps(report, sort_keys=True) + "\n")
     else:
         _print_report(report, out)
-    return 2 if report["withheld"] else 0
+    if report["withheld"]:  # a finding, not a usage error: the report above is what would run
+        print(f"routedeck hook run: {report['path']} was not run: give {ALLOW_FLAG} to run it", file=sys.stderr)
+        return 1
+    return 0
 
 
 def hook_run(args: argparse.Namespace) -> dict[str, Any]:
