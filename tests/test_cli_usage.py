@@ -131,3 +131,35 @@ def test_hook_run_without_allow_hooks_is_a_finding_with_its_report(capsys, tmp_p
         assert str(hook) in out
         assert err.count("\n") == 1 and "--allow-hooks" in err
     assert json.loads(out)["withheld"] is True
+
+
+# ------------------------------------------------------------------ i. one JSON document per line
+
+
+def test_every_json_output_is_one_document_per_line(capsys, tmp_path):
+    ads = tmp_path / "jobs.ads"
+    ads.write_text(JOBADS)
+    runs = [
+        ["replay", LOG, "--json", "--jobs"],
+        ["replay", RECORDING, "--reroute", "--config", CONFIG, "--at", "+600", "--json"],
+        ["watch", LOG, "--once", "--json"],
+        ["demo", "--headless", "--max-speed", "--duration", "1200", "--json"],
+        ["queue", LOG, "--json"],
+        ["queue", LOG, "--json", "--jobs"],
+        ["queue", LOG, "--json", "--long", "1.0"],
+        ["route", "--config", CONFIG, "--jobads", str(ads), "--json"],
+        ["route", "--config", CONFIG, "--jobads", str(ads), "--json", "--trace"],
+        ["route", "--config", CONFIG, "--jobads", str(ads), "--json", "--compare", CONFIG, CONFIG],
+        ["cron", "next", "*/15 * * * *", "--json", "--after", "1795219200", "--tz", "UTC"],
+        ["cron", "explain", "*/15 * * * *", "--json"],
+        ["hook", "check", CONFIG, "--json"],
+    ]
+    for argv in runs:
+        rc, out, err = run(capsys, argv)
+        assert rc in (0, 1), (argv, err)
+        lines = out.splitlines()
+        assert lines and out.endswith("\n"), argv
+        for line in lines:
+            json.loads(line)  # every line is a whole document
+        if argv[0] == "demo":
+            assert len(lines) > 1

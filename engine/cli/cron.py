@@ -20,13 +20,13 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from datetime import datetime
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.crondor import (
     ATTRS,
     CronError,
@@ -151,13 +151,13 @@ def run(args) -> int:
             print(f"routedeck cron: {exc}", file=sys.stderr)
         lints += lint_runs(runs, predicted, zone)
     if args.json:
-        print(json.dumps({
+        emit({
             "runs": runs,
             "schedd_runs": [r.time for r in predicted],
             "schedd_fallback": any(r.fallback for r in predicted),
             "lints": [lint.as_json() for lint in lints],
             "error": sched.error,
-        }, indent=2))
+        })
         return 1 if bad else 0
     out = [_header(sched, zone, after)]
     if not sched.valid:
@@ -194,7 +194,7 @@ def _table(runs, predicted, zone) -> str:
 def _explain(args, sched, zone, lints, bad: bool) -> int:
     text = explain(sched, zone)
     if args.json:
-        print(json.dumps({"text": text, "lints": [lint.as_json() for lint in lints], "error": sched.error}, indent=2))
+        emit({"text": text, "lints": [lint.as_json() for lint in lints], "error": sched.error})
     else:
         print("\n".join([text] + [f"{lint.level}: {lint.message}" for lint in lints]))
     return 1 if bad else 0

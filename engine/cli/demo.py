@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import queue as _queue
 import shutil
@@ -36,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from engine.cli import args as argcheck
-from engine.cli.jsonout import snapshot_json
+from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import DemoError, build_demo
 
 
@@ -213,7 +212,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     try:
         for snap in gen:
             if args.json:
-                print(json.dumps(snapshot_json(snap), sort_keys=True), flush=True)
+                emit(snapshot_json(snap))
             else:
                 print(summary_line(snap), flush=True)
             crashed = crashed or snap.engine_state == "crashed"

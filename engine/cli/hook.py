@@ -18,7 +18,6 @@ and starter, daemon cron) with the path checks and what is wrong, exit 1 on any 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -28,6 +27,7 @@ from typing import Any, TextIO
 
 from engine.classad import evaluate, format_ad, format_value, is_true, make_ad
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.execute import cron
 from engine.execute import hooks as hk
 from engine.hookrun import ALLOW_FLAG, validate_hook_path
@@ -103,7 +103,7 @@ def run_hook_cmd(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"routedeck hook run: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, NotUsable) else 2
     if args.json:
-        out.write(json.dumps(report, sort_keys=True) + "\n")
+        emit(report, out)
     else:
         _print_report(report, out)
     if report["withheld"]:  # a finding, not a usage error: the report above is what would run
@@ -365,7 +365,7 @@ def run_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
     cfg = Config.load(args.configs)
     rep = hook_check(cfg)
     if args.json:
-        out.write(json.dumps(rep, sort_keys=True) + "\n")
+        emit(rep, out)
         return 1 if rep["errors"] or rep["config_errors"] else 0
     for e in rep["config_errors"]:
         out.write(f"{e}\n")

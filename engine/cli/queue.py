@@ -26,14 +26,13 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_expr
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import job_json
+from engine.cli.jsonout import emit, job_json
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
 
@@ -142,15 +141,14 @@ def run(args) -> int:
             return 1
         if args.json:
             ads: Any = [j.attrs for j in chosen]
-            out = {"ad": ads[0] if "." in args.long else ads, "problems": problems}
-            print(json.dumps(out, indent=2))
+            emit({"ad": ads[0] if "." in args.long else ads, "problems": problems})
         else:
             print("\n".join(format_ad(j.attrs) for j in chosen), end="")
         return status
     if getattr(args, "jobs", False):
         rows = [_job_row(j) for j in sorted(jobs, key=lambda j: j.id)]
         if args.json:
-            print(json.dumps({"total_jobs": len(jobs), "jobs": rows, "problems": problems}, indent=2))
+            emit({"total_jobs": len(jobs), "jobs": rows, "problems": problems})
         else:
             for r in rows:
                 print(f"{r['job']:<12} {r['status'] or r['status_code'] or 'undefined':<20} {r['owner'] or ''}")
@@ -163,8 +161,8 @@ def run(args) -> int:
         row = by_owner.setdefault(_owner(j), {})
         row[s] = row.get(s, 0) + 1
     if args.json:
-        print(json.dumps({"total_jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
-                          "records": res.queue.record_kinds(), "problems": problems}, indent=2, sort_keys=True))
+        emit({"total_jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
+              "records": res.queue.record_kinds(), "problems": problems})
         return status
     print(_table(args.log, res, len(jobs), by_status, by_owner), end="")
     return status

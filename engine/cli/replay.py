@@ -27,12 +27,11 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from engine.clock import ManualClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import row_json, snapshot_json
+from engine.cli.jsonout import emit, row_json, snapshot_json
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
@@ -175,7 +174,7 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
-        return run_reroute(index, args, until=target)
+        return run_reroute(index, args, until=target, emit=emit)
     try:
         player, errors = make_player(index, args)
         target = target or Seek(time=end)
@@ -201,8 +200,7 @@ def run_headless(args: argparse.Namespace) -> int:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        emit(out)
         return 0
     where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
     print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"

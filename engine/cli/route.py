@@ -29,8 +29,6 @@ stderr, nothing on stdout).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import stat
 import sys
@@ -39,6 +37,7 @@ from typing import TextIO
 from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.lang.config import Config
 from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
@@ -134,10 +133,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if getattr(args, "trace", False):
         return print_trace(results, args, out, status)
     if args.json:
-        json.dump([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
-                    "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
-                              for s in r["steps"]], "hooks": r["hooks"]} for r in results], out, indent=2)
-        out.write("\n")
+        emit([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
+               "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
+                         for s in r["steps"]], "hooks": r["hooks"]} for r in results], out)
         return status
     for r in results:
         if not args.explain:
@@ -172,10 +170,8 @@ def print_trace(results: list, args: argparse.Namespace, out: TextIO, status: in
     from engine.router.trace import format_trace  # noqa: PLC0415
 
     if args.json:
-        json.dump([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
-                    "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results],
-                  out, indent=2)
-        out.write("\n")
+        emit([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
+               "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results], out)
         return status
     for r in results:
         out.write(f"Job {r['job']}: {r['verdict']}\n")
@@ -251,8 +247,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     now = args.now if args.now is not None else SystemClock().now()
     cmp = compare_tables(tables[0], tables[1], ads, now=now, ignore_prior=args.ignore_prior_routing)
     if args.json:
-        json.dump({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out, indent=2)
-        out.write("\n")
+        emit({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out)
     else:
         out.write(format_comparison(cmp, full_ads=args.explain))
     return 1 if cmp.differs or errors or problems else 0

@@ -16,13 +16,12 @@ live schedd's that has not written yet: watch waits for it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import snapshot_json
+from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, WatchFeed, resolve
 from engine.runtime import Runtime
 
@@ -117,7 +116,7 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     out["records"] = engine.queue.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
     out["problems"] = list(engine.problems[-10:])  # always there, as in replay and queue
     if args.json:
-        sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
+        emit(out)
     else:
         print(f"{engine.setup.queue_log}: {snap.total_jobs} jobs  " +
               "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
