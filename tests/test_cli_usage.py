@@ -163,3 +163,63 @@ def test_every_json_output_is_one_document_per_line(capsys, tmp_path):
             json.loads(line)  # every line is a whole document
         if argv[0] == "demo":
             assert len(lines) > 1
+
+
+# ------------------------------------------------------------------ j. queue --json: status by name and code
+
+
+def test_queue_json_counts_give_status_by_name_and_code(capsys):
+    """README: job status by name and code. Source of the figures: tests/data/replay/
+    real_job_submission.log (tests/data/PROVENANCE.md) holds one Held job (5) of bbockelm."""
+    rc, out, _ = run(capsys, ["queue", LOG, "--json"])
+    doc = json.loads(out)
+    assert rc == 0
+    assert doc["by_status"] == [{"status": "Held", "status_code": 5, "jobs": 1}]
+    assert doc["by_owner"] == [{"owner": "bbockelm", "jobs": 1,
+                                "by_status": [{"status": "Held", "status_code": 5, "jobs": 1}]}]
+
+
+# ------------------------------------------------------------------ d. a job ad without JobStatus
+
+
+NO_STATUS_LOG = """\
+107 1 CreationTimestamp 1736935000
+101 0.0 Job Machine
+103 0.0 NextClusterNum 1
+105 
+103 0.0 NextClusterNum 2
+101 01.-1 Job Machine
+103 01.-1 Owner "alice"
+101 1.0 Job Machine
+101 1.1 Job Machine
+103 1.1 InitialJobStatus 5
+101 1.2 Job Machine
+103 1.2 JobStatus 2
+106 # 2025-01-15T09:56:40.000000
+"""
+
+
+def test_a_job_without_jobstatus_has_the_schedds_status_everywhere(capsys, tmp_path):
+    """qmgmt.cpp (HTCondor 7491a145f6, the commit htcondor.md describes), ``InitJobQueue``: a job ad
+    whose JobStatus is not an integer gets ``InitialJobStatus``, else IDLE ("job %d.%d has no
+    status attribute, setting it to %s"); new proc ads get the same at commit. So 1.0 is Idle and
+    1.1 Held in every view — watch showed status 0 and ``queue --follower-rules`` "undefined"."""
+    log = tmp_path / "job_queue.log"
+    log.write_text(NO_STATUS_LOG)
+    want = {"1.0": ("Idle", 1), "1.1": ("Held", 5), "1.2": ("Running", 2)}
+    views = {
+        "watch": ["watch", str(log), "--once", "--json", "--jobs"],
+        "replay": ["replay", str(log), "--json", "--jobs"],
+        "queue": ["queue", str(log), "--json", "--jobs"],
+        "queue --follower-rules": ["queue", str(log), "--json", "--jobs", "--follower-rules"],
+    }
+    for name, argv in views.items():
+        rc, out, err = run(capsys, argv)
+        assert rc == 0, (name, err)
+        doc = json.loads(out)
+        assert {j["job"]: (j["status"], j["status_code"]) for j in doc["jobs"]} == want, name
+        if "queue" in doc:  # the snapshot's counts (watch, replay)
+            assert {k: v for k, v in doc["queue"].items() if v} == {"idle": 1, "held": 1, "running": 1}, name
+    for rules in ([], ["--follower-rules"]):
+        rc, out, _ = run(capsys, ["queue", str(log), "--json"] + rules)
+        assert [(c["status_code"], c["jobs"]) for c in json.loads(out)["by_status"]] == [(1, 1), (2, 1), (5, 1)]

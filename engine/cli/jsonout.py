@@ -6,6 +6,9 @@ types in every mode).
 - A job is ``{"job": "c.p", "status": name, "status_code": int, "owner", "kind", "route",
   "routed_to", "routed_from"}``: the status by name (``engine.snapshot.STATUS_NAMES``) and by
   code; a value that is not known is null (never -1 or "").
+- Counts by status are rows ``{"status": name, "status_code": int, "jobs": n}``
+  (:func:`status_counts`), the same two status fields as a job's (issue 25 item 8j: ``queue
+  --json`` gave the code only).
 - Every ``--json`` output is written by :func:`emit`: one JSON document per line, compact (a
   snapshot stream is JSON Lines, and a single answer is one line too; ``replay --json`` and
   ``queue --json`` were pretty-printed over many lines while ``watch``/``demo`` printed one).
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, Iterable, Mapping, TextIO
 
 from engine.snapshot import STATUS_NAMES
 
@@ -42,6 +45,13 @@ def snapshot_json(snap: Any, jobs: bool = False) -> dict[str, Any]:
     if jobs:
         out["jobs"] = [row_json(j) for j in snap.jobs]
     return out
+
+
+def status_counts(counts: Mapping[int | None, int] | Iterable[tuple[int | None, int]]) -> list[dict[str, Any]]:
+    """``[{"status": "Idle", "status_code": 1, "jobs": 3}, …]`` in status code order."""
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    return [{**status_json(code), "jobs": n}
+            for code, n in sorted(items, key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))]
 
 
 def dumps(doc: Any) -> str:

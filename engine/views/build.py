@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from engine import snapshot as S
 from engine.rowseq import CHUNK, ChunkedRows, RowSeq
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
+from engine.queue.job import schedd_status
 from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
@@ -62,7 +63,8 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
     if kind == "source" and route is None:
         route = source_route(engine, job, routed_to)
     return S.JobRow(
-        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=route,
+        job=job, status=schedd_status(_i(a, "JobStatus"), _i(a, "InitialJobStatus")), owner=_s(a, "Owner") or "",
+        route=route,
         kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
         entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
