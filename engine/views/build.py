@@ -199,8 +199,11 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
     table = engine.table
     if engine.router is not None:
         routes = engine.router.route_views(engine.now)
+    names = getattr(engine, "names", None)  # the demo's staged copies: diagnostics name the user's files
+    shown = (lambda text: engine.names.text(text)) if names is not None else (lambda text: text)
     if table is not None:
-        diags = tuple(S.Diagnostic(d.level, d.message, getattr(d, "file", None), getattr(d, "line", None))
+        diags = tuple(S.Diagnostic(d.level, shown(d.message), shown(d.file) if getattr(d, "file", None) else None,
+                                   getattr(d, "line", None))
                       for d in table.diagnostics)
         inactive = tuple(
             S.RouteView(index=0, name=d.name, source_label=d.source_label, syntax="transform",
@@ -211,7 +214,7 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
             for d in getattr(table, "disabled", ()))
     startd = getattr(engine, "startd", None)
     if startd is not None and getattr(engine, "hook_index", None) is None:
-        engine.hook_index = HookIndex()
+        engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
     return S.Snapshot(
         seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
