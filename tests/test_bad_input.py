@@ -560,3 +560,56 @@ def test_requirements_written_as_a_macro_assignment_gets_a_hint(tmp_path, capsys
     rc, out, _ = run_cli(capsys, "check", "-q", path)
     assert rc == 1 and f"{path}:2: error: route A (JOB_ROUTER_ROUTE_A): Missing Requirements in job route" in out
     assert "'REQUIREMENTS = …' assigns a macro" in out
+
+
+# ------------------------------------------------------------------------------ macro loops (issue 25 item 8c)
+
+
+def test_macro_loop_names_every_macro_of_the_cycle_at_its_line(tmp_path, capsys):
+    """src/condor_utils/config.cpp ``expand_macro`` substitutes until no ``$()`` is left (no loop
+    check: ``CONFIG_MAX_NESTING_DEPTH``, condor_config.h, bounds include/metaknob nesting only), so
+    HTCondor would never return; RouteDeck stops and names the whole cycle, each at file:line."""
+    path = write(tmp_path, "loop.conf", "A = $(B)\nB = $(C)\nC = $(A)\nJOB_ROUTER_ROUTE_NAMES = $(A)\n")
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1
+    assert (f"{path}:1: error: JOB_ROUTER_ROUTE_NAMES: macro $(A) refers to itself through a loop: "
+            f"A ({path}:1) -> B ({path}:2) -> C ({path}:3) -> A") in out
+
+
+@pytest.mark.parametrize("where", ["config", "route"])
+def test_requirements_naming_a_macro_loop_says_it_is_a_loop(tmp_path, capsys, where):
+    """xform_utils.cpp ``MacroStreamXFormSource::open``: the REQUIREMENTS text goes to
+    ``setRequirements`` unexpanded, and one that does not parse is "invalid REQUIREMENTS : %s" — so
+    ``REQUIREMENTS $(B)`` is HTCondor's error whatever B holds. The message adds why, and here that
+    B is a loop with A (both named, with their file:line)."""
+    loop = "A = $(B)\nB = $(A)\n"
+    route = "JOB_ROUTER_ROUTE_R @=jrt\n{inner}  UNIVERSE 5\n  REQUIREMENTS $(B)\n@jrt\n"
+    text = ("JOB_ROUTER_ROUTE_NAMES = R\n" + (loop + route.format(inner="") if where == "config" else
+            route.format(inner="".join("  " + line + "\n" for line in loop.splitlines()))))
+    path = write(tmp_path, "r.conf", text)
+    a, b = (3, 4) if where == "route" else (2, 3)
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and "invalid REQUIREMENTS : $(B)" in out
+    assert f"B ({path}:{b}) -> A ({path}:{a}) -> B" in out and "loop" in out
+
+
+def test_requirements_naming_a_macro_says_it_is_not_expanded(tmp_path, capsys):
+    """The same HTCondor rule (xform_utils.cpp): a macro in REQUIREMENTS is not expanded; the
+    message shows what the macro holds, to write instead."""
+    path = write(tmp_path, "r.conf", 'MYREQ = Owner == "alice"\nJOB_ROUTER_ROUTE_NAMES = R\n'
+                                     'JOB_ROUTER_ROUTE_R @=jrt\n  UNIVERSE 5\n  REQUIREMENTS $(MYREQ)\n@jrt\n')
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1 and f"{path}:5: error: " in out
+    assert "without expanding macros: $(MYREQ) would be 'Owner == \"alice\"'" in out
+
+
+def test_macro_loop_inside_a_route_is_an_error_when_the_table_loads(tmp_path, capsys):
+    """A loop among a route's own macros, expanded by a SET: HTCondor's router would loop forever
+    on the first job (config.cpp ``expand_macro``); ``check`` reported nothing. Now an error at the
+    statement, naming both macros at their file:line."""
+    path = write(tmp_path, "r.conf", 'JOB_ROUTER_ROUTE_NAMES = R\nJOB_ROUTER_ROUTE_R @=jrt\n  A = $(B)\n  B = $(A)\n'
+                                     '  UNIVERSE 5\n  REQUIREMENTS true\n  SET Foo "$(A)"\n@jrt\n')
+    rc, out, _ = run_cli(capsys, "check", "-q", path)
+    assert rc == 1
+    assert f"{path}:7: error: route R (JOB_ROUTER_ROUTE_R): macro $(A) refers to itself through a loop: " \
+           f"A ({path}:3) -> B ({path}:4) -> A" in out

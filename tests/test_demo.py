@@ -7,7 +7,6 @@ load of job_queue.log). Expected times come from engine.crondor, never from the 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -78,9 +77,9 @@ def demo(tmp_path_factory):
 def test_golden_same_snapshots_every_time(demo, tmp_path):
     """The same seed gives the same JSON snapshots (Snapshot.to_json), line for line: the CLI in
     another process (another hash seed) against the first hour of the fixture's run."""
-    from engine.cli.jsonout import snapshot_json  # the headless --json form (to_json + total_jobs)
+    from engine.cli.jsonout import dumps, snapshot_json  # the headless --json form and its one writer
 
-    here = [json.dumps(snapshot_json(s), sort_keys=True) for s in demo["snaps"] if s.time <= demo["engine"].start + 3600]
+    here = [dumps(snapshot_json(s)) for s in demo["snaps"] if s.time <= demo["engine"].start + 3600]
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run(
         [sys.executable, "-m", "tui.cli", "demo", "--headless", "--max-speed", "--json", "--duration", "3600",
@@ -91,7 +90,7 @@ def test_golden_same_snapshots_every_time(demo, tmp_path):
     assert out.stdout.splitlines() == here
     assert len(here) == 3600 // INTERVAL + 1
     other = build_demo(config_dir=demo["cfg"], seed=SEED + 1, state_dir=tmp_path / "c")
-    theirs = [json.dumps(snapshot_json(s), sort_keys=True) for s in run_snapshots(other, hours=0.5, interval=INTERVAL)]
+    theirs = [dumps(snapshot_json(s)) for s in run_snapshots(other, hours=0.5, interval=INTERVAL)]
     assert theirs != here[:len(theirs)]
 
 

@@ -31,14 +31,15 @@ def files(tmp_path, config: str, job: str = 'Cmd = "/bin/java"\nHookKeyword = "J
     return str(tmp_path / "condor_config"), str(tmp_path / "job.ad")
 
 
-def test_without_allow_hooks_shows_stdin_and_exits_2(tmp_path):
+def test_without_allow_hooks_shows_stdin_and_exits_1(tmp_path):
     """Nothing runs without --allow-hooks (product.md §4); the stdin shown is the starter's: the job
-    ad by sPrintAd (StarterHookMgr.cpp)."""
+    ad by sPrintAd (StarterHookMgr.cpp). Exit 1, a finding (issue 25 item 8h): 2 is for usage errors,
+    which print nothing on stdout."""
     marker = tmp_path / "ran"
     prep = script(tmp_path, "prep", f"touch {marker}\n")
     cfg, job = files(tmp_path, f"JAVA5_HOOK_PREPARE_JOB = {prep}\n")
     rc, out = run("run", "JAVA5", "PREPARE_JOB", "--job", job, "--config", cfg)
-    assert rc == 2 and not marker.exists()
+    assert rc == 1 and not marker.exists()
     assert '  | Cmd = "/bin/java"' in out and "not run: needs --allow-hooks" in out
 
 

@@ -35,7 +35,8 @@ def test_json_counts(capsys):
     out = json.loads(capsys.readouterr().out)
     # the real log also holds a user record (0.2, MyType Owner) and a cluster-private ad (1.-2):
     # loaded, not counted as jobs (htcondor.md §3.1)
-    assert out == {"total_jobs": 1, "by_status": {"5": 1}, "by_owner": {"bbockelm": {"5": 1}},
+    held = [{"status": "Held", "status_code": 5, "jobs": 1}]
+    assert out == {"total_jobs": 1, "by_status": held, "by_owner": [{"owner": "bbockelm", "jobs": 1, "by_status": held}],
                    "records": {"user": 1, "cluster_private": 1}, "problems": []}
 
 
@@ -68,7 +69,7 @@ def test_problems_reported_and_exit_status(tmp_path, capsys):
     log.write_bytes((DATA / "example_3_6.log").read_bytes() + b"105 \n103 1.1 JobStatus 2\n")
     assert _run(str(log), "--json") == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["by_status"] == {"1": 1} and out["problems"][0]["record"] == 108
+    assert out["by_status"] == [{"status": "Idle", "status_code": 1, "jobs": 1}] and out["problems"][0]["record"] == 108
     log.write_bytes(b"107 1 CreationTimestamp 1\n105 \nZMG\n106 \n")
     assert _run(str(log)) == 1
     assert "fatal" in capsys.readouterr().err

@@ -9,6 +9,7 @@ table), §1.9 (routed copy = RouteName defined); product.md §2 ("watch": queue 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -175,3 +176,33 @@ def test_condor_config_dev_null_means_no_config():
 
     assert os.devnull not in condor_config_paths(None, {"CONDOR_CONFIG": os.devnull})
     assert condor_config_paths(None, {"CONDOR_CONFIG": "/etc/x/condor_config"}) == ["/etc/x/condor_config"]
+
+
+def test_a_replaced_log_drops_the_old_files_problems_and_says_so(tmp_path):
+    """htcondor.md §3.4/§3.5: a rotation (new 107 sequence) is a bulk reload from the new file;
+    ``problems`` keeps the current file's only (the old file's corrupt record stayed listed), and
+    the events say that the log was replaced — in the headless JSON too (issue 25 item 8b)."""
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    submit(q, T0 + 1)
+    q.writer.close()
+    with open(log, "ab") as fh:
+        fh.write(b"103 1.0 Foo\n")  # an empty value: a corrupt record
+    engine = WatchEngine(WatchSetup(str(log)), ManualClock(T0 + 5))
+    engine.poll()
+    assert len(engine.problems) == 1 and "corrupt" in engine.problems[0]
+    fresh = tmp_path / "fresh"
+    q2, _ = open_queue(fresh, T0 + 10)  # a new log: 107 sequence 1 again, a new file at the same path
+    submit(q2, T0 + 11)
+    submit(q2, T0 + 12)
+    q2.writer.close()
+    data = fresh.read_bytes().replace(b"107 1 ", b"107 7 ", 1)
+    fresh.write_bytes(data)
+    os.replace(fresh, log)
+    assert engine.poll()
+    assert engine.problems == []
+    snap = engine.snapshot(2)
+    assert snap.total_jobs == 2
+    said = [e for e in snap.events if e.kind == "log-replaced"]
+    assert len(said) == 1 and str(log) in said[0].message and "rotated (sequence 1 -> 7)" in said[0].message
+    assert not engine.poll() and [e.kind for e in engine.snapshot(3).events] == ["log-replaced"]  # said once

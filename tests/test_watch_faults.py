@@ -52,7 +52,7 @@ def test_truncated_log_is_reloaded_not_appended(tmp_path):
     log.write_bytes(data[:cut])
     r = f.poll()
     assert r.probe == F.PROBE_ERROR and r.reloaded
-    assert "rewritten" in r.problems[0].message and r.problems[0].severity == "info"
+    assert "rewritten" in r.replaced and r.problems == []
     assert f.queue.snapshot_state() == _fresh(log) != schedd.snapshot_state()
     assert f.poll().probe == F.NO_CHANGE
 
@@ -86,7 +86,7 @@ def test_atomically_replaced_log_is_reloaded(tmp_path):
     tmp.write_bytes(text)
     os.replace(tmp, log)
     r = f.poll()
-    assert r.probe == F.PROBE_ERROR and r.reloaded and "replaced" in r.problems[0].message
+    assert r.probe == F.PROBE_ERROR and r.reloaded and r.replaced == "replaced"
     assert f.queue.snapshot_state() == _fresh(log)
     assert f.queue.get((1, 0)).get("Owner") == '"carol"' and f.queue.get((1, 0)).status == 2
 
@@ -97,7 +97,7 @@ def test_rotated_log_is_one_reload(tmp_path):
     log, schedd, f = _started(tmp_path)
     schedd.writer.compact(schedd)
     r = f.poll()
-    assert r.probe == F.COMPRESSED and r.reloaded and "rotated (sequence 1 -> 2)" in r.problems[0].message
+    assert r.probe == F.COMPRESSED and r.reloaded and r.replaced == "rotated (sequence 1 -> 2)"
     assert f.queue.snapshot_state() == schedd.snapshot_state() == _fresh(log)
     assert len(f.queue) == 9
 
@@ -120,3 +120,23 @@ def test_torn_transaction_at_the_end_is_read_once_when_completed(tmp_path):
     assert r.probe == F.ADDITION and r.records == 2  # the completed 103 and the 106
     assert f.queue.snapshot_state() == _fresh(log)
     assert f.poll().probe == F.NO_CHANGE
+
+
+def test_a_new_generation_is_said_and_its_problems_are_reported_again(tmp_path):
+    """A file replaced under the same name with the same 107 sequence and the same bad last record
+    at the same offset: PROBE_ERROR (htcondor.md §3.5), and the new file's problem is reported —
+    problems were told once per (sequence, offset, message), so the new file's went unsaid.
+    ``replaced`` says what happened to the log (it was an "info" problem of the new file)."""
+    log, schedd, f = _started(tmp_path)
+    schedd.writer.close()
+    good = log.read_bytes()
+    log.write_bytes(good + b"103 1.0 Foo\n")  # an empty value: a corrupt record (§3.1)
+    r = f.poll()
+    assert r.probe == F.ADDITION and r.replaced is None and len(r.problems) == 1
+    tmp = log.with_name("replacement")
+    tmp.write_bytes(good.replace(b'"alice"', b'"carol"') + b"103 1.0 Foo\n")
+    os.replace(tmp, log)
+    r = f.poll()
+    assert r.probe == F.PROBE_ERROR and r.replaced == "replaced"
+    assert [p.message for p in r.problems] == [p.message for p in load_log(log, mode=FOLLOW).problems]
+    assert f.poll().problems == []  # still told once per generation

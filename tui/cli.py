@@ -35,13 +35,19 @@ def register_screen_commands(sub) -> None:
     launch.register(sub)
 
 
+def _command_names(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 0 if not argv and args.command is None else 2
+    if func is None:  # no command: a usage error like any other (README: one line on stderr, exit 2)
+        commands = ", ".join(_command_names(parser))
+        print(f"routedeck: give a command ({commands}); routedeck --help describes them", file=sys.stderr)
+        return 2
     try:
         return int(func(args) or 0)
     except KeyboardInterrupt:

@@ -97,7 +97,7 @@ def register_demo(subparsers) -> None:
     p.add_argument("--config-dir", type=argcheck.path, help="demo configuration directory (default: sample_configs/demo)")
     p.add_argument("--state-dir", type=argcheck.path, help="keep job_queue.log and history here (a recording replay can open)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the workload and sites (default 1)")
-    p.add_argument("--speed", type=float, default=60.0, help="virtual seconds per real second (default 60)")
+    p.add_argument("--speed", type=argcheck.positive, default=60.0, help="virtual seconds per real second (default 60)")
     p.add_argument("--classad-routes", action="store_true", help="use the ClassAd-syntax routing table")
     p.add_argument("--readonly", action="store_true", help="refuse job commands and routing-table edits")
     p.add_argument("--headless", action="store_true", help="no screen: print snapshots (see --duration, --json)")

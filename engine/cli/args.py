@@ -15,7 +15,12 @@ Design decisions and invariants:
 - :func:`job_id` takes ``condor_q``'s forms, ``CLUSTER`` or ``CLUSTER.PROC`` with cluster ≥ 1,
   proc ≥ 0 (htcondor.md §3.1 "Keys"), each a 32-bit integer as in HTCondor's ``PROC_ID``.
 - The functions return the checked text unchanged (or canonical), never an object, so a command
-  called with a hand-made ``Namespace`` behaves as before.
+  called with a hand-made ``Namespace`` behaves as before. Numbers are checked the same way
+  (issue 25 item 8f): a speed or an interval is :func:`positive`, a duration
+  :func:`non_negative`, a count :func:`count`, a transaction number :func:`index`, a time
+  :func:`epoch`; NaN and infinities are never accepted (``demo --speed -5`` used to run).
+- ``--config FILE`` is :func:`add_config_argument` in every command that takes it: one file per
+  flag, repeatable, so ``--config CFG LOG`` keeps LOG as the positional.
 - One convention for every command (issue 11 item 19): exit status 0 ok, 1 findings or problems
   in the input, 2 usage or unreadable input (:func:`usage_error`: one line on stderr, nothing on
   stdout); an input file is checked with :func:`unreadable` before anything is printed; a queue
@@ -27,6 +32,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import stat
@@ -76,6 +82,68 @@ def job_id(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a job id: {_shown(text)} (give CLUSTER or CLUSTER.PROC, "
                                          "e.g. 12 or 12.0)")
     return text
+
+
+def _number(text: str, kind: type = float) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: {_shown(text)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a finite number")
+    return value
+
+
+def positive(text: str) -> float:
+    """A number of seconds or a speed: finite and > 0 (``--speed``, ``--interval``, ``--slow-poll``)."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {_shown(text)}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """A duration: finite and >= 0 (``--duration``)."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {_shown(text)}")
+    return value
+
+
+def count(text: str) -> int:
+    """A number of things: an integer >= 1 (``--count``)."""
+    value = int(_number(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {_shown(text)}")
+    return value
+
+
+def index(text: str) -> int:
+    """A position counted from 0: an integer >= 0 (``--transaction``, where 0 is before the first)."""
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {_shown(text)}")
+    return value
+
+
+def epoch(text: str) -> float:
+    """A time in epoch seconds: finite, within years 1-9999 (ClassAd times are 64-bit integers)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not epoch seconds") from None
+    if not (math.isfinite(value) and -62135596800 <= value <= 253402300799):
+        raise argparse.ArgumentTypeError(f"{text!r} is outside years 1-9999")
+    return value
+
+
+def add_config_argument(p: argparse.ArgumentParser, help: str, *, dest: str = "config",
+                        flags: tuple[str, ...] = ("--config",), metavar: str = "CONFIG") -> None:
+    """``--config FILE``, repeatable (``--config A --config B`` reads A, then B), one file per
+    flag: a positional after it (``--config CFG LOG``) stays the positional (issue 25 item 8e;
+    ``nargs='+'`` took LOG as a second config file). ``hook run`` always had this form."""
+    p.add_argument(*flags, dest=dest, action="append", default=[], metavar=metavar, type=path,
+                   help=help + " (repeat --config for more files, read in order)")
 
 
 class Parser(argparse.ArgumentParser):

@@ -20,13 +20,13 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from datetime import datetime
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.crondor import (
     ATTRS,
     CronError,
@@ -65,7 +65,8 @@ def register(subparsers) -> None:
                                  description="A crondor schedule (the job attributes CronMinute, CronHour, "
                                              "CronDayOfMonth, CronMonth, CronDayOfWeek): its next runs, what an "
                                              "HTCondor schedd would pick, and lints.")
-    sub = cron.add_subparsers(dest="cron_command", metavar="SUBCOMMAND")
+    # required, as hook's: ``routedeck cron`` alone is a usage error in one line (it printed the help)
+    sub = cron.add_subparsers(dest="cron_command", required=True, metavar="{next,explain}")
     nxt = sub.add_parser("next", help="next N runs of a schedule, the schedd's predicted picks, lints",
                          description="The next N runs of a crondor schedule in a time zone, the runs an HTCondor "
                                      ">= 10.3 schedd would pick, and lints.")
@@ -76,12 +77,6 @@ def register(subparsers) -> None:
                          description="A crondor schedule in plain words, with lints.")
     _add_common(exp)
     exp.set_defaults(func=run)
-    cron.set_defaults(func=lambda args: _usage(cron))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 _FIRST_EPOCH = -62135596800 + 86400  # 0001-01-02 UTC: a zone offset cannot go before year 1
@@ -156,13 +151,13 @@ def run(args) -> int:
             print(f"routedeck cron: {exc}", file=sys.stderr)
         lints += lint_runs(runs, predicted, zone)
     if args.json:
-        print(json.dumps({
+        emit({
             "runs": runs,
             "schedd_runs": [r.time for r in predicted],
             "schedd_fallback": any(r.fallback for r in predicted),
             "lints": [lint.as_json() for lint in lints],
             "error": sched.error,
-        }, indent=2))
+        })
         return 1 if bad else 0
     out = [_header(sched, zone, after)]
     if not sched.valid:
@@ -199,7 +194,7 @@ def _table(runs, predicted, zone) -> str:
 def _explain(args, sched, zone, lints, bad: bool) -> int:
     text = explain(sched, zone)
     if args.json:
-        print(json.dumps({"text": text, "lints": [lint.as_json() for lint in lints], "error": sched.error}, indent=2))
+        emit({"text": text, "lints": [lint.as_json() for lint in lints], "error": sched.error})
     else:
         print("\n".join([text] + [f"{lint.level}: {lint.message}" for lint in lints]))
     return 1 if bad else 0

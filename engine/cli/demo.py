@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import queue as _queue
 import shutil
@@ -36,20 +35,20 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from engine.cli import args as argcheck
-from engine.cli.jsonout import snapshot_json
+from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import DemoError, build_demo
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--duration", type=float, default=60.0,
+    p.add_argument("--duration", type=argcheck.non_negative, default=60.0,
                    help="--headless: real seconds to run (S x speed virtual seconds); "
                         "with --max-speed, virtual seconds (default 60)")
-    p.add_argument("--interval", type=float, default=None,
+    p.add_argument("--interval", type=argcheck.positive, default=None,
                    help="--headless: virtual seconds between snapshots (default: speed, i.e. one per real second)")
     p.add_argument("--max-speed", action="store_true",
                    help="--headless: as fast as possible (jump from one engine action to the next)")
     p.add_argument("--json", action="store_true", help="--headless: one JSON snapshot per line (Snapshot.to_json)")
-    p.add_argument("--start", type=float, default=None, help="virtual start time, epoch seconds (default 2026-11-21 00:00 UTC)")
+    p.add_argument("--start", type=argcheck.epoch, default=None, help="virtual start time, epoch seconds (default 2026-11-21 00:00 UTC)")
 
 
 def register(subparsers) -> None:
@@ -59,7 +58,7 @@ def register(subparsers) -> None:
     p.add_argument("--config-dir", type=argcheck.path)
     p.add_argument("--state-dir", type=argcheck.path)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--speed", type=float, default=60.0)
+    p.add_argument("--speed", type=argcheck.positive, default=60.0)
     p.add_argument("--classad-routes", action="store_true")
     p.add_argument("--headless", action="store_true", default=True)
     add_headless_arguments(p)
@@ -160,11 +159,12 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
 
 
 def run_headless(args: argparse.Namespace) -> int:
-    numbers = [args.duration, args.speed or 1.0] + ([args.interval] if args.interval is not None else [])
-    if not all(math.isfinite(x) for x in numbers) or args.duration < 0 or (args.interval is not None and args.interval <= 0):
-        print("routedeck demo: --duration, --speed and --interval must be finite; --duration >= 0, --interval > 0",
-              file=sys.stderr)
-        return 2
+    # the parser checks these (engine.cli.args); a caller's own Namespace gets the same rule
+    numbers = [args.duration, args.speed] + ([args.interval] if args.interval is not None else [])
+    if not all(math.isfinite(x) for x in numbers) or args.duration < 0 or args.speed <= 0 or (
+            args.interval is not None and args.interval <= 0):
+        return argcheck.usage_error("demo", "--duration, --speed and --interval must be finite; --duration >= 0, "
+                                            "--speed > 0, --interval > 0")
     from engine.clock import VirtualClock  # noqa: PLC0415
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
@@ -196,10 +196,8 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
               "--state-dir keeps one)", file=sys.stderr)
     else:
         print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
-    speed = float(args.speed or 1.0)
-    max_speed = bool(getattr(args, "max_speed", False)) or speed <= 0
-    if speed <= 0:
-        speed = 600.0
+    speed = float(args.speed)
+    max_speed = bool(getattr(args, "max_speed", False))
     virtual = args.duration if max_speed else args.duration * speed
     interval = args.interval or (600.0 if max_speed else speed)
     until = engine.now + virtual
@@ -214,7 +212,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     try:
         for snap in gen:
             if args.json:
-                print(json.dumps(snapshot_json(snap), sort_keys=True), flush=True)
+                emit(snapshot_json(snap))
             else:
                 print(summary_line(snap), flush=True)
             crashed = crashed or snap.engine_state == "crashed"

@@ -5,8 +5,11 @@ as the startd, starter, Job Router or cron manager would: the same path check
 (``validateHookPath``), stdin, arguments, environment, timeout and output cap, through the same
 code (:mod:`engine.execute.hooks`, :mod:`engine.execute.cron`, :mod:`engine.router.hooks`), and
 prints what HTCondor would do with the result. Without ``--allow-hooks`` it prints what would
-run (path, arguments, stdin) and exits 2. KEYWORD ``STARTD_CRON``/``SCHEDD_CRON`` runs a daemon
-ClassAd hook job named HOOK. Exit status: 0 the hook ran, 1 it could not be found or used, 2 usage.
+run (path, arguments, stdin: the report an operator checks before allowing it) and exits 1, with
+one line on stderr saying the hook was not run. KEYWORD ``STARTD_CRON``/``SCHEDD_CRON`` runs a
+daemon ClassAd hook job named HOOK. Exit status: 0 the hook ran; 1 it did not (not configured,
+its path refused, or withheld without ``--allow-hooks``); 2 usage or an unreadable file (one line
+on stderr, nothing on stdout, the rule of every command).
 
 ``hook check CONFIG…`` lists the configured hooks of the three families (Job Router, fetch-work
 and starter, daemon cron) with the path checks and what is wrong, exit 1 on any error.
@@ -15,7 +18,6 @@ and starter, daemon cron) with the path checks and what is wrong, exit 1 on any 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -25,6 +27,7 @@ from typing import Any, TextIO
 
 from engine.classad import evaluate, format_ad, format_value, is_true, make_ad
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.execute import cron
 from engine.execute import hooks as hk
 from engine.hookrun import ALLOW_FLAG, validate_hook_path
@@ -100,10 +103,13 @@ def run_hook_cmd(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"routedeck hook run: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, NotUsable) else 2
     if args.json:
-        out.write(json.dumps(report, sort_keys=True) + "\n")
+        emit(report, out)
     else:
         _print_report(report, out)
-    return 2 if report["withheld"] else 0
+    if report["withheld"]:  # a finding, not a usage error: the report above is what would run
+        print(f"routedeck hook run: {report['path']} was not run: give {ALLOW_FLAG} to run it", file=sys.stderr)
+        return 1
+    return 0
 
 
 def hook_run(args: argparse.Namespace) -> dict[str, Any]:
@@ -359,7 +365,7 @@ def run_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
     cfg = Config.load(args.configs)
     rep = hook_check(cfg)
     if args.json:
-        out.write(json.dumps(rep, sort_keys=True) + "\n")
+        emit(rep, out)
         return 1 if rep["errors"] or rep["config_errors"] else 0
     for e in rep["config_errors"]:
         out.write(f"{e}\n")

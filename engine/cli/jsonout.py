@@ -6,11 +6,19 @@ types in every mode).
 - A job is ``{"job": "c.p", "status": name, "status_code": int, "owner", "kind", "route",
   "routed_to", "routed_from"}``: the status by name (``engine.snapshot.STATUS_NAMES``) and by
   code; a value that is not known is null (never -1 or "").
+- Counts by status are rows ``{"status": name, "status_code": int, "jobs": n}``
+  (:func:`status_counts`), the same two status fields as a job's (issue 25 item 8j: ``queue
+  --json`` gave the code only).
+- Every ``--json`` output is written by :func:`emit`: one JSON document per line, compact (a
+  snapshot stream is JSON Lines, and a single answer is one line too; ``replay --json`` and
+  ``queue --json`` were pretty-printed over many lines while ``watch``/``demo`` printed one).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import sys
+from typing import Any, Iterable, Mapping, TextIO
 
 from engine.snapshot import STATUS_NAMES
 
@@ -37,3 +45,22 @@ def snapshot_json(snap: Any, jobs: bool = False) -> dict[str, Any]:
     if jobs:
         out["jobs"] = [row_json(j) for j in snap.jobs]
     return out
+
+
+def status_counts(counts: Mapping[int | None, int] | Iterable[tuple[int | None, int]]) -> list[dict[str, Any]]:
+    """``[{"status": "Idle", "status_code": 1, "jobs": 3}, …]`` in status code order."""
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    return [{**status_json(code), "jobs": n}
+            for code, n in sorted(items, key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))]
+
+
+def dumps(doc: Any) -> str:
+    """One JSON document as one line (no newline inside: JSON escapes them in strings)."""
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def emit(doc: Any, out: TextIO | None = None) -> None:
+    """Write ``doc`` as one line and flush (a stream's reader sees each document as it comes)."""
+    out = out or sys.stdout
+    out.write(dumps(doc) + "\n")
+    out.flush()

@@ -5,11 +5,15 @@ Design decisions and invariants:
 - The log is read with the schedd's startup rules (htcondor.md §3.3) unless ``--follower-rules``
   asks for the router's (§3.5, an unfinished last transaction applied). Problems go to stderr
   (or into ``problems`` with ``--json``); loading never stops at bad input.
+- A job's status is the schedd's (``engine.queue.job.schedd_status``, the rule every view uses):
+  an ad without an integer ``JobStatus`` is Idle, or its ``InitialJobStatus`` (qmgmt.cpp
+  ``InitJobQueue``), with either reading rule.
 - Plain output: one summary line, counts by JobStatus, then jobs by owner and status.
   ``--json`` prints ``{"total_jobs", "by_status", "by_owner", "records", "problems"}``
   (``records``: the non-job records by kind — user, project, jobset, cluster_private, other);
-  ``by_status`` keys are the JobStatus numbers as strings (``"undefined"`` for a missing or
-  non-integer status).
+  a status count is ``{"status": name, "status_code": code, "jobs": n}`` as every ``--json``
+  gives a status (engine.cli.jsonout.status_counts), ``by_status`` a list of them in code order,
+  ``by_owner`` a list of ``{"owner", "jobs", "by_status"}`` in owner order.
 - ``--jobs`` lists the jobs instead (one ``ID STATUS OWNER`` line each, in job id order; with
   ``--json`` a ``jobs`` list of the rows every ``--json`` uses, engine.cli.jsonout: status by
   name and code, null when unknown).
@@ -26,19 +30,17 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_expr
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import job_json
+from engine.cli.jsonout import emit, job_json, status_counts
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
+from engine.snapshot import STATUS_NAMES
 
-STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
-                6: "Transferring Output", 7: "Suspended", 9: "Blocked"}
 
 
 def register(subparsers) -> None:
@@ -53,10 +55,6 @@ def register(subparsers) -> None:
     p.add_argument("--follower-rules", action="store_true",
                    help="read as the job router follows a live log (unfinished transaction applied)")
     p.set_defaults(func=run)
-
-
-def _status_key(s: int | None) -> str:
-    return "undefined" if s is None else str(s)
 
 
 def _owner(job) -> str:
@@ -81,7 +79,7 @@ def _job_row(job) -> dict[str, Any]:
     routed_from, routed_to = _text(job, "RoutedFromJobId"), _text(job, "RoutedToJobId")
     kind = "routed" if routed_from else ("source" if routed_to or _text(job, "Managed") == "External" else "plain")
     owner = _owner(job)
-    return job_json(job.key, job.status, None if owner == "undefined" else owner, kind, _text(job, "RouteName"),
+    return job_json(job.key, job.schedd_status, None if owner == "undefined" else owner, kind, _text(job, "RouteName"),
                     routed_to, routed_from)
 
 
@@ -142,39 +140,36 @@ def run(args) -> int:
             return 1
         if args.json:
             ads: Any = [j.attrs for j in chosen]
-            out = {"ad": ads[0] if "." in args.long else ads, "problems": problems}
-            print(json.dumps(out, indent=2))
+            emit({"ad": ads[0] if "." in args.long else ads, "problems": problems})
         else:
             print("\n".join(format_ad(j.attrs) for j in chosen), end="")
         return status
     if getattr(args, "jobs", False):
         rows = [_job_row(j) for j in sorted(jobs, key=lambda j: j.id)]
         if args.json:
-            print(json.dumps({"total_jobs": len(jobs), "jobs": rows, "problems": problems}, indent=2))
+            emit({"total_jobs": len(jobs), "jobs": rows, "problems": problems})
         else:
             for r in rows:
-                print(f"{r['job']:<12} {r['status'] or r['status_code'] or 'undefined':<20} {r['owner'] or ''}")
+                print(f"{r['job']:<12} {r['status'] or r['status_code']:<20} {r['owner'] or ''}")
         return status
-    by_status: dict[str, int] = {}
-    by_owner: dict[str, dict[str, int]] = {}
+    by_status: dict[int, int] = {}
+    by_owner: dict[str, dict[int, int]] = {}
     for j in jobs:
-        s = _status_key(j.status)
+        s = j.schedd_status
         by_status[s] = by_status.get(s, 0) + 1
         row = by_owner.setdefault(_owner(j), {})
         row[s] = row.get(s, 0) + 1
     if args.json:
-        print(json.dumps({"total_jobs": len(jobs), "by_status": by_status, "by_owner": by_owner,
-                          "records": res.queue.record_kinds(), "problems": problems}, indent=2, sort_keys=True))
+        emit({"total_jobs": len(jobs), "by_status": status_counts(by_status),
+              "by_owner": [{"owner": o, "jobs": sum(by_owner[o].values()), "by_status": status_counts(by_owner[o])}
+                           for o in sorted(by_owner)],
+              "records": res.queue.record_kinds(), "problems": problems})
         return status
     print(_table(args.log, res, len(jobs), by_status, by_owner), end="")
     return status
 
 
-def _sort_status(keys) -> list[str]:
-    return sorted(keys, key=lambda k: (k == "undefined", int(k) if k != "undefined" else 0))
-
-
-def _table(log: str, res, n: int, by_status: dict[str, int], by_owner: dict[str, dict[str, int]]) -> str:
+def _table(log: str, res, n: int, by_status: dict[int, int], by_owner: dict[str, dict[int, int]]) -> str:
     q = res.queue
     seq = f"log sequence {q.seq}" if q.seq is not None else "no 107 record"
     lines = [f"{log}: {n} jobs ({seq}, {len(res.problems)} problems)"]
@@ -182,13 +177,12 @@ def _table(log: str, res, n: int, by_status: dict[str, int], by_owner: dict[str,
     if kinds:  # 25.x records beside the jobs (htcondor.md §3.1): loaded, not counted as jobs
         lines.append("other records: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(kinds.items())))
     lines.append("")
-    cols = _sort_status(by_status)
+    cols = sorted(by_status)
     lines.append(f"{'JobStatus':<24}{'Jobs':>8}")
     for k in cols:
-        name = STATUS_NAMES.get(int(k), "") if k != "undefined" else ""
-        lines.append(f"{(k + ' ' + name).strip():<24}{by_status[k]:>8}")
+        lines.append(f"{(str(k) + ' ' + (STATUS_NAMES.get(k) or '')).strip():<24}{by_status[k]:>8}")
     if by_owner:
-        heads = [STATUS_NAMES.get(int(k), k) if k != "undefined" else "undefined" for k in cols]
+        heads = [STATUS_NAMES.get(k) or str(k) for k in cols]
         width = max(8, *(len(h) + 2 for h in heads))
         owner_w = max(12, *(len(o) + 2 for o in by_owner))
         lines += ["", f"{'Owner':<{owner_w}}" + "".join(f"{h:>{width}}" for h in heads) + f"{'Total':>{width}}"]

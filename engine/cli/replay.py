@@ -1,6 +1,6 @@
 """``routedeck replay LOG``: the recorded queue at a moment, headless (product.md §5).
 
-``--at TIME --json`` prints the snapshot at that moment; ``--reroute --config CONFIG…`` feeds
+``--at TIME --json`` prints the snapshot at that moment; ``--reroute --config CONFIG`` (repeatable) feeds
 the recorded source jobs through the engine's router and prints, per route, the recording
 against the new table (see :mod:`engine.feeds.replay.reroute`). Router hook programs run only with
 ``--allow-hooks`` (and only with ``--reroute``: a plain replay routes nothing).
@@ -27,12 +27,11 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from engine.clock import ManualClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import row_json, snapshot_json
+from engine.cli.jsonout import emit, row_json, snapshot_json
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
@@ -45,13 +44,12 @@ MAX_PROBLEMS_SHOWN = 20
 def add_arguments(p: argparse.ArgumentParser) -> None:
     argcheck.add_log_argument(p, "a recorded job_queue.log")
     p.add_argument("--at", metavar="TIME", help=f"moment to show: {FORMS}")
-    p.add_argument("--transaction", type=int, metavar="N",
+    p.add_argument("--transaction", type=argcheck.index, metavar="N",
                    help="show the state after transaction N (1 = the first; 0 = before the first)")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
-    p.add_argument("--speed", type=float, default=1.0, help="playing speed (screen mode)")
-    p.add_argument("--config", nargs="+", metavar="CONFIG", default=[], type=argcheck.path,
-                   help="HTCondor config file(s) with the routing table (limits; --reroute's table)")
+    p.add_argument("--speed", type=argcheck.positive, default=1.0, help="playing speed (screen mode)")
+    argcheck.add_config_argument(p, "HTCondor config file with the routing table (limits; --reroute's table)")
     p.add_argument("--reroute", action="store_true",
                    help="feed the recorded source jobs through the router with --config's table")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps and of ISO --at (IANA name)")
@@ -176,7 +174,7 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
-        return run_reroute(index, args, until=target)
+        return run_reroute(index, args, until=target, emit=emit)
     try:
         player, errors = make_player(index, args)
         target = target or Seek(time=end)
@@ -202,8 +200,7 @@ def run_headless(args: argparse.Namespace) -> int:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        emit(out)
         return 0
     where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
     print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"

@@ -1,4 +1,4 @@
-"""``routedeck route --config CONFIG… --jobads FILE``: which route each job would take, and the routed ad.
+"""``routedeck route --config CONFIG [--config …] --jobads FILE``: which route each job would take, and the routed ad.
 
 Like ``condor_job_router_info -match-jobs -route-jobs`` (htcondor.md §1.9), plus the capacity and
 throttle checks of a running router: the jobs are taken in file order as one polling cycle of a
@@ -29,8 +29,6 @@ stderr, nothing on stdout).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import stat
 import sys
@@ -39,6 +37,7 @@ from typing import TextIO
 from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
 from engine.lang.config import Config
 from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
@@ -46,13 +45,13 @@ from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the ro
 def register(subparsers) -> None:
     p = subparsers.add_parser("route", help="which route each job would take, and the routed ad",
                               description=argcheck.help_text(__doc__, 0) + " " + argcheck.help_text(__doc__, 1))
-    p.add_argument("--config", "-c", dest="configs", nargs="+", metavar="CONFIG", type=argcheck.path,
-                   help="HTCondor config files, read in this order (with --compare: read before each side)")
+    argcheck.add_config_argument(p, "HTCondor config file (with --compare: read before each side)",
+                                 dest="configs", flags=("--config", "-c"))
     p.add_argument("--jobads", metavar="FILE", type=argcheck.path, help="job ads (old or new syntax); - for stdin")
     p.add_argument("jobads_pos", nargs="?", metavar="JOBADS", type=argcheck.path, help=argparse.SUPPRESS)
     p.add_argument("--explain", action="store_true", help="print every step of the decision and the routed ad")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--now", type=_epoch, default=None, help="evaluation time (epoch seconds; default: now)")
+    p.add_argument("--now", type=argcheck.epoch, default=None, help="evaluation time (epoch seconds; default: now)")
     p.add_argument("--ignore-prior-routing", action="store_true",
                    help="forget Managed/RoutedBy/StageIn* and set JobStatus = 1 before matching")
     p.add_argument("--allow-cmd", action="store_true", help="run JOB_ROUTER_ENTRIES_CMD (off by default)")
@@ -62,17 +61,6 @@ def register(subparsers) -> None:
                         "translate hook is shown as 'would run: PATH' and its job is not routed)")
     _register_compare_trace(p)
     p.set_defaults(func=run)
-
-
-def _epoch(text: str) -> float:
-    """``--now``: finite epoch seconds within years 1-9999 (ClassAd times are 64-bit integers)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not epoch seconds") from None
-    if not (math.isfinite(value) and -62135596800 <= value <= 253402300799):
-        raise argparse.ArgumentTypeError(f"{text!r} is outside years 1-9999")
-    return value
 
 
 def read_jobads(data: bytes, source: str) -> tuple[list[dict[str, str]], list[int], list[ClassAdError]]:
@@ -96,7 +84,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if getattr(args, "compare", None) or getattr(args, "queue_log", None):
         return run_compare(args, out)
     if not args.configs:
-        print("routedeck route: give the routing table with --config CONFIG…", file=sys.stderr)
+        print("routedeck route: give the routing table with --config CONFIG (repeat it for more files)", file=sys.stderr)
         return 2
     path = args.jobads or args.jobads_pos
     if not path:
@@ -145,10 +133,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if getattr(args, "trace", False):
         return print_trace(results, args, out, status)
     if args.json:
-        json.dump([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
-                    "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
-                              for s in r["steps"]], "hooks": r["hooks"]} for r in results], out, indent=2)
-        out.write("\n")
+        emit([{"job": r["job"], "route": r["route"], "routed_ad": r["routed_ad"],
+               "steps": [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route}
+                         for s in r["steps"]], "hooks": r["hooks"]} for r in results], out)
         return status
     for r in results:
         if not args.explain:
@@ -189,10 +176,8 @@ def print_trace(results: list, args: argparse.Namespace, out: TextIO, status: in
     from engine.router.trace import format_trace  # noqa: PLC0415
 
     if args.json:
-        json.dump([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
-                    "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results],
-                  out, indent=2)
-        out.write("\n")
+        emit([{"job": r["job"], "route": r["route"], "verdict": r["verdict"],
+               "trace": [b.to_json() for b in r["trace"]], "routed_ad": r["routed_ad"]} for r in results], out)
         return status
     for r in results:
         out.write(f"Job {r['job']}: {r['verdict']}\n")
@@ -268,8 +253,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     now = args.now if args.now is not None else SystemClock().now()
     cmp = compare_tables(tables[0], tables[1], ads, now=now, ignore_prior=args.ignore_prior_routing)
     if args.json:
-        json.dump({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out, indent=2)
-        out.write("\n")
+        emit({"jobs": [j.to_json() for j in cmp.jobs], "summary": cmp.summary_json()}, out)
     else:
         out.write(format_comparison(cmp, full_ads=args.explain, all_jobs=args.all_jobs))
     return 1 if cmp.differs or errors or problems else 0

@@ -16,21 +16,20 @@ live schedd's that has not written yet: watch waits for it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
-from engine.cli.jsonout import snapshot_json
+from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, WatchFeed, resolve
 from engine.runtime import Runtime
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     argcheck.add_log_argument(p, "the schedd's job_queue.log (default: from the config)", required=False)
-    p.add_argument("--config", nargs="+", metavar="CONDOR_CONFIG", type=argcheck.path,
-                   help="HTCondor config file(s) (default: $CONDOR_CONFIG): routing table, JOB_QUEUE_LOG / SPOOL")
+    argcheck.add_config_argument(p, "HTCondor config file (default: $CONDOR_CONFIG): routing table, "
+                                    "JOB_QUEUE_LOG / SPOOL", metavar="CONDOR_CONFIG")
     p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
                    help="the router's log: its routing-table lines give the real throttle and recent figures")
     p.add_argument("--readonly", action="store_true", default=True,
@@ -39,9 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON snapshot (one line) each time something changes")
     p.add_argument("--jobs", action="store_true", help="with --json: include every job row")
     p.add_argument("--once", action="store_true", help="print the current state and exit")
-    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
-    p.add_argument("--count", type=int, metavar="N", help="stop after N snapshots")
-    p.add_argument("--slow-poll", type=float, default=1.0, metavar="S",
+    p.add_argument("--duration", type=argcheck.non_negative, metavar="S", help="stop after S seconds")
+    p.add_argument("--count", type=argcheck.count, metavar="N", help="stop after N snapshots")
+    p.add_argument("--slow-poll", type=argcheck.positive, default=1.0, metavar="S",
                    help="poll at least every S seconds (also the fallback without watchfiles)")
     p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone shown with times (IANA name)")
 
@@ -117,7 +116,7 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     out["records"] = engine.queue.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
     out["problems"] = list(engine.problems[-10:])  # always there, as in replay and queue
     if args.json:
-        sys.stdout.write(json.dumps(out, separators=(",", ":")) + "\n")
+        emit(out)
     else:
         print(f"{engine.setup.queue_log}: {snap.total_jobs} jobs  " +
               "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))

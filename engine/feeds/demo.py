@@ -37,12 +37,20 @@ Design decisions and invariants:
   the virtual clock; a ``startd = true`` site's copies really run on it; ``SCHEDD_CRON_*`` output
   is merged into the schedd ad (:meth:`Simulation.schedd_ad`). Hook and job programs run here
   because this is the demo (product.md §4).
+- The demo runs on a copy of its config (:func:`stage_config`), but every message names the
+  user's files (issue 25 item 8a: the copy of a run without ``--state-dir`` is deleted at the
+  end): :class:`CopyNames` maps a copy back to its source in the start-up error, the events
+  (diagnostics, hook path checks, failures), the snapshot's diagnostics and hook rows — for a
+  config copy only while it holds the same bytes as its source (once edited in the demo, its
+  lines are the copy's own, and the copy is named). The route locations the editor opens stay
+  the copy's: edits go there.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import tempfile
 import tomllib
@@ -113,6 +121,44 @@ def load_sites(path: str | Path) -> list[SiteSpec]:
     return out
 
 
+@dataclass(frozen=True)
+class CopyNames:
+    """The staged copies and the user's files they came from, for messages (module docstring).
+
+    ``files``: (copy, source) of config files; a pair is dropped once the copy differs from the
+    source (:meth:`refreshed`). ``dirs``: (copy directory, source directory) of the staged hook
+    programs. ``root``: the directory every copy is in (a message without it needs no change)."""
+
+    files: tuple[tuple[str, str], ...] = ()
+    dirs: tuple[tuple[str, str], ...] = ()
+    root: str = ""
+
+    def path(self, path: str | None) -> str | None:
+        """The user's name of ``path`` (a copy's source, or ``path`` itself)."""
+        return self.text(path) if path else path
+
+    def text(self, text: str) -> str:
+        """``text`` with every copy's path replaced by its source's."""
+        if not self.root or self.root not in text:
+            return text
+        for copy, source in self.files:
+            text = re.sub(re.escape(copy) + r"(?![\w.-])", lambda _m, s=source: s, text)
+        for copy, source in self.dirs:
+            text = text.replace(copy + os.sep, source + os.sep)
+        return text
+
+    def refreshed(self) -> "CopyNames":
+        """Only the config copies still equal to their source (after an edit in the demo)."""
+        return dataclasses.replace(self, files=tuple((c, s) for c, s in self.files if _same_bytes(c, s)))
+
+
+def _same_bytes(a: str | Path, b: str | Path) -> bool:
+    try:
+        return Path(a).read_bytes() == Path(b).read_bytes()
+    except OSError:
+        return False
+
+
 @dataclass
 class DemoFiles:
     condor_config: Path
@@ -120,6 +166,7 @@ class DemoFiles:
     workload: Path
     classad_routes: Path | None = None
     extra: tuple[Path, ...] = ()  # read after the others (the staged execute sample's HOOK_DIR)
+    names: CopyNames = CopyNames()  # the staged copies' sources, for messages (stage_config)
 
     @classmethod
     def in_dir(cls, d: str | Path, classad: bool = False) -> "DemoFiles":
@@ -145,8 +192,10 @@ class Simulation:
                  router: Any, table: Any, config: Config, start: float, seed: int,
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
                  tz: str = "UTC", poll_period: int = 10, startd: Startd | None = None,
-                 execute: StartdSite | None = None, schedd_cron: CronManager | None = None) -> None:
+                 execute: StartdSite | None = None, schedd_cron: CronManager | None = None,
+                 names: CopyNames = CopyNames()) -> None:
         self.queue = queue
+        self.names = names  # the staged copies' sources: messages name the user's files (module docstring)
         self.schedd = schedd
         self.store = schedd.store
         self.sites = sites
@@ -192,7 +241,7 @@ class Simulation:
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        self.ring.emit(time, kind, message, level, route, job)
+        self.ring.emit(time, kind, self.names.text(message), level, route, job)
 
     def _schedd_event(self, e: ScheddEvent) -> None:
         self.emit(e.time, e.kind, e.message, e.level, job=e.job)
@@ -201,7 +250,9 @@ class Simulation:
         if self.router is None:
             return
         for e in self.router.drain_events():
-            self.ring.record(e.to_snapshot_event(self.ring.next_seq()))
+            ev = e.to_snapshot_event(self.ring.next_seq())
+            shown = self.names.text(ev.message)
+            self.ring.record(ev if shown == ev.message else dataclasses.replace(ev, message=shown))
 
     # ---------------------------------------------------------------------------- time
 
@@ -323,6 +374,11 @@ class Simulation:
         return None
 
     def apply_routes(self, files: tuple[str, ...], reason: str = "applied") -> str | None:
+        self.names = self.names.refreshed()  # an edited copy is named as itself from now on
+        error = self._apply_routes(files, reason)
+        return self.names.text(error) if error else error
+
+    def _apply_routes(self, files: tuple[str, ...], reason: str) -> str | None:
         from engine.router.loader import load_routing_table  # noqa: PLC0415
 
         try:
@@ -448,9 +504,12 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
                 raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}") from None
         copies.append(dst)
     extra = stage_execute(files.condor_config.parent, target)
+    hooks = files.condor_config.parent / "hooks"
+    names = CopyNames(files=tuple((str(c), str(s)) for c, s in zip(copies, files.config_paths())),
+                      dirs=((str(target / "hooks"), str(hooks)),) if extra else (), root=str(target)).refreshed()
     return dataclasses.replace(files, condor_config=copies[0],
                                classad_routes=copies[1] if files.classad_routes else None,
-                               extra=extra), scratch
+                               extra=extra, names=names), scratch
 
 
 EXECUTE_DIRS = ("hooks", "queue")  # the execute sample's hook programs and its fetch-work queue
@@ -493,11 +552,22 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
     from it. ``speed`` is accepted for the TUI's convenience (the runtime's clock owns it).
     ``durable=False`` skips the fsync per commit (benchmarks; the log says ``NONDURABLE``).
     """
-    from engine.feeds.demo_state import open_state  # noqa: PLC0415
-
     files, scratch = DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes), None
     if stage:  # False: the config is read where it is (tests that show its file:line locations)
         files, scratch = stage_config(files, state_dir)
+    try:
+        return _build(files, scratch, config_dir, seed, state_dir, speed, start, classad_routes, with_router, durable)
+    except DemoError as exc:  # names the user's files, not the copies (module docstring)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise DemoError(files.names.text(str(exc))) from None
+
+
+def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None, seed: int,
+           state_dir: str | Path | None, speed: float, start: float, classad_routes: bool, with_router: bool,
+           durable: bool) -> Simulation:
+    from engine.feeds.demo_state import open_state  # noqa: PLC0415
+
     try:
         config = Config.load(files.config_paths(), env={})
     except Exception as exc:
@@ -531,7 +601,7 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
                     state_dir=Path(state_dir) if state_dir else None,
                     config_files=tuple(str(p) for p in files.config_paths()), writer=writer,
                     poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10),
-                    startd=startd, execute=execute, schedd_cron=schedd_cron)
+                    startd=startd, execute=execute, schedd_cron=schedd_cron, names=files.names)
     for d in (scratch, exec_scratch):
         if d is not None:  # no state directory: the config copy and the sandboxes go with the engine
             weakref.finalize(engine, shutil.rmtree, d, True)

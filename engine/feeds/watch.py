@@ -27,6 +27,11 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
 - An empty log (or one whose first record is still being written) is not an error: a live schedd
   may not have written yet. :attr:`WatchEngine.waiting` says so, and the commands show
   :data:`WAITING` instead of failing.
+- A log read again from its start because it is a new generation (rotated, replaced, rewritten:
+  the follower's ``PollResult.replaced``) drops the earlier file's problems — ``problems`` holds
+  the current file's only — and says so in the events (``log-replaced``, a warning: news, toasted,
+  not part of the new file's backlog). The engine owns the event ring the feed shows, so the
+  headless ``--json`` snapshots carry it too.
 """
 
 from __future__ import annotations
@@ -260,7 +265,9 @@ class WatchEngine:
         self.queue.transaction_hook = self
         self._reloaded = False
         self.router_log = RouterLogFollower(setup.router_log, router_log_tz) if setup.router_log else None
-        self.problems: list[str] = []
+        self.problems: list[str] = []  # the current log generation's (module docstring)
+        self.ring = EventRing()  # the events the snapshots carry (the feed adds the router's to it)
+        self._notices: list[tuple[float, str, str, str]] = []  # said at the next publish()
         self.waiting = False  # the log was read but holds no complete record yet
         self._seen = -1
         self.newest: float | None = None  # the newest transaction time read (its ``106 #`` comment)
@@ -346,6 +353,12 @@ class WatchEngine:
             self._reloaded = False
             self._after_reload()
         self.pace.saw(self.clock.base.now(), self.newest)
+        replaced = getattr(result, "replaced", None)
+        if replaced:  # a new generation of the log: the old file's problems are not this one's
+            self.problems.clear()
+            self._notices.append((self.clock.now(), "log-replaced", f"{self.setup.queue_log}: the log was {replaced}; "
+                                  "read again from its start, the earlier file's jobs and problems dropped", "warning"))
+            self.version += 1
         for p in getattr(result, "problems", None) or ():
             self.problems.append(str(p))
         del self.problems[:-50]
@@ -362,6 +375,13 @@ class WatchEngine:
         j = self.queue.get(job)
         return j.attrs if j is not None else {}
 
+    def publish(self) -> None:
+        """Put the notices of the polls so far into the event ring (the feed calls it after it has
+        marked a backlog as history, so a notice is news)."""
+        for time, kind, message, level in self._notices:
+            self.ring.emit(time, kind, message, level)
+        self._notices.clear()
+
     def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
         ads = queue_ads(self.queue)
         self.rows.rebind(ads)
@@ -374,8 +394,9 @@ class WatchEngine:
             figures = self.figures.figures(now)
         if self.cron is not None:
             self.cron.run_until(now, self._cron_ad, inclusive=True)
+        self.publish()
         snap = views.snapshot_of(
-            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=False,
+            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=False, events=self.ring.recent(),
             limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
             readonly=True, config_files=self.setup.config_files, figures=figures,
             deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
@@ -416,7 +437,7 @@ class WatchFeed:
         self.poll_interval = poll_interval
         self.now = engine.clock.now()
         self._last_poll = -float("inf")
-        self.ring = EventRing()
+        self.ring = engine.ring  # one ring: the engine's notices and the router's events rebuilt here
         self._told_waiting = False
         self.history_upto = 0  # events of the log's backlog (its first read): history, not news
 
@@ -448,6 +469,7 @@ class WatchFeed:
             # what the log held when it was first read (or read again from its start): logged on
             # the Events panel, never toasted as if it had just happened
             self.history_upto = self.ring.seq
+        self.engine.publish()  # after the history mark: a replaced log is news
         self._last_poll = t
         if self.engine.waiting and not self._told_waiting:
             self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")

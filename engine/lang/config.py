@@ -190,7 +190,12 @@ class Config:
         except mx.MacroError as exc:
             where = self.location(exc.name or "") or (self.location(knob) if knob else None)
             where = where or Source("<expand>", 0)
-            raise ConfigError(where.file, where.line, exc.message) from None
+            raise ConfigError(where.file, where.line, mx.located(exc, self.where)) from None
+
+    def where(self, name: str) -> str | None:
+        """``file:line`` of the definition of ``name`` in effect (None: not defined in a file)."""
+        entry = self._entries.get(name.lower())
+        return f"{entry.source.file}:{entry.source.line}" if entry is not None else None
 
     def get_bool(self, name: str, default: bool) -> bool:
         value = self.get(name)

@@ -26,12 +26,15 @@ _IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 
 
 class MacroError(Exception):
-    """A macro that cannot be expanded (cycle, bad function argument)."""
+    """A macro that cannot be expanded (cycle, bad function argument). For a cycle, ``chain`` is
+    the loop as referenced, first name repeated at the end (``("A", "B", "A")``): a caller that
+    knows where macros are defined names each (``engine.lang.macros.loop_message``)."""
 
-    def __init__(self, message: str, name: str | None = None) -> None:
+    def __init__(self, message: str, name: str | None = None, chain: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.name = name
+        self.chain = chain
 
 
 def is_valid_name(name: str) -> bool:
@@ -52,7 +55,8 @@ class MacroCtx:
     expand_named_raw: Callable[[str, str, "MacroCtx"], str]
     lenient: bool = False
     errors: list[str] = field(default_factory=list)  # lenient mode: the recorded function errors
-    stack: list[str] = field(default_factory=list)
+    stack: list[str] = field(default_factory=list)  # the named macros being expanded (lower case)
+    names: list[str] = field(default_factory=list)  # the same, as referenced (for messages)
     refs: int = 0
     live: int = 0  # characters of partial text held by all levels now (MAX_SIZE)
     work: int = 0  # characters produced so far (MAX_WORK)

@@ -15,8 +15,9 @@ Design decisions and invariants:
   left as is (a warning is recorded when a warnings list is given).
 - HTCondor re-scans replaced text; we expand the replacement recursively instead, which is the
   same except for pathological values whose expansion glues onto following text. Recursion is
-  bounded: a macro that (indirectly) refers to itself raises :class:`MacroError` naming it
-  (HTCondor would loop forever), and so are nesting (``MAX_DEPTH`` named macros, ``MAX_NEST``
+  bounded: a macro that (indirectly) refers to itself raises :class:`MacroError` naming it and
+  the whole cycle (``chain``; :func:`loop_message` puts each macro's ``file:line`` in the
+  message where the caller knows it) (HTCondor would loop forever), and so are nesting (``MAX_DEPTH`` named macros, ``MAX_NEST``
   expansions in all) and work. HTCondor has no such limits (config.cpp ``expand_macro`` loops
   until no macro is left); ours are RouteDeck decisions, set far above any real config: one
   top-level expansion may make at most ``MAX_REFS`` substitutions, hold at most ``MAX_SIZE``
@@ -50,7 +51,7 @@ from engine.lang.macro_base import _IDCHARS, Lookup, MacroCtx, MacroError, is_va
 from engine.lang.macro_funcs import FUNCS, filename_parts
 
 __all__ = ["Lookup", "MacroError", "MacroRef", "ScanMemo", "expand", "expand_self", "find_macro",
-           "is_valid_name", "replace_dollar"]
+           "is_valid_name", "located", "loop_message", "replace_dollar"]
 
 MAX_DEPTH = 40  # named macros being expanded inside each other
 MAX_NEST = 3 * MAX_DEPTH  # all nested expansions (defaults and function arguments too)
@@ -325,13 +326,31 @@ def _expand(text: str, ctx: MacroCtx) -> str:
 def _expand_named(name: str, raw: str, ctx: MacroCtx) -> str:
     key = name.lower()
     if key in ctx.stack:
-        chain = " -> ".join(ctx.stack[ctx.stack.index(key) :] + [key])
-        raise MacroError(f"macro $({name}) refers to itself ({chain})", name)
+        chain = tuple(ctx.names[ctx.stack.index(key) :]) + (name,)
+        raise MacroError(loop_message(chain, lambda _name: None), name, chain)
     ctx.stack.append(key)
+    ctx.names.append(name)
     try:
         return _expand(raw, ctx)
     finally:
         ctx.stack.pop()
+        ctx.names.pop()
+
+
+def loop_message(chain: tuple[str, ...], where: Callable[[str], str | None]) -> str:
+    """A macro loop in words, every macro of the cycle with where it is defined (``where(name)``:
+    ``file:line`` or ``line N``, None when not known): ``macro $(A) refers to itself through a
+    loop: A (f:1) -> B (f:2) -> A``. HTCondor has no loop check: config.cpp ``expand_macro``
+    substitutes until no ``$()`` is left, so a daemon expanding it never returns (and
+    ``CONFIG_MAX_NESTING_DEPTH``, condor_config.h, bounds only include and metaknob nesting)."""
+    steps = [f"{n} ({w})" if (w := where(n)) else n for n in chain[:-1]] + [chain[-1]]
+    return (f"macro $({chain[0]}) refers to itself through a loop: {' -> '.join(steps)} "
+            "(HTCondor would expand it forever)")
+
+
+def located(exc: MacroError, where: Callable[[str], str | None]) -> str:
+    """``exc``'s message, a loop's with the place of each of its macros (:func:`loop_message`)."""
+    return loop_message(exc.chain, where) if exc.chain else exc.message
 
 
 def _evaluate_ref(ref: MacroRef, text: str, ctx: MacroCtx) -> str:

@@ -15,6 +15,10 @@ Design decisions and invariants:
 - ``UNIVERSE`` only records the target universe; it never edits the ad.
 - :meth:`Transform.apply` is a single application (what the router does); ``TRANSFORM``
   iteration (condor_transform_ads) is not modelled; see :mod:`engine.lang.xform_iter`.
+- A macro loop (``A = $(B)``, ``B = $(A)``, in the transform or the config) is found when the
+  table loads (:meth:`Transform.macro_loops`, run without a job ad like :meth:`macro_value`): at
+  run time HTCondor would expand it forever, RouteDeck fails the job's transform; either way the
+  config is wrong, and the loader names every macro of the cycle at its ``file:line``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,16 @@ from engine.lang.xform_parse import Statement, XformError, parse, universe_numbe
 if TYPE_CHECKING:
     from engine.lang.config import Config
 
-__all__ = ["MacroSet", "Statement", "Transform", "XformError", "parse_transform", "universe_number"]
+__all__ = ["MacroLoop", "MacroSet", "Statement", "Transform", "XformError", "parse_transform", "universe_number"]
+
+
+@dataclass(frozen=True)
+class MacroLoop:
+    """A macro loop a transform meets (:meth:`Transform.macro_loops`)."""
+
+    line: int  # the transform line of the first statement that expands it
+    chain: tuple[str, ...]  # the cycle as referenced, first name repeated (MacroError.chain)
+    local: Mapping[str, int]  # macro (lower case) -> transform line of its assignment; others are the config's
 
 
 @dataclass
@@ -83,6 +96,34 @@ class Transform:
             return mx.expand(raw, run.lookup, env=config.env if config else None, warnings=run.warnings)
         except mx.MacroError as exc:
             raise XformError(0, 0, exc.message) from None
+
+    def macro_loops(self, config: "Config | None" = None) -> list["MacroLoop"]:
+        """The macro loops met by the statements whose text a run expands (SET …, if, error,
+        warning), each once, without a job ad (``$(MY.x)`` is empty here)."""
+        lookup, lines = self.static_macros(config)
+        out: list[MacroLoop] = []
+        seen: set[frozenset[str]] = set()
+        for st in self.statements:
+            if st.kind not in ("action", "if", "error", "warning"):
+                continue
+            for text in (st.text,) if st.kind == "if" else (st.attr, st.rhs):
+                if "$" not in text:
+                    continue
+                try:
+                    mx.expand(text, lookup, env=config.env if config else None, errors=[])
+                except mx.MacroError as exc:
+                    key = frozenset(n.lower() for n in exc.chain)
+                    if exc.chain and key not in seen:
+                        seen.add(key)
+                        out.append(MacroLoop(st.line, exc.chain, lines))
+        return out
+
+    def static_macros(self, config: "Config | None" = None) -> tuple[mx.Lookup, dict[str, int]]:
+        """(macro lookup, macro -> line of its assignment) after a run without a job ad: the
+        transform's own macros, the router's defaults, then the config (as at run time)."""
+        run = Run(None, MacroSet(), config, None, XFORM_BASIC_DEFAULTS)
+        run.run(self.statements, validate_only=True)
+        return run.lookup, dict(run.lines)
 
     def macro_names(self, config: "Config | None" = None) -> list[str]:
         """Names of the macros the body assigns when run without a job ad."""

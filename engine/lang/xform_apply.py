@@ -109,6 +109,16 @@ class Run:
         self.rejected: list[str] = []
         self._index = {k.lower(): k for k in ad} if ad is not None else {}
         self._cad: Any = None
+        self.lines: dict[str, int] = {}  # macro (lower case) -> transform line of its last assignment
+
+    def where(self, name: str) -> str | None:
+        """Where macro ``name`` is defined: ``line N`` of the transform, else the config's ``file:line``."""
+        line = self.lines.get(name.lower())
+        if line is not None:
+            return f"line {line}"
+        if name.lower() in self.macros or name.lower() in self.defaults:
+            return None
+        return self.config.where(name) if self.config is not None else None
 
     # ------------------------------------------------------------------ lookups / expansion
 
@@ -135,7 +145,7 @@ class Run:
             out = mx.expand(text, self.lookup, env=self.config.env if self.config else None,
                             evaluate=self.evaluate, warnings=self.warnings, errors=errors)
         except mx.MacroError as exc:
-            raise XformError(st.line, st.column, exc.message) from None
+            raise XformError(st.line, st.column, mx.located(exc, self.where)) from None
         self.warnings.extend(f"line {st.line}: ERROR {e} (HTCondor substitutes it and goes on)" for e in errors)
         return out
 
@@ -226,6 +236,7 @@ class Run:
         except mx.MacroError as exc:
             raise XformError(st.line, st.column, exc.message) from None
         self.macros[name] = value
+        self.lines[name.lower()] = st.line
 
     def _warn(self, st: Statement, message: str) -> None:
         self.warnings.append(f"line {st.line}: {st.keyword} {st.attr}: {message}")

@@ -16,6 +16,13 @@ Design decisions and invariants:
 - A file replaced under the same name (a new inode: ``mv new job_queue.log``) with the same 107
   is a PROBE_ERROR too, whatever its probe record holds: HTCondor's probe would compare one
   record and could read the new file on from the old offset; RouteDeck reloads it.
+- A reload that reads a new generation of the log — rotated (new 107 sequence), replaced (new
+  inode), or rewritten (truncated, changed before the last record read, or a new first line) —
+  says so in ``PollResult.replaced`` (what happened, in words), and the problems of the new
+  generation are reported afresh: each problem is told once per generation (a record stuck at
+  the end would repeat every poll), not once per (sequence, offset, message), which hid a new
+  file's problem at the same place as the old one's. The same unreadable first line read again
+  is not a new generation.
 - Transaction boundaries are ignored: every complete record is applied as soon as it is read
   (a rewrite that rolls a transaction back changes the sequence number and forces a reload).
 - Bulk reloads use the fast loader in follower mode; additions go record by record through
@@ -47,6 +54,7 @@ class PollResult:
     records: int = 0  # complete records read in this poll
     reloaded: bool = False
     problems: list[Problem] = field(default_factory=list)
+    replaced: str | None = None  # a new generation of the log was read: how it changed (module docstring)
 
 
 class Follower:
@@ -61,7 +69,8 @@ class Follower:
         self.saved: tuple[int, bytes] | None = None
         self.inode: tuple[int, int] | None = None  # (st_dev, st_ino) of the file last read
         self.lines_consumed = 0  # complete lines before next_offset, for record numbers
-        self._reported: set[tuple[int | None, int, str]] = set()
+        self.head: bytes | None = None  # the first line last read (a new one is a new generation)
+        self._reported: set[tuple[int, str]] = set()  # (offset, message) told in this generation
 
     def poll(self) -> PollResult:
         source = str(self.path)
@@ -94,15 +103,15 @@ class Follower:
             elif probe == ADDITION:
                 result = self._addition(fh, size)
             else:
+                why = None
+                if self.last_size and (probe == COMPRESSED or replaced or self.saved is not None or first != self.head):
+                    why = (f"rotated (sequence {self.seq} -> {seq})" if probe == COMPRESSED else "replaced" if replaced
+                           else "rewritten (truncated or changed before the last record read)")
+                    self._reported.clear()  # a new generation: its problems are news
                 fh.seek(0)
                 result = self._bulk(fh.read(size), probe)
-                why = {COMPRESSED: f"rotated (sequence {self.seq} -> {seq})",
-                       PROBE_ERROR: "replaced" if replaced else "rewritten (truncated or changed before the last "
-                                                                "record read)"}.get(probe)
-                if why is not None and self.last_size:
-                    result.problems.insert(0, Problem(source, 0, 0, f"the log was {why}: reloaded from the start, "
-                                                                    "nothing kept from the earlier reading", "info"))
-        self.last_size, self.seq, self.created = size, seq, created
+                result.replaced = why
+        self.last_size, self.seq, self.created, self.head = size, seq, created, first
         return result
 
     def _probe(self, fh, size: int, seq: int) -> str:
@@ -150,7 +159,7 @@ class Follower:
         """Report each problem once per log generation (a stuck record would repeat every poll)."""
         out = []
         for p in problems:
-            key = (self.seq, p.offset, p.message)
+            key = (p.offset, p.message)
             if key not in self._reported:
                 self._reported.add(key)
                 out.append(p)

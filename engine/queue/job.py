@@ -40,6 +40,26 @@ def _int_of(text: str | None) -> int | None:
         return None
 
 
+IDLE = 1
+
+
+def schedd_status(status: int | None, initial: int | None = None) -> int:
+    """The job's status as the schedd has it, from its ``JobStatus`` and ``InitialJobStatus`` (each
+    the integer of the chained ad, None when absent or not an integer). The one rule every view
+    uses for a job ad without ``JobStatus`` (issue 25 item 8d: watch showed 0, ``queue`` undefined).
+
+    HTCondor (qmgmt.cpp at 7491a145f6, the commit htcondor.md describes): a job ad whose
+    ``JobStatus`` cannot be read as an integer gets ``InitialJobStatus``, else ``IDLE`` — at
+    startup (``InitJobQueue``: "job %d.%d has no status attribute, setting it to %s", written back
+    at the next rotation) and for every new proc ad at commit (the ``initial_status`` assignment
+    before the submit transforms). So it is 1 (Idle) unless ``InitialJobStatus`` says otherwise.
+    (A Preparing cluster's status reaches the proc through the cluster ad, as the chained lookup
+    reads it.)"""
+    if status is not None:
+        return status
+    return initial if initial is not None else IDLE
+
+
 class Job:
     """A view of one job: its proc ad chained to its cluster ad. Cheap; cached by the queue."""
 
@@ -95,7 +115,14 @@ class Job:
 
     @property
     def status(self) -> int | None:
+        """``JobStatus`` as written (EvaluateAttrInt); None when absent or not an integer."""
         return _int_of(self.get("JobStatus"))
+
+    @property
+    def schedd_status(self) -> int:
+        """The status the schedd gives the job (:func:`schedd_status`): what every view shows."""
+        status = self.status
+        return status if status is not None else schedd_status(None, _int_of(self.get("InitialJobStatus")))
 
     def classad(self) -> Any:
         """The effective ad as a classad2 ad (``engine.classad.make_ad``), rebuilt only after a

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from engine import classad as C
+from engine.lang import macros as mx
 from engine.lang import xform as X
 from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
 from engine.lang.xform_iter import cut_at_transform
@@ -281,6 +282,7 @@ class TableLoader:
             text = self.cut_at_transform(text, knob, tag)
             try:
                 out.append(X.parse_transform(text, name=tag))
+                self.report_macro_loops(out[-1], knob, knob, None)
             except X.XformError as exc:
                 self.diag("error", f"{knob} load error: {exc.message}; HTCondor disables job routing",
                           self.value_loc(knob, exc.line))
@@ -344,10 +346,13 @@ class TableLoader:
             t = X.parse_transform(text)
         except X.XformError as exc:
             at = self.value_loc(knob_for_lines, exc.line) if knob_for_lines else where
-            self.diag(report, f"route {name} ({label}) does not parse: {exc.message}; ignored", at, name)
+            hint = self.requirements_hint(text, exc, knob_for_lines)
+            self.diag(report, f"route {name} ({label}) does not parse: {exc.message}{hint}; ignored", at, name)
             if report == "error":
                 self.disabled.append(DisabledRoute(name, f"does not parse: {exc.message}", label, where))
             return None
+        if knob_for_lines:
+            self.report_macro_loops(t, knob_for_lines, f"route {name} ({label})", name)
         # The knob names the route: JobRouter.cpp presets the name before MacroStreamXFormSource::open,
         # which does not override it, and says nothing of a different NAME line (JobRoute::ParseNext
         # tests m_name before setting it; htcondor.md §8). condor_transform_ads writes such lines.
@@ -363,6 +368,50 @@ class TableLoader:
             self.disabled.append(DisabledRoute(name, "missing REQUIREMENTS", label, where, route))
             return None
         return route
+
+    def macro_where(self, knob: str | None, local: Any) -> Callable[[str], str | None]:
+        """Where a macro a transform expands is defined: its assignment in the knob (``local``:
+        name -> transform line) at its ``file:line``, else the config's definition."""
+
+        def where(name: str) -> str | None:
+            line = local.get(name.lower())
+            if line is None:
+                return self.cfg.where(name)
+            src = self.value_loc(knob, line) if knob else None
+            return f"{src.file}:{src.line}" if src is not None else f"line {line}"
+
+        return where
+
+    def report_macro_loops(self, t: Any, knob: str, label: str, route: str | None) -> None:
+        """A macro loop the transform would expand (``Transform.macro_loops``): an error naming every
+        macro of the cycle at its ``file:line``."""
+        for loop in t.macro_loops(self.cfg):
+            self.diag("error", f"{label}: {mx.loop_message(loop.chain, self.macro_where(knob, loop.local))}; a job "
+                      "whose transform reaches it fails to route", self.value_loc(knob, loop.line), route)
+
+    def requirements_hint(self, text: str, exc: Any, knob: str | None) -> str:
+        """For ``invalid REQUIREMENTS : $(X)``: HTCondor parses the REQUIREMENTS text as it is, without
+        expanding macros (xform_utils.cpp ``MacroStreamXFormSource::open`` → ``setRequirements``),
+        so a macro there is never an expression; say what ``$(X)`` holds, or that it is a loop and
+        where each of its macros is defined."""
+        prefix = "invalid REQUIREMENTS : "
+        if not exc.message.startswith(prefix) or not mx.find_macro(exc.message, len(prefix)):
+            return ""
+        args = exc.message[len(prefix):]
+        lines = text.split("\n")
+        if 1 <= exc.line <= len(lines):
+            lines[exc.line - 1] = ""  # the rest of the route, for the macros it assigns
+        try:
+            rest = X.parse_transform("\n".join(lines))
+        except X.XformError:
+            rest = X.parse_transform("")
+        lookup, local = rest.static_macros(self.cfg)
+        why = "HTCondor parses REQUIREMENTS as written, without expanding macros"
+        try:
+            value = mx.expand(args, lookup, env=self.cfg.env, errors=[])
+        except mx.MacroError as loop:
+            return f" ({why}; and {mx.located(loop, self.macro_where(knob, local))})"
+        return f" ({why}: {args} would be {value.strip()!r}; write the expression itself)"
 
     def cut_at_transform(self, text: str, knob: str, name: str, where: Source | None = None) -> str:
         """The text HTCondor loads: ``MacroStreamXFormSource::open`` stops at ``TRANSFORM``."""

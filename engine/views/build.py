@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from engine import snapshot as S
 from engine.rowseq import CHUNK, ChunkedRows, RowSeq
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
+from engine.queue.job import schedd_status
 from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
@@ -62,7 +63,8 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
     if kind == "source" and route is None:
         route = source_route(engine, job, routed_to)
     return S.JobRow(
-        job=job, status=_i(a, "JobStatus") or 0, owner=_s(a, "Owner") or "", route=route,
+        job=job, status=schedd_status(_i(a, "JobStatus"), _i(a, "InitialJobStatus")), owner=_s(a, "Owner") or "",
+        route=route,
         kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
         entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
         hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
@@ -197,8 +199,11 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
     table = engine.table
     if engine.router is not None:
         routes = engine.router.route_views(engine.now)
+    names = getattr(engine, "names", None)  # the demo's staged copies: diagnostics name the user's files
+    shown = (lambda text: engine.names.text(text)) if names is not None else (lambda text: text)
     if table is not None:
-        diags = tuple(S.Diagnostic(d.level, d.message, getattr(d, "file", None), getattr(d, "line", None))
+        diags = tuple(S.Diagnostic(d.level, shown(d.message), shown(d.file) if getattr(d, "file", None) else None,
+                                   getattr(d, "line", None))
                       for d in table.diagnostics)
         inactive = tuple(
             S.RouteView(index=0, name=d.name, source_label=d.source_label, syntax="transform",
@@ -209,7 +214,7 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
             for d in getattr(table, "disabled", ()))
     startd = getattr(engine, "startd", None)
     if startd is not None and getattr(engine, "hook_index", None) is None:
-        engine.hook_index = HookIndex()
+        engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
     return S.Snapshot(
         seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,

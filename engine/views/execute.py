@@ -20,7 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 from engine import snapshot as S
 from engine.execute.hooks import Invocation
@@ -62,16 +62,19 @@ def failure_of(inv: Invocation) -> str | None:
     return None
 
 
-def hook_row(inv: Invocation, seq: int) -> S.HookRow:
+def hook_row(inv: Invocation, seq: int, shown: Callable[[str], str] = str) -> S.HookRow:
+    """``shown``: how a path is named in the row (the demo's staged hook copies → the user's)."""
     r = inv.result
+    failure, error = failure_of(inv), inv.error
     return S.HookRow(
-        seq=seq, family=inv.family, keyword=inv.keyword, hook=inv.hook, target=inv.target, path=inv.path,
+        seq=seq, family=inv.family, keyword=inv.keyword, hook=inv.hook, target=inv.target, path=shown(inv.path),
         args=tuple(inv.args), started=inv.started, duration=None if r is None else r.elapsed,
         exit=None if r is None else r.returncode,
-        ended="withheld (needs --allow-hooks)" if r is None else _ended(r.describe(), r.path),
+        ended="withheld (needs --allow-hooks)" if r is None else shown(_ended(r.describe(), r.path)),
         withheld=r is None, stdout_bytes=len(r.stdout.encode("utf-8", "surrogateescape")) if r else 0,
-        parsed=MappingProxyType(dict(inv.parsed or {})), error=inv.error, decision=inv.decision,
-        failure=failure_of(inv), stdin=inv.stdin, stdout=r.stdout if r else "", stderr=r.stderr if r else "")
+        parsed=MappingProxyType(dict(inv.parsed or {})), error=shown(error) if error else error,
+        decision=inv.decision, failure=shown(failure) if failure else failure, stdin=inv.stdin,
+        stdout=r.stdout if r else "", stderr=r.stderr if r else "")
 
 
 def _ended(text: str, path: str) -> str:
@@ -84,9 +87,10 @@ class HookIndex:
     docstring): a snapshot builds rows for the new invocations only, plus one pass of lookups over
     the kept ones (the runner keeps a bounded number)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Callable[[str], str] = str) -> None:
         self.seen: list[tuple[Invocation, S.HookRow]] = []
         self.count = 0
+        self.shown = shown  # how paths are named in the rows (hook_row)
 
     def rows(self, invocations: Any) -> tuple[S.HookRow, ...]:
         known = {id(inv): row for inv, row in self.seen}
@@ -95,7 +99,7 @@ class HookIndex:
             row = known.get(id(inv))
             if row is None:
                 self.count += 1
-                row = hook_row(inv, self.count)
+                row = hook_row(inv, self.count, self.shown)
             numbered.append((inv, row))
         self.seen = numbered
         return tuple(row for _inv, row in numbered)

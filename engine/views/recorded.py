@@ -47,6 +47,7 @@ from engine.crondor.zones import get_zone
 from engine.router.throttle import RouteStats
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import view_runs
+from engine.queue.job import schedd_status
 from engine.queue.records import job_order
 from engine.snapshot import CronView, ReplayPosition, RouteView, Snapshot
 from engine.views.rows import cron_row, queue_counts, recorded_route_state
@@ -147,9 +148,15 @@ class RouteCounts:
 _STATUS_FIELD = {2: "running", 6: "running", 5: "held", 4: "completed", 3: "removed"}
 
 
+def job_status(attrs: Any) -> int:
+    """The job's status as the schedd has it (``engine.queue.job.schedd_status``: Idle, or its
+    ``InitialJobStatus``, when the ad has no integer ``JobStatus``)."""
+    return schedd_status(literal_int(attrs.get("JobStatus")), literal_int(attrs.get("InitialJobStatus")))
+
+
 def is_cron_row(attrs: Any) -> bool:
     """A crondor row: a job with any ``Cron*`` attribute, idle, running or held (htcondor.md §2.4)."""
-    return any(a in attrs for a in CRON_ATTRS) and (literal_int(attrs.get("JobStatus")) or 0) in (1, 2, 5)
+    return any(a in attrs for a in CRON_ATTRS) and job_status(attrs) in (1, 2, 5)
 
 
 def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> int | None:
@@ -250,7 +257,7 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
     for job, attrs in jobs:
         if not is_cron_row(attrs):
             continue
-        out.append(cron_row(job, attrs, status=literal_int(attrs.get("JobStatus")) or 0, deferral=deferral(job), now=time, tz=tz, runs=runs,
+        out.append(cron_row(job, attrs, status=job_status(attrs), deferral=deferral(job), now=time, tz=tz, runs=runs,
                             text=literal_str, number=literal_int))
     out.sort(key=lambda c: job_order(c.job))
     return tuple(out)

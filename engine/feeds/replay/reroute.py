@@ -42,11 +42,10 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
@@ -295,10 +294,12 @@ def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], or
     return rows
 
 
-def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None) -> int:
-    """``--reroute``; ``until``: a ``Seek`` (step or time) where both sides stop (default: the end)."""
+def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
+                emit: Callable[[Any], None]) -> int:
+    """``--reroute``; ``until``: a ``Seek`` (step or time) where both sides stop (default: the end);
+    ``emit`` writes the ``--json`` document (the CLI's one JSON writer, ``engine.cli.jsonout.emit``)."""
     if not args.config:
-        print("routedeck replay: --reroute needs --config CONFIG… with the routing table", file=sys.stderr)
+        print("routedeck replay: --reroute needs --config CONFIG with the routing table", file=sys.stderr)
         return 2
     last = index.steps - 1
     if until is not None and until.transaction is not None:
@@ -330,12 +331,11 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None) ->
         print(d, file=sys.stderr)
     rows = compare(rec.routes, tallies, order)
     if args.json:
-        json.dump({"log": args.log, "start": rec.start, "end": rec.end, "transaction": last + 1,
-                   "transactions": index.steps, "source_jobs": len(rec.jobs),
-                   "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
-                   "hooks": [h.to_json() for h in hooks]},
-                  sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        doc = {"log": args.log, "start": rec.start, "end": rec.end, "transaction": last + 1,
+               "transactions": index.steps, "source_jobs": len(rec.jobs),
+               "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
+               "hooks": [h.to_json() for h in hooks]}
+        emit(doc)
         return 0
     upto = "" if last == index.steps - 1 else f" (up to transaction {last + 1:,} of {index.steps:,})"
     print(f"{args.log}: {len(rec.jobs)} source jobs over {rec.end - rec.start:.0f} s{upto}, re-routed with "
