@@ -196,3 +196,15 @@ def test_never_firing_schedule_is_reported_and_unknown_reasons_rejected():
     assert u.action == "never" and "never fires" in u.message
     with pytest.raises(ValueError):
         compute_deferral(JOB, NOW, "UTC", "sometimes")
+
+
+def test_a_job_ad_without_jobstatus_has_the_status_the_schedd_loads_it_with():
+    """schedd.cpp ``calculateCronTabSchedule`` computes only for an IDLE job; a job ad without
+    JobStatus has none in a running schedd: qmgmt.cpp ``InitJobQueue`` (and the commit of a new proc)
+    gives it InitialJobStatus, else IDLE (engine.queue.job.schedd_status, the rule every view
+    uses, issue 25 item 8d). So a job held on submit (InitialJobStatus 5) keeps no new DeferralTime,
+    and one without either is Idle and gets it."""
+    bare = {k: v for k, v in JOB.items() if k != "JobStatus"}
+    assert compute_deferral(bare, NOW, "UTC", "enter_queue").action == "set"
+    held = compute_deferral({**bare, "InitialJobStatus": "5"}, NOW, "UTC", "enter_queue")
+    assert (held.action, held.deferral_time) == ("keep", None)

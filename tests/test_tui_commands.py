@@ -28,3 +28,26 @@ def test_bad_demo_config_is_an_error_not_a_traceback(tmp_path, capsys):
     args = build_parser().parse_args(["demo", "--config-dir", str(tmp_path / "missing")])
     assert args.func(args) == 2
     assert "routedeck demo:" in capsys.readouterr().err
+
+
+def test_speed_command_refuses_what_the_command_line_refuses():
+    """``:speed X`` follows ``--speed``'s rule (issue 25 item 8f): a finite number above 0; ``nan``
+    reached the clock (nan <= 0 is false) and stopped its time."""
+    import pytest
+
+    from engine import snapshot as S
+    from tui.prompt_commands import CommandLineMixin
+
+    class App(CommandLineMixin):
+        def __init__(self):
+            self.sent = []
+
+        def send(self, command):
+            self.sent.append(command)
+
+    app = App()
+    for bad in ("nan", "inf", "-5", "0", "fast"):
+        with pytest.raises(ValueError, match="speed must be"):
+            app.cmd_speed(bad)
+    app.cmd_speed("x30")
+    assert app.sent == [S.SetSpeed(30.0)]

@@ -206,3 +206,23 @@ def test_a_replaced_log_drops_the_old_files_problems_and_says_so(tmp_path):
     said = [e for e in snap.events if e.kind == "log-replaced"]
     assert len(said) == 1 and str(log) in said[0].message and "rotated (sequence 1 -> 7)" in said[0].message
     assert not engine.poll() and [e.kind for e in engine.snapshot(3).events] == ["log-replaced"]  # said once
+
+
+def test_a_deleted_log_is_one_problem_until_a_new_one_comes(tmp_path):
+    """A log that is gone: one "cannot open" problem, not one per poll; the log written again at
+    the path is a new generation: the problem goes, and the events say the log was replaced."""
+    log = tmp_path / "job_queue.log"
+    q, _ = open_queue(log, T0)
+    submit(q, T0 + 1)
+    q.writer.close()
+    engine = WatchEngine(WatchSetup(str(log)), ManualClock(T0 + 5))
+    engine.poll()
+    os.unlink(log)
+    for _ in range(3):
+        engine.poll()
+    assert len(engine.problems) == 1 and "cannot open" in engine.problems[0]
+    q2, _ = open_queue(log, T0 + 10)
+    submit(q2, T0 + 11)
+    q2.writer.close()
+    engine.poll()
+    assert engine.problems == [] and [e.kind for e in engine.snapshot(1).events] == ["log-replaced"]

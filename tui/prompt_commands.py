@@ -7,6 +7,7 @@ an error toast naming the command.
 
 from __future__ import annotations
 
+import math
 import shlex
 
 from engine import snapshot as S
@@ -91,8 +92,8 @@ class CommandLineMixin:
             value = float(arg.lstrip("x×"))
         except ValueError:
             raise ValueError(f"speed must be a number, not {arg!r}") from None
-        if value <= 0:
-            raise ValueError("speed must be positive")
+        if not math.isfinite(value) or value <= 0:  # --speed's rule (engine.cli.args.positive)
+            raise ValueError(f"speed must be a finite number above 0, not {arg!r}")
         self.send(S.SetSpeed(value))
 
     def cmd_hold(self, arg: str) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from engine.classad import as_int, evaluate, make_ad
+from engine.queue.job import schedd_status
 
 from .fields import ATTRS, Schedule, parse_schedule
 from .nextrun import CronError, next_run
@@ -223,7 +224,9 @@ def compute_deferral(
         return DeferralUpdate("drop", None, CronJobState(False))
     ad, names = make_ad(job_attrs), _names(job_attrs)
     params = deferral_params(job_attrs, now, ad)
-    if _int_attr(ad, names, "JobStatus", IDLE, now) != IDLE:
+    # a job ad without JobStatus has the one the schedd loads it with (InitialJobStatus, else IDLE)
+    status = schedd_status(_int_attr(ad, names, "JobStatus", None, now), _int_attr(ad, names, "InitialJobStatus", None, now))
+    if status != IDLE:
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}
     forced = reason in _FORCING or not cached

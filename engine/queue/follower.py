@@ -79,7 +79,8 @@ class Follower:
                 raise OSError(0, "not a regular file")
             fh = open(self.path, "rb")
         except OSError as exc:
-            return PollResult(MISSING, problems=[Problem(source, 0, 0, f"cannot open: {exc.strerror or exc}", "error")])
+            return PollResult(MISSING, problems=self._fresh([Problem(source, 0, 0, f"cannot open: {exc.strerror or exc}",
+                                                                     "error")]))
         with fh:
             st = os.fstat(fh.fileno())
             size, inode = st.st_size, (st.st_dev, st.st_ino)

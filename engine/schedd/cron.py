@@ -26,6 +26,7 @@ from typing import Callable, Mapping
 
 from engine.crondor import deferral as D
 from engine.crondor.fields import ATTRS
+from engine.queue.job import schedd_status
 from engine.queue.records import is_proc_key, job_order
 from engine.crondor.nextrun import CronError, next_runs
 from engine.crondor.schedd import schedd_runs
@@ -217,7 +218,7 @@ class CronObserver:
         self.interval = float(interval)
         self.next_cycle = float(start) + self.period / 2
         self.last_periodic = float("-inf")
-        self.seen: dict[str, tuple[int | None, tuple]] = {}  # cron job -> (status, cron texts)
+        self.seen: dict[str, tuple[int, tuple]] = {}  # cron job -> (status, cron texts)
 
     def observe(self, job: str, attrs: Mapping[str, str] | None, now: float) -> None:
         """The job's ad after a committed change (None: it left the queue)."""
@@ -228,7 +229,8 @@ class CronObserver:
                 del self.seen[job]
                 k.forget(job)
             return
-        status = _int(attrs.get("JobStatus"))
+        # the schedd's status (engine.queue.job.schedd_status: Idle, or InitialJobStatus, without JobStatus)
+        status = schedd_status(_int(attrs.get("JobStatus")), _int(attrs.get("InitialJobStatus")))
         texts = tuple(attrs.get(a) for a in ATTRS)
         self.seen[job] = (status, texts)
         if before is None:
