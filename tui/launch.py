@@ -57,6 +57,9 @@ def run_replay(args: argparse.Namespace) -> int:
         return int(engine.run_headless(args) or 0)
     try:
         runtime = engine.build_runtime(args)
+    except engine.NothingToReplay as exc:  # an empty queue: said, no screen, not an error
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 0
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
