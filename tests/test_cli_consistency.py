@@ -332,7 +332,57 @@ def test_queue_names_a_job_status_not_of_its_type(tmp_path, capsys):
         assert rc == 1 and f'{log}: job 1.0: JobStatus = "running" is not an integer' in err and out
 
 
-def test_every_log_command_is_in_the_table():
-    """A new command that reads a queue log joins the table above."""
+# broken configs. Sources: htcondor.md §1.3 (a route whose REQUIREMENTS does not parse is left
+# out and logged; an @= block cut by the end of the file); config.cpp's "missing '=' or ':'"
+# (htcondor.md §8). A readable config with errors is a finding (1) everywhere; an unreadable one
+# is 2 (test_missing_input_file_exits_2_with_one_line).
+ROUTE_OK = 'JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=jrt\n  UNIVERSE 5\n  REQUIREMENTS Owner == "alice"\n@jrt\n'
+CONFIGS: dict[str, tuple[str, int]] = {
+    "good": (ROUTE_OK, 0),
+    "a route that does not parse": (ROUTE_OK.replace('Owner == "alice"', 'Owner == ("alice"'), 1),
+    "a syntax error": ("this line has no equals sign\n" + ROUTE_OK, 1),
+    "an @= block cut by the end": (ROUTE_OK.rsplit("@jrt", 1)[0], 1),
+}
+
+CONFIG_COMMANDS: dict[str, object] = {
+    "check": lambda cfg, d, ads: ["check", cfg],
+    "route": lambda cfg, d, ads: ["route", "--config", cfg, "--jobads", ads],
+    "watch --once": lambda cfg, d, ads: ["watch", LOG, "--once", "--config", cfg],
+    "replay --json": lambda cfg, d, ads: ["replay", LOG, "--json", "--config", cfg],
+    "replay --reroute": lambda cfg, d, ads: ["replay", LOG, "--reroute", "--config", cfg],
+    "demo --headless": lambda cfg, d, ads: ["demo", "--headless", "--max-speed", "--duration", "600",
+                                            "--config-dir", d],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("cmd", sorted(CONFIG_COMMANDS))
+def test_a_broken_config_decides_the_same_exit_status_in_every_command(tmp_path, capsys, cmd, name):
+    """watch exited 0, demo 2, check and route 1 on the same broken config: 1 in all of them,
+    each error named with its file and line on stderr (the demo's table from --config-dir)."""
+    import shutil  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    text, status = CONFIGS[name]
+    d = tmp_path / "conf"
+    d.mkdir()
+    cfg = d / "condor_config"
+    cfg.write_text(text)
+    for f in ("sites.toml", "workload.toml"):
+        shutil.copy(Path(__file__).parent / "data" / "demo_small" / f, d / f)
+    ads = tmp_path / "jobs.ads"
+    ads.write_text(JOBADS)
+    rc, out, err = run(capsys, CONFIG_COMMANDS[cmd](str(cfg), str(d), str(ads)))
+    assert rc == status, (rc, err)
+    assert "Traceback" not in err
+    if status:
+        assert re.search(r"condor_config:\d+: ", out + err), err
+
+
+def test_every_log_and_config_command_is_in_the_tables():
+    """A new command that reads a queue log or a config joins the tables above."""
     reads_log = {n for n, p in subcommands().items() if any(a.dest in ("log", "queue_log") for a in p._actions)}
     assert reads_log <= {c.split()[0] for c in LOG_COMMANDS}
+    reads_config = {n for n, p in subcommands().items()
+                    if any(a.dest in ("config", "configs", "config_dir") for a in p._actions)}
+    assert reads_config - {"convert", "hook run", "hook check"} <= {c.split()[0] for c in CONFIG_COMMANDS}

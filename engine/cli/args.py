@@ -36,6 +36,13 @@ Design decisions and invariants:
     shows that is not of its type (``router-q``'s JobStatus, QDate, RouteName, …:
     ``engine.queue.job.bad_values``) is a finding too: 1, each named on stderr (job id,
     attribute, text; :func:`bad_value_lines`).
+  - A config (``--config`` of watch, replay and route, ``check``'s CONFIG, demo's
+    ``--config-dir``), :func:`config_status`: 2 when a file cannot be read (missing, a
+    directory where a file is needed, not a regular file, permission denied). A config that
+    reads but has errors (the config reader's or the routing table's, each named with its file
+    and line on stderr) is a finding: 1. The command still does what it can with the rest (a
+    route that does not parse is left out, as HTCondor does), except the demo, which does not
+    start on a config with errors.
   - Several findings: the worst status wins (:func:`worst`).
 """
 
@@ -173,6 +180,11 @@ def log_verdict(problems, not_a_log: str | None = None) -> tuple[int, str | None
 def load_verdict(res) -> tuple[int, str | None]:
     """:func:`log_verdict` of an ``engine.queue.result.LoadResult``."""
     return log_verdict(res.problems, res.not_a_log())
+
+
+def config_status(errors) -> int:
+    """The exit status a config that could be read decides: 1 when it has errors, else 0."""
+    return FINDINGS if list(errors) else OK
 
 
 def worst(*statuses: int) -> int:

@@ -19,7 +19,15 @@ Decisions:
 - The state directory (``job_queue.log`` + ``history``) is ``--state-dir`` (kept: a recording
   replay can open, written durably as the schedd does) or else a fresh temporary directory,
   removed at the end (not fsynced per commit: nothing is kept to protect). Its path is on stderr.
-- Exit status: 0 done; 1 the engine crashed; 2 usage or an unreadable demo configuration.
+- The demo's configuration (engine.cli.args "What the input decides"): a file of
+  ``--config-dir`` that cannot be read, or a state directory the demo cannot write when it
+  starts, is 2 (one line); a configuration file with errors is 1: a config the config reader
+  reports errors in, or a sites.toml / workload.toml that does not load, stops the demo before
+  it starts (as an HTCondor daemon does not start on a config it cannot read); a routing table
+  with errors (a route that does not parse is left out, htcondor.md §1.3) runs, with each error
+  on stderr, and exits 1.
+- Exit status: 0 done; 1 the engine crashed or the configuration has errors; 2 usage, an unreadable demo configuration or a state
+  directory that cannot be written at the start.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from typing import Any, Iterator
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import snapshot_json
-from engine.feeds.demo import DemoError, build_demo
+from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, DemoFiles, build_demo
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
@@ -159,6 +167,43 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
     yield engine.snapshot(seq, speed=speed, engine_state="stopped")
 
 
+def unreadable_input(args: argparse.Namespace) -> str | None:
+    """Why the demo's configuration cannot be read (one line), or None: ``--config-dir`` and the
+    files the demo reads from it (a file that reads but has errors is :func:`build_status`'s)."""
+    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+        return why
+    files = DemoFiles.in_dir(args.config_dir or DEFAULT_CONFIG_DIR, bool(getattr(args, "classad_routes", False)))
+    for path in [*files.config_paths(), files.sites, files.workload]:
+        if why := argcheck.unreadable(str(path)):
+            return why
+    return None
+
+
+def build_status(exc: BaseException) -> int:
+    """The exit status of a demo that could not be built (module docstring): 2 when a file could
+    not be read or the state directory written, 1 when a configuration file has errors."""
+    if isinstance(exc, OSError) or getattr(exc, "unreadable", False):
+        return argcheck.USAGE
+    return argcheck.FINDINGS
+
+
+def build_failed(exc: BaseException) -> int:
+    """Say why the demo could not be built (one line on stderr); its exit status."""
+    status = build_status(exc)
+    why = str(exc)
+    if isinstance(exc, OSError) and exc.filename:
+        why = f"cannot write {exc.filename}: {exc.strerror or exc}"
+    argcheck.usage_error("demo", why)
+    return status
+
+
+def table_errors(engine: Any) -> list[str]:
+    """The routing table's errors (each ``file:line: error: …``): the demo runs without the
+    routes they leave out, as HTCondor's router does (htcondor.md §1.3)."""
+    table = getattr(engine, "table", None)
+    return [str(d) for d in table.errors] if table is not None else []
+
+
 def run_headless(args: argparse.Namespace) -> int:
     numbers = [args.duration, args.speed or 1.0] + ([args.interval] if args.interval is not None else [])
     if not all(math.isfinite(x) for x in numbers) or args.duration < 0 or (args.interval is not None and args.interval <= 0):
@@ -168,7 +213,7 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.clock import VirtualClock  # noqa: PLC0415
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
-    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+    if why := unreadable_input(args):
         return argcheck.usage_error("demo", why)
     temporary = not args.state_dir
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="routedeck-demo-")
@@ -190,12 +235,15 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     try:
         engine = build_demo(**kwargs)
     except (DemoError, OSError, ValueError) as exc:
-        return argcheck.usage_error("demo", exc)
+        return build_failed(exc)
     if temporary:
         print(f"routedeck demo: state directory {state_dir} (temporary, removed at the end; "
               "--state-dir keeps one)", file=sys.stderr)
     else:
         print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
+    errors = table_errors(engine)
+    for e in errors:
+        print(f"routedeck demo: {e}", file=sys.stderr)
     speed = float(args.speed or 1.0)
     max_speed = bool(getattr(args, "max_speed", False)) or speed <= 0
     if speed <= 0:
@@ -228,7 +276,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
               "stopped at --duration", file=sys.stderr)
     elif not crashed and (note := speed_note(engine.now - start_v, wall.now() - began, None if max_speed else speed)):
         print(f"routedeck demo: {note}", file=sys.stderr)
-    return 1 if crashed else 0
+    return argcheck.worst(1 if crashed else 0, argcheck.config_status(errors))
 
 
 def speed_note(virtual: float, real: float, asked: float | None) -> str | None:

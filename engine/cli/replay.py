@@ -30,8 +30,8 @@ Design decisions:
   replay.index): the exit status still follows the schedd's verdict on the log, the rule of
   every command that reads one (engine.cli.args "What the input decides"): 1 when the schedd
   would refuse it (a corrupt record inside a committed transaction), named on stderr.
-- Exit status: 0 done; 1 the log has a fatal problem (named on stderr; the replay is shown all
-  the same); 2 usage, an unreadable log, a file that is not a
+- Exit status: 0 done; 1 the log has a fatal problem, or ``--config`` has errors (each named on
+  stderr; the replay is shown all the same); 2 usage, an unreadable log, a file that is not a
   job queue log or a moment outside the log (one line on stderr, nothing on stdout).
 """
 
@@ -216,6 +216,7 @@ def run_headless(args: argparse.Namespace) -> int:
         return 2
     for e in errors:
         print(e, file=sys.stderr)
+    status = argcheck.worst(status, argcheck.config_status(errors))
     snap = player.snapshot(with_jobs=args.jobs)
     pos = snap.replay
     number = transaction_number(pos.transaction)

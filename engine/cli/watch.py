@@ -9,7 +9,8 @@ If the TUI registers a ``watch`` screen command first, :func:`register` leaves i
 TUI calls :func:`add_arguments` / :func:`run_headless`. The log is ``LOG`` or ``--queue-log LOG``
 (as in ``queue`` and ``router-q``), else the config's ``JOB_QUEUE_LOG`` / ``SPOOL``. Exit status
 (the rule of every command, engine.cli.args "What the input decides"): 0 done; 1 the log has a
-fatal problem (``--once``: where HTCondor's router would assert); 2 usage, a log, config or router log
+fatal problem (``--once``: where HTCondor's router would assert) or the config has errors (each
+named on stderr; watch goes on with the rest of the table); 2 usage, a log, config or router log
 that cannot be read or found, or (``--once``) a file that is not a job queue log at all (one
 line on stderr, nothing on stdout). An existing but empty log (or one of blank lines) is a live
 schedd's that has not written yet, an empty queue: watch waits for it (``--once``: 0 jobs, exit 0).
@@ -159,6 +160,7 @@ def run_headless(args: argparse.Namespace) -> int:
         print(d, file=sys.stderr)
     clock = SystemClock()
     engine = WatchEngine(setup, clock, tz=args.tz, collect_events=False)  # no feed drains them here
+    found = argcheck.config_status(setup.diagnostics)
     if args.once:
         result = engine.follower.poll()
         engine.after_poll(result)
@@ -171,7 +173,7 @@ def run_headless(args: argparse.Namespace) -> int:
         if why and not args.json:  # --json carries it in "problems"
             print(f"routedeck watch: {why}", file=sys.stderr)
         _emit(engine, 1, args)
-        return status
+        return argcheck.worst(status, found)
     from engine.queue.filewatch import run_watch  # noqa: PLC0415
 
     stop = threading.Event()
@@ -195,4 +197,4 @@ def run_headless(args: argparse.Namespace) -> int:
         run_watch(engine.follower, stop, on_poll, slow_poll=min(args.slow_poll, args.duration or args.slow_poll))
     except KeyboardInterrupt:
         pass
-    return 0
+    return found

@@ -73,17 +73,22 @@ from engine.views.rows import EVENT_RING, EventRing
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
 class DemoError(ValueError):
-    pass
+    """A demo that cannot be built; ``unreadable``: because a file could not be read or written
+    (not because a configuration file has errors)."""
+
+    def __init__(self, message: str, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
 
 
 def load_sites(path: str | Path) -> list[SiteSpec]:
     p = Path(path)
     if p.exists() and not p.is_file():
-        raise DemoError(f"{p}: not a regular file")
+        raise DemoError(f"{p}: not a regular file", unreadable=True)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DemoError(f"{p}: cannot read: {exc.strerror}") from None
+        raise DemoError(f"{p}: cannot read: {exc.strerror}", unreadable=True) from None
     except UnicodeDecodeError as exc:
         raise DemoError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -445,7 +450,8 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
             try:
                 shutil.copyfile(src, dst)
             except OSError as exc:
-                raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}") from None
+                raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}",
+                                unreadable=True) from None
         copies.append(dst)
     extra = stage_execute(files.condor_config.parent, target)
     return dataclasses.replace(files, condor_config=copies[0],
@@ -480,7 +486,8 @@ def stage_execute(src: Path, target: Path) -> tuple[Path, ...]:
             conf.write_text("# written by RouteDeck: the staged copy of the sample's hook programs\n"
                             f"HOOK_DIR = {target / 'hooks'}\n", encoding="utf-8")
     except OSError as exc:
-        raise DemoError(f"{src}: cannot stage the execute sample into {target}: {exc.strerror or exc}") from None
+        raise DemoError(f"{src}: cannot stage the execute sample into {target}: {exc.strerror or exc}",
+                        unreadable=True) from None
     return (conf,)
 
 
