@@ -32,6 +32,8 @@ Design decisions and invariants:
   directory (the log's last committed transaction, a torn tail discarded and the log rotated,
   lost site runs back to Idle, routed copies adopted) — and carries on from there once it
   succeeds. Nothing is written while stalled; the event rings survive the restart.
+  ``write_fault`` (:class:`WriteFault`) says the same for a program: the file, the ``errno`` and
+  the virtual time of the failure (a headless run reports it and exits 1, engine.cli.demo).
 - The execute side (``engine.feeds.demo_execute``): ``DAEMON_LIST`` naming ``STARTD`` gives the
   demo an embedded startd (``startd``; None otherwise) stepped at the Simulation's event times on
   the virtual clock; a ``startd = true`` site's copies really run on it; ``SCHEDD_CRON_*`` output
@@ -79,6 +81,17 @@ class DemoError(ValueError):
     def __init__(self, message: str, unreadable: bool = False) -> None:
         super().__init__(message)
         self.unreadable = unreadable
+
+
+@dataclass(frozen=True)
+class WriteFault:
+    """A failed write of the state directory (module docstring): the file, the OSError's errno
+    (None for the writer's own QueueLogError), its text, and the virtual time it happened."""
+
+    path: str
+    errno: int | None
+    why: str
+    time: float
 
 
 def load_sites(path: str | Path) -> list[SiteSpec]:
@@ -181,6 +194,7 @@ class Simulation:
         self.jobs_version = 0
         self.submitted = 0
         self.write_error: str | None = None  # set while stalled on a failed write (module docstring)
+        self.write_fault: WriteFault | None = None  # the same, for a program
         self.rebuild: Any = None  # () -> a fresh Engine from the state directory (build_demo sets it)
         schedd.on_event = self._schedd_event
         self._unsubscribe = queue.subscribe(self._queue_changed)
@@ -243,6 +257,7 @@ class Simulation:
         where = getattr(exc, "filename", None) or (self.state_dir / "job_queue.log" if self.state_dir else "the log")
         self.write_error = (f"{where}: cannot write ({why}); the engine stopped writing at the last committed "
                             f"transaction and retries")
+        self.write_fault = WriteFault(str(where), getattr(exc, "errno", None), why, self.now)
         if self.writer is not None and hasattr(self.writer, "abandon"):
             self.writer.abandon()
         self.emit(self.now, "queue-log-write-failed", self.write_error, "error")
@@ -269,7 +284,7 @@ class Simulation:
         self.jobs_version = version
         self.schedd.on_event = self._schedd_event
         self._unsubscribe = self.queue.subscribe(self._queue_changed)
-        self.write_error = None
+        self.write_error = self.write_fault = None
         for e in fresh.events:  # the restart's own events (resumed at, diagnostics)
             self.emit(e.time, e.kind, e.message, e.level, e.route, e.job)
         self.emit(self.now, "queue-log-writable", "the job queue log can be written again; the engine resumed "
