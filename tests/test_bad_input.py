@@ -428,12 +428,13 @@ def test_log_of_binary_garbage_quotes_it_short_and_escaped(tmp_path, capsys):
 
 
 def test_empty_log_and_unreadable_log(tmp_path, capsys, monkeypatch):
-    """An empty file holds no job queue log yet (htcondor.md §3.4: a brand-new log gets its 107
-    when created): exit 2, one line (issue 18 item 4; a log of just its 107 is an empty queue).
-    A log that cannot be read is fatal, exit 2 (permission denied simulated)."""
+    """An empty file is an empty queue, as the schedd reads it (issue 25 item 5; was exit 2):
+    src/condor_utils/classad_log.cpp LoadClassAdLog reads no record and, with none (``!count``),
+    writes a fresh 107 and starts with no job. A log that cannot be read is fatal, exit 2
+    (permission denied simulated)."""
     empty = write(tmp_path, "empty.log", "")
     rc, out, err = run_cli(capsys, "queue", empty)
-    assert rc == 2 and out == "" and f"{empty}: the file is empty" in err
+    assert rc == 0 and out.startswith(f"{empty}: 0 jobs") and err == ""
     rc, _, err = run_cli(capsys, "queue", tmp_path)
     assert rc == 2 and f"routedeck queue: cannot read {tmp_path}: Is a directory" in err
     path = write(tmp_path, "job_queue.log", LOG)

@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -35,12 +36,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class Disk:
-    """Files whose writes fail while ``full`` is set (ENOSPC, or ``code``)."""
+    """Files whose writes fail while ``full`` is set (ENOSPC, or ``code``); ``full_after``: the
+    disk fills after that many successful writes; ``free_after``: space returns after that many
+    failed ones (a run that resumes)."""
 
     def __init__(self) -> None:
         self.full = False
         self.code = errno.ENOSPC
         self.failures = 0
+        self.writes = 0
+        self.full_after: int | None = None
+        self.free_after: int | None = None
 
     def open(self, path, mode="r", *a, **k):
         disk = self
@@ -48,6 +54,11 @@ class Disk:
 
         class Flaky:
             def write(self, data):
+                if disk.full_after is not None and disk.writes >= disk.full_after and not disk.failures:
+                    disk.full = True
+                if disk.free_after is not None and disk.failures >= disk.free_after:
+                    disk.full = False
+                disk.writes += 1
                 if disk.full:
                     disk.failures += 1
                     fh.write(data[: len(data) // 2])  # a short write: a torn tail
@@ -125,6 +136,69 @@ def test_full_disk_stalls_keeps_the_committed_state_and_resumes(tmp_path, disk, 
     final = _committed(state)
     assert not final.fatal and final.queue.snapshot_state() == engine.queue.snapshot_state()
     assert any(e.kind == "job-routed" and e.time > stalled_at for e in engine.events)
+
+
+def _headless(capsys, cfg: Path, state: Path, hours: int = 2) -> tuple[int, list[dict], str]:
+    """``routedeck demo --headless --max-speed --json`` in this process (the Disk fixture applies)."""
+    from tui.cli import main  # noqa: PLC0415
+
+    rc = main(["demo", "--headless", "--max-speed", "--json", "--duration", str(hours * 3600), "--interval", "600",
+               "--seed", "3", "--config-dir", str(cfg), "--state-dir", str(state)])
+    out, err = capsys.readouterr()
+    return rc, [json.loads(line) for line in out.splitlines()], err
+
+
+@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "is full"), (errno.EROFS, "is on a read-only file system")])
+def test_a_headless_run_that_stalls_says_so_and_exits_1(tmp_path, disk, capsys, code, words):
+    """Issue 25 item 7: the disk fills during a headless run. The demo stalls as before (its log
+    keeps the last committed transaction, htcondor.md §3.3; engine_state "stalled"), and the run
+    says on stderr which state directory failed, the error, and when (virtual and wall time),
+    that it was still stalled at the end and how far it got — and exits 1 (was 0, with only
+    "ran at x…" on stderr)."""
+    cfg = make_config_dir(tmp_path)
+    state = tmp_path / "state"
+    disk.code = code
+    disk.full_after = 400  # writes of log lines: well into the first virtual hour
+    rc, snaps, err = _headless(capsys, cfg, state)
+    assert rc == 1 and snaps[-1]["engine_state"] == "stalled" and os.strerror(code) in snaps[-1]["error"]
+    stalled_at = next(s["time"] for s in snaps if s.get("engine_state") == "stalled")
+    lines = [line for line in err.splitlines() if "state directory" in line and "stalled" in line]
+    assert len(lines) == 1, err
+    line = lines[0]
+    assert f"the state directory {state} {words}: cannot write {state / 'job_queue.log'} ({os.strerror(code)})" in line
+    m = re.search(r"at virtual (\S+ \S+Z) \(([\d,]+) s into the run\), wall (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", line)
+    assert m, line
+    covered = int(m[2].replace(",", ""))
+    assert 0 < covered < 2 * 3600 and stalled_at - 600 <= snaps[0]["time"] + covered <= stalled_at
+    assert f"still stalled at the end: it covered {covered:,} of 7,200 virtual seconds" in line
+    assert "ran at x" not in err
+    assert not _committed(state).fatal  # the log is intact: its committed transactions load
+
+
+def test_a_headless_run_that_stalls_and_resumes_still_exits_1(tmp_path, disk, capsys):
+    """Space returns during the run: the engine restarts from its log and covers the whole run
+    (engine.feeds.demo), and the run says when it stalled and when it resumed; exit 1."""
+    cfg = make_config_dir(tmp_path)
+    state = tmp_path / "state"
+    disk.full_after, disk.free_after = 200, 2
+    rc, snaps, err = _headless(capsys, cfg, state, hours=1)
+    assert rc == 1 and "engine_state" not in snaps[-1]  # in the JSON only while stalled
+    assert any(s.get("engine_state") == "stalled" for s in snaps)
+    assert snaps[-1]["time"] == snaps[0]["time"] + 3600
+    line = next(line for line in err.splitlines() if "state directory" in line and "stalled" in line)
+    assert f"the state directory {state} is full" in line and "resumed from it at virtual 2026-11-21" in line
+    assert "still stalled" not in line
+
+
+def test_a_state_directory_that_cannot_be_written_at_the_start(tmp_path, disk, capsys):
+    """The disk is full before the demo writes its first record: nothing runs; one line naming
+    the file and the error, exit 2 (a state directory the demo cannot use, engine.cli.args)."""
+    cfg = make_config_dir(tmp_path)
+    state = tmp_path / "state"
+    disk.full = True
+    rc, snaps, err = _headless(capsys, cfg, state)
+    assert rc == 2 and snaps == []
+    assert err.count("\n") == 1 and f"cannot write {state / 'job_queue.log'}: No space left on device" in err
 
 
 def _kill_run(cfg: Path, state: Path, seed: int, rng: random.Random) -> None:

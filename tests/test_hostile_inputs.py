@@ -154,32 +154,37 @@ def test_good_arguments_still_work(capsys):
 # ------------------------------------------------------------------------------ item 4: not a log
 
 
-@pytest.mark.parametrize("data, what", [(b"", "empty"), (GARBAGE, "not a job queue log")], ids=["empty", "binary"])
 @pytest.mark.parametrize("command", [
     ["queue"], ["queue", "--json"], ["replay", "--json"], ["replay", "--at", "end"], ["replay"], ["router-q"],
+    ["watch", "--once"],
 ], ids=lambda c: "-".join(c))
-def test_a_file_without_any_record_is_refused(tmp_path, capsys, no_screen, data, what, command):
-    """RouteDeck decision (issue 18 item 4): a file with no valid record at all is not shown as an
-    empty queue "at 1970-01-01" (exit 0): one line naming the file (and the line of the first bad
-    record), exit 2, nothing on stdout; the replay screen is not opened."""
-    log = write(tmp_path, "job_queue.log", data)
+def test_a_file_without_any_record_is_refused(tmp_path, capsys, no_screen, command):
+    """RouteDeck decision (issue 18 item 4): a file with bytes but no valid record at all (not an
+    empty one: tests/test_cli_consistency.py, an empty queue) is not shown as an empty queue "at
+    1970-01-01" (exit 0): one line naming the file and the line of the first bad record, exit 2,
+    nothing on stdout; the replay screen is not opened."""
+    log = write(tmp_path, "job_queue.log", GARBAGE)
     argv = ["router-q", "--queue-log", log] if command == ["router-q"] else [command[0], log, *command[1:]]
     rc, out, err = cli(capsys, *argv)
     msg = one_line(err)
-    assert rc == 2 and out == "" and what in msg and log in msg
-    if data:
-        assert f"{log}:1:" in msg
+    assert rc == 2 and out == "" and "not a job queue log" in msg and f"{log}:1:" in msg
 
 
-def test_a_brand_new_log_is_an_empty_queue_but_not_a_recording(tmp_path, capsys, no_screen):
+def test_a_brand_new_log_is_an_empty_queue_with_nothing_to_replay(tmp_path, capsys, no_screen):
     """htcondor.md §3.4: a brand-new log is just `107 1 CreationTimestamp <now>`; `queue` shows
-    its empty queue (exit 0). There is nothing to replay in it: replay says so (exit 2)."""
+    its empty queue (exit 0). Replay shows that empty queue at the log's CreationTimestamp and
+    says there is nothing to replay (exit 0, issue 25 item 5; was exit 2); the screen is not
+    opened for it."""
     log = write(tmp_path, "job_queue.log", b"107 1 CreationTimestamp 1736935000\n")
     rc, out, _ = cli(capsys, "queue", log, "--json")
     assert rc == 0 and json.loads(out)["total_jobs"] == 0
-    for extra in (["--json"], []):
-        rc, out, err = cli(capsys, "replay", log, *extra)
-        assert rc == 2 and out == "" and "recording is empty" in one_line(err)
+    rc, out, err = cli(capsys, "replay", log, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["total_jobs"] == 0 and doc["time"] == 1736935000
+    assert (doc["replay"]["transaction"], doc["replay"]["transactions"]) == (0, 0)
+    assert "nothing to replay" in one_line(err)
+    rc, out, err = cli(capsys, "replay", log)  # the screen form
+    assert rc == 0 and out == "" and "nothing to replay" in one_line(err)
 
 
 def test_watching_an_empty_log_waits_for_the_first_transaction(tmp_path, capsys):

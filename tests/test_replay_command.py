@@ -71,7 +71,10 @@ def test_bad_input_exit_codes(tmp_path, capsys):
     bad = tmp_path / "bad.log"
     bad.write_text("107 1 CreationTimestamp 1\n105 \n101 1.0 Job Machine\nXYZ\n106 \n")
     rc, out, err = _run(capsys, "replay", str(bad), "--json")
-    assert rc == 0 and f"{bad}:4: error" in err and json.loads(out)["total_jobs"] == 1
+    # replay skips the corrupt record and shows the rest; the exit status is the schedd's verdict
+    # (htcondor.md §3.3: a corrupt record inside a committed transaction is fatal), as in queue
+    assert rc == 1 and f"{bad}:4: error" in err and json.loads(out)["total_jobs"] == 1
+    assert "fatal: the schedd would refuse to start on this log" in err
 
 
 def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):

@@ -57,6 +57,9 @@ def run_replay(args: argparse.Namespace) -> int:
         return int(engine.run_headless(args) or 0)
     try:
         runtime = engine.build_runtime(args)
+    except engine.NothingToReplay as exc:  # an empty queue: said, no screen, not an error
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 0
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -108,11 +111,12 @@ def register_demo(subparsers) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     if args.headless:
         return int(demo_cli.run_headless(args) or 0)
+    if why := demo_cli.unreadable_input(args):
+        return argcheck.usage_error("demo", why)
     try:
         runtime = demo_cli.build_runtime(args)
     except (OSError, ValueError) as exc:  # DemoError is a ValueError: a bad demo config names its file
-        print(f"routedeck demo: {exc}", file=sys.stderr)
-        return 2
+        return demo_cli.build_failed(exc)  # the headless rule: 2 unreadable, 1 a config with errors
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(runtime, mode="demo", readonly=args.readonly)

@@ -27,6 +27,28 @@ Design decisions and invariants:
   log is ``LOG`` (positional) in every command that reads one, ``--queue-log`` kept as its alias
   (:func:`add_log_argument`, :func:`log_of`); help texts come from module docstrings through
   :func:`help_text` (no reStructuredText markup on screen).
+- What the input decides (issue 25 item 5): one rule for every command, here.
+
+  - A queue log (``queue``, ``router-q``, ``replay``, ``watch --once``, ``route --queue-log``),
+    :func:`log_verdict`: 2 when it cannot be read or is not a job queue log at all (bytes other
+    than blanks and not one valid record). An empty file or one of blank lines is an empty
+    queue, as the schedd reads it (``engine.queue.result``), and so is a log of just its 107:
+    0, with 0 jobs. 1 when the log has a fatal problem (the schedd would refuse to start on it:
+    a corrupt record inside a committed transaction, htcondor.md §3.3; in watch, where the
+    router would assert, §3.5): the command still prints what it read, and stderr names the
+    problem. Problems HTCondor gets over (a torn last line, an unfinished last transaction, a
+    value that does not parse) are reported and do not change the status. A value a command
+    shows that is not of its type (``router-q``'s JobStatus, QDate, RouteName, …:
+    ``engine.queue.job.bad_values``) is a finding too: 1, each named on stderr (job id,
+    attribute, text; :func:`bad_value_lines`).
+  - A config (``--config`` of watch, replay and route, ``check``'s CONFIG, demo's
+    ``--config-dir``), :func:`config_status`: 2 when a file cannot be read (missing, a
+    directory where a file is needed, not a regular file, permission denied). A config that
+    reads but has errors (the config reader's or the routing table's, each named with its file
+    and line on stderr) is a finding: 1. The command still does what it can with the rest (a
+    route that does not parse is left out, as HTCondor does), except the demo, which does not
+    start on a config with errors.
+  - Several findings: the worst status wins (:func:`worst`).
 """
 
 from __future__ import annotations
@@ -204,6 +226,50 @@ def log_of(args: argparse.Namespace, command: str, *, readable: bool = False) ->
     if readable and given and (why := unreadable(given[0])):
         raise UsageError(why)
     return given[0] if given else None
+
+
+def log_verdict(problems, not_a_log: str | None = None) -> tuple[int, str | None]:
+    """The exit status a queue log decides, and the one line that says why (None with 0): see
+    the module docstring. ``problems`` are ``engine.queue.result.Problem`` (record 0 with
+    severity ``fatal``: the file could not be read); ``not_a_log`` is ``LoadResult.not_a_log()``
+    (None for an empty or blank file: an empty queue)."""
+    problems = list(problems)
+    for p in problems:
+        if p.severity == "fatal" and p.record == 0:
+            return USAGE, str(p)
+    if not_a_log:
+        return USAGE, not_a_log
+    for p in problems:
+        if p.severity == "fatal":
+            return FINDINGS, str(p)
+    return OK, None
+
+
+def load_verdict(res) -> tuple[int, str | None]:
+    """:func:`log_verdict` of an ``engine.queue.result.LoadResult``."""
+    return log_verdict(res.problems, res.not_a_log())
+
+
+def config_status(errors) -> int:
+    """The exit status a config that could be read decides: 1 when it has errors, else 0."""
+    return FINDINGS if list(errors) else OK
+
+
+def worst(*statuses: int) -> int:
+    """The status of a command with several findings: the worst (2 over 1 over 0)."""
+    return max(statuses, default=OK)
+
+
+MAX_VALUE_LINES = 20
+
+
+def bad_value_lines(bad: list, log: str) -> list[str]:
+    """Lines naming the values not of their type (``engine.queue.job.BadValue``): at most
+    :data:`MAX_VALUE_LINES`, then a count of the rest."""
+    lines = [f"{log}: {b}" for b in bad[:MAX_VALUE_LINES]]
+    if len(bad) > MAX_VALUE_LINES:
+        lines.append(f"{log}: … and {len(bad) - MAX_VALUE_LINES} more values not of their type")
+    return lines
 
 
 class UsageError(ValueError):

@@ -19,13 +19,30 @@ Decisions:
 - The state directory (``job_queue.log`` + ``history``) is ``--state-dir`` (kept: a recording
   replay can open, written durably as the schedd does) or else a fresh temporary directory,
   removed at the end (not fsynced per commit: nothing is kept to protect). Its path is on stderr.
-- Exit status: 0 done; 1 the engine crashed; 2 usage or an unreadable demo configuration.
+- A write of the state directory that fails (a full disk, a read-only or unwritable directory)
+  stalls the engine (engine.feeds.demo: its log keeps the last committed transaction, the
+  JSON says ``engine_state: "stalled"``, and it retries at every step). A headless run reports
+  it on stderr: the state directory and the file, the error, and when — virtual time (and how
+  far into the run) and wall time — whether it was still stalled at the end (how many of the
+  virtual seconds asked it covered) or resumed (when). The run exits 1 either way: it did not
+  run as asked.
+- The demo's configuration (engine.cli.args "What the input decides"): a file of
+  ``--config-dir`` that cannot be read, or a state directory the demo cannot write when it
+  starts, is 2 (one line); a configuration file with errors is 1: a config the config reader
+  reports errors in, or a sites.toml / workload.toml that does not load, stops the demo before
+  it starts (as an HTCondor daemon does not start on a config it cannot read); a routing table
+  with errors (a route that does not parse is left out, htcondor.md §1.3) runs, with each error
+  on stderr, and exits 1.
+- Exit status: 0 done; 1 the engine crashed, a write of the state directory failed (stalled),
+  or the configuration has errors; 2 usage, an unreadable demo configuration or a state
+  directory that cannot be written at the start.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import math
 import queue as _queue
 import shutil
@@ -36,7 +53,7 @@ from typing import Any, Iterator
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.demo import DemoError, build_demo
+from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, DemoFiles, build_demo
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
@@ -158,6 +175,83 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
     yield engine.snapshot(seq, speed=speed, engine_state="stopped")
 
 
+def unreadable_input(args: argparse.Namespace) -> str | None:
+    """Why the demo's configuration cannot be read (one line), or None: ``--config-dir`` and the
+    files the demo reads from it (a file that reads but has errors is :func:`build_status`'s)."""
+    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+        return why
+    files = DemoFiles.in_dir(args.config_dir or DEFAULT_CONFIG_DIR, bool(getattr(args, "classad_routes", False)))
+    for path in [*files.config_paths(), files.sites, files.workload]:
+        if why := argcheck.unreadable(str(path)):
+            return why
+    return None
+
+
+def build_status(exc: BaseException) -> int:
+    """The exit status of a demo that could not be built (module docstring): 2 when a file could
+    not be read or the state directory written, 1 when a configuration file has errors."""
+    if isinstance(exc, OSError) or getattr(exc, "unreadable", False):
+        return argcheck.USAGE
+    return argcheck.FINDINGS
+
+
+def build_failed(exc: BaseException) -> int:
+    """Say why the demo could not be built (one line on stderr); its exit status."""
+    status = build_status(exc)
+    why = str(exc)
+    if isinstance(exc, OSError) and exc.filename:
+        why = f"cannot write {exc.filename}: {exc.strerror or exc}"
+    argcheck.usage_error("demo", why)
+    return status
+
+
+def table_errors(engine: Any) -> list[str]:
+    """The routing table's errors (each ``file:line: error: …``): the demo runs without the
+    routes they leave out, as HTCondor's router does (htcondor.md §1.3)."""
+    table = getattr(engine, "table", None)
+    return [str(d) for d in table.errors] if table is not None else []
+
+
+_FAULT_WORDS = {errno.ENOSPC: "is full", errno.EDQUOT: "is over its disk quota",
+                errno.EROFS: "is on a read-only file system", errno.EACCES: "cannot be written (permission denied)",
+                errno.EPERM: "cannot be written (operation not permitted)"}
+
+
+def _utc(t: float) -> str:
+    from datetime import datetime, timezone  # noqa: PLC0415
+
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _local(t: float) -> str:
+    from datetime import datetime  # noqa: PLC0415
+
+    return datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+@dataclass
+class Stall:
+    """What a headless run saw of a failed write (engine.feeds.demo.WriteFault): the first
+    fault, the wall time the run noticed it, and when the engine resumed (virtual), if it did."""
+
+    fault: Any
+    wall: float
+    wall_into: float
+    resumed: float | None = None
+
+    def report(self, state_dir: str, start: float, covered: float, wanted: float, still: bool) -> str:
+        f = self.fault
+        words = _FAULT_WORDS.get(f.errno, "cannot be written")
+        head = (f"the state directory {state_dir} {words}: cannot write {f.path} ({f.why}) at virtual "
+                f"{_utc(f.time)} ({f.time - start:,.0f} s into the run), wall {_local(self.wall)} "
+                f"({self.wall_into:.1f} s after the start); the engine stalled at its last committed transaction "
+                "(the log is intact)")
+        if still:
+            return head + (f" and was still stalled at the end: it covered {covered:,.0f} of {wanted:,.0f} "
+                           "virtual seconds")
+        return head + f" and resumed from it at virtual {_utc(self.resumed or f.time)}"
+
+
 def run_headless(args: argparse.Namespace) -> int:
     # the parser checks these (engine.cli.args); a caller's own Namespace gets the same rule
     numbers = [args.duration, args.speed] + ([args.interval] if args.interval is not None else [])
@@ -168,7 +262,7 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.clock import VirtualClock  # noqa: PLC0415
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
-    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+    if why := unreadable_input(args):
         return argcheck.usage_error("demo", why)
     temporary = not args.state_dir
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="routedeck-demo-")
@@ -190,12 +284,15 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     try:
         engine = build_demo(**kwargs)
     except (DemoError, OSError, ValueError) as exc:
-        return argcheck.usage_error("demo", exc)
+        return build_failed(exc)
     if temporary:
         print(f"routedeck demo: state directory {state_dir} (temporary, removed at the end; "
               "--state-dir keeps one)", file=sys.stderr)
     else:
         print(f"routedeck demo: state directory {state_dir}", file=sys.stderr)
+    errors = table_errors(engine)
+    for e in errors:
+        print(f"routedeck demo: {e}", file=sys.stderr)
     speed = float(args.speed)
     max_speed = bool(getattr(args, "max_speed", False))
     virtual = args.duration if max_speed else args.duration * speed
@@ -209,6 +306,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
 
     wall = SystemClock()
     began, start_v = wall.now(), engine.now
+    stall: Stall | None = None
     try:
         for snap in gen:
             if args.json:
@@ -218,15 +316,26 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
             crashed = crashed or snap.engine_state == "crashed"
             if snap.engine_state == "crashed":
                 print(f"routedeck demo: the engine crashed:\n{snap.error}", file=sys.stderr)
+            fault = getattr(engine, "write_fault", None)
+            if stall is None and fault is not None:  # noticed at this snapshot (wall time)
+                now = wall.now()
+                stall = Stall(fault, now, now - began)
+            elif stall is not None and fault is None and stall.resumed is None:
+                stall.resumed = engine.now
     finally:
         engine.close()
-    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed:  # a paced run cut at --duration
+    still = getattr(engine, "write_fault", None) is not None
+    if stall is not None:
+        print("routedeck demo: " + stall.report(state_dir, start_v, engine.now - start_v, virtual, still),
+              file=sys.stderr)
+    if pace.lagged and pace.virtual < pace.wanted_virtual and not crashed and not still:  # a paced run cut at --duration
         print(f"routedeck demo: the engine could not keep up with x{speed:g}: it covered {pace.virtual:.0f} of "
               f"{pace.wanted_virtual:.0f} virtual seconds in {pace.real:.1f} real seconds (x{pace.speed:.0f}); "
               "stopped at --duration", file=sys.stderr)
-    elif not crashed and (note := speed_note(engine.now - start_v, wall.now() - began, None if max_speed else speed)):
+    elif not crashed and not still and (
+            note := speed_note(engine.now - start_v, wall.now() - began, None if max_speed else speed)):
         print(f"routedeck demo: {note}", file=sys.stderr)
-    return 1 if crashed else 0
+    return argcheck.worst(1 if crashed or stall is not None else 0, argcheck.config_status(errors))
 
 
 def speed_note(virtual: float, real: float, asked: float | None) -> str | None:

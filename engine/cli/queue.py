@@ -22,9 +22,13 @@ Design decisions and invariants:
   ``--json`` the ad is an object of attribute → ClassAd value text (a list for a cluster).
 - ``--constraint EXPR`` keeps the jobs for which EXPR is true in the job's effective ad, with
   ``time()``/``CurrentTime`` bound to the wall clock read here (this shell is the only reader).
-- Exit status: 0; 1 when ``--long`` finds no job or the log has a fatal problem (the schedd would
-  refuse it); 2 for an unreadable log, a file with no valid record at all (empty or not a job
-  queue log: one line, nothing on stdout) or a constraint that does not parse.
+- Exit status (the rule of every command that reads a log, engine.cli.args "What the input
+  decides"): 0; 1 when ``--long`` finds no job, the log has a fatal problem (the schedd would
+  refuse it; the counts are of the state its rules keep) or a JobStatus or Owner counted is not
+  of its type (an integer, a string: each named on stderr with its job id, also with
+  ``--json``); 2 for an unreadable log, a file that is not a job queue log (bytes other than
+  blanks and no valid record: one line, nothing on stdout) or a constraint that does not parse.
+  An empty file or one of blank lines is an empty queue (0 jobs, exit 0), as the schedd reads it.
 - The log is ``LOG`` or ``--queue-log LOG``, as in ``router-q`` and ``watch``.
 """
 
@@ -37,10 +41,13 @@ from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_exp
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit, job_json, status_counts
+from engine.queue.job import INTEGER, STRING, bad_values
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
 from engine.snapshot import STATUS_NAMES
 
+
+COUNTED = {"JobStatus": INTEGER, "Owner": STRING}  # what the counts and --jobs are made of
 
 
 def register(subparsers) -> None:
@@ -109,13 +116,9 @@ def run(args) -> int:
         return argcheck.usage_error("queue", exc)
     args.log = log
     res = load_log(args.log, mode=FOLLOW if args.follower_rules else OWNER)
-    unreadable = any(p.record == 0 and p.severity == "fatal" for p in res.problems)
-    if unreadable:
-        print(f"routedeck queue: {res.problems[0]}", file=sys.stderr)
-        return 2
-    if res.not_a_log():
-        print(f"routedeck queue: {res.not_a_log()}", file=sys.stderr)
-        return 2
+    status, why = argcheck.load_verdict(res)
+    if status == argcheck.USAGE:
+        return argcheck.usage_error("queue", why)
     if args.constraint is not None:
         try:
             parse_expr(args.constraint)
@@ -129,7 +132,11 @@ def run(args) -> int:
             print(f"routedeck queue: {p}", file=sys.stderr)
         if res.dropped_problems:
             print(f"routedeck queue: … and {res.dropped_problems} more problems", file=sys.stderr)
-    status = 1 if res.fatal else 0
+    if args.long is None:  # the counts and --jobs show these values: one not of its type is a finding
+        bad = bad_values(jobs, COUNTED)
+        for line in argcheck.bad_value_lines(bad, args.log):
+            print(f"routedeck queue: {line}", file=sys.stderr)
+        status = argcheck.worst(status, argcheck.FINDINGS if bad else argcheck.OK)
     if args.long is not None:
         chosen = _wanted(jobs, args.long)
         if chosen is None:

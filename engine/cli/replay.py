@@ -17,11 +17,22 @@ Design decisions:
   ``--transaction N`` is the same as ``--at '#N'``: transactions count from 1, 0 is before the
   first, in the text, in ``--json`` and on the dashboard. ``--reroute --at`` compares the
   recording and the re-routed run up to that moment.
-- A file that holds nothing to replay is refused before anything is shown (also before the
-  screen opens): empty, not a job queue log at all (no valid record; the rule of
-  :meth:`engine.queue.result.LoadResult.not_a_log`), or without a committed transaction.
-- Exit status: 0 done; 2 usage, an unreadable log, nothing to replay or a moment outside the
-  log (one line on stderr, nothing on stdout).
+- A file that is not a job queue log at all (bytes other than blanks and no valid record; the
+  rule of :meth:`engine.queue.result.LoadResult.not_a_log`) is refused before anything is shown
+  (also before the screen opens).
+- A log without a committed transaction — an empty file, one of blank lines, a brand-new log
+  of just its 107 — is an empty queue, as the schedd reads it (engine.queue.result), and there is
+  nothing to play: the headless forms show that empty queue (transaction 0 of 0; its time is
+  the 107's CreationTimestamp, null in ``--json`` when the file has none) and say on stderr that
+  there is nothing to replay, exit 0; the screen is not opened for it (the same line, exit 0).
+  The only moments of such a log are its start and end (``start``, ``end``, ``#0``).
+- Replay reads a log further than the schedd would (a corrupt record is skipped, engine.feeds.
+  replay.index): the exit status still follows the schedd's verdict on the log, the rule of
+  every command that reads one (engine.cli.args "What the input decides"): 1 when the schedd
+  would refuse it (a corrupt record inside a committed transaction), named on stderr.
+- Exit status: 0 done; 1 the log has a fatal problem, or ``--config`` has errors (each named on
+  stderr; the replay is shown all the same); 2 usage, an unreadable log, a file that is not a
+  job queue log or a moment outside the log (one line on stderr, nothing on stdout).
 """
 
 from __future__ import annotations
@@ -112,22 +123,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 class NotARecording(ValueError):
-    """The file holds nothing to replay (see the module docstring); the message is one line."""
+    """The file is not a job queue log (see the module docstring); the message is one line."""
 
 
-def check_recording(index, path: str) -> None:
-    """Raise :class:`NotARecording` when ``index`` (of ``path``) has no step to replay."""
+class NothingToReplay(Exception):
+    """The log is an empty queue: no committed transaction (see the module docstring); the
+    message is one line. Not an error: the screen is not opened, the exit status is 0."""
+
+
+def check_recording(index, path: str) -> str | None:
+    """None when ``index`` (of ``path``) has a step to replay; else the line saying that the log
+    is an empty queue with nothing to replay, or :class:`NotARecording` when the file is not a
+    job queue log at all (the schedd's reading of the whole file, engine.queue.reader)."""
     if index.steps:
-        return
-    if not index.data:
-        if not index.problems:
-            raise NotARecording(f"{path}: the recording is empty (0 bytes): nothing to replay")
-        first = index.problems[0]
-        raise NotARecording(f"{path}:{first.line}: not a job queue log: no complete record ({first.message})")
-    from engine.queue.reader import load_bytes  # noqa: PLC0415  (only for a file without steps)
+        return None
+    from engine.queue.reader import load_log  # noqa: PLC0415  (only for a file without steps)
 
-    why = load_bytes(index.data, source=path).not_a_log()
-    raise NotARecording(why or f"{path}: the recording is empty: no committed transaction to replay")
+    res = load_log(path)
+    status, why = argcheck.load_verdict(res)
+    if status == argcheck.USAGE:
+        raise NotARecording(why)
+    what = res.no_record() or f"{path}: no committed transaction: an empty queue"
+    return f"{what}; nothing to replay"
 
 
 def build_runtime(args: argparse.Namespace, publish=None):
@@ -140,7 +157,8 @@ def build_runtime(args: argparse.Namespace, publish=None):
 
     args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
     index = build_index(args.log, tz=args.tz)
-    check_recording(index, args.log)
+    if (empty := check_recording(index, args.log)) is not None:
+        raise NothingToReplay(empty)
     player, _errors = make_player(index, args)
     target = moment(args, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
@@ -161,20 +179,32 @@ def run_headless(args: argparse.Namespace) -> int:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     try:
-        check_recording(index, args.log)
-        start, end = index.times[0], index.times[-1]
+        empty = check_recording(index, args.log)
+        if empty is None:
+            start, end = index.times[0], index.times[-1]
+        else:  # an empty queue: its one moment is the 107's CreationTimestamp (or none at all)
+            start = end = index.creation_timestamp or 0.0
         target = moment(args, start, end, index.steps)
+        if empty is not None and target is not None and not (
+                target.transaction in (None, -1) and target.time in (None, start)):
+            raise MomentError(f"{args.log} holds no committed transaction: give start, end or #0")
     except (NotARecording, MomentError) as exc:
         print(f"routedeck replay: {exc}", file=sys.stderr)
         return 2
-    for problem in index.problems[:MAX_PROBLEMS_SHOWN]:
+    problems = index.problems
+    if empty is not None:
+        print(f"routedeck replay: {empty}", file=sys.stderr)
+        if not index.records:  # an empty or blank file: that line says it all
+            problems = []
+    for problem in problems[:MAX_PROBLEMS_SHOWN]:
         print(problem.where(args.log), file=sys.stderr)
-    if len(index.problems) > MAX_PROBLEMS_SHOWN:
-        print(f"{args.log}: … {len(index.problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        print(f"{args.log}: … {len(problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
+    status = _log_status(index, args.log)
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
-        return run_reroute(index, args, until=target, emit=emit)
+        return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit))
     try:
         player, errors = make_player(index, args)
         target = target or Seek(time=end)
@@ -184,10 +214,12 @@ def run_headless(args: argparse.Namespace) -> int:
         return 2
     for e in errors:
         print(e, file=sys.stderr)
+    status = argcheck.worst(status, argcheck.config_status(errors))
     snap = player.snapshot(with_jobs=args.jobs)
     pos = snap.replay
     number = transaction_number(pos.transaction)
     source = SOURCE_NAMES[player.step_time_source()] if player.position >= 0 else "start"
+    timeless = empty is not None and index.creation_timestamp is None  # no record says when
     if args.json:
         out = snapshot_json(snap)
         out["replay"] = {
@@ -196,15 +228,22 @@ def run_headless(args: argparse.Namespace) -> int:
             "time_source": source,
             "line": index.lines[player.position] if player.position >= 0 else None,
         }
+        if timeless:
+            out["time"] = None
+            out["replay"].update(time=None, start=None, end=None, time_source=None)
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
-        out["problems"] = [{"line": p.line, "message": p.message} for p in index.problems]
+        out["problems"] = [{"line": p.line, "message": p.message} for p in problems]
         emit(out)
-        return 0
-    where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
-    print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"
-          f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
+        return status
+    if empty is not None:
+        when = "(no record gives a time)" if timeless else f"at {format_moment(pos.time, args.tz)} (the log's CreationTimestamp)"
+        print(f"{args.log}: no committed transaction, an empty queue {when}")
+    else:
+        where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
+        print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"
+              f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
     print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
     print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"
           f" {'Throttle':>9} {'Started':>7} {'Succ':>5} {'Failed':>6}")
@@ -212,7 +251,25 @@ def run_headless(args: argparse.Namespace) -> int:
         thr = "none" if r.throttle is None else f"{r.throttle:.4g}"
         print(f"{r.name:24} {r.routed:7d} {r.idle:7d} {r.running:7d} {r.held:7d} {_limit(r.max_jobs):>7}"
               f" {_limit(r.max_idle):>7} {thr:>9} {r.recent_started:7d} {r.recent_succeeded:5d} {r.recent_failed:6d}")
-    return 0
+    return status
+
+
+def _log_status(index, path: str) -> int:
+    """The schedd's verdict on the log (engine.cli.args.log_verdict), said on stderr when it is
+    not 0. Read again with the schedd's rules only when the index pass found a problem: without
+    one, the log has no corrupt record (the index reports every one) and nothing is fatal."""
+    if not index.problems:
+        return argcheck.OK
+    from engine.queue.reader import load_log  # noqa: PLC0415
+
+    res = load_log(path)
+    status, _why = argcheck.load_verdict(res)
+    fatal = next((p for p in res.problems if p.severity == "fatal"), None)
+    if status and fatal is not None:
+        print(f"routedeck replay: {fatal.file}: record {fatal.record} (byte offset {fatal.offset}): fatal: the "
+              f"schedd would refuse to start on this log ({fatal.message.split(';')[0]}, inside a committed "
+              "transaction); replay skips that record and shows the rest", file=sys.stderr)
+    return status
 
 
 def _limit(n: int) -> str:

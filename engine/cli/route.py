@@ -20,10 +20,13 @@ hook's output only with ``--allow-hooks``; without it nothing runs, the step say
 ``would run: PATH`` and the job is reported not routed (what the hook would decide is unknown),
 as the router does. Each result lists the hook programs in ``hooks``.
 
-Exit status: 0; 1 when the config or the routing table has errors (printed to stderr; the jobs
-are still matched against what loaded), or when some job ads cannot be read (each named by file
-and line on stderr; the others are still routed and printed); 2 when no job ad can be read or a file cannot be read (one line on
-stderr, nothing on stdout).
+Exit status (the rule of every command, engine.cli.args "What the input decides"): 0; 1 when
+the config or the routing table has errors (printed to stderr; the jobs are still matched against
+what loaded), or when some job ads cannot be read (each named by file and line on stderr; the
+others are still routed and printed); 2 when no job ad can be read or a file cannot be read (one
+line on stderr, nothing on stdout). ``--compare --queue-log LOG`` reads the log as every command
+does: 2 when it is not a job queue log, 1 when it has a fatal problem; an empty log (or one of
+blank lines, or without a source job) has no job to compare: 0 jobs, exit 0.
 """
 
 from __future__ import annotations
@@ -193,16 +196,26 @@ def _compare_jobs(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[
         from engine.feeds.replay.index import build_index  # noqa: PLC0415
         from engine.feeds.replay.reroute import read_recording  # noqa: PLC0415
 
+        from engine.queue.reader import load_log  # noqa: PLC0415
+
+        if why := argcheck.unreadable(args.queue_log):
+            return argcheck.usage_error("route", why)
         try:
-            rec = read_recording(build_index(args.queue_log))
+            index = build_index(args.queue_log)
+            rec = read_recording(index)
         except (OSError, ValueError) as exc:
             print(f"routedeck route: cannot read {args.queue_log}: {getattr(exc, 'strerror', None) or exc}",
                   file=sys.stderr)
             return 2
-        if not rec.jobs:
-            print(f"routedeck route: {args.queue_log} holds no source job", file=sys.stderr)
-            return 2
-        return [dict(j.attrs) for j in rec.jobs], []
+        found: list[str] = []
+        if index.problems or not index.steps:  # the log's verdict, as every command gives it (engine.cli.args)
+            status, why = argcheck.load_verdict(load_log(args.queue_log))
+            if status == argcheck.USAGE:
+                return argcheck.usage_error("route", why)
+            found += [why] if why else []
+        if not rec.jobs:  # an empty queue (an empty or blank file too) or no source job: nothing to compare
+            print(f"routedeck route: {args.queue_log} holds no source job: nothing to compare", file=sys.stderr)
+        return [dict(j.attrs) for j in rec.jobs], found
     path = args.jobads or args.jobads_pos
     if not path:
         print("routedeck route: --compare needs the jobs: --jobads FILE or --queue-log LOG", file=sys.stderr)

@@ -13,9 +13,16 @@
 - Without a summary the real tool runs ``condor_q``; RouteDeck prints ``condor_q -nobatch``'s
   classic table (ID, OWNER, SUBMITTED, RUN_TIME, ST, PRI, SIZE, CMD) and its totals line, with
   times in the zone given by ``--tz`` (default UTC) and RUN_TIME at the log's last commit time.
-- The log is ``LOG`` or ``--queue-log LOG`` (as ``queue`` and ``watch``). Exit status: 0; 1 when
-  the log has a fatal problem; 2 usage, an unreadable log or a file that is not a job queue log
-  (one line on stderr, nothing on stdout).
+- A value router-q shows that is not of its type (a string JobStatus, a list RouteName, a word
+  QDate: ``VALUES``, read with ``engine.queue.job.value_as``) is shown as ``?`` and named on
+  stderr with its job id and text; checked on every job with a RouteName (the jobs the base
+  constraint is about), before the options narrow them.
+- The log is ``LOG`` or ``--queue-log LOG`` (as ``queue`` and ``watch``). Exit status (the rule
+  of every command that reads a log, engine.cli.args "What the input decides"): 0; 1 when the
+  log has a fatal problem (the table is printed all the same, from the state the schedd's rules
+  keep) or a value router-q shows is not of its type; 2 usage, an unreadable log or a file that
+  is not a job queue log (one line on stderr, nothing on stdout). An empty file or one of blank
+  lines is an empty queue: 0 jobs, exit 0.
 """
 
 from __future__ import annotations
@@ -29,25 +36,34 @@ from zoneinfo import ZoneInfo
 
 from engine.classad import ClassAdError, evaluate, is_true, parse_expr
 from engine.cli import args as argcheck
+from engine.queue.job import INTEGER, NUMBER, STRING, bad_values, value_as
 
 LETTERS = "UIRXCHE"
+BAD = "?"  # a value shown that is not of its type (named on stderr)
+
+# what router-q shows, by the type it shows it as: the summary's columns, then the table's
+SUMMARY_VALUES = {"JobStatus": INTEGER, "RouteName": STRING, "GridResource": STRING}
+VALUES = {**SUMMARY_VALUES, "Owner": STRING, "QDate": INTEGER, "JobCurrentStartDate": INTEGER,
+          "RemoteWallClockTime": NUMBER, "JobPrio": INTEGER, "ImageSize": NUMBER, "Cmd": STRING,
+          "Args": STRING, "Arguments": STRING}
 
 
 def _str(attrs: dict[str, str], name: str) -> str | None:
-    t = attrs.get(name)
-    if t is None:
-        return None
-    if len(t) >= 2 and t[0] == '"' and t[-1] == '"':
-        return t[1:-1].replace('\\"', '"')
-    return t
+    return value_as(attrs.get(name), STRING)
 
 
 def _int(attrs: dict[str, str], name: str) -> int | None:
-    t = attrs.get(name)
-    try:
-        return int(float(t)) if t is not None else None
-    except ValueError:
-        return None
+    return value_as(attrs.get(name), INTEGER)
+
+
+def _num(attrs: dict[str, str], name: str) -> float | None:
+    return value_as(attrs.get(name), NUMBER)
+
+
+def _shown(attrs: dict[str, str], name: str) -> str:
+    """A string column: its value, ``?`` when it is not a string, empty when missing."""
+    v = _str(attrs, name)
+    return v if v is not None else (BAD if attrs.get(name) is not None else "")
 
 
 def build_constraint(opts: list[str]) -> tuple[str, bool, list[str]]:
@@ -96,8 +112,8 @@ def summary_lines(jobs: list[dict[str, str]]) -> list[str]:
     lines = []
     for a in jobs:
         st = _int(a, "JobStatus")
-        letter = LETTERS[st] if st is not None and 0 <= st < len(LETTERS) else (a.get("JobStatus") or "")
-        lines.append("%2s %-20s %s" % (letter, _str(a, "RouteName") or "", _str(a, "GridResource") or ""))
+        letter = LETTERS[st] if st is not None and 0 <= st < len(LETTERS) else (BAD if "JobStatus" in a else "")
+        lines.append("%2s %-20s %s" % (letter, _shown(a, "RouteName"), _shown(a, "GridResource")))
     counted: list[str] = []
     for line in sorted(set(lines), key=lambda s: s.encode()):
         counted.append("%7d %s" % (lines.count(line), line))
@@ -106,7 +122,7 @@ def summary_lines(jobs: list[dict[str, str]]) -> list[str]:
 
 
 def _run_time(a: dict[str, str], now: float) -> str:
-    secs = float(a.get("RemoteWallClockTime", "0") or 0)
+    secs = _num(a, "RemoteWallClockTime") or 0.0
     if _int(a, "JobStatus") == 2 and _int(a, "JobCurrentStartDate") is not None:
         secs += max(0.0, now - (_int(a, "JobCurrentStartDate") or 0))
     s = int(secs)
@@ -124,11 +140,13 @@ def table_lines(jobs: list[tuple[str, dict[str, str]]], now: float, tz: Any) -> 
         letter = LETTERS[st] if st is not None and 0 <= st < len(LETTERS) else "?"
         if st in counts:
             counts[st] += 1
-        size = float(a.get("ImageSize", "0") or 0) / 1024.0
-        cmd = (_str(a, "Cmd") or "").rsplit("/", 1)[-1]
-        args = _str(a, "Args") or _str(a, "Arguments") or ""
-        out.append("%4s.%-3s %-14s %-11s %-12s %-2s %-3d %-4.1f %s" % (
-            c, p, (_str(a, "Owner") or "")[:14], sub, _run_time(a, now), letter, _int(a, "JobPrio") or 0,
+        image = _num(a, "ImageSize") if "ImageSize" in a else 0.0
+        size = BAD if image is None else "%.1f" % (image / 1024.0)
+        prio = _int(a, "JobPrio") if "JobPrio" in a else 0
+        cmd = _shown(a, "Cmd").rsplit("/", 1)[-1]
+        args = _shown(a, "Args") or _shown(a, "Arguments")
+        out.append("%4s.%-3s %-14s %-11s %-12s %-2s %-3s %-4s %s" % (
+            c, p, _shown(a, "Owner")[:14], sub, _run_time(a, now), letter, BAD if prio is None else prio,
             size, (cmd + (" " + args if args else ""))[:40]))
     out.append("")
     out.append("Total for query: %d jobs; %d completed, %d removed, %d idle, %d running, %d held, %d suspended"
@@ -205,16 +223,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"routedeck router-q: unknown time zone {args.tz!r}", file=sys.stderr)
         return 2
     res = load_log(log, mode=OWNER)
-    if res.not_a_log():
-        print(f"routedeck router-q: {res.not_a_log()}", file=sys.stderr)
-        return 2
-    fatal = [p for p in res.problems if p.severity == "fatal"]
-    if fatal:
-        print(f"routedeck router-q: {fatal[0]}", file=sys.stderr)
-        return 1
+    status, why = argcheck.load_verdict(res)
+    if status == argcheck.USAGE:
+        return argcheck.usage_error("router-q", why)
+    if why:  # a fatal problem: the table is of the state the schedd's rules keep
+        print(f"routedeck router-q: {why}", file=sys.stderr)
     now = args.now if args.now is not None else (last_commit_time(Path(log))
                                                  or latest_job_time(res.queue) or 0.0)
     jobs = select(res.queue, constraint, now)
     lines = summary_lines([a for _, a in jobs]) if summary else table_lines(jobs, now, tz)
     print("\n".join(lines))
-    return 0
+    routed = [j for j in res.queue.jobs() if j.get("RouteName") is not None]
+    bad = bad_values(routed, SUMMARY_VALUES if summary else VALUES)
+    for line in argcheck.bad_value_lines(bad, log):
+        print(f"routedeck router-q: {line}", file=sys.stderr)
+    return argcheck.worst(status, argcheck.FINDINGS if bad else argcheck.OK)

@@ -7,10 +7,13 @@ fallback); this module never sleeps, and it reads time only through ``engine.clo
 
 If the TUI registers a ``watch`` screen command first, :func:`register` leaves it alone and the
 TUI calls :func:`add_arguments` / :func:`run_headless`. The log is ``LOG`` or ``--queue-log LOG``
-(as in ``queue`` and ``router-q``), else the config's ``JOB_QUEUE_LOG`` / ``SPOOL``. Exit status:
-0 done; 1 the log has a fatal problem (``--once``); 2 usage, or a log, config or router log that
-cannot be read or found (one line on stderr, nothing on stdout). An existing but empty log is a
-live schedd's that has not written yet: watch waits for it.
+(as in ``queue`` and ``router-q``), else the config's ``JOB_QUEUE_LOG`` / ``SPOOL``. Exit status
+(the rule of every command, engine.cli.args "What the input decides"): 0 done; 1 the log has a
+fatal problem (``--once``: where HTCondor's router would assert) or the config has errors (each
+named on stderr; watch goes on with the rest of the table); 2 usage, a log, config or router log
+that cannot be read or found, or (``--once``) a file that is not a job queue log at all (one
+line on stderr, nothing on stdout). An existing but empty log (or one of blank lines) is a live
+schedd's that has not written yet, an empty queue: watch waits for it (``--once``: 0 jobs, exit 0).
 """
 
 from __future__ import annotations
@@ -131,6 +134,20 @@ def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+def _written_verdict(path: str) -> tuple[int, str | None]:
+    """The verdict on a log the follower read no record of (engine.cli.args.log_verdict), on its
+    complete lines only: a last line without its newline is still being written (htcondor.md §3.5:
+    the follower reads it again at the next poll), so a file that has none yet is waited for."""
+    from engine.queue.reader import load_bytes  # noqa: PLC0415
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return argcheck.USAGE, f"cannot read {path}: {exc.strerror or exc}"
+    return argcheck.load_verdict(load_bytes(data[: data.rfind(b"\n") + 1], source=path))
+
+
 def run_headless(args: argparse.Namespace) -> int:
     if problem := checked(args):
         return argcheck.usage_error("watch", problem)
@@ -142,12 +159,20 @@ def run_headless(args: argparse.Namespace) -> int:
         print(d, file=sys.stderr)
     clock = SystemClock()
     engine = WatchEngine(setup, clock, tz=args.tz, collect_events=False)  # no feed drains them here
+    found = argcheck.config_status(setup.diagnostics)
     if args.once:
-        engine.poll()
-        if engine.waiting:  # an empty log of a live schedd: not an error
+        result = engine.follower.poll()
+        engine.after_poll(result)
+        status, why = argcheck.log_verdict(getattr(result, "problems", None) or ())
+        if engine.waiting:  # no record yet: an empty queue, unless the file is not a job queue log at all
+            status, why = _written_verdict(setup.queue_log)
+            if status == argcheck.USAGE:
+                return argcheck.usage_error("watch", why)
             print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
+        if why and not args.json:  # --json carries it in "problems"
+            print(f"routedeck watch: {why}", file=sys.stderr)
         _emit(engine, 1, args)
-        return 0 if not any("fatal" in p for p in engine.problems) else 1
+        return argcheck.worst(status, found)
     from engine.queue.filewatch import run_watch  # noqa: PLC0415
 
     stop = threading.Event()
@@ -171,4 +196,4 @@ def run_headless(args: argparse.Namespace) -> int:
         run_watch(engine.follower, stop, on_poll, slow_poll=min(args.slow_poll, args.duration or args.slow_poll))
     except KeyboardInterrupt:
         pass
-    return 0
+    return found

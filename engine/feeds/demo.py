@@ -32,6 +32,8 @@ Design decisions and invariants:
   directory (the log's last committed transaction, a torn tail discarded and the log rotated,
   lost site runs back to Idle, routed copies adopted) — and carries on from there once it
   succeeds. Nothing is written while stalled; the event rings survive the restart.
+  ``write_fault`` (:class:`WriteFault`) says the same for a program: the file, the ``errno`` and
+  the virtual time of the failure (a headless run reports it and exits 1, engine.cli.demo).
 - The execute side (``engine.feeds.demo_execute``): ``DAEMON_LIST`` naming ``STARTD`` gives the
   demo an embedded startd (``startd``; None otherwise) stepped at the Simulation's event times on
   the virtual clock; a ``startd = true`` site's copies really run on it; ``SCHEDD_CRON_*`` output
@@ -81,17 +83,33 @@ from engine.views.rows import EVENT_RING, EventRing
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
 class DemoError(ValueError):
-    pass
+    """A demo that cannot be built; ``unreadable``: because a file could not be read or written
+    (not because a configuration file has errors)."""
+
+    def __init__(self, message: str, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
+
+
+@dataclass(frozen=True)
+class WriteFault:
+    """A failed write of the state directory (module docstring): the file, the OSError's errno
+    (None for the writer's own QueueLogError), its text, and the virtual time it happened."""
+
+    path: str
+    errno: int | None
+    why: str
+    time: float
 
 
 def load_sites(path: str | Path) -> list[SiteSpec]:
     p = Path(path)
     if p.exists() and not p.is_file():
-        raise DemoError(f"{p}: not a regular file")
+        raise DemoError(f"{p}: not a regular file", unreadable=True)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DemoError(f"{p}: cannot read: {exc.strerror}") from None
+        raise DemoError(f"{p}: cannot read: {exc.strerror}", unreadable=True) from None
     except UnicodeDecodeError as exc:
         raise DemoError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -225,6 +243,7 @@ class Simulation:
         self.jobs_version = 0
         self.submitted = 0
         self.write_error: str | None = None  # set while stalled on a failed write (module docstring)
+        self.write_fault: WriteFault | None = None  # the same, for a program
         self.rebuild: Any = None  # () -> a fresh Engine from the state directory (build_demo sets it)
         schedd.on_event = self._schedd_event
         self._unsubscribe = queue.subscribe(self._queue_changed)
@@ -289,6 +308,7 @@ class Simulation:
         where = getattr(exc, "filename", None) or (self.state_dir / "job_queue.log" if self.state_dir else "the log")
         self.write_error = (f"{where}: cannot write ({why}); the engine stopped writing at the last committed "
                             f"transaction and retries")
+        self.write_fault = WriteFault(str(where), getattr(exc, "errno", None), why, self.now)
         if self.writer is not None and hasattr(self.writer, "abandon"):
             self.writer.abandon()
         self.emit(self.now, "queue-log-write-failed", self.write_error, "error")
@@ -315,7 +335,7 @@ class Simulation:
         self.jobs_version = version
         self.schedd.on_event = self._schedd_event
         self._unsubscribe = self.queue.subscribe(self._queue_changed)
-        self.write_error = None
+        self.write_error = self.write_fault = None
         for e in fresh.events:  # the restart's own events (resumed at, diagnostics)
             self.emit(e.time, e.kind, e.message, e.level, e.route, e.job)
         self.emit(self.now, "queue-log-writable", "the job queue log can be written again; the engine resumed "
@@ -501,7 +521,8 @@ def stage_config(files: DemoFiles, state_dir: str | Path | None) -> tuple[DemoFi
             try:
                 shutil.copyfile(src, dst)
             except OSError as exc:
-                raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}") from None
+                raise DemoError(f"{src}: cannot copy the demo configuration to {dst}: {exc.strerror or exc}",
+                                unreadable=True) from None
         copies.append(dst)
     extra = stage_execute(files.condor_config.parent, target)
     hooks = files.condor_config.parent / "hooks"
@@ -539,7 +560,8 @@ def stage_execute(src: Path, target: Path) -> tuple[Path, ...]:
             conf.write_text("# written by RouteDeck: the staged copy of the sample's hook programs\n"
                             f"HOOK_DIR = {target / 'hooks'}\n", encoding="utf-8")
     except OSError as exc:
-        raise DemoError(f"{src}: cannot stage the execute sample into {target}: {exc.strerror or exc}") from None
+        raise DemoError(f"{src}: cannot stage the execute sample into {target}: {exc.strerror or exc}",
+                        unreadable=True) from None
     return (conf,)
 
 

@@ -1,12 +1,19 @@
 """``Job``: a view of one job in a :class:`engine.queue.jobqueue.JobQueue` — its proc ad chained to
-its cluster ad (htcondor.md §3.1), read without copying; cached by the queue."""
+its cluster ad (htcondor.md §3.1), read without copying; cached by the queue.
+
+:func:`value_as` reads a value as the type a command shows it as (an integer as
+``EvaluateAttrInt``, a number, a string); :func:`bad_values` lists the values of a set of jobs
+that are not of their type (a string JobStatus, a list RouteName, a word QDate), for the commands
+that say so instead of printing ``?`` (engine.cli.args, "What the input decides")."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 
-from engine.classad import ClassAdError, as_int, evaluate, make_ad
+from engine.classad import ClassAdError, Value, as_int, evaluate, make_ad
 from engine.queue.records import cluster_key, job_key
 
 
@@ -58,6 +65,64 @@ def schedd_status(status: int | None, initial: int | None = None) -> int:
     if status is not None:
         return status
     return initial if initial is not None else IDLE
+
+
+INTEGER, NUMBER, STRING = "an integer", "a number", "a string"
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?").fullmatch
+
+
+def value_as(text: str | None, kind: str) -> Any:
+    """The value of ``text`` as ``kind`` (:data:`INTEGER`, :data:`NUMBER`, :data:`STRING`); None
+    when there is no text or its value is not of that kind. Literals are read directly; anything
+    else is evaluated on its own (a reference to another attribute is undefined, so not a value)."""
+    if text is None:
+        return None
+    if kind == INTEGER:
+        return _int_of(text)
+    if kind == NUMBER:
+        if _NUMBER(text):
+            return float(text)
+        try:
+            v = evaluate(text)
+        except ClassAdError:
+            return None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, (bool, Value)) else None  # Value: int-like
+    if text[:1] == '"' and text[-1:] == '"' and len(text) >= 2:  # a string literal: read directly
+        if text.count('"') == 2:
+            return text[1:-1]
+        if '"' not in text[1:-1].replace('\\"', ""):
+            return text[1:-1].replace('\\"', '"')
+    try:
+        v = evaluate(text)
+    except ClassAdError:
+        return None
+    return v if isinstance(v, str) else None
+
+
+@dataclass(frozen=True)
+class BadValue:
+    """A job's value that is not of the type a command shows it as."""
+
+    job: str
+    name: str
+    text: str
+    kind: str
+
+    def __str__(self) -> str:
+        text = self.text if len(self.text) <= 60 else self.text[:60] + "…"
+        return f"job {self.job}: {self.name} = {text} is not {self.kind}"
+
+
+def bad_values(jobs: Iterable["Job"], kinds: Mapping[str, str]) -> list[BadValue]:
+    """Every value of ``jobs`` named in ``kinds`` (attribute → kind) that is there and not of its
+    kind, in job order then ``kinds`` order. A missing attribute is not a bad value."""
+    out = []
+    for job in jobs:
+        for name, kind in kinds.items():
+            text = job.get(name)
+            if text is not None and value_as(text, kind) is None:
+                out.append(BadValue(job.key, name, text, kind))
+    return out
 
 
 class Job:

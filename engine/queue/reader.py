@@ -120,6 +120,8 @@ def _load_bytes(data: bytes, q: JobQueue, source: str, mode: str, validate: bool
             res = load_reference(data, q, source, mode, validate)
         q._finish_bulk()
     res.source, res.size = source, len(data)
+    if not res.records and data:
+        res.blank = not data.strip()  # C isspace's characters only: the schedd reads no record (result.py)
     return res
 
 

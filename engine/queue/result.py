@@ -13,10 +13,15 @@ Design decisions and invariants:
   106 without 105, 107 not first, unknown key, unparsable value in a follower).
 - Loading never raises on bad input: the state is the last good one, the problems say what was
   skipped.
-- A file without a single valid record (empty, or binary garbage) is not a job queue log at all;
-  :meth:`LoadResult.not_a_log` says so in one line, and commands that read a finished log refuse
-  it (exit 2) instead of showing an empty queue. A log holding only its 107 record is a valid,
-  empty queue (a brand-new log, htcondor.md §3.4). A follower of a live schedd waits instead.
+- A file without a single valid record that holds anything but blanks (binary garbage, some
+  other file) is not a job queue log at all; :meth:`LoadResult.not_a_log` says so in one line, and
+  commands that read a finished log refuse it (exit 2) instead of showing an empty queue.
+- An empty file, or one of blank characters only (``blank``), is an empty queue, as the schedd
+  reads it: ``LoadClassAdLog`` (src/condor_utils/classad_log.cpp) reads no record there
+  (``LogRecord::readword`` in log.cpp gives up at a newline with no word before it), and having
+  read none (``!count``) writes a fresh 107 and starts with no job. A log holding only its 107
+  record is an empty queue too (a brand-new log, htcondor.md §3.4). :meth:`LoadResult.no_record`
+  says so in one line. A follower of a live schedd waits for the first record instead.
 """
 
 from __future__ import annotations
@@ -64,18 +69,27 @@ class LoadResult:
     dropped_problems: int = 0
     source: str = ""  # the file name problems use
     size: int = -1  # bytes read; -1 when the file could not be read
+    blank: bool = False  # no record, and nothing but blank characters (an empty queue: module docstring)
 
     def not_a_log(self) -> str | None:
         """One line saying why the input holds no job queue log at all, or None when it has at
-        least one valid record (or could not be read: that problem is reported already)."""
-        if self.size == 0:
-            return f"{self.source}: the file is empty: no job queue log record (a job_queue.log starts with a 107 record)"
-        if self.size < 0 or self.records:
+        least one valid record, is empty or blank (an empty queue: :meth:`no_record`), or could
+        not be read (that problem is reported already)."""
+        if self.size <= 0 or self.records or self.blank:
             return None
         first = self.problems[0] if self.problems else None
         where = f"{self.source}:{first.record}" if first else self.source
         why = f" ({first.message.split(';')[0]})" if first else ""
         return f"{where}: not a job queue log: no valid record{why}"
+
+    def no_record(self) -> str | None:
+        """One line saying that the file holds no record and is read as an empty queue (the
+        schedd's reading, module docstring), or None when it has a record or is not a log."""
+        if self.records or self.size < 0 or (self.size and not self.blank):
+            return None
+        what = "empty" if self.size == 0 else "blank"
+        return (f"{self.source}: the file is {what}: an empty queue (the schedd reads no record and "
+                "starts the log with a new 107 record)")
 
     def add(self, problem: Problem) -> None:
         if problem.severity == "fatal":

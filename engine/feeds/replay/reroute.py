@@ -297,7 +297,8 @@ def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], or
 def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
                 emit: Callable[[Any], None]) -> int:
     """``--reroute``; ``until``: a ``Seek`` (step or time) where both sides stop (default: the end);
-    ``emit`` writes the ``--json`` document (the CLI's one JSON writer, ``engine.cli.jsonout.emit``)."""
+    ``emit`` writes the ``--json`` document (the CLI's one JSON writer, ``engine.cli.jsonout.emit``).
+    Returns the exit status: 2 usage, 1 when the config has errors (named on stderr), else 0."""
     if not args.config:
         print("routedeck replay: --reroute needs --config CONFIG with the routing table", file=sys.stderr)
         return 2
@@ -329,6 +330,7 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
         allow_hooks=bool(getattr(args, "allow_hooks", False)), progress=progress)
     for d in diagnostics:
         print(d, file=sys.stderr)
+    status = 1 if diagnostics else 0  # a config with errors is a finding (engine.cli.args "What the input decides")
     rows = compare(rec.routes, tallies, order)
     if args.json:
         doc = {"log": args.log, "start": rec.start, "end": rec.end, "transaction": last + 1,
@@ -336,7 +338,7 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
                "unrouted": {"recorded": rec.unrouted, "rerouted": unrouted}, "routes": rows,
                "hooks": [h.to_json() for h in hooks]}
         emit(doc)
-        return 0
+        return status
     upto = "" if last == index.steps - 1 else f" (up to transaction {last + 1:,} of {index.steps:,})"
     print(f"{args.log}: {len(rec.jobs)} source jobs over {rec.end - rec.start:.0f} s{upto}, re-routed with "
           f"{', '.join(args.config)}")
@@ -349,4 +351,4 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
     print(f"{'(not routed)':24} {rec.unrouted:>6} → {unrouted:<6}")
     for h in hooks:
         print(f"hook {h.line()}")
-    return 0
+    return status
