@@ -256,13 +256,12 @@ def run_headless(args: argparse.Namespace) -> int:
 
 def _log_status(index, path: str) -> int:
     """The schedd's verdict on the log (engine.cli.args.log_verdict), said on stderr when it is
-    not 0. Read again with the schedd's rules only when the index pass found a problem: without
-    one, the log has no corrupt record (the index reports every one) and nothing is fatal."""
-    if not index.problems:
-        return argcheck.OK
+    not 0. The log is read again with the schedd's rules: the index reads some lines more
+    leniently without a word (an empty line, a 105 without its blank), so its problems cannot
+    tell. Values are not parsed (``validate=False``): one that does not parse is never fatal."""
     from engine.queue.reader import load_log  # noqa: PLC0415
 
-    res = load_log(path)
+    res = load_log(path, validate=False)
     status, _why = argcheck.load_verdict(res)
     fatal = next((p for p in res.problems if p.severity == "fatal"), None)
     if status and fatal is not None:

@@ -207,12 +207,12 @@ def _compare_jobs(args: argparse.Namespace) -> tuple[list[dict[str, str]], list[
             print(f"routedeck route: cannot read {args.queue_log}: {getattr(exc, 'strerror', None) or exc}",
                   file=sys.stderr)
             return 2
-        found: list[str] = []
-        if index.problems or not index.steps:  # the log's verdict, as every command gives it (engine.cli.args)
-            status, why = argcheck.load_verdict(load_log(args.queue_log))
-            if status == argcheck.USAGE:
-                return argcheck.usage_error("route", why)
-            found += [why] if why else []
+        # the log's verdict, as every command gives it (engine.cli.args; the replay index that
+        # finds the source jobs reads some lines more leniently than the schedd)
+        status, why = argcheck.load_verdict(load_log(args.queue_log, validate=False))
+        if status == argcheck.USAGE:
+            return argcheck.usage_error("route", why)
+        found = [why] if why else []
         if not rec.jobs:  # an empty queue (an empty or blank file too) or no source job: nothing to compare
             print(f"routedeck route: {args.queue_log} holds no source job: nothing to compare", file=sys.stderr)
         return [dict(j.attrs) for j in rec.jobs], found
