@@ -2,8 +2,9 @@
 (issue 25 item 6), with exactly the diagnostics of the quadratic algorithms they replace.
 
 The old algorithms are kept here only, as oracles: ``old_lint_shadowing`` compared every route
-with every earlier one, ``old_lint_unused_macros`` scanned all the table's text once per macro.
-No test here reads a clock: growth is shown by counting the work (comparisons), never by timing.
+with every earlier one, ``old_lint_unused_macros`` scanned all the table's text once per macro,
+``old_umbrella_core`` kept the umbrella's terms in a list. No test here reads a clock: growth is
+shown by counting the work (comparisons, names read), never by timing.
 
 Shadowing is HTCondor's route order: the first route whose REQUIREMENTS match and that is
 accepting takes the job (``JobRouter::ChooseRoute``, htcondor.md §1.4); the real tables are the
@@ -19,10 +20,11 @@ import re
 import pytest
 
 from engine.lang.config import Config
-from engine.router import lints
+from engine.router import classic, lints, loader
+from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
-from engine.router.table import Diagnostic, RoutingTable
+from engine.router.table import Diagnostic, DisabledRoute, RoutingTable
 from router_fixtures import route as fixture_route, table as fixture_table
 from test_check_convert import BUNDLES, DATA
 
@@ -67,6 +69,19 @@ def old_lint_unused_macros(table: RoutingTable) -> list[Diagnostic]:
                                   f"table uses (no $({name}), no 'defined {name}'); a macro does not edit the job",
                                   *_where(where), route.name if route else None))
     return out
+
+
+def old_umbrella_core(source_constraint, route_reqs):
+    """engine/router/candidates.py before issue 25: the terms in a list, ``not in`` for each."""
+    seen: list[str] = []
+    for req in route_reqs:
+        text = (req or "").strip() or "True"
+        if text not in seen:
+            seen.append(text)
+    if not seen:
+        return None
+    out = f"({source_constraint}) && " if source_constraint and source_constraint.strip() else ""
+    return out + "( " + " || ".join(f"({t})" for t in seen) + " )"
 
 
 def both_selections(table: RoutingTable) -> list[RoutingTable]:
@@ -149,6 +164,16 @@ def test_generated_macro_tables_cover_used_and_unused_macros():
     assert any(found) and not all(found)
 
 
+@pytest.mark.parametrize("seed", range(100))
+def test_umbrella_core_equals_the_list_version(seed):
+    # The umbrella string of JobRouter::GetCandidateJobs (htcondor.md §1.4): duplicates removed,
+    # first occurrence kept, an empty requirement counted as True.
+    rng = random.Random(seed)
+    reqs = [rng.choice(REQUIREMENTS + ["  x == 1  ", "\tTrue"]) for _ in range(rng.randint(0, 30))]
+    for constraint in (None, "", "  ", "WantJobRouter =?= true"):
+        assert umbrella_core(constraint, reqs) == old_umbrella_core(constraint, reqs)
+
+
 # ------------------------------------------------------------------------------------------- growth, counted
 
 
@@ -196,3 +221,71 @@ def test_a_route_without_requirements_shadows_every_later_route_once(monkeypatch
                                       for d in diags[1:])
     assert "First, earlier in the route order, has the same REQUIREMENTS" in diags[0].message  # R0: x == 0
     assert count <= 4 * len(routes), count
+
+
+def test_route_names_listed_but_not_defined_are_checked_once_each(monkeypatch):
+    # htcondor.md §1.3: a name in JOB_ROUTER_ROUTE_NAMES without its JOB_ROUTER_ROUTE_<name> is
+    # skipped with a warning. The loader asked, for each, whether any disabled route had that
+    # name: ~2 million names read for 2,000 missing routes.
+    reads = [0]
+
+    class CountingDisabled(DisabledRoute):
+        def __getattribute__(self, attr):
+            if attr == "name":
+                reads[0] += 1
+            return super().__getattribute__(attr)
+
+    monkeypatch.setattr(loader, "DisabledRoute", CountingDisabled)
+    n = 2000
+    text = "JOB_ROUTER_ROUTE_NAMES = " + " ".join(f"Gone{i}" for i in range(n)) + " Real\n" \
+           "JOB_ROUTER_ROUTE_Real @=rt\n  REQUIREMENTS x == 1\n@rt\n"
+    table = load_routing_table(Config.from_text(text, env={}))
+    assert [r.name for r in table.routes] == ["Real"]
+    assert sum("from JOB_ROUTER_ROUTE_NAMES not found" in d.message for d in table.diagnostics) == n
+    assert reads[0] <= 3 * n, reads[0]
+
+
+def test_classad_entries_number_their_routes_without_listing_the_table_each_time(monkeypatch):
+    # htcondor.md §1.2: without JOB_ROUTER_ROUTE_NAMES, ClassAd routes are matched in the order of
+    # HTCondor's HashTable (engine/router/classic.py CondorHashOrder). Each entry's position was
+    # the length of the whole listing: ~2 million names listed for 2,000 entries.
+    listed = [0]
+    names = classic.CondorHashOrder.names
+
+    def counting_names(self):
+        out = names(self)
+        listed[0] += len(out)
+        return out
+
+    monkeypatch.setattr(classic.CondorHashOrder, "names", counting_names)
+    n = 2000
+    entries = "\n".join(f'  [ Name = "Site{i}"; GridResource = "batch slurm s{i}"; Requirements = (TARGET.VO == "v{i}"); ]'
+                        for i in range(n))
+    text = f"JOB_ROUTER_ENTRIES @=jre\n{entries}\n@jre\n"
+    table = load_routing_table(Config.from_text(text, env={}))
+    assert len(table.routes) == n and not table.errors
+    order = classic.CondorHashOrder()
+    for i in range(n):
+        order.insert(f"Site{i}", i)
+    assert [r.name for r in table.routes] == order.names()
+    # each entry's line is the line of its '[' (the entries start on line 2 of the file)
+    assert all(r.location.line == int(r.name[4:]) + 2 for r in table.routes)
+    assert listed[0] <= 2 * n, listed[0]
+
+
+def test_looking_up_a_route_by_name_does_not_scan_the_table():
+    # The router looks a job's route up by name on each of its events (RouteName, htcondor.md §1.5).
+    reads = [0]
+
+    class CountingName(str):
+        def lower(self):
+            reads[0] += 1
+            return str.lower(self)
+
+    n = 1000
+    tbl = fixture_table([fixture_route(CountingName(f"Site{i}"), "true") for i in range(n)] +
+                        [fixture_route(CountingName("site7"), "true")])
+    assert [tbl.route(f"SITE{i}").name for i in range(n)] == [f"Site{i}" for i in range(n)]
+    assert tbl.route("site7").name == "Site7"  # the first of two routes named alike, as before
+    assert tbl.route("nope") is None
+    assert reads[0] <= 2 * n, reads[0]
