@@ -19,12 +19,14 @@ import re
 
 import pytest
 
+from engine.lang import xform as X
 from engine.lang.config import Config
+from engine.lang.xform import XformError
 from engine.router import classic, lints, loader
 from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
-from engine.router.table import Diagnostic, DisabledRoute, RoutingTable
+from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
 from router_fixtures import route as fixture_route, table as fixture_table
 from test_check_convert import BUNDLES, DATA
 
@@ -289,3 +291,59 @@ def test_looking_up_a_route_by_name_does_not_scan_the_table():
     assert tbl.route("site7").name == "Site7"  # the first of two routes named alike, as before
     assert tbl.route("nope") is None
     assert reads[0] <= 2 * n, reads[0]
+
+
+# ------------------------------------------------------------------------------------------- route macros, one run
+
+
+def old_macro_value(transform, name, config):
+    """engine/lang/xform.py before issue 25: the body run again for each macro read."""
+    from engine.lang import macros as mx
+    from engine.lang.xform_apply import MacroSet, Run
+
+    run = Run(None, MacroSet(), config, None)
+    run.run(transform.statements, validate_only=True)
+    raw = run.macros.get(name)
+    if raw is None:
+        return None
+    try:
+        return mx.expand(raw, run.lookup, env=config.env if config else None, warnings=run.warnings)
+    except mx.MacroError as exc:
+        raise XformError(0, 0, exc.message) from None
+
+
+def outcome(read, name):
+    try:
+        return read(name)
+    except Exception as exc:  # noqa: BLE001
+        return (type(exc).__name__, str(exc))
+
+
+READ_BY_LOADER = ["MaxJobs", "MaxIdleJobs", "FailureRateThreshold", "TargetUniverse", "GridResource",
+                  *JOB_EXPR_ATTRS, "SendIDTokens", "A", "B"]
+FAILING_BODIES = [  # a cycle in the body, one through the config, a macro function error, a bad 'if'
+    "REQUIREMENTS true\nA = $(B)\nB = $(A)\nMaxJobs = $(A)\nMaxIdleJobs = 3\n",
+    "REQUIREMENTS true\nMaxJobs = $(CFGX)\nGridResource = batch $(B)\n",
+    "REQUIREMENTS true\nMaxJobs = $INT(x)\nMaxIdleJobs = $(MaxJobs)\n",
+    "REQUIREMENTS true\nif $(CFGX)\n  MaxJobs = 1\nendif\nGridResource = g\n",
+    "REQUIREMENTS true\nMaxJobs = $(MaxJobs) 2\nSendIDTokens = $(CFGY:x)\n",
+]
+
+
+def test_one_run_of_a_route_body_reads_every_macro_as_one_run_per_macro_did():
+    # JobRoute::ParseNext reads a route's macros once at config time (htcondor.md §1.3 table):
+    # the values, and the errors the loader reports per macro, as before, on every real route
+    # and on bodies whose macros cannot expand.
+    cfg = Config.from_text("CFGX = $(CFGY)\nCFGY = $(CFGX)\n", env={})
+    cases = [(X.parse_transform(b), cfg) for b in FAILING_BODIES]
+    for files, _ in BUNDLES:
+        table = load_routing_table(Config.load(files))
+        cases += [(r.transform, table.config) for r in table.routes if r.syntax == "transform"]
+    failed = 0
+    for transform, config in cases:
+        read = transform.macro_reader(config)
+        for name in READ_BY_LOADER:
+            got, want = outcome(read, name), outcome(lambda n: old_macro_value(transform, n, config), name)
+            assert got == want, (transform.text, name)
+            failed += isinstance(want, tuple)
+    assert failed >= 10  # the failing bodies did fail, and more than once each
