@@ -24,7 +24,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from engine import classad as ca
 from engine.lang import macros as mx
@@ -87,15 +87,33 @@ class Transform:
     def macro_value(self, name: str, config: "Config | None" = None) -> str | None:
         """A route-level macro (``MaxJobs``, ``GridResource``…) as the body defines it, expanded
         without a job ad (the router reads these once at config time)."""
+        return self.macro_reader(config)(name)
+
+    def macro_reader(self, config: "Config | None" = None) -> Callable[[str], str | None]:
+        """:meth:`macro_value` for many names of one body: the body runs once (no job ad, so
+        every name sees the same macros) and each call expands one name from that run. A run
+        that fails raises the same error for every name, as separate ``macro_value`` calls do."""
         run = Run(None, MacroSet(), config, None)
-        run.run(self.statements, validate_only=True)
-        raw = run.macros.get(name)
-        if raw is None:
-            return None
         try:
-            return mx.expand(raw, run.lookup, env=config.env if config else None, warnings=run.warnings)
-        except mx.MacroError as exc:
-            raise XformError(0, 0, exc.message) from None
+            run.run(self.statements, validate_only=True)
+        except Exception as exc:  # noqa: BLE001  (re-raised for each name, as macro_value would)
+            failed = exc
+
+            def fail(name: str) -> str | None:
+                raise failed
+
+            return fail
+
+        def value(name: str) -> str | None:
+            raw = run.macros.get(name)
+            if raw is None:
+                return None
+            try:
+                return mx.expand(raw, run.lookup, env=config.env if config else None, warnings=run.warnings)
+            except mx.MacroError as exc:
+                raise XformError(0, 0, exc.message) from None
+
+        return value
 
     def macro_loops(self, config: "Config | None" = None) -> list["MacroLoop"]:
         """The macro loops met by the statements whose text a run expands (SET …, if, error,

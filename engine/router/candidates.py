@@ -74,11 +74,9 @@ def sanity_text(router_name: str) -> str:
 
 def umbrella_core(source_constraint: str | None, route_reqs: Sequence[str | None]) -> str | None:
     """The umbrella without the sanity clause; None when no route is accepting."""
-    seen: list[str] = []
-    for req in route_reqs:
-        text = (req or "").strip() or "True"  # an empty requirement counts as True
-        if text not in seen:  # duplicates removed
-            seen.append(text)
+    # an empty requirement counts as True; duplicates removed, first occurrence kept (a dict,
+    # not a list: the membership test must not grow with the routes)
+    seen = list(dict.fromkeys((req or "").strip() or "True" for req in route_reqs))
     if not seen:
         return None
     out = f"({source_constraint}) && " if source_constraint and source_constraint.strip() else ""

@@ -23,6 +23,7 @@ the checks here look at the loaded routes:
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -70,17 +71,50 @@ def lint_unused_macros(table: RoutingTable) -> list[Diagnostic]:
     sources = [(f"JOB_ROUTER_TRANSFORM_{t.name}", t, None) for t in list(table.pre_transforms) + list(table.post_transforms)]
     sources += [(r.source_label, r.transform, r) for r in table.routes if r.syntax == "transform"]
     texts = "\n".join(getattr(t, "text", "") for _, t, _ in sources).lower()
+    used = _MacroUses(texts)
     out = []
     for label, t, route in sources:
         for name in getattr(t, "local_macros", {}) or {}:
             low = name.lower()
-            if low in ROUTER_MACROS or f"$({low}" in texts or re.search(rf"\bdefined\s+{re.escape(low)}\b", texts):
+            if low in ROUTER_MACROS or used.referenced(low) or used.tested(low):
                 continue
             where = route.location if route else table.config.location(label)
             out.append(Diagnostic("info", f"{label} assigns the macro {name}, which no route or transform of this "
                                   f"table uses (no $({name}), no 'defined {name}'); a macro does not edit the job",
                                   *_where(where), route.name if route else None))
     return out
+
+
+_NAME_RUN = re.compile(r"[\w.]+")
+_REF_RUN = re.compile(r"\$\(([\w.]*)")
+_DEFINED_WORD = re.compile(r"(?=\bdefined\s+(\w+))")  # a lookahead: "defined defined x" yields both
+
+
+class _MacroUses:
+    """Which macro names the lower-cased texts of a table use: ``$(name`` (a prefix, so
+    ``$(default_maxMemory:2000)`` uses ``default_maxmemory``) and ``defined name``. Built in one
+    pass over the texts, so asking about every macro of a table of 100,000 routes does not scan
+    the texts once per macro."""
+
+    def __init__(self, texts: str) -> None:
+        self.texts = texts
+        # what follows each "$(" up to the first character that cannot be in a name, sorted: the
+        # runs that start with a name are a block beginning where the name would be inserted
+        self.refs = sorted(set(_REF_RUN.findall(texts)))
+        self.defined = set(_DEFINED_WORD.findall(texts))
+
+    def referenced(self, low: str) -> bool:
+        """``$(<low>`` occurs in the texts."""
+        if not _NAME_RUN.fullmatch(low):
+            return f"$({low}" in self.texts
+        i = bisect.bisect_left(self.refs, low)
+        return i < len(self.refs) and self.refs[i].startswith(low)
+
+    def tested(self, low: str) -> bool:
+        """``defined <low>`` occurs in the texts as whole words."""
+        if re.fullmatch(r"\w+", low):
+            return low in self.defined
+        return re.search(rf"\bdefined\s+{re.escape(low)}\b", self.texts) is not None
 
 
 def _where(src: Any) -> tuple[str | None, int | None]:
@@ -163,23 +197,26 @@ def _normal(text: str | None) -> str:
 
 
 def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
+    """A route is shadowed by the first earlier route whose REQUIREMENTS are absent or ``true``
+    (matches every job) or equal to its own (normalised text). One pass: the first route of each
+    normalised text is kept in a dict, so the cost grows with the routes, not their square."""
     out: list[Diagnostic] = []
     rule = ("round-robin selection shares jobs between them" if table.knobs.round_robin else
             "first match wins: JOB_ROUTER_ROUND_ROBIN_SELECTION is false")
     level = "info" if table.knobs.round_robin else "warning"
-    earlier: list[tuple[str, Route]] = []
-    for route in table.routes:
+    first: dict[str, tuple[int, Route]] = {}  # normalised REQUIREMENTS -> its first route (position, route)
+    for i, route in enumerate(table.routes):
         key = _normal(route.requirements)
-        for prev_key, prev in earlier:
-            if prev_key == "true" or prev_key == key:
-                what = ("has the same REQUIREMENTS" if prev_key == key and prev_key != "true" else
-                        "has no REQUIREMENTS (matches every job)" if not prev.requirements else
-                        "has REQUIREMENTS true (matches every job)")
-                out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
-                                 f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
-                                 f"({rule})", route))
-                break
-        earlier.append((key, route))
+        found = [(first[k], k) for k in {"true", key} if k in first]
+        if found:
+            (_, prev), prev_key = min(found, key=lambda f: f[0][0])
+            what = ("has the same REQUIREMENTS" if prev_key == key and prev_key != "true" else
+                    "has no REQUIREMENTS (matches every job)" if not prev.requirements else
+                    "has REQUIREMENTS true (matches every job)")
+            out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
+                             f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
+                             f"({rule})", route))
+        first.setdefault(key, (i, route))
     return out
 
 

@@ -21,6 +21,7 @@ from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_nu
 from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.hookrun import MAX_OUTPUT, run_bounded
+from engine.router.candidates import gc_paused
 from engine.router.lints import lint_table
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
@@ -241,7 +242,7 @@ class TableLoader:
             self.register(route, where)
             return
         existing = self.routes.get(route.name.lower())
-        index = len(self.hash_order.names())
+        index = self.hash_order.count  # len(names()), without listing every route for each one
         if existing is not None:
             if cr.override is None:
                 self.diag("warning", f"{knob}: two route entries have the same name '{route.name}' "
@@ -425,9 +426,11 @@ class TableLoader:
                       f"{len(cut.dropped_lines)} statement line(s) after it are never applied", at, name)
         return cut.text
 
-    def macro(self, route: Route, name: str) -> str | None:
+    def macro(self, route: Route, name: str, read: Callable[[str], str | None]) -> str | None:
+        """A route macro through ``read``, the route's ``Transform.macro_reader`` (the body runs
+        once for all the macros ``read_limits`` reads, not once per macro)."""
         try:
-            return route.transform.macro_value(name, self.cfg)
+            return read(name)
         except (X.XformError, ConfigError, ValueError) as exc:
             why = getattr(exc, "message", None) or str(exc)  # XformError(0, 0, …) would print "line 0:"
             self.diag("warning", f"route {route.name}: cannot expand {name}: {why}", route.location, route.name)
@@ -435,8 +438,10 @@ class TableLoader:
 
     def read_limits(self, route: Route, knobs: RouterKnobs) -> None:
         """Route-level macros, read once as ``JobRoute::ParseNext`` does (§1.3 table)."""
+        read = route.transform.macro_reader(self.cfg)
+
         def number(name: str, default: float, want_int: bool) -> float:
-            text = self.macro(route, name)
+            text = self.macro(route, name, read)
             if text is None or not text.strip():
                 return default
             value = parse_number(text, want_int=want_int)
@@ -452,15 +457,15 @@ class TableLoader:
         universe = getattr(route.transform, "universe", None)
         route.target_universe = int(universe) if universe else int(number("TargetUniverse", 9, True))
         if route.target_universe == 9:
-            grid = self.macro(route, "GridResource")
+            grid = self.macro(route, "GridResource", read)
             if grid is not None:
                 grid = grid.strip()
                 if len(grid) >= 2 and grid[0] == grid[-1] == '"':
                     grid = grid[1:-1]
             route.grid_resource = grid or None
         for attr, field_name in JOB_EXPR_ATTRS.items():
-            setattr(route, field_name, self.macro(route, attr) or None)
-        send = self.macro(route, "SendIDTokens")
+            setattr(route, field_name, self.macro(route, attr, read) or None)
+        send = self.macro(route, "SendIDTokens", read)
         route.send_idtokens = (send if send else '""') if send is not None else knobs.send_route_idtokens
 
     # ------------------------------------------------------------------------------ order
@@ -476,6 +481,8 @@ class TableLoader:
         out: list[Route] = []
         seen: set[str] = set()
         where = self.loc("JOB_ROUTER_ROUTE_NAMES")
+        # disabled before this loop; what the loop adds carries a name already in ``seen``
+        disabled = {d.name.lower() for d in self.disabled}
         for name in listed:
             low = name.lower()
             if low in seen:
@@ -484,7 +491,7 @@ class TableLoader:
             seen.add(low)
             route = self.routes.get(low)
             if route is None:
-                if not any(d.name.lower() == low for d in self.disabled):
+                if low not in disabled:
                     self.diag("warning", f"route '{name}' from JOB_ROUTER_ROUTE_NAMES not found in the routing table",
                               where, name)
                     self.disabled.append(DisabledRoute(
@@ -531,8 +538,9 @@ def load_routing_table(
     cmd_runner: Callable[[str], tuple[int, str]] | None = None,
 ) -> RoutingTable:
     """Build the routing table from ``config``; never raises on bad input (see module doc)."""
-    table = TableLoader(config, allow_cmd=allow_cmd, cmd_runner=cmd_runner).load()
-    table.diagnostics.extend(lint_table(table))
+    with gc_paused():  # a table of 100,000 routes: the collector's full passes cost a third of the load
+        table = TableLoader(config, allow_cmd=allow_cmd, cmd_runner=cmd_runner).load()
+        table.diagnostics.extend(lint_table(table))
     table.fingerprint = fingerprint(table)
     if previous is not None:
         # Config errors count too: a file cut in the middle of an @= block loses routes with

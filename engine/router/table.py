@@ -188,10 +188,19 @@ class RoutingTable:
     version: int = 1
     fingerprint: str = ""
     kept_previous: bool = False
+    # lower-case name -> first route of that name, for ``route``; rebuilt when ``routes`` is
+    # another list or another length (the router asks once per job event: a scan of 100,000
+    # routes each time would make a poll grow with jobs x routes)
+    _by_name: tuple[Any, int, dict[str, Route]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def route(self, name: str) -> Route | None:
-        low = name.lower()
-        return next((r for r in self.routes if r.name.lower() == low), None)
+        index = self._by_name
+        if index is None or index[0] is not self.routes or index[1] != len(self.routes):
+            names: dict[str, Route] = {}
+            for r in self.routes:
+                names.setdefault(r.name.lower(), r)
+            index = self._by_name = (self.routes, len(self.routes), names)
+        return index[2].get(name.lower())
 
     @property
     def errors(self) -> list[Diagnostic]:
