@@ -344,7 +344,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
                   f" median {statistics.median(GC_PAUSES) * 1000:.1f} ms, max {max(GC_PAUSES) * 1000:.1f} ms")
         collector = getattr(app, "idle_collector", None)
         if collector is not None:
-            print(f"idle collector (tui.idle_gc): {collector.collections}, longest (UI thread CPU): "
+            print(f"idle collector (tui.shell.idle_gc): {collector.collections}, longest (UI thread CPU): "
                   + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in collector.longest.items()))
         print(f"cyclic GC inside the timed keys: {sum(1 for g in GC_IN_KEY if g > 0)} of {len(GC_IN_KEY)} keys,"
               f" max {max(GC_IN_KEY) * 1000:.1f} ms")

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
 from engine.feeds.demo import Simulation
 from engine.feeds.replay.feed import ReplayFeed

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index

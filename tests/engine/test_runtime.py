@@ -4,7 +4,7 @@ at a bounded rate and replaceable in flight, prompt and clean stop, crash report
 import time
 
 from tests.helpers.runtime_fixture import FakeEngine
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import VirtualClock
 from engine.runtime import Mailbox, Runtime
 

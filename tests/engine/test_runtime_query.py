@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
 from engine.runtime import EngineNotRunning, Runtime
 from tests.helpers.runtime_fixture import FakeEngine

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import shutil
 from tests.helpers.paths import REPO
-from engine import snapshot as S
+from engine.contract import snapshot as S
 
 HOURS = 1.0
 ROOT = REPO

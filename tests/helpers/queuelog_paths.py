@@ -1,6 +1,6 @@
 """The job queue log loader's two paths, run alone for the tests that compare them: the fast
 loader (``engine.queue.reader._fast``) and the record-by-record reference
-(``engine.queue.reference.load_reference``), each on a fresh queue set up as
+(``engine.queue.plain_loader.load_reference``), each on a fresh queue set up as
 ``reader._load_bytes`` sets it up (a reload batch), plus the fast loader's chunk size for a block."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from engine.queue import reader
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reference import load_reference
+from engine.queue.plain_loader import load_reference
 
 
 def reference_load(data: bytes, mode: str):

@@ -1,7 +1,7 @@
 """A stand-in engine for the runtime loop's tests: ticks on a manual clock, records commands."""
 from __future__ import annotations
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 
 
 class FakeEngine:

@@ -19,7 +19,7 @@ import random
 import threading
 from types import MappingProxyType
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 
 T0 = 1795271525.0  # 2026-11-21 14:32:05 UTC = 08:32:05 America/Chicago (product.md sketch time)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from tui.app import make_app
 
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_until

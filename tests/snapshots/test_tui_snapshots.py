@@ -180,7 +180,7 @@ class TestShell:
 
 class TestWide:
     def test_board_very_wide_with_lint(self, snap_compare):
-        from engine.snapshot import Diagnostic
+        from engine.contract.snapshot import Diagnostic
 
         lint = Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earlier in the route order, has the "
                           "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)

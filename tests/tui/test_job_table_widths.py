@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine.snapshot import JobRow
+from engine.contract.snapshot import JobRow
 from tui.widgets.job_table import JobTable
 
 

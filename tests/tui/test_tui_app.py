@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from tui.app import make_app
-from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
-from tui.palette import COMMANDS
+from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
+from tui.commands.palette import COMMANDS
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 
@@ -319,7 +319,7 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
     ~130 ms (bench/tui.py --part screens reports the pauses)."""
     import gc
 
-    from tui import prewarm as app_module
+    from tui.shell import prewarm as app_module
 
     rt = FakeRuntime(make_snapshot(50))
     app = _app(rt)

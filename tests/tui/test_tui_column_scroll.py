@@ -3,7 +3,7 @@ end): every reachable horizontal scroll of the board, crondor and jobs tables sh
 scrolled column whole beside the pinned ones — the end included, and however the scroll got there
 (→, End, a wheel step, a scrollbar drag) — and every scrollbar draws whole cells.
 
-The column maths is ``tui.format`` (``column_starts``, ``farthest_scroll``, ``column_snap``); the
+The column maths is ``tui.text.format`` (``column_starts``, ``farthest_scroll``, ``column_snap``); the
 tables share it through ``tui.widgets.column_scroll``."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from textual.scrollbar import ScrollBarRender
 
 from tui.app import make_app
-from tui.format import column_snap, column_starts, farthest_scroll
+from tui.text.format import column_snap, column_starts, farthest_scroll
 from tui.widgets.scrollbar import thumb_cells
 
 from tests.helpers.demo_fixture import EngineRuntime

@@ -3,7 +3,7 @@ runtime's headless demo (product.md §5)."""
 
 from __future__ import annotations
 
-from tui import launch as commands
+from tui.shell import launch as commands
 from tui.cli import build_parser
 
 

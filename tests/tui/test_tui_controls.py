@@ -1,4 +1,4 @@
-"""The TUI offers only the controls the feed declares (``Snapshot.controls``, engine/snapshot.py;
+"""The TUI offers only the controls the feed declares (``Snapshot.controls``, engine/contract/snapshot.py;
 issue 10 item 3: "keys that cannot apply in a mode are not offered there").
 
 watch offers none, replay pause/speed/step/seek, the demo pause/speed/step/jobs/routes. A key of a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 
 from tui.app import make_app
 

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.paths import REPO
 from tui.app import make_app
 from engine.cli.demo import build_runtime
-from tui.messages import RoutesApplied
+from tui.shell.messages import RoutesApplied
 
 from tests.helpers.tui_fixtures import wait_until
 

@@ -18,9 +18,9 @@ import dataclasses
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from tui.app import make_app
-from tui.palette import lookup
+from tui.commands.palette import lookup
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
 
@@ -285,7 +285,7 @@ async def test_space_pauses_in_every_mode_and_p_is_not_bound():
 
 def test_one_keymap_for_everything():
     """Every screen's bindings are the keymap's; the board's command aliases match its key."""
-    from tui import keymap
+    from tui.commands import keymap
     from tui.app import RouteDeckApp
     from tui.screens.cron import CronScreen
     from tui.screens.jobs import JobsScreen

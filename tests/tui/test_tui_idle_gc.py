@@ -1,5 +1,5 @@
 """The cyclic GC's full collections run when the UI is idle, not on a key (issue 14 item 3;
-``tui.idle_gc``). RouteDeck's own UI rule, not HTCondor behaviour; the GC facts relied on are
+``tui.shell.idle_gc``). RouteDeck's own UI rule, not HTCondor behaviour; the GC facts relied on are
 CPython's (``gc.get_count``: generation-1 collections since the last full one in ``count[2]``).
 Time is a manual clock: the collector's decision is driven directly, and the app's timer tick is
 called by hand with the clock and the GC replaced by recorders.
@@ -12,7 +12,7 @@ import gc
 import pytest
 
 from tui.app import make_app
-from tui.idle_gc import CAP, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
+from tui.shell.idle_gc import CAP, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 

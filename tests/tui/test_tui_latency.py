@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.screens import route_detail
 from tui.widgets.job_model import JobModel
@@ -162,7 +162,7 @@ async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_re
     """The digest travels with ``ConfigFilesChanged``; the app compares, it does not read."""
     import hashlib
 
-    from tui.config_watch import ConfigFilesChanged
+    from tui.files.config_watch import ConfigFilesChanged
 
     conf = tmp_path / "routes.conf"
     text = write_routes_conf(conf)
@@ -284,7 +284,7 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
 
 
 async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_the_same(monkeypatch):
-    """A view composed off screen (tui.prewarm) was styled by the current stylesheet as its
+    """A view composed off screen (tui.shell.prewarm) was styled by the current stylesheet as its
     widgets were registered, so its first ``switch_mode`` does not run ``App.refresh_css`` (the
     whole stylesheet reparsed: 15-20 ms of the first ``c``/``j``/``b``); nor does the first return
     to the board, whose first switch ran the refresh before it was mounted. Oracle: the slow path — a

@@ -15,10 +15,10 @@ import pytest
 
 from engine.queue.records import job_order
 from engine.rowseq import ChunkedRows, RowSeq
-from engine.snapshot import JobRow
-from tui.config_files import atomic_write, backups_of, unified_diff, write_with_backup
-from tui.format import duration, short
-from tui.route_text import cut_definition, route_text
+from engine.contract.snapshot import JobRow
+from tui.files.config_files import atomic_write, backups_of, unified_diff, write_with_backup
+from tui.text.format import duration, short
+from tui.text.route_text import cut_definition, route_text
 from engine.views.build import row_order
 from tui.widgets.job_model import JobModel, copy_routes
 

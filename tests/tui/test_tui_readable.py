@@ -154,7 +154,7 @@ class TestLayout:
             assert titles.index(header()[2]) <= titles.index(seen[-1])
 
     async def test_crondor_at_80x24_shows_no_column_cut(self):
-        """The crondor table at 80×24 fits its columns the board's way (``tui.format.fit_columns``):
+        """The crondor table at 80×24 fits its columns the board's way (``tui.text.format.fit_columns``):
         the Window column, which does not fit whole, is not shown cut ("−1m … +")."""
         from tui.screens.cron import COLUMNS  # noqa: PLC0415
 
@@ -253,7 +253,7 @@ class TestLegendAndSort:
     async def test_focused_column_legend_and_help(self):
         """Item 11: ``>`` moves the column focus and the line under the table explains it; ``?``
         lists every column of the board, jobs and crondor tables."""
-        from tui.legend import BOARD, CRON, JOBS
+        from tui.text.legend import BOARD, CRON, JOBS
 
         app = _app()
         async with app.run_test(size=(132, 40)) as pilot:
@@ -381,7 +381,7 @@ def test_cron_countdown_of_a_running_job_says_how_long_ago_it_started():
     """A running cron job started at its DeferralTime (htcondor.md §2.4): its "In" cell says how
     long ago, not a red negative countdown, which stays for a job whose time has come but which
     has not started (overdue)."""
-    from engine.snapshot import CronView
+    from engine.contract.snapshot import CronView
     from tui.screens.cron import cron_cells
 
     base = dict(job="4.0", fields=("45", None, None, None, None), status=2, deferral_time=1000,
@@ -396,7 +396,7 @@ def test_cron_countdown_of_a_job_held_for_a_missed_run_says_how_long_ago_it_was_
     """htcondor.md §2.4: a job whose DeferralTime (plus window) passed before it could start is
     held; it will not run at that time, so its "In" cell says how long ago the missed run was due
     (red), not a negative countdown as if it were still to come."""
-    from engine.snapshot import CronView
+    from engine.contract.snapshot import CronView
     from tui.screens.cron import cron_cells
 
     base = dict(job="4.0", fields=("45", None, None, None, None), status=5, deferral_time=1000,
@@ -408,7 +408,7 @@ def test_cron_countdown_of_a_job_held_for_a_missed_run_says_how_long_ago_it_was_
 def test_ago_fits_the_countdown_column():
     """The "In" column is 9 cells wide: every "ago" text fits, keeps the largest unit exact, and
     reads in the units of ``duration``."""
-    from tui.format import ago
+    from tui.text.format import ago
 
     assert [ago(s) for s in (0, 35, 65, 599, 600, 898, 3600, 19925, 36000, 86400 + 4 * 3600, 12 * 86400)] == [
         "0s ago", "35s ago", "1m5s ago", "9m59s ago", "10m ago", "14m ago", "1h ago", "5h32m ago", "10h ago",

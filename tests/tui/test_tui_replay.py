@@ -11,11 +11,11 @@ import argparse
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.cli.replay import build_runtime
 from engine.feeds.replay.feed import AddBookmark
 from tui.app import make_app
-from tui.messages import CommandSent
+from tui.shell.messages import CommandSent
 from tui.widgets.replay_bar import bar_text, parse_seek
 
 from tests.helpers.replay_logs import Recording

@@ -12,10 +12,10 @@ import dataclasses
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from tui.app import make_app
-from tui.config_files import backups_of
-from tui.messages import FilterChanged, RoutesApplied, RoutesUndone
+from tui.files.config_files import backups_of
+from tui.shell.messages import FilterChanged, RoutesApplied, RoutesUndone
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
 

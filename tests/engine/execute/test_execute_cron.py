@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.execute import cron
+from engine.execute import daemon_cron
 from engine.execute import hooks as hk
 from engine.execute.startd import Startd
 from engine.lang.config import Config
@@ -76,9 +76,9 @@ def test_slots_knob_limits_slots(tmp_path):
                           "STARTD_CRON_D_SLOTS = 2\n", 2)
     sd.step(0)
     assert ["Dyn" in sd.slot_ad(s) for s in sd.slots] == [False, True]
-    jobs, problems = cron.load_jobs(Config.from_text(f"STARTD_CRON_JOBLIST = D\nSTARTD_CRON_D_EXECUTABLE = {exe}\n"
+    jobs, problems = daemon_cron.load_jobs(Config.from_text(f"STARTD_CRON_JOBLIST = D\nSTARTD_CRON_D_EXECUTABLE = {exe}\n"
                                                      "STARTD_CRON_D_PERIOD = 60\nSTARTD_CRON_D_SLOTS = 1, two\n"),
-                                    cron.STARTD_CRON)
+                                    daemon_cron.STARTD_CRON)
     assert jobs[0].slots == () and not problems[0].fatal and "SLOTS" in problems[0].knob
 
 
@@ -169,7 +169,7 @@ def test_job_skipped_with_reason_and_place(tmp_path, knobs, fragment):
     is named with its knob, file and line."""
     exe = script(tmp_path, "x", "true\n")
     cfg = Config.from_text("STARTD_CRON_JOBLIST = X\n" + knobs.format(exe=exe), name="node.conf")
-    jobs, problems = cron.load_jobs(cfg, cron.STARTD_CRON)
+    jobs, problems = daemon_cron.load_jobs(cfg, daemon_cron.STARTD_CRON)
     assert not jobs and problems[0].fatal and fragment in problems[0].message
     assert str(problems[0]).startswith("node.conf:")
 
@@ -198,7 +198,7 @@ def test_schedd_cron_ignores_tags_and_merges_all(tmp_path):
     (ScheddCronJob::Publish → adlist_replace); SCHEDD_INTERFACE_VERSION is set."""
     exe = script(tmp_path, "s", 'echo "A = 1"; echo "- tag update:true"; echo "B = $SCHEDD_INTERFACE_VERSION"\n')
     cfg = Config.from_text(f"SCHEDD_CRON_JOBLIST = S\nSCHEDD_CRON_S_EXECUTABLE = {exe}\nSCHEDD_CRON_S_PERIOD = 60\n")
-    mgr = cron.CronManager(cfg, cron.SCHEDD_CRON, hk.HookRunner(cfg, allow_run=True))
+    mgr = daemon_cron.CronManager(cfg, daemon_cron.SCHEDD_CRON, hk.HookRunner(cfg, allow_run=True))
     mgr.step(5)
     attrs = mgr.schedd_attrs()
     assert attrs["B"] == "1" and "A" not in attrs and attrs["LastUpdate"] == "5"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.runtime import feed_controls
 from engine.views.execute import HookIndex, execute_views
 from tests.helpers.execute_fixture import FROZEN_DURATION, T0, build_node

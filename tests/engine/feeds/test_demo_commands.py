@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.feeds.demo import build_demo
 from tests.helpers.demo_fixture import ROOT, make_config_dir
 

@@ -1,5 +1,5 @@
 """The demo's event rings and job rows as the UI sees them (product.md §3: a ring of recent events
-with sequence numbers so none is lost silently; engine/snapshot.py's JobRow contract).
+with sequence numbers so none is lost silently; engine/contract/snapshot.py's JobRow contract).
 
 The routes and the black-hole site are the sample demo's (tests/data/demo_small); the throttle
 comes from the failure formula of htcondor.md §1.5."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import VirtualClock
 from engine.feeds.demo import build_demo
 from engine.views.rows import is_job_event
@@ -66,7 +66,7 @@ def routed(tmp_path):
 
 
 def test_source_rows_carry_the_route_of_their_copy(routed):
-    """JobRow contract (engine/snapshot.py): a source job's route is the RouteName of the copy its
+    """JobRow contract (engine/contract/snapshot.py): a source job's route is the RouteName of the copy its
     RoutedToJobId names; while the router has claimed it but not yet pushed RoutedToJobId (it goes
     with the next status update, htcondor.md §1.6), the route the router tracks it on."""
     engine = routed

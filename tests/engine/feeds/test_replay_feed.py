@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import VirtualClock
 from engine.feeds.replay.feed import AddBookmark, GotoBookmark, ReplayFeed
 from engine.feeds.replay.index import build_index

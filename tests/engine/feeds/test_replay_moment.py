@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.feeds.replay.moment import MomentError, parse_moment, step_of_transaction, transaction_number
 from tests.helpers.replay_logs import Recording
 from tui.cli import main
@@ -36,7 +36,7 @@ def test_every_form():
     assert at(str(int(START + 60))) == S.Seek(time=START + 60)
     assert at("+60") == S.Seek(time=START + 60)
     assert at("-300") == S.Seek(time=END - 300)  # before the end, never epoch -300
-    # durations as the replay bar writes them (tui.format.duration), as offsets
+    # durations as the replay bar writes them (tui.text.format.duration), as offsets
     assert at("+1h30m") == at("+ 1h 30m") == at("+90m") == at("+5400") == S.Seek(time=START + 5400)
     assert at("-45m") == S.Seek(time=END - 2700) and at("+9m05s") == S.Seek(time=START + 545)
     assert at("+1h29m58s") == S.Seek(time=START + 5398) and at("+2.5s") == S.Seek(time=START + 2.5)

@@ -1,6 +1,6 @@
 """Watch tells the log's backlog as history: the events rebuilt from what the log already held
 when it was first read are on the Events panel but not toasted as news; what is appended later is
-news (the replay's ``history_upto`` rule, engine.snapshot.Snapshot)."""
+news (the replay's ``history_upto`` rule, engine.contract.snapshot.Snapshot)."""
 
 from __future__ import annotations
 

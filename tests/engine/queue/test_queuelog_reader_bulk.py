@@ -2,7 +2,7 @@
 
 htcondor.md §3 (job_queue.log format: §3.1 records, §3.3 the owner's reading rules, §3.5 the
 follower's): ``engine.queue.reader`` reads a log in chunks, keeps one ad per run of 103 records on
-one key, and checks a chunk's distinct values together; ``engine.queue.reference`` is the oracle.
+one key, and checks a chunk's distinct values together; ``engine.queue.plain_loader`` is the oracle.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The fast queue-log loader against the record-by-record reference loader, internals and order.
 
 htcondor.md §3 (§3.1 records, §3.3 the owner's reading rules, §3.5 the follower's):
-``engine.queue.reference.load_reference`` is the oracle. These tests compare more than the
+``engine.queue.plain_loader.load_reference`` is the oracle. These tests compare more than the
 snapshot the other reader tests compare: the order of the ads, of each ad's attributes, of the job
 ids and of the other kinds of keys, and the name spellings learnt (first spelling wins,
 ``records.canonical_name``), on the bench log (``bench/queue_log.py``'s writer), on every real log

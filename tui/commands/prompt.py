@@ -1,4 +1,4 @@
-"""The ``:`` command line's handlers, one ``cmd_<name>`` per command of ``tui.palette``.
+"""The ``:`` command line's handlers, one ``cmd_<name>`` per command of ``tui.commands.palette``.
 
 A mixin of :class:`tui.app.RouteDeckApp` (kept apart so the app module stays about the shell).
 Handlers raise ``ValueError``/``LookupError`` for bad arguments; the dispatcher shows those as
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shlex
 
-from engine import snapshot as S
-from tui.palette import lookup
+from engine.contract import snapshot as S
+from tui.commands.palette import lookup
 
 
 class CommandLineMixin:
@@ -110,8 +110,8 @@ class CommandLineMixin:
             raise ValueError("which job? e.g. 123.0")
         return job if "." in job else f"{job}.0"
 
-    def cmd_export(self, arg: str) -> None:  # tui.export does the work
-        from tui.export import export_table  # noqa: PLC0415
+    def cmd_export(self, arg: str) -> None:  # tui.files.export does the work
+        from tui.files.export import export_table  # noqa: PLC0415
 
         self.notify(f"saved {export_table(self, arg)}")
 
@@ -119,12 +119,12 @@ class CommandLineMixin:
         self.cmd_export(f"json {arg}".strip())
 
     def cmd_screenshot(self, arg: str) -> None:
-        from tui.export import save_svg  # noqa: PLC0415
+        from tui.files.export import save_svg  # noqa: PLC0415
 
         self.notify(f"saved {save_svg(self, arg)}")
 
     def cmd_copy(self, arg: str) -> None:
-        from tui.export import copy_selected  # noqa: PLC0415
+        from tui.files.export import copy_selected  # noqa: PLC0415
 
         self.notify(f"copied {copy_selected(self)}")
 

@@ -2,7 +2,7 @@
 
 CPython starts a full (generation-2) collection on its own when enough objects have moved to the
 oldest generation; it stops every thread (the UI's included) for as long as it scans the heap —
-40-150 ms here even after :func:`tui.prewarm.freeze_startup_heap`, and it landed on whatever
+40-150 ms here even after :func:`tui.shell.prewarm.freeze_startup_heap`, and it landed on whatever
 screen switch was under way (``bench/tui.py --part screens``: switches of 51-120 ms, all full
 collections). While the app runs, the automatic full collections are turned off (the third
 threshold raised out of reach; generations 0 and 1 stay automatic: they scan only the young

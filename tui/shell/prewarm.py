@@ -98,4 +98,4 @@ class Prewarm:
         finally:
             self.prewarmed = True
             freeze_startup_heap()
-            self.idle_gc_start()  # full collections from now on when the UI is idle (tui.idle_gc)
+            self.idle_gc_start()  # full collections from now on when the UI is idle (tui.shell.idle_gc)

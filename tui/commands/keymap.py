@@ -20,7 +20,7 @@ The rules, the same on every screen (issue 11 item 4):
 - Keys of a control the feed does not offer (``Snapshot.controls``: watch offers none, replay
   pause/speed/step/seek, the demo pause/speed/step/jobs/routes) are hidden from the footer and
   refused with a toast if typed (``RouteDeckApp.check_action``/``on_key``); so are the ``:``
-  commands that need one (``tui.palette.Command.control``). ``e`` is "View config" where routes
+  commands that need one (``tui.commands.palette.Command.control``). ``e`` is "View config" where routes
   cannot be applied.
 - The footer always keeps ``q`` ``?`` ``:`` visible and fits the rest (``tui.widgets.footer``).
 

@@ -18,7 +18,7 @@ class Command:
     aliases: tuple[str, ...] = ()
     # what the ``:`` line completes, one kind per argument: route, job, column, order, bookmark, seek
     complete: str = ""
-    # the feed control it needs (engine.snapshot.CONTROLS); "" = always available
+    # the feed control it needs (engine.contract.snapshot.CONTROLS); "" = always available
     control: str = ""
 
 

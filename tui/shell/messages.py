@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from engine.snapshot import Snapshot
+from engine.contract.snapshot import Snapshot
 
 
 @dataclass
