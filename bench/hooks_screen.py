@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from engine.execute.hooks import MAX_INVOCATIONS, HookRunner  # noqa: E402
 from engine.lang.config import Config  # noqa: E402
@@ -70,7 +69,7 @@ def views(repeat: int) -> None:
 async def screen(repeat: int) -> None:
     from tui.app import make_app  # noqa: PLC0415
     from tui.screens.hooks import HooksScreen  # noqa: PLC0415
-    from tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: PLC0415
+    from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: PLC0415
 
     r = runner_with(MAX_INVOCATIONS)
     index = HookIndex()

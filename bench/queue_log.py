@@ -162,7 +162,7 @@ def _child(path: str, mode: str) -> dict:
         return {"peak": peak, "jobs": len(res.queue), "problems": len(res.problems)}
     if mode == "reference":
         from engine.queue.jobqueue import JobQueue
-        from engine.queue.reference import load_reference
+        from engine.queue.plain_loader import load_reference
 
         data = Path(path).read_bytes()
         q = JobQueue()

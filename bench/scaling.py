@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from demo_speed import parked_demo  # noqa: E402  (bench/ is on sys.path as the script's directory)
 
@@ -91,7 +90,7 @@ def _fmt(xs: list[float]) -> str:
 
 
 async def _screen_times(eng, repeat: int) -> tuple[list[float], list[float], list[float]]:
-    from tui_fixtures import FakeRuntime, wait_until  # noqa: PLC0415
+    from tests.helpers.tui_fixtures import FakeRuntime, wait_until  # noqa: PLC0415
 
     from tui.app import make_app  # noqa: PLC0415
 

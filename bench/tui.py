@@ -10,7 +10,7 @@ off screen after the first paint (``RouteDeckApp._prewarm``; the wait is printed
 gives the first time, median and p95. Targets on the 2-core machine: a screen switch ≤ 50 ms,
 a keypress in any table ≤ 16 ms median.
 
-Part ``jobs``: the jobs screen on the canned 100,000-job snapshot of ``tests/tui_fixtures.py``
+Part ``jobs``: the jobs screen on the canned 100,000-job snapshot of ``tests/helpers/tui_fixtures.py``
 (120x36). Targets: first paint ≤ 0.5 s, a keypress answered ≤ 50 ms.
 
 Run: ``python bench/tui.py [--part screens|jobs|all] [--jobs N] [--repeat K]``.
@@ -35,12 +35,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT)]
 
 from textual import events  # noqa: E402
 
 from tui.app import make_app  # noqa: E402
-from tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
 
 
 UI_CPU: list[float] = []  # the UI thread's CPU time of each ``respond`` (load on the machine aside)
@@ -344,7 +344,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
                   f" median {statistics.median(GC_PAUSES) * 1000:.1f} ms, max {max(GC_PAUSES) * 1000:.1f} ms")
         collector = getattr(app, "idle_collector", None)
         if collector is not None:
-            print(f"idle collector (tui.idle_gc): {collector.collections}, longest (UI thread CPU): "
+            print(f"idle collector (tui.shell.idle_gc): {collector.collections}, longest (UI thread CPU): "
                   + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in collector.longest.items()))
         print(f"cyclic GC inside the timed keys: {sum(1 for g in GC_IN_KEY if g > 0)} of {len(GC_IN_KEY)} keys,"
               f" max {max(GC_IN_KEY) * 1000:.1f} ms")

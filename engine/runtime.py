@@ -40,7 +40,7 @@ import time
 import traceback
 from typing import Any, Callable, Protocol
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.clock import Clock, VirtualClock
 
 MAX_SPEED = "max"
@@ -59,7 +59,7 @@ class Feed(Protocol):
 
     Time is the runtime clock's: ``now`` is where the feed is, ``next_time()`` when it next has
     something to do, ``step(t)`` does everything due up to ``t`` (never goes back). ``controls``
-    (``engine.snapshot.CONTROLS``) says which commands apply; the runtime refuses the others
+    (``engine.contract.snapshot.CONTROLS``) says which commands apply; the runtime refuses the others
     and handles pause/speed/step itself, through the clock, so ``handle`` gets only the rest."""
 
     now: float

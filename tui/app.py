@@ -21,13 +21,13 @@ Design decisions and invariants:
   (``tui.screens.replay_controls``; the keys are disabled in other modes by ``check_action``);
   watch shows the routes board with the real router's JobRouterLog figures beside RouteDeck's
   (``tui.screens.watch_board``).
-- The routing table's files are watched (``tui.config_watch``); a change made outside RouteDeck
+- The routing table's files are watched (``tui.files.config_watch``); a change made outside RouteDeck
   is sent to the engine as ``ApplyRoutes``; the engine keeps the last good table if it is broken.
 - The UI thread never waits on work (issue 14 item 3): file reads, hashes, lints, what-ifs and
   job scans run in thread workers (the config watcher hashes the files it reports; the route
   detail reads its text and splits the jobs by route in workers; the editor lints on apply in
   one); screens paint from the last snapshot at once and fill in what a worker brings. The main
-  views a key reaches are composed off screen after the first paint (:meth:`tui.prewarm.Prewarm._prewarm`),
+  views a key reaches are composed off screen after the first paint (:meth:`tui.shell.prewarm.Prewarm._prewarm`),
   so even their first visit only resumes them.
 """
 
@@ -44,15 +44,15 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 from textual.widgets import Input, TextArea
 
-from engine import snapshot as S
-from tui import keymap
-from tui.prompt_commands import CommandLineMixin
-from tui.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
-from tui.palette import COMMANDS
-from tui.idle_gc import IdleGC
-from tui.prewarm import Prewarm
+from engine.contract import snapshot as S
+from tui.commands import keymap
+from tui.commands.prompt import CommandLineMixin
+from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
+from tui.commands.palette import COMMANDS
+from tui.shell.idle_gc import IdleGC
+from tui.shell.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
-from tui.typeahead import TypeAhead
+from tui.commands.typeahead import TypeAhead
 from tui.widgets import scrollbar
 
 TOAST_KINDS = {
@@ -62,7 +62,7 @@ TOAST_KINDS = {
 EVENT_LOG = 2000
 GAP_TOAST_EVERY = 30.0  # seconds
 MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
-# Actions that need a feed control (``Snapshot.controls``, engine.snapshot.CONTROLS): where the
+# Actions that need a feed control (``Snapshot.controls``, engine.contract.snapshot.CONTROLS): where the
 # feed does not offer it, check_action hides the key and a typed key is refused with a toast.
 CONTROL_OF_ACTION = {
     "toggle_pause": "pause", "speed": "speed",
@@ -100,7 +100,7 @@ def _screen(name: str) -> Screen:
 class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin, App):
     CSS_PATH = "app.tcss"
     TITLE = "RouteDeck"
-    BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.keymap); ? shows it
+    BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.commands.keymap); ? shows it
 
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron"),
              "hooks": lambda: _screen("hooks"), "slots": lambda: _screen("slots")}
@@ -178,7 +178,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                     return
 
     def run_command_line(self, text: str | None) -> None:
-        from tui.palette import lookup  # noqa: PLC0415
+        from tui.commands.palette import lookup  # noqa: PLC0415
 
         word, _, arg = (text or "").strip().lstrip(":").partition(" ")
         command = lookup(word) if word else None
@@ -260,13 +260,13 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
     def _watch(self, files: tuple[str, ...]) -> None:
         from textual.worker import get_current_worker  # noqa: PLC0415
 
-        from tui.config_watch import watch_config  # noqa: PLC0415
+        from tui.files.config_watch import watch_config  # noqa: PLC0415
 
         watch_config(self, files, get_current_worker())
 
     def on_config_files_changed(self, message) -> None:
         """A config file changed on disk: have the engine load it (it keeps the last good table).
-        The files' digests were taken in the watcher's thread (``tui.config_watch``)."""
+        The files' digests were taken in the watcher's thread (``tui.files.config_watch``)."""
         digests = dict(zip(message.files, message.digests))
         changed = [f for f in message.files if f not in digests or self.own_writes.get(f) != digests[f]]
         if self.mode == "replay":

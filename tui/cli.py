@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def register_screen_commands(sub) -> None:
     """Commands that open the dashboard: demo, watch, replay."""
-    from tui import launch  # noqa: PLC0415  (keeps `routedeck --help` from importing more than it needs)
+    from tui.shell import launch  # noqa: PLC0415  (keeps `routedeck --help` from importing more than it needs)
 
     launch.register(sub)
 

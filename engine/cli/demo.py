@@ -1,6 +1,6 @@
 """``routedeck demo --headless``: run the embedded demo without a screen and print snapshots.
 
-The ``demo`` subcommand itself is registered by the TUI (``tui.launch``), which forwards
+The ``demo`` subcommand itself is registered by the TUI (``tui.shell.launch``), which forwards
 ``--headless`` here through :func:`add_headless_arguments` and :func:`run_headless`; when the TUI
 is not installed, :func:`register` adds a headless-only ``demo`` command.
 

@@ -3,7 +3,7 @@
 ``hook run KEYWORD HOOK --job FILE [--slot FILE] [--config CONFIG…] --allow-hooks`` runs one hook
 as the startd, starter, Job Router or cron manager would: the same path check
 (``validateHookPath``), stdin, arguments, environment, timeout and output cap, through the same
-code (:mod:`engine.execute.hooks`, :mod:`engine.execute.cron`, :mod:`engine.router.hooks`), and
+code (:mod:`engine.execute.hooks`, :mod:`engine.execute.daemon_cron`, :mod:`engine.router.hooks`), and
 prints what HTCondor would do with the result. Without ``--allow-hooks`` it prints what would
 run (path, arguments, stdin: the report an operator checks before allowing it) and exits 1, with
 one line on stderr saying the hook was not run. KEYWORD ``STARTD_CRON``/``SCHEDD_CRON`` runs a
@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from engine.classad import evaluate, format_ad, format_value, is_true, make_ad
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
-from engine.execute import cron
+from engine.execute import daemon_cron
 from engine.execute import hooks as hk
 from engine.hookrun import ALLOW_FLAG, validate_hook_path
 from engine.lang.config import Config
@@ -37,7 +37,7 @@ ROUTER_TYPES = ("TRANSLATE_JOB", "JOB_FINALIZE", "JOB_CLEANUP")
 FAMILY_OF = {hk.FETCH_WORK: "startd", hk.REPLY_FETCH: "startd", hk.EVICT_CLAIM: "startd",
              hk.PREPARE_JOB: "starter", hk.UPDATE_JOB_INFO: "starter", hk.JOB_EXIT: "starter",
              **{t: "router" for t in ROUTER_TYPES}}
-CRON_KEYWORDS = (cron.STARTD_CRON, cron.SCHEDD_CRON)
+CRON_KEYWORDS = (daemon_cron.STARTD_CRON, daemon_cron.SCHEDD_CRON)
 
 
 def register(subparsers) -> None:
@@ -209,7 +209,7 @@ def _run_execute(cfg: Config, runner: hk.HookRunner, startd: Any, keyword: str, 
         report.update(action=o.action, why=o.message, parsed=dict(o.attrs), problem=o.problem)
         if o.action == "run":
             merged = dict(job)
-            cron.merge_attrs(merged, o.attrs, ignoring=frozenset())  # case-insensitive, as the starter merges
+            daemon_cron.merge_attrs(merged, o.attrs, ignoring=frozenset())  # case-insensitive, as the starter merges
             report["job_ad_after"] = merged
         elif o.action == "hold":
             report["hold"] = {"HoldReasonCode": o.hold_code, "HoldReasonSubCode": o.hold_subcode}
@@ -242,7 +242,7 @@ def _run_cron(cfg: Config, mgr_name: str, job_name: str, allow: bool) -> dict[st
     from engine.execute.startd import Startd  # noqa: PLC0415
 
     runner = hk.HookRunner(cfg, allow_run=allow)
-    mgr = cron.CronManager(cfg, mgr_name, runner)
+    mgr = daemon_cron.CronManager(cfg, mgr_name, runner)
     match = [j.name for j in mgr.jobs if j.name.lower() == job_name.lower()]
     if not match:
         why = [str(p) for p in mgr.problems if p.job.lower() == job_name.lower()]
@@ -253,7 +253,7 @@ def _run_cron(cfg: Config, mgr_name: str, job_name: str, allow: bool) -> dict[st
         return report
     report.update(action=inv.decision, why=inv.error or inv.result.describe(), parsed=dict(inv.parsed or {}),
                   ads={name: attrs for name, (_j, attrs) in mgr.ads.items() if attrs})
-    if mgr_name == cron.STARTD_CRON:
+    if mgr_name == daemon_cron.STARTD_CRON:
         with tempfile.TemporaryDirectory(prefix="routedeck-hook-") as tmp:
             startd = Startd(cfg, tmp, allow_hooks=False, host=cfg.get("FULL_HOSTNAME") or None)
             report["slots"] = {}
@@ -342,7 +342,7 @@ def hook_check(cfg: Config) -> dict[str, Any]:
                                 "problem": f"{knob} = {kw} but no {kw}_HOOK_<type> is set"})
     cron_jobs: list[dict[str, Any]] = []
     for mgr in CRON_KEYWORDS:
-        jobs, problems = cron.load_jobs(cfg, mgr)
+        jobs, problems = daemon_cron.load_jobs(cfg, mgr)
         for j in jobs:
             cron_jobs.append({"family": "cron", "manager": mgr, "job": j.name, "path": j.executable, "mode": j.mode,
                               "period": j.period, "prefix": j.prefix, "where": where(j.knob("EXECUTABLE")),

@@ -1,10 +1,10 @@
 """The ``--json`` forms shared by the headless commands (issue 11 item 19: the same keys and value
 types in every mode).
 
-- A snapshot prints as :meth:`engine.snapshot.Snapshot.to_json` plus ``total_jobs`` (an int) and,
+- A snapshot prints as :meth:`engine.contract.snapshot.Snapshot.to_json` plus ``total_jobs`` (an int) and,
   when asked, ``jobs`` (a list of :func:`job_json` rows) — in ``demo``, ``watch`` and ``replay``.
 - A job is ``{"job": "c.p", "status": name, "status_code": int, "owner", "kind", "route",
-  "routed_to", "routed_from"}``: the status by name (``engine.snapshot.STATUS_NAMES``) and by
+  "routed_to", "routed_from"}``: the status by name (``engine.contract.snapshot.STATUS_NAMES``) and by
   code; a value that is not known is null (never -1 or "").
 - Counts by status are rows ``{"status": name, "status_code": int, "jobs": n}``
   (:func:`status_counts`), the same two status fields as a job's (issue 25 item 8j: ``queue
@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
-from engine.snapshot import STATUS_NAMES
+from engine.contract.snapshot import STATUS_NAMES
 
 
 def status_json(code: int | None) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def job_json(job: str, status: int | None, owner: str | None = None, kind: str |
 
 
 def row_json(row: Any) -> dict[str, Any]:
-    """A :class:`engine.snapshot.JobRow` as :func:`job_json`."""
+    """A :class:`engine.contract.snapshot.JobRow` as :func:`job_json`."""
     return job_json(row.job, row.status, row.owner, row.kind, row.route, row.routed_to, row.routed_from)
 
 

@@ -44,7 +44,7 @@ from engine.cli.jsonout import emit, job_json, status_counts
 from engine.queue.job import INTEGER, STRING, bad_values
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
-from engine.snapshot import STATUS_NAMES
+from engine.contract.snapshot import STATUS_NAMES
 
 
 COUNTED = {"JobStatus": INTEGER, "Owner": STRING}  # what the counts and --jobs are made of

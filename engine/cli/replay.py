@@ -8,7 +8,7 @@ against the new table (see :mod:`engine.feeds.replay.reroute`). Router hook prog
 Design decisions:
 
 - This module owns the headless behaviour. If the TUI registers a ``replay`` screen command
-  first (``tui.launch``), :func:`register` leaves it alone; the TUI's parser can call
+  first (``tui.shell.launch``), :func:`register` leaves it alone; the TUI's parser can call
   :func:`add_arguments` for the shared options and :func:`run_headless` when ``--json``/``--at``/
   ``--reroute`` ask for no screen.
 - ``TIME`` is any form of :mod:`engine.feeds.replay.moment` (the parser ``:seek`` uses too):
@@ -47,7 +47,7 @@ from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
-from engine.snapshot import Seek
+from engine.contract.snapshot import Seek
 
 MAX_PROBLEMS_SHOWN = 20
 

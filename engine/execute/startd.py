@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from engine.classad import as_int, evaluate, format_value, is_true, make_ad, parse_expr, quote
 from engine.execute import hooks as hk
-from engine.execute.cron import STARTD_CRON, CronManager
+from engine.execute.daemon_cron import STARTD_CRON, CronManager
 from engine.execute.starter import INITIAL_UPDATE_INTERVAL, UPDATE_INTERVAL, Report, Starter
 from engine.hookrun import HookOutputError
 
@@ -109,7 +109,7 @@ class Startd:
         self._dirs = itertools.count(_next_sandbox(self.state_dir / "execute"))
         self.initial_interval = _int_knob(config, "STARTER_INITIAL_UPDATE_INTERVAL", INITIAL_UPDATE_INTERVAL)
         self.interval = max(1, _int_knob(config, "STARTER_UPDATE_INTERVAL", UPDATE_INTERVAL))
-        self.cron = CronManager(config, STARTD_CRON, self.runner)  # STARTD_CRON_JOBLIST (engine.execute.cron)
+        self.cron = CronManager(config, STARTD_CRON, self.runner)  # STARTD_CRON_JOBLIST (engine.execute.daemon_cron)
 
     # -- slot ad and policy ---------------------------------------------------------------
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.lang.config import Config
 from engine.queue.jobqueue import JobQueue
 from engine.queue.writer import QueueLogError
@@ -74,7 +74,7 @@ from engine.schedd.schedd import Schedd, ScheddEvent
 from engine.schedd.sites import RunTime, SiteConfigError, SiteSet, SiteSpec
 from engine.schedd.workload import Arrivals, Workload, load_workload
 from engine.execute import hooks as hk
-from engine.execute.cron import SCHEDD_CRON, CronManager
+from engine.execute.daemon_cron import SCHEDD_CRON, CronManager
 from engine.execute.startd import Startd
 from engine.feeds.demo_execute import StartdSite, schedd_ad
 from engine.views.build import build_snapshot

@@ -54,7 +54,7 @@ from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rule
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
-from engine.snapshot import ReportedRoute, RouteView, Snapshot
+from engine.contract.snapshot import ReportedRoute, RouteView, Snapshot
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
 

@@ -41,7 +41,7 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue import records as R
 from engine.queue.reader import load_bytes
 from engine.queue.records import Corrupt, parse_line
-from engine.queue.reference import load_reference
+from engine.queue.plain_loader import load_reference
 from engine.queue.result import FOLLOW, LoadResult, Problem
 
 INIT, COMPRESSED, PROBE_ERROR, ADDITION, NO_CHANGE, FATAL, MISSING = (

@@ -48,7 +48,7 @@ from engine.classad import is_valid_expr
 from engine.queue.jobqueue import JobQueue
 from engine.queue import records as R
 from engine.queue.records import PLAIN_VALUE, Corrupt, key_kind, parse_line
-from engine.queue.reference import load_reference
+from engine.queue.plain_loader import load_reference
 from engine.queue.result import FOLLOW, OWNER, LoadResult, Problem
 
 CHUNK = 64 << 10

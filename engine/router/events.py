@@ -1,7 +1,7 @@
 """Facts the router reports while it polls: small frozen dataclasses, one class per kind.
 
 The runtime drains them (``JobRouter.drain_events``) and turns them into numbered
-``engine.snapshot.Event`` rows (:meth:`RouterEvent.to_snapshot_event`). Names are past tense
+``engine.contract.snapshot.Event`` rows (:meth:`RouterEvent.to_snapshot_event`). Names are past tense
 (``JobRouted``), the ``kind`` strings are the snapshot vocabulary (``"route-throttled"``).
 Every event carries the engine time it happened at; none is ever mutated.
 """
@@ -24,7 +24,7 @@ class RouterEvent:
     level: ClassVar[str] = "info"
 
     def to_snapshot_event(self, seq: int):
-        from engine.snapshot import Event
+        from engine.contract.snapshot import Event
 
         return Event(seq=seq, time=self.time, kind=self.kind, message=self.message,
                      level=self.level, route=self.route, job=self.job)

@@ -6,7 +6,7 @@ runs ``AdjustFailureThrottles`` for every route (:class:`StatsMixin.update_route
 match order — every figure of the JobRouterLog table plus whether the route accepts jobs and,
 if not, why (with the numbers), the failure rate against the threshold, the throttle, when it
 is next re-evaluated, and the recent windows for sparklines. :meth:`route_views` maps them to
-``engine.snapshot.RouteView``; :meth:`log_table` prints HTCondor's own table.
+``engine.contract.snapshot.RouteView``; :meth:`log_table` prints HTCondor's own table.
 
 Only routes of the current table are counted: a job whose route was removed by a table switch
 is still tracked but counts nowhere (HTCondor's ``safe_lookup_route`` returns null).
@@ -131,8 +131,8 @@ class StatsMixin:
         return tuple(out)
 
     def route_views(self, now: float) -> tuple[Any, ...]:
-        """The routes board rows (``engine.snapshot.RouteView``)."""
-        from engine.snapshot import RouteView  # noqa: PLC0415
+        """The routes board rows (``engine.contract.snapshot.RouteView``)."""
+        from engine.contract.snapshot import RouteView  # noqa: PLC0415
 
         return tuple(
             RouteView(index=r.index, name=r.name, source_label=r.source_label, syntax=r.syntax, state=r.state,

@@ -1,4 +1,4 @@
-"""Snapshots of the demo engine (``engine.snapshot`` contract): routes board, queue counts,
+"""Snapshots of the demo engine (``engine.contract.snapshot`` contract): routes board, queue counts,
 jobs table, crondor view, events.
 
 Invariants: built only from the engine's committed state at ``engine.now``; the jobs table is
@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.rowseq import CHUNK, ChunkedRows, RowSeq
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.queue.job import schedd_status

@@ -22,7 +22,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Callable
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.execute.hooks import Invocation
 from engine.execute.startd import Slot, Startd
 

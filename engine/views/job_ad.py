@@ -3,7 +3,7 @@
 - Times (``QDate``, ``EnteredCurrentStatus``, ``*Date``, ``*Time`` holding an epoch) get the date
   in the engine's zone and their age from ``now``.
 - ``JobStatus`` and ``HoldReasonCode`` get their names (HTCondor's ``condor_holdcodes.h``
-  ``CONDOR_HOLD_CODE`` enum; ``JobStatus`` as in ``engine.snapshot.STATUS_NAMES``).
+  ``CONDOR_HOLD_CODE`` enum; ``JobStatus`` as in ``engine.contract.snapshot.STATUS_NAMES``).
 - ``DeferralTime`` of a crondor job is assigned by the schedd in memory and never written to the
   job queue log (htcondor.md §2.4), so a log-based view does not have it while ``condor_q -l``
   shows it. It is added: the embedded schedd's own in-memory value when the engine has one
@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.snapshot import STATUS_NAMES
+from engine.contract.snapshot import STATUS_NAMES
 
 # src/condor_utils/condor_holdcodes.h (htcondor/htcondor 7491a145), CONDOR_HOLD_CODE
 HOLD_CODE_NAMES: Mapping[int, str] = {

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from engine.router.loader import load_routing_table
 from engine.router.schedd_ops import View
-from engine.snapshot import JobRow
+from engine.contract.snapshot import JobRow
 
 
 @dataclass(frozen=True)
@@ -330,20 +330,20 @@ class WhatIf:
 
 @dataclass
 class LintResult:
-    diagnostics: list  # engine.snapshot.Diagnostic
+    diagnostics: list  # engine.contract.snapshot.Diagnostic
     route_names: list[str] | None  # the edited table's routes in match order, when the router could load it
     table: Any = None
     what_if: WhatIf | None = None
 
 
 def _diag(level: str, message: str, file: str | None = None, line: int | None = None):
-    from engine.snapshot import Diagnostic  # noqa: PLC0415
+    from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
 
     return Diagnostic(level, message, file, line)
 
 
 def _as_diag(d: Any, default_file: str):
-    from engine.snapshot import Diagnostic  # noqa: PLC0415
+    from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
 
     if isinstance(d, Diagnostic):
         return d

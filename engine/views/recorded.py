@@ -1,4 +1,4 @@
-"""Build the UI's :class:`~engine.snapshot.Snapshot` from a recorded queue state.
+"""Build the UI's :class:`~engine.contract.snapshot.Snapshot` from a recorded queue state.
 
 Used by replay and by watch, both on an ``engine.queue.jobqueue.JobQueue`` (its ``table``:
 key → {attribute: value text}); the demo builds its snapshot in ``engine.views.build``
@@ -49,7 +49,7 @@ from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import view_runs
 from engine.queue.job import schedd_status
 from engine.queue.records import job_order
-from engine.snapshot import CronView, ReplayPosition, RouteView, Snapshot
+from engine.contract.snapshot import CronView, ReplayPosition, RouteView, Snapshot
 from engine.views.rows import cron_row, queue_counts, recorded_route_state
 
 

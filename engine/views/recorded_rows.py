@@ -1,7 +1,7 @@
 """The replay's jobs table, rebuilt only for jobs that changed (the demo's row reuse, shared).
 
 :class:`engine.views.build.RowIndex` keeps the demo's table from the queue's change events: only
-changed jobs get a new :class:`~engine.snapshot.JobRow`, jobs that come or go are placed into or
+changed jobs get a new :class:`~engine.contract.snapshot.JobRow`, jobs that come or go are placed into or
 taken out of the id order by bisection, and a snapshot's table is a
 :class:`~engine.rowseq.RowSeq` sharing the chunks no change touched with the previous one (no
 copy of the table per snapshot). Replay reuses that class as it is, through :class:`ReplayRows`,

@@ -27,7 +27,7 @@ from collections import deque
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import schedule_of

@@ -15,11 +15,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from engine.snapshot import JobRow
-from tui import keymap
+from engine.contract.snapshot import JobRow
+from tui.commands import keymap
 from engine.views.job_ad import AdLine
 from tui.engine_api import job_ad_lines
-from tui.typeahead import open_text_box
+from tui.commands.typeahead import open_text_box
 
 
 def render_ad(lines: list[AdLine], search: str = "", current: int | None = None) -> Text:

@@ -15,20 +15,20 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, TextArea
 from tui.widgets.footer import DeckFooter
 
-from engine.snapshot import Snapshot
+from engine.contract.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
 
 
 TEXT_BOX_ACTIONS = frozenset({"filter", "search"})  # "/" opens a text box (a priority binding)
 EDIT_ACTIONS = frozenset({"edit_route", "edit"})  # shown where the config can be written
-VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.keymap)
+VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.commands.keymap)
 
 
 class DeckScreen(Screen):
     _draw_error: str | None = None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``e`` is "Edit" or "View config" (tui.keymap): read-only modes, and feeds that cannot
+        """``e`` is "Edit" or "View config" (tui.commands.keymap): read-only modes, and feeds that cannot
         apply routes (``Snapshot.controls``), never advertise Edit; keys of controls the feed does
         not offer are hidden (the app refuses them with a toast if typed)."""
         if action in TEXT_BOX_ACTIONS and isinstance(self.app.focused, (Input, TextArea)):

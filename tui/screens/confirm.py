@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui import keymap
+from tui.commands import keymap
 
 
 class Confirm(ModalScreen[bool]):

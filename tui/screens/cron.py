@@ -13,9 +13,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Input, Static
 
-from engine.snapshot import CronView, Snapshot
-from tui import keymap
-from tui.format import ago, duration, short, zoned
+from engine.contract.snapshot import CronView, Snapshot
+from tui.commands import keymap
+from tui.text.format import ago, duration, short, zoned
 from tui.screens.base import DeckScreen, FittedTable, sync_rows
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
@@ -183,7 +183,7 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         return c.job if c else None
 
     def table_export(self):
-        from tui.export import Table  # noqa: PLC0415
+        from tui.files.export import Table  # noqa: PLC0415
 
         snap = self.app.snapshot
         rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]

@@ -12,7 +12,7 @@ Design decisions:
   route set against the live board.
 - Apply = lint (in a thread worker; the lint pane says "checking…" meanwhile) must show no
   error → the diff is shown for confirmation → the file is written
-  atomically with a versioned backup (``tui.config_files``) → ``ApplyRoutes`` asks the engine to
+  atomically with a versioned backup (``tui.files.config_files``) → ``ApplyRoutes`` asks the engine to
   switch tables live (the engine keeps counts; a table it rejects stays out of force and is
   reported by a ``config-rejected`` event). Undo (``ctrl+r`` or ``:undo``) writes the previous
   version back the same way.
@@ -36,12 +36,12 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from engine.snapshot import ApplyRoutes, Snapshot
-from tui import keymap
-from tui.config_files import unified_diff, write_with_backup
+from engine.contract.snapshot import ApplyRoutes, Snapshot
+from tui.commands import keymap
+from tui.files.config_files import unified_diff, write_with_backup
 from tui.engine_api import LintResult, lint_config
-from tui.messages import RoutesApplied, RoutesUndone
-from tui.route_text import split_location
+from tui.shell.messages import RoutesApplied, RoutesUndone
+from tui.text.route_text import split_location
 from tui.screens.base import DeckScreen
 
 
@@ -275,7 +275,7 @@ class EditorScreen(DeckScreen):
             result = lint_config(text, self.path or "<text>", self.app.snapshot, runtime=self.app.runtime,
                                  base_text=self.disk_text)
         except Exception as exc:  # noqa: BLE001 - a lint crash is shown, never fatal
-            from engine.snapshot import Diagnostic  # noqa: PLC0415
+            from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
 
             result = LintResult([Diagnostic("error", f"lint failed: {type(exc).__name__}: {exc}")], None)
         self.post_message(self.Linted(generation, result))
@@ -317,7 +317,7 @@ class EditorScreen(DeckScreen):
         try:
             result = lint_config(text, path, snap)
         except Exception as exc:  # noqa: BLE001 - a lint crash refuses the apply, never fatal
-            from engine.snapshot import Diagnostic  # noqa: PLC0415
+            from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
 
             result = LintResult([Diagnostic("error", f"lint failed: {type(exc).__name__}: {exc}")], None)
         diff = ""

@@ -4,7 +4,7 @@ for, it filters the screen's table as you type and hands focus back to the table
 from __future__ import annotations
 
 from textual.widgets import DataTable, Input
-from tui.typeahead import open_text_box
+from tui.commands.typeahead import open_text_box
 
 
 class FilterBox:

@@ -1,6 +1,6 @@
 """``?`` help: every key binding of the app and of each screen, and every ``:`` command.
 
-Built from ``tui.keymap`` (where every screen's bindings come from) and the command table, so it cannot fall out of date.
+Built from ``tui.commands.keymap`` (where every screen's bindings come from) and the command table, so it cannot fall out of date.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui import keymap
-from tui.legend import legend_sections
-from tui.palette import COMMANDS
+from tui.commands import keymap
+from tui.text.legend import legend_sections
+from tui.commands.palette import COMMANDS
 
 
 def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -27,7 +27,7 @@ def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
     sections.append((": commands", [(f":{c.name} {c.arg}".strip()
                                      + (f"  (:{', :'.join(c.aliases)})" if c.aliases else ""), c.help)
                                     for c in COMMANDS]))
-    sections.extend(legend_sections())  # what each column means (tui.legend)
+    sections.extend(legend_sections())  # what each column means (tui.text.legend)
     return sections
 
 

@@ -18,9 +18,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Input, Static
 
-from engine.snapshot import HookRow, Snapshot
-from tui import keymap
-from tui.format import clock_time
+from engine.contract.snapshot import HookRow, Snapshot
+from tui.commands import keymap
+from tui.text.format import clock_time
 from tui.screens.base import DeckScreen, FittedTable, sync_rows
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
@@ -265,7 +265,7 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
         return str(h.seq) if h else None
 
     def table_export(self):
-        from tui.export import Table  # noqa: PLC0415
+        from tui.files.export import Table  # noqa: PLC0415
 
         snap = self.app.snapshot
         rows = [[c.plain if isinstance(c, Text) else str(c) for c in hook_cells(h, snap.tz)] for h in self.visible(snap)]

@@ -16,15 +16,15 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from engine.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
-from tui import keymap
+from engine.contract.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
+from tui.commands import keymap
 from tui.engine_api import constraint_hits, full_ads_of
-from tui.messages import FilterChanged
+from tui.shell.messages import FilterChanged
 from tui.screens.base import DeckScreen
-from tui.legend import JOBS, legend_line
+from tui.text.legend import JOBS, legend_line
 from tui.widgets.job_model import COLUMN_KEYS, COLUMNS
 from tui.widgets.job_table import JobTable
-from tui.typeahead import open_text_box
+from tui.commands.typeahead import open_text_box
 
 
 PREPARE_ABOVE = 20_000  # below this, building search text on the first keystroke is fast enough
@@ -267,7 +267,7 @@ class JobsScreen(DeckScreen):
             self.notify(f"copied job id {job}")
 
     def table_export(self):
-        from tui.export import Table  # noqa: PLC0415
+        from tui.files.export import Table  # noqa: PLC0415
 
         columns, rows = self.table.export_rows()
         return Table("jobs", columns, rows)

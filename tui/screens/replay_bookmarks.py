@@ -13,8 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from tui import keymap
-from tui.format import clock_time, count
+from tui.commands import keymap
+from tui.text.format import clock_time, count
 
 
 class BookmarkPicker(ModalScreen[str | None]):

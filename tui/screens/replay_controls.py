@@ -1,6 +1,6 @@
 """Replay mode's controls, a mixin of :class:`tui.app.RouteDeckApp` (product.md §6 replay bar).
 
-Keys (``tui.keymap.REPLAY``; active only in replay mode, see
+Keys (``tui.commands.keymap.REPLAY``; active only in replay mode, see
 :meth:`ReplayControls.replay_check_action`): space play/pause (the app's pause key), ``.``/``,`` one transaction forward/back (pausing first, as a media player does),
 →/← the same while paused, ``]``/``[`` ±1 min, ``}``/``{`` ±10 min, ``m`` bookmark here, ``'``
 pick a bookmark; ``+``/``-`` are the app's speed keys. Command line: ``:seek TIME|+SECONDS|#N``,
@@ -25,8 +25,8 @@ Design decisions:
 from __future__ import annotations
 
 
-from engine import snapshot as S
-from tui import keymap
+from engine.contract import snapshot as S
+from tui.commands import keymap
 
 REPLAY_ACTIONS = frozenset({"replay_step", "replay_arrow", "replay_jump", "replay_mark", "replay_bookmarks"})
 REPLAY_BINDINGS = keymap.REPLAY  # space (play/pause) is the app's one pause key, in every mode

@@ -29,10 +29,10 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.snapshot import JobRow, Snapshot
-from tui import keymap
-from tui.format import clock_time
-from tui.route_text import route_text
+from engine.contract.snapshot import JobRow, Snapshot
+from tui.commands import keymap
+from tui.text.format import clock_time
+from tui.text.route_text import route_text
 from tui.screens.base import DeckScreen
 from tui.screens.jobs import HEAVY_EVERY, PREPARE_ABOVE
 from tui.screens.routes import route_detail
@@ -279,7 +279,7 @@ class RouteDetailScreen(DeckScreen):
         return row.job if row else self.route_name
 
     def table_export(self):
-        from tui.export import Table  # noqa: PLC0415
+        from tui.files.export import Table  # noqa: PLC0415
 
         columns, rows = self.query_one(JobTable).export_rows()
         return Table(f"route-{self.route_name}-jobs", columns, rows)

@@ -18,12 +18,12 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
-from engine.snapshot import RouteView, Snapshot
-from tui import keymap
+from engine.contract.snapshot import RouteView, Snapshot
+from tui.commands import keymap
 from tui.engine_api import why_not_candidate
-from tui.export import Table
-from tui.format import clock_time, duration, fit_columns
-from tui.legend import BOARD, legend_line
+from tui.files.export import Table
+from tui.text.format import clock_time, duration, fit_columns
+from tui.text.legend import BOARD, legend_line
 from tui.screens.base import DeckScreen
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable

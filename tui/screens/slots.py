@@ -14,9 +14,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from engine.snapshot import SlotRow, Snapshot
-from tui import keymap
-from tui.format import clock_time, duration
+from engine.contract.snapshot import SlotRow, Snapshot
+from tui.commands import keymap
+from tui.text.format import clock_time, duration
 from tui.screens.base import DeckScreen, sync_rows
 from tui.widgets.column_scroll import ColumnScrollTable
 
@@ -127,7 +127,7 @@ class SlotsScreen(DeckScreen):
         return s.name if s else None
 
     def table_export(self):
-        from tui.export import Table  # noqa: PLC0415
+        from tui.files.export import Table  # noqa: PLC0415
 
         snap = self.app.snapshot
         rows = [[c.plain if isinstance(c, Text) else str(c) for c in slot_cells(s, snap.time, snap.tz)]

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui import keymap
+from tui.commands import keymap
 from tui.engine_api import TraceResult, trace_job
 from tui.widgets.chrome import StatusHeader
 from tui.widgets.footer import DeckFooter

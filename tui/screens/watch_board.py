@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from engine.snapshot import RouteView, Snapshot
-from tui.format import clock_time
+from engine.contract.snapshot import RouteView, Snapshot
+from tui.text.format import clock_time
 from tui.screens.routes import RoutesScreen
 
 

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui import keymap
+from tui.commands import keymap
 from tui.engine_api import Check, why_not
 from tui.widgets.footer import DeckFooter
 from tui.widgets.chrome import StatusHeader

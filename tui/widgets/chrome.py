@@ -14,8 +14,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.snapshot import Snapshot
-from tui.format import clock_time, count, measured_speed, speed
+from engine.contract.snapshot import Snapshot
+from tui.text.format import clock_time, count, measured_speed, speed
 
 
 def pace(snap: Snapshot) -> str:
@@ -72,7 +72,7 @@ class StatusHeader(Static):
         self.update(header_text(snap, readonly, width))
 
     def on_resize(self, event) -> None:
-        """A header shown before it had its width (a screen composed off screen, tui.prewarm)
+        """A header shown before it had its width (a screen composed off screen, tui.shell.prewarm)
         is redrawn for the width it gets."""
         if self._shown is not None and event.size.width and event.size.width != self._shown[2]:
             self.show(*self._shown[:2])

@@ -4,15 +4,15 @@ crondor, jobs, hooks and slots tables).
 The one rule: a table's horizontal scroll only ever rests at a column start, so the first
 scrolled column beside the pinned ones is always whole. Three things make it hold everywhere:
 
-* the widest scroll is a column start (``tui.format.farthest_scroll``): the table's virtual width
+* the widest scroll is a column start (``tui.text.format.farthest_scroll``): the table's virtual width
   is padded so that the end shows the last columns from a column start, blank on the right,
   instead of the last screenful cut at the left ("d / hold reason" for "Cmd / hold reason");
 * every scroll request — → / ←, a mouse wheel's few cells, a scrollbar drag, a page, End — goes
-  through ``_scroll_to`` and is snapped to a start in its direction (``tui.format.column_snap``),
+  through ``_scroll_to`` and is snapped to a start in its direction (``tui.text.format.column_snap``),
   so a few cells right move a whole column right;
 * a value set directly (``scroll_x = …``, an animation's steps) snaps to the nearest start.
 
-The column maths is in ``tui.format`` alone; a table says which columns scroll
+The column maths is in ``tui.text.format`` alone; a table says which columns scroll
 (:meth:`ColumnScroll.scroll_widths`) and how wide its pinned ones are.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from textual.geometry import Size
 
-from tui.format import column_snap, column_step, farthest_scroll, fit_columns
+from tui.text.format import column_snap, column_step, farthest_scroll, fit_columns
 
 
 class ColumnScroll:
@@ -114,7 +114,7 @@ class ColumnScrollTable(ColumnScroll):
 
     def fit_columns_to(self, columns, width: int) -> bool:
         """Show ``columns`` (``(title, key, width)``) fitted to ``width`` cells
-        (``tui.format.fit_columns``: none cut at the right edge). True when they changed: the
+        (``tui.text.format.fit_columns``: none cut at the right edge). True when they changed: the
         rows went with them, and the caller adds them again."""
         shape = fit_columns(columns, width)
         if shape == self._shape:

@@ -9,7 +9,7 @@ Design decisions (issue 11 item 1):
   help of the command being typed and the completions of the word under the cursor.
 - Completion (Tab, or → at the end of the line, accepts the grey inline suggestion) of command
   names and of their arguments: routes, job ids, columns, bookmarks — from the command table
-  (``tui.palette.Command.complete``) and the app's latest snapshot (:func:`candidates`).
+  (``tui.commands.palette.Command.complete``) and the app's latest snapshot (:func:`candidates`).
 - History: Up/Down walk the commands run before in this session (``app.command_history``).
 - The pre-filled text (the palette's "sort " etc.) is never selected: the first key typed adds
   to it (issue 11 item 2).
@@ -24,8 +24,8 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label, Static
 
-from tui import keymap
-from tui.palette import COMMANDS, lookup
+from tui.commands import keymap
+from tui.commands.palette import COMMANDS, lookup
 
 PLACEHOLDER = "command: board | jobs TEXT | why JOB | sort COLUMN | speed 60 | help   (Tab completes)"
 HINTS_SHOWN = 8
@@ -34,7 +34,7 @@ HINTS_SHOWN = 8
 def candidates(text: str, words: dict[str, list[str]]) -> tuple[str, list[str]]:
     """(prefix kept, completions of the last word) for ``text`` as typed after ``:``.
 
-    ``words`` maps an argument kind (``tui.palette.Command.complete``) to its values: "route",
+    ``words`` maps an argument kind (``tui.commands.palette.Command.complete``) to its values: "route",
     "job", "column", "bookmark". The first word completes to command names and aliases, of the
     commands named in ``words["command"]`` when it is given (those the mode offers).
     """

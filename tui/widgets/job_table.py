@@ -22,9 +22,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.snapshot import STATUS_NAMES, JobRow
-from tui import keymap
-from tui.format import duration, fit_widths, month_day
+from engine.contract.snapshot import STATUS_NAMES, JobRow
+from tui.commands import keymap
+from tui.text.format import duration, fit_widths, month_day
 from tui.widgets.column_scroll import ColumnScroll
 from tui.widgets.job_model import COLUMNS, JobModel
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.feeds.replay.moment import FORMS as MOMENT_FORMS
-from tui.format import clock_time, count, duration, speed
+from tui.text.format import clock_time, count, duration, speed
 
 KEYS = ". , step  [ ] { } seek  m mark  ' marks "
 SOURCE_PREFIX = "time of this transaction: "

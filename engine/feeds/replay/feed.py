@@ -32,7 +32,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from engine import snapshot as S
+from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, EventRing

@@ -29,7 +29,7 @@ import re
 from datetime import date, datetime, time as dtime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
-from engine.snapshot import Seek
+from engine.contract.snapshot import Seek
 
 FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (seconds or a duration such as "
          "1h30m, after the start / before the end), HH:MM[:SS] (on the log's day), an ISO date or date-time, "
@@ -37,7 +37,7 @@ FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (second
 
 _CLOCK = re.compile(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}(?:\.[0-9]+)?))?")
 _OFFSET = re.compile(r"[+-][0-9]+(?:\.[0-9]*)?|[+-]\.[0-9]+")
-# a duration as tui.format.duration writes it (``1d15h``, ``1h29m58s``, ``9m05s``), any part optional
+# a duration as tui.text.format.duration writes it (``1d15h``, ``1h29m58s``, ``9m05s``), any part optional
 _DURATION = re.compile(r"([+-])(?=[0-9.]+[dhms])(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?"
                        r"(?:([0-9]+(?:\.[0-9]*)?|\.[0-9]+)s)?")
 _EPOCH = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")

@@ -1,0 +1,92 @@
+"""The router's periodic policy pass costs what changed (issue 14 item 4), with the answers of a
+full pass.
+
+htcondor.md §1.6: the router evaluates the periodic expressions of the jobs it manages every
+``PERIODIC_EXPR_INTERVAL`` (``EvalAllSrcJobPeriodicExprs``; HTCondor evaluates every job every
+time). ``JobRouter.eval_periodic`` evaluates again only a job whose source changed, whose last
+result acted, or whose time deadline (``engine.lang.user_policy.time_deadline``, ``TimerRemove``)
+has come; these tests check that a job is acted on at the same interval as with a full pass.
+"""
+
+from __future__ import annotations
+
+from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_set, submit, table
+
+
+def _router(**kw):
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100)], periodic_expr_interval=60)
+    return make_router(tbl, **kw)
+
+
+def test_an_unchanged_job_without_time_in_its_policy_is_not_evaluated_again():
+    """§1.6: PeriodicHold reads only job attributes: its result changes only with the router's
+    copy of the job, which status mirroring (routed copy → source, ``update_job_status``) changes."""
+    r, src, dst = _router()
+    keys = submit(src, 5, PeriodicHold="JobStatus == 2")
+    r.poll(T0 + 10)
+    r.poll(T0 + 70)
+    first = r.periodic_evaluations
+    assert first == 5
+    r.poll(T0 + 130)
+    r.poll(T0 + 190)
+    assert r.periodic_evaluations == first  # nothing changed: nothing evaluated
+    schedd_set(dst, r.jobs[keys[2]].dest_key, JobStatus="2")
+    r.poll(T0 + 200)  # mirrored: the source runs
+    assert get(src, keys[2], "JobStatus") == "2"
+    r.poll(T0 + 250)
+    assert get(src, keys[2], "JobStatus") == "5"  # held at the first interval after the change
+    assert all(get(src, k, "JobStatus") == "1" for k in keys if k != keys[2])
+
+
+def test_a_time_bounded_policy_fires_at_the_same_interval_as_a_full_pass():
+    """§1.6: ``CurrentTime - QDate > 200`` becomes true with time alone; the job is removed at the
+    first interval after QDate + 200, and not evaluated at the intervals before its deadline."""
+    r, src, _ = _router()
+    (key,) = submit(src, PeriodicRemove="CurrentTime - QDate > 200")
+    r.poll(T0 + 10)
+    r.poll(T0 + 70)
+    n = r.periodic_evaluations
+    r.poll(T0 + 130)
+    assert r.periodic_evaluations == n and get(src, key, "JobStatus") == "1"
+    r.poll(T0 + 190)
+    assert get(src, key, "JobStatus") == "1"
+    r.poll(T0 + 250)
+    assert get(src, key, "JobStatus") == "3"
+
+
+def test_timer_remove_edited_in_the_source_is_seen():
+    """§1.6 (``AnalyzePolicy`` checks ``TimerRemove`` first): a TimerRemove set on the source
+    after the router took the job removes it once its time has passed."""
+    r, src, _ = _router()
+    (key,) = submit(src)
+    r.poll(T0 + 10)
+    r.poll(T0 + 70)
+    schedd_set(src, key, TimerRemove=str(int(T0 + 100)))
+    r.poll(T0 + 80)  # not an interval
+    r.poll(T0 + 130)
+    assert get(src, key, "JobStatus") == "3"
+
+
+def test_same_outcome_as_a_router_without_change_events():
+    """The incremental pass against a full pass (a router that forgets what it evaluated before
+    each poll and does not see the queue's change events evaluates every job every interval, as
+    HTCondor does): the same status of every job after every poll."""
+    runs = []
+    for full in (False, True):
+        r, src, _ = _router()
+        r._watching = not full
+        keys = submit(src, 4, PeriodicHold="JobStatus == 2")
+        keys += submit(src, 3, PeriodicRemove=lambda p: f"CurrentTime - QDate > {100 * (p + 1)}")
+        keys += submit(src, 2, TimerRemove=lambda p: str(int(T0 + 150 + 200 * p)))
+        got = []
+        for k in range(12):
+            if k in (4, 7):
+                schedd_set(r.dst_q, r.jobs[keys[k // 4 - 1]].dest_key, JobStatus="2")
+            if full:
+                r._periodic_ads = {}
+            r.poll(T0 + 10 + 60 * k)
+            got.append([get(src, key, "JobStatus") for key in keys])
+        runs.append((got, r.periodic_evaluations))
+    assert runs[0][0] == runs[1][0]
+    assert {None, "5"} <= set(runs[0][0][-1])  # held, and removed (then yielded and gone)
+    assert runs[0][1] < runs[1][1]  # and the incremental pass evaluated fewer jobs

@@ -1,0 +1,1 @@
+"""Files the dashboard writes or watches: routing-table files, exports."""

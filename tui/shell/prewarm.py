@@ -1,0 +1,106 @@
+"""Start-up work done off the critical path, once the first snapshot is on screen: the main views
+one key reaches are composed in the background (their first visit only resumes them), then the
+start-up heap is frozen out of the cyclic GC's reach. Mixed into :class:`tui.app.RouteDeckApp`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from textual.screen import Screen
+
+_FROZEN = False
+
+
+def freeze_startup_heap() -> None:
+    """Once per process, after the first snapshot is on screen: what is alive now (Textual, the
+    engine's tables, the loaded config — tens of thousands of objects that live as long as the
+    app) goes to the permanent generation, so the cyclic GC's full collections no longer scan it.
+    Measured with ``bench/tui.py --part screens``: a full collection paused the UI thread for a
+    median 131 ms (max 186 ms, on any screen switch it landed on); after ``gc.freeze()`` 36 ms."""
+    global _FROZEN
+    if _FROZEN:
+        return
+    _FROZEN = True
+    gc.collect()
+    gc.freeze()
+
+
+class Prewarm:
+    prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
+
+    def prewarm_modes(self) -> list[str]:
+        """The main views one key reaches that are built in the background: jobs and crondor,
+        hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
+        (``e``) and the board's selected route (``enter``) are built after them."""
+        modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
+        return [m for m in modes if m not in self._screen_stacks]
+
+    def _prewarm_start(self) -> None:
+        self.run_worker(self._prewarm(), name="prewarm", group="prewarm", exclusive=True, exit_on_error=False)
+
+    async def _prewarm(self) -> None:
+        """After the first snapshot is on screen, compose the other main views' top screens off
+        screen, one at a time, so their first visit only resumes them (issue 14 item 3: the
+        first ``c`` and ``j`` took 52 and 76 ms, Textual composing the screen). Each screen gets
+        what :meth:`switch_mode` would give a new mode's screen (its CSS, registered, the app's
+        size) except the resume: it is not shown, and becomes the mode's stack, so
+        ``switch_mode`` later finds it and only resumes it. The app renders only the current
+        screen, so nothing of this is seen. An async worker on the UI loop (Textual's widgets
+        are built there), awaiting each screen's mount before the next, so a key is never
+        delayed by more than one screen's build; the start-up heap is frozen after the last."""
+        from textual.widget import AwaitMount  # noqa: PLC0415
+
+        from tui.screens.editor import editor_screen  # noqa: PLC0415
+
+        async def build(screen: Screen) -> None:
+            self._load_screen_css(screen)
+            widgets = self._register(self, screen)
+            screen._screen_resized(self.size)
+            await AwaitMount(screen, widgets)
+            # Its widgets were styled by the current stylesheet as they were registered, so it is
+            # as up to date as Textual's CSS refresh would make it: without the mark, its first
+            # ``switch_mode`` ran ``App.refresh_css`` (the whole stylesheet reparsed and the app
+            # restyled, 15-20 ms of the first ``c``/``j``). A CSS change after this (a theme)
+            # counts up the app's number, and the refresh runs then as before.
+            screen._css_update_count = self._css_update_count
+            await asyncio.sleep(0)  # keys and snapshots waiting go first
+            if screen is not self.screen and screen.is_mounted:
+                # laid out now for the app's size (only the current screen is otherwise): the first
+                # visit finds its widgets sized and arranged
+                screen._refresh_layout(self.size)
+                await asyncio.sleep(0)
+
+        board = self._screen_stacks["routes"][0]
+        if board.is_mounted and board._css_update_count == -1:
+            # The board's first switch_mode ran refresh_css before it was mounted, so Textual never
+            # marked it; its widgets were styled by that stylesheet as they were registered. Marked
+            # now, the first ``b`` back to it does not reparse the stylesheet (15-20 ms) either.
+            board._css_update_count = self._css_update_count
+        try:
+            for mode in self.prewarm_modes():
+                if not self.is_running:
+                    # The app is shutting down: Textual's _close_all iterates the screen stacks
+                    # while it awaits each screen's close, so a new stack now would break it
+                    # ("dictionary changed size during iteration", seen on quick quits under load).
+                    return
+                if mode in self._screen_stacks:
+                    continue  # the user got there first
+                screen = self._modes[mode]()
+                self._screen_stacks[mode] = [screen]
+                await build(screen)
+            if getattr(self, "_editor_screen", None) is None:
+                # ``e`` on the board: the kept editor (tui.screens.editor.editor_screen), built
+                # now, opened (file read, lint) only when pushed
+                await build(editor_screen(self, None))
+            selected = getattr(self._screen_stacks["routes"][0], "selected_name", lambda: None)()
+            if selected and selected not in getattr(self, "_route_screens", {}):
+                # ``enter`` on the board: the selected route's kept screen (route_detail_screen)
+                from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
+
+                await build(route_detail_screen(self, selected))
+        finally:
+            self.prewarmed = True
+            freeze_startup_heap()
+            self.idle_gc_start()  # full collections from now on when the UI is idle (tui.shell.idle_gc)

@@ -1,0 +1,1 @@
+"""Text the screens show: formatters, column legends, a route's source text."""
