@@ -26,7 +26,7 @@ Design decisions and invariants:
   the jobs whose ``time()`` deadline came (``user_policy.time_deadline``: ``time() - Attr OP C``
   can change only as ``time()`` crosses ``Attr + C``) and the jobs whose time dependence is not
   of that form. A job left out would give the non-acting result of its last evaluation again, so
-  the same jobs act at the same intervals (``Schedd.periodic``; tests/test_policy_incremental.py).
+  the same jobs act at the same intervals (``Schedd.periodic``; tests/engine/schedd/test_policy_incremental.py).
 - DeferralTime of cron jobs is kept in memory only (``jobAd->Assign``, not logged; htcondor.md
   §2.4); :mod:`engine.schedd.cron` owns it.
 """

@@ -23,7 +23,7 @@ routed copy). Design decisions and invariants:
   otherwise it has the source's status. A copy without a source in the queue (or without
   ``RoutedFromJobId``) has its own status. ``route_counts(..., router_view=False)`` gives the
   queue's own view. With this rule a demo recording replays with exactly the live counts
-  (tests/test_replay_demo.py).
+  (tests/engine/feeds/test_replay_demo.py).
 - A *source* job is one with ``RoutedToJobId`` or ``Managed == "External"``.
 - Values are evaluated as literals through :mod:`engine.classad` with a per-text cache, so
   100,000 jobs with a handful of distinct status texts cost dictionary look-ups.

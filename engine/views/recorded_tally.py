@@ -14,7 +14,7 @@ The rules are those of :mod:`engine.views.recorded` and the functions there are 
 - a change of a cluster ad ``0<c>.-1`` (key ``c.-1`` in an event) re-counts every proc of ``c``;
 - a cron job is a proc with any ``Cron*`` attribute, idle, running or held (htcondor.md §2.4).
 
-Invariant (tests/test_snapshot_incremental.py): after any sequence of events, the tally equals the
+Invariant (tests/engine/test_snapshot_incremental.py): after any sequence of events, the tally equals the
 full scan of the same ads.
 """
 
