@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import TESTS
+from tests.helpers.real_configs import BUNDLES, DATA, HEAD, V45
 from engine import classad as C
 from engine.cli import check, convert
 from engine.lang.config import Config
@@ -21,11 +21,7 @@ from engine.router.convert import convert_classic_table
 from engine.router.routed_copy import build_routed_ad
 from engine.router.loader import load_routing_table
 
-DATA = TESTS / "data" / "config"
 NOW = 1_700_000_000
-HEAD = [DATA / "ce-head" / f for f in ("01-ce-router-defaults.conf", "01-ce-router.conf", "01-pilot-env-defaults.conf")]
-V45 = [DATA / "ce-v4.5.0" / "01-ce-router-defaults.conf.in", DATA / "ce-v4.5.0" / "condor_ce_router_defaults.v4.5.0.output.conf",
-       DATA / "ce-head" / "01-pilot-env-defaults.conf"]
 
 
 def table_of(*paths):
@@ -163,25 +159,6 @@ def run_check(*paths, quiet=False):
     out = io.StringIO()
     code = check.run(argparse.Namespace(configs=[str(p) for p in paths], allow_cmd=False, quiet=quiet), out)
     return code, out.getvalue()
-
-
-CE_BATCH = ["02-ce-condor-defaults.conf", "02-ce-pbs-defaults.conf", "02-ce-slurm-defaults.conf", "02-ce-bosco-defaults.conf"]
-LOCAL_CMD = "LOCAL_CONFIG_FILE command is not run"  # RouteDeck never runs config commands (product.md §4)
-
-BUNDLES = [  # (files, warnings each naming a real problem or policy)
-    ([DATA / "condor_tests" / "job_router_xform.run.config"], ["route Production2 is shadowed", "route Analysis4 is shadowed"]),
-    ([DATA / "condor_tests" / "job_router_basic.run.config"], ["route Production2 is shadowed", "route Analysis4 is shadowed"]),
-    ([DATA / "condor_tests" / "lib_job_router_local.run.config"], []),
-    ([DATA / "manual-9.0" / "job-router-new-syntax-example.conf"],
-     ["route Site2 is shadowed", "route CondorSite is shadowed", "SET PeriodicRemove: the expression does not parse"]),
-    ([DATA / "manual-9.0" / "job-router-old-syntax-example.conf"], ["route Site_2 is shadowed", "route Site_3 is shadowed"]),
-    ([DATA / "osg-test" / "99-osgtest.condor-ce.conf.new-syntax"], []),
-    ([DATA / "osg-test" / "99-osgtest.condor-ce.conf.old-syntax"], []),
-    *[(HEAD + [DATA / "ce-head" / b], [LOCAL_CMD]) for b in CE_BATCH],
-    (HEAD + [DATA / "ce-head" / "02-ce-condor-defaults.conf", DATA / "ce-head" / "10-ce.conf"], [LOCAL_CMD]),
-    (V45 + [DATA / "ce-v4.5.0" / "02-ce-condor-defaults.conf"], [LOCAL_CMD]),
-    (V45 + [DATA / "ce-v4.5.0" / "02-ce-slurm-defaults.conf"], [LOCAL_CMD]),
-]
 
 
 @pytest.mark.parametrize("files,expected", BUNDLES, ids=lambda v: v[-1].name if isinstance(v, list) and v and

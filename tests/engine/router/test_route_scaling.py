@@ -28,7 +28,7 @@ from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macr
 from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
-from test_check_convert import BUNDLES, DATA
+from tests.helpers.real_configs import BUNDLES, DATA
 
 # ------------------------------------------------------------------------------------------- oracles
 
