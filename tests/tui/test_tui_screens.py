@@ -394,14 +394,14 @@ async def test_large_changing_queue_is_refiltered_at_a_bounded_rate(monkeypatch)
         await _filter(pilot, "alice")
         table = app.screen.table
         await wait_until(pilot, lambda: table.model.text == "alice")
-        monkeypatch.setattr(jobs_screen, "HEAVY_EVERY", 1.0)
+        monkeypatch.setattr(jobs_screen, "HEAVY_EVERY", 4.0)  # the real timer: well over a loaded machine's pause
         rows = rt.latest().jobs
         rt.update(jobs=rows[:21_000], jobs_version=2)  # the queue changed: adopted (none for a while)
         await wait_until(pilot, lambda: table.model.version == 2)
         rt.update(jobs=rows[:20_000], jobs_version=3)  # and changed again at once
         await wait_until(pilot, lambda: app.snapshot.jobs_version == 3)
         assert table.model.version == 2  # not re-filtered on the spot…
-        await wait_until(pilot, lambda: table.model.version == 3, timeout=3)  # …but soon after
+        await wait_until(pilot, lambda: table.model.version == 3, timeout=20)  # …but soon after
         assert len(table.model.rows) == 20_000
         assert all("alice" in table.model.row(i).owner for i in range(min(50, len(table.model))))
 
