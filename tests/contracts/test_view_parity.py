@@ -32,6 +32,8 @@ from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 from engine.feeds.watch import WatchEngine, WatchSetup
 from engine.views.figures import table_rules
+from engine.feeds.watch import WatchFeed
+from engine.feeds.replay.feed import ReplayFeed
 
 ROUTE_FIELDS = ("index", "name", "state", "reason", "routed", "idle", "running", "held", "max_jobs", "max_idle",
                 "recent_started", "recent_succeeded", "recent_failed", "failure_rate", "failure_threshold",
@@ -136,7 +138,6 @@ def test_watch_tells_the_routers_events_from_the_log(run):
     events are compared with those of a watcher reading its log anew."""
     tmp_path, (limits, rules, period), live, _watched = run
     want = live[-1]
-    from engine.feeds.watch import WatchFeed
 
     feed = WatchFeed(WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits,
                                             rules=rules, polling_period=period), ManualClock(want.time)))
@@ -178,8 +179,6 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
     """A seek (``--at``, ``:seek``, a bookmark) lands on a moment with the events pane showing the
     recorded router's last events before it, as if played there (they were dropped: the pane said
     "no events yet" after a jump), and playing on adds the next ones."""
-    from engine.feeds.replay.feed import ReplayFeed
-
     tmp_path, (limits, rules, period), live, _watched = run
     player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
                     polling_period=period)

@@ -14,7 +14,6 @@ what changed, not the queue).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from types import SimpleNamespace
 
 from tests.helpers.paths import REPO

@@ -10,14 +10,12 @@ One class per feature; one comment per key press in ``run_before`` (posting's ha
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-
-import pytest
 
 from tests.helpers.paths import REPO
 from tui.app import make_app
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, wait_until
+from engine.contract.snapshot import Diagnostic
 
 ROOT = REPO
 CONF = "tests/data/tui/routes.conf"
@@ -180,8 +178,6 @@ class TestShell:
 
 class TestWide:
     def test_board_very_wide_with_lint(self, snap_compare):
-        from engine.contract.snapshot import Diagnostic
-
         lint = Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earlier in the route order, has the "
                           "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
         assert snap_compare(_app(make_snapshot(1000, diagnostics=(lint,))), terminal_size=(160, 40),

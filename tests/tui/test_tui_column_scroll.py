@@ -21,6 +21,7 @@ from tests.helpers.demo_fixture import EngineRuntime
 from engine.views.execute import execute_views
 from tests.helpers.execute_fixture import T0, build_node
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tui.widgets.job_model import COLUMNS
 
 pytestmark = pytest.mark.anyio
 SIZES = [(80, 24), (132, 40)]
@@ -112,8 +113,6 @@ async def _open(pilot, which: str):
         table = app.screen.query_one("#cron")
         titles = [str(c.label) for c in table.ordered_columns]
     else:
-        from tui.widgets.job_model import COLUMNS  # noqa: PLC0415
-
         await pilot.press("j")
         await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
         table = app.screen.table

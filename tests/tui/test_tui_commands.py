@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tui.shell import launch as commands
 from tui.cli import build_parser
+import engine.cli.demo as headless
 
 
 def test_demo_parses_screen_and_headless_options():
@@ -16,8 +17,6 @@ def test_demo_parses_screen_and_headless_options():
 
 
 def test_headless_is_forwarded_to_the_runtime_command(monkeypatch):
-    import engine.cli.demo as headless
-
     seen = []
     monkeypatch.setattr(headless, "run_headless", lambda args: seen.append(args) or 0)
     args = build_parser().parse_args(["demo", "--headless", "--duration", "1"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import contextlib
 
 from engine.contract import snapshot as S
 from tui.app import make_app
@@ -18,6 +19,7 @@ from tui.files.config_files import backups_of
 from tui.shell.messages import FilterChanged, RoutesApplied, RoutesUndone
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+import tui.screens.jobs as jobs_screen
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -199,7 +201,10 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await pilot.press("c")
         await pilot.pause()
         table = app.screen.query_one("#cron")
-        cell = lambda job, col: str(table.get_cell(job, col))  # noqa: E731
+
+        def cell(job, col):
+            return str(table.get_cell(job, col))
+
         assert cell("12.0", "next") == "2026-11-21 10:00 CST" and cell("12.0", "in") == "1h27m55s"
         assert cell("12.0", "window") == "−5m … +0s"
         assert str(table.get_row("14.0")[7]) == "2026-11-30 00:02 CST"  # the schedd's pick differs
@@ -344,8 +349,6 @@ async def test_board_flags_routes_with_lints_and_uses_a_wide_terminal():
 
 
 async def test_editor_hands_the_text_to_editor_and_takes_it_back(tmp_path, monkeypatch):
-    import contextlib
-
     conf = tmp_path / "routes.conf"
     write_routes_conf(conf)
     tool = tmp_path / "fake-editor.sh"
@@ -378,8 +381,6 @@ async def test_board_w_explains_the_first_idle_unrouted_job():
 
 
 async def test_large_changing_queue_is_refiltered_at_a_bounded_rate(monkeypatch):
-    import tui.screens.jobs as jobs_screen
-
     monkeypatch.setattr(jobs_screen, "HEAVY_EVERY", 0.0)
     rt = FakeRuntime(make_snapshot(25_000))
     app = make_app(rt, blink=False)

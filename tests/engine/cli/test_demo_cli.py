@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 from tests.helpers.paths import REPO
+from engine.cli import demo
 
 ROOT = REPO
 
@@ -45,10 +46,6 @@ def test_temporary_state_directory_is_removed():
 def test_a_run_that_cannot_keep_up_ends_on_time_and_says_its_speed():
     """Issue 11 item 17: --duration S is S real seconds even when the engine is slower than --speed
     (the stopwatch is a test clock that is past the end at once: no waiting, no timing race)."""
-    import argparse
-
-    from engine.cli import demo
-
     class Stopwatch:  # 0 when the run starts, then past any deadline
         def __init__(self):
             self.calls = 0

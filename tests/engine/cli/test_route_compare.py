@@ -93,8 +93,6 @@ def test_broken_conversion_names_the_jobs_that_change_route(tmp_path):
 
 def test_queue_log_source_jobs(tmp_path):
     """Every source job of a recording (engine/feeds/replay/reroute.py ``read_recording``)."""
-    from pathlib import Path
-
     log = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
     demo = REPO / "sample_configs" / "demo" / "condor_config"
     f = files(tmp_path, same=demo.read_text())

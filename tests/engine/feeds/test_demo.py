@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -23,6 +21,9 @@ from engine.crondor.schedd import schedd_next_run
 from engine.feeds.demo import build_demo
 from engine.queue.reader import load_log
 from engine.schedd.history import read_history
+from engine.cli.demo import snapshots_fast
+from engine.cli.jsonout import snapshot_json
+from engine.views.build import _row
 
 ROOT = REPO
 HOURS = 3
@@ -31,8 +32,6 @@ SEED = 3
 
 
 def run_snapshots(engine, hours=HOURS, interval=INTERVAL):
-    from engine.cli.demo import snapshots_fast
-
     return list(snapshots_fast(engine, engine.now + hours * 3600, interval))
 
 
@@ -53,7 +52,6 @@ def demo(tmp_path_factory):
     seen_events = []
     snaps = []
     first_adjust = first_routes = None
-    from engine.cli.demo import snapshots_fast
 
     for snap in snapshots_fast(engine, engine.start + HOURS * 3600, INTERVAL):  # a generator: stepwise
         snaps.append(snap)
@@ -70,8 +68,6 @@ def demo(tmp_path_factory):
 def test_golden_same_snapshots_every_time(demo, tmp_path):
     """The same seed gives the same JSON snapshots (Snapshot.to_json), line for line: the CLI in
     another process (another hash seed) against the first hour of the fixture's run."""
-    from engine.cli.jsonout import snapshot_json  # the headless --json form (to_json + total_jobs)
-
     here = [json.dumps(snapshot_json(s), sort_keys=True) for s in demo["snaps"] if s.time <= demo["engine"].start + 3600]
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run(
@@ -223,8 +219,6 @@ def test_router_tools_on_the_demo_recording(demo):
 
 def test_jobs_table_follows_the_queue(demo):
     """The incrementally maintained jobs table equals one built from scratch, in id order."""
-    from engine.views.build import _row
-
     engine = demo["engine"]
     rows = engine.snapshot().jobs
     fresh = [_row(engine, j.key, engine.schedd.cron.deferral) for j in engine.queue.jobs()]

@@ -31,6 +31,8 @@ from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.helpers.demo_fixture import make_config_dir
 from tests.helpers.demo_fixture import _copies_per_source, _guard_single_copy
+from engine.cli.demo import snapshots_fast
+from engine.cli.demo import speed_note
 
 ROOT = REPO
 
@@ -85,8 +87,6 @@ def test_full_disk_stalls_keeps_the_committed_state_and_resumes(tmp_path, disk, 
     event, engine_state "stalled" in the JSON); its queue is the log's last committed state;
     when writes succeed again it restarts from the log (htcondor.md §3.3) and carries on, with no
     job lost and none routed twice."""
-    from engine.cli.demo import snapshots_fast
-
     cfg = make_config_dir(tmp_path)
     state = tmp_path / "state"
     engine = build_demo(config_dir=cfg, seed=3, state_dir=state)
@@ -196,8 +196,6 @@ def test_kill_9_twenty_times(tmp_path):
 def test_a_run_that_cannot_keep_up_says_so():
     """Issue 14 item 1: a headless run that cannot keep up says so and reports the speed reached
     (the real time is measured by the command; the wording is this pure function's)."""
-    from engine.cli.demo import speed_note
-
     assert speed_note(36000, 60.0, 600.0) is None  # x600 asked and reached
     slow = speed_note(36000, 86.6, 600.0)
     assert slow is not None and "could not keep up" in slow and "x416 reached of the x600 asked" in slow

@@ -6,8 +6,6 @@ an unfinished trailing transaction or torn line is discarded)."""
 from __future__ import annotations
 
 import random
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +14,6 @@ from engine.feeds.demo import build_demo
 from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.helpers.demo_fixture import make_config_dir
-
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):

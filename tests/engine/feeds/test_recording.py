@@ -2,8 +2,6 @@
 to open on a fresh machine") stays loadable under the schedd's rules (htcondor.md §3.3) and
 replays with its commit-comment times (product.md §2 "Record times")."""
 
-from pathlib import Path
-
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
 from engine.queue.reader import load_log

@@ -9,8 +9,6 @@ which is why replay counts a copy as the router last saw it (its source's status
 
 from __future__ import annotations
 
-import pytest
-
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index

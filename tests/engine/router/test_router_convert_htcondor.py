@@ -13,6 +13,7 @@ from engine import classad as C
 from engine.lang.config import Config
 from engine.router.loader import load_routing_table
 from engine.router.routed_copy import build_routed_ad
+from engine.lang.xform_iter import cut_at_transform
 
 
 def load(text: str):
@@ -78,7 +79,6 @@ def test_reading_stops_at_transform_and_check_says_so():
     [w] = [d for d in t.diagnostics if "TRANSFORM" in d.message]
     assert w.level == "warning" and "(line 5)" in w.message and "1 statement line" in w.message
     assert w.file == "old.conf" and w.line == 6  # the first dropped line, "SET Y 2"
-    from engine.lang.xform_iter import cut_at_transform
     assert cut_at_transform("SET A 1\nTRANSFORM\nSET B 2\n").transform_line is None
     assert cut_at_transform("SET A 1\ntransform = 3\nSET B 2\n").transform_line is None
 
