@@ -153,6 +153,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
     assert {(r["status"], r["status_code"]) for r in rows} == {("Held", 5)}
 
 
+@pytest.mark.slow
 def test_no_minus_one_for_unknown_in_json(capsys):
     """A replay without --config does not know the routes' limits: null, not -1."""
     rc, out, _ = run(capsys, ["replay", "sample_configs/recordings/demo-3h.job_queue.log", "--at", "01:30",

@@ -130,6 +130,7 @@ def test_reroute_runs_no_hook_without_the_flag(setup, capsys):
     assert "--allow-hooks" in out
 
 
+@pytest.mark.slow
 def test_reroute_runs_every_hook_with_the_flag(setup, capsys):
     """§1.8: with --allow-hooks the re-route is HTCondor's router with its hooks: the translate
     hook's output becomes the routed ad, the update hook runs while the copy is submitted, and

@@ -89,6 +89,7 @@ def run(tmp_path_factory):
     return tmp_path, (limits, rules, period), live, watched
 
 
+@pytest.mark.slow
 def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(run):
     tmp_path, (limits, rules, period), live, watched = run
     player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
@@ -193,6 +194,7 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
     assert (routed[-1].time, routed[-1].message) == next((c[0], c[2]) for c in reversed(before) if c[1] == "job-routed")
 
 
+@pytest.mark.slow
 def test_watch_without_a_consumer_keeps_no_router_events(run):
     """Headless watch (engine.cli.watch.run_headless) has no feed draining the router's events:
     built with ``collect_events=False`` it keeps none, and its figures are the same (§1.5)."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+import pytest
+
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
@@ -107,6 +109,7 @@ def test_recorded_tally_equals_a_scan_through_replay_moves():
     assert nonempty > 5  # routes and cron jobs were there to count
 
 
+@pytest.mark.slow
 def test_recorded_tally_equals_a_scan_while_watching_a_live_log(tmp_path):
     """A demo writing its job_queue.log, followed by watch (the queue's change events, cluster
     ads included): after each poll the tally equals a scan of the followed queue."""

@@ -93,6 +93,7 @@ def _check_config(tmp: Path, data: bytes) -> None:
 
 
 # no shrinking: a failing megabyte example shrinks for minutes; the failure is reported as found
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=_ADVERSARIAL)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from tests.helpers.paths import REPO
 from tui.app import make_app
 
@@ -31,12 +33,14 @@ async def _ready(pilot):
 
 
 class TestRoutesBoard:
+    @pytest.mark.slow
     def test_board_wide(self, snap_compare):
         assert snap_compare(_app(), terminal_size=WIDE, run_before=_ready)
 
     def test_board_narrow(self, snap_compare):
         assert snap_compare(_app(), terminal_size=NARROW, run_before=_ready)
 
+    @pytest.mark.slow
     def test_board_throttled_route_selected(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)
@@ -69,6 +73,7 @@ class TestRoutesBoard:
 
 
 class TestJobs:
+    @pytest.mark.slow
     def test_jobs_100k(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)
@@ -76,6 +81,7 @@ class TestJobs:
 
         assert snap_compare(_app(), terminal_size=WIDE, run_before=run_before)
 
+    @pytest.mark.slow
     def test_jobs_filtered_sorted(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)

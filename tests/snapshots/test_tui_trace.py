@@ -125,6 +125,7 @@ def test_render_marks_each_kind_of_change():
     assert "+ Remote_JobUniverse = 5" in full and "more changes" not in full
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_t_from_jobs_and_why_not_and_the_trace_command():
     app = _app()
@@ -185,6 +186,7 @@ def _replay_args(**kw):
     return argparse.Namespace(**base)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
     """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
@@ -205,6 +207,7 @@ async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
         assert res.routed_ad["RoutedFromJobId"] == f'"{copy.routed_from}"'
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_trace_in_watch_follows_the_live_log(tmp_path):
     """Watch has no router either: a job the schedd wrote to the followed log is traced through

@@ -161,6 +161,7 @@ async def test_keys_pause_and_speed_send_commands():
         assert "engine paused" not in str(app.screen.query_one("#status-header").render())
 
 
+@pytest.mark.slow
 async def test_command_line_runs_commands_and_reports_bad_ones():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)
@@ -232,6 +233,7 @@ async def test_readonly_refuses_job_and_table_changes():
         assert "read-only" in str(app.screen.query_one("#status-header").render())
 
 
+@pytest.mark.slow
 async def test_hold_release_remove_commands_name_the_job():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)

@@ -136,6 +136,7 @@ def _assert_first_scrolled_column_whole(app, table, titles, pinned):
     assert rest.lstrip().startswith(title) and len(rest) - len(rest.lstrip()) <= 1, (title, line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("which", TABLES)
 async def test_every_horizontal_scroll_shows_the_first_scrolled_column_whole(which, size, tmp_path, monkeypatch):

@@ -41,6 +41,7 @@ async def _on(pilot, cls):
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, cls) and bool(pilot.app.screen._keys))
 
 
+@pytest.mark.slow
 async def test_hooks_screen_lists_every_invocation_filters_and_opens_stdin_stdout(tmp_path, monkeypatch):
     """h opens the Hooks screen with every invocation, the cursor on the newest (the garbage
     FETCH_WORK, its error in the panel); / filters; Enter shows the full stdin and stdout."""

@@ -260,6 +260,7 @@ async def test_j_opens_jobs_without_moving_the_cursor():
         assert app.screen.table.cursor == 0
 
 
+@pytest.mark.slow
 async def test_escape_closes_what_is_open_and_never_switches_views():
     app = _app()
     async with app.run_test(size=(120, 36)) as pilot:

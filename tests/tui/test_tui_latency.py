@@ -224,6 +224,7 @@ async def test_main_views_are_composed_in_the_background_and_resumed_on_first_vi
         await wait_until(pilot, lambda: app.screen is detail)
 
 
+@pytest.mark.slow
 async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkeypatch):
     """The editor screen is built once and reset on every reopen (issue 14 item 3: rebuilding it
     was 45-79 ms of board → editor): the file is read again from disk, unapplied edits and their

@@ -37,6 +37,7 @@ def _text(pilot) -> str:
 
 
 class TestWhyNot:
+    @pytest.mark.slow
     async def test_board_w_picks_an_idle_candidate_of_the_selected_route(self):
         """Item 13. htcondor.md §1.4: a candidate is an idle job the router does not track that
         passes the umbrella; ``w`` on the board must ask about such a job for the selected route

@@ -86,6 +86,7 @@ async def test_step_forward_and_back_and_play_pause(log):
         await wait_until(pilot, _shown(app, moment + 1))
 
 
+@pytest.mark.slow
 async def test_seek_command_and_jump_keys(log):
     app, runtime = _app(log)
     async with app.run_test(size=SIZE) as pilot:
@@ -111,6 +112,7 @@ async def test_seek_command_and_jump_keys(log):
         assert any(":seek" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_bookmark_add_and_go(log):
     app, runtime = _app(log)
     async with app.run_test(size=SIZE) as pilot:

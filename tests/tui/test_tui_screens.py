@@ -86,6 +86,7 @@ async def test_board_filter_and_enter_opens_route_with_its_jobs():
 # ------------------------------------------------------------------------------------ jobs
 
 
+@pytest.mark.slow
 async def test_jobs_filter_sort_and_drill_into_the_ad():
     rt = FakeRuntime(make_snapshot(5000))
     app = make_app(rt, blink=False)
@@ -127,6 +128,7 @@ async def _filter(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+@pytest.mark.slow
 async def test_jobs_classad_constraint_filter_and_bad_constraint():
     rt = FakeRuntime(make_snapshot(3000))
     app = make_app(rt, blink=False)
@@ -242,6 +244,7 @@ async def test_editor_lints_while_typing(tmp_path):
         assert _name(app) == "EditorScreen" and "broken line" not in conf.read_text()
 
 
+@pytest.mark.slow
 async def test_editor_apply_writes_atomically_with_backup_and_undo_restores(tmp_path):
     conf = tmp_path / "routes.conf"
     original = write_routes_conf(conf)

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 from tests.helpers.paths import REPO
 from engine.cli import demo
 
@@ -18,6 +20,7 @@ def _demo(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_paced_run_equals_max_speed_run(tmp_path):
     # 2 real seconds at x30 = 60 virtual seconds, a snapshot every 20: a speed this machine keeps up
     # with (a temporary state directory is not fsynced per commit)

@@ -11,6 +11,8 @@ import argparse
 import io
 import json
 
+import pytest
+
 from tests.helpers.paths import REPO
 from engine.cli import route as cmd
 from engine.lang.config import Config
@@ -91,6 +93,7 @@ def test_broken_conversion_names_the_jobs_that_change_route(tmp_path):
     assert data["jobs"][1]["changed"] == {"Queue": {"old": '"long"', "new": None}}
 
 
+@pytest.mark.slow
 def test_queue_log_source_jobs(tmp_path):
     """Every source job of a recording (engine/feeds/replay/reroute.py ``read_recording``)."""
     log = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"

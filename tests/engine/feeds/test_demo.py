@@ -65,6 +65,7 @@ def demo(tmp_path_factory):
                 first_adjust=first_adjust, first_routes=first_routes, events=seen_events)
 
 
+@pytest.mark.slow
 def test_golden_same_snapshots_every_time(demo, tmp_path):
     """The same seed gives the same JSON snapshots (Snapshot.to_json), line for line: the CLI in
     another process (another hash seed) against the first hour of the fixture's run."""

@@ -20,6 +20,7 @@ from engine.views.build import source_route
 NOTABLE = ("config-reloaded", "route-throttled")
 
 
+@pytest.mark.slow
 def test_notable_events_survive_a_maximum_speed_flood_of_job_events(tmp_path):
     """A slow consumer that only takes the latest snapshot (the mailbox replaces the others) still
     gets the config reload and the throttle, though far more job events than a snapshot carries

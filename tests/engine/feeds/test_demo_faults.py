@@ -81,6 +81,7 @@ def _committed(state: Path):
     return load_log(state / "job_queue.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
 def test_full_disk_stalls_keeps_the_committed_state_and_resumes(tmp_path, disk, code):
     """A failed write stops the engine's writing and moving (it says so: write_error, an error
@@ -181,6 +182,7 @@ def _kills(tmp_path: Path, count: int, seed: int) -> None:
     _check_state(state, committed)
 
 
+@pytest.mark.slow
 def test_kill_9_and_restart(tmp_path):
     """kill -9 of `routedeck demo --headless` twice at random moments, restarted from its state
     directory each time (htcondor.md §3.3, §1.7)."""

@@ -27,6 +27,7 @@ def recording(tmp_path_factory):
     return tmp, cfg, (tmp / "first" / "job_queue.log").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cut", [0, 1, 2])
 def test_truncate_at_a_random_point_and_restart(recording, tmp_path, cut):
     tmp, cfg, data = recording

@@ -9,6 +9,8 @@ which is why replay counts a copy as the router last saw it (its source's status
 
 from __future__ import annotations
 
+import pytest
+
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
@@ -19,6 +21,7 @@ def _counts(snap):
     return {r.name: (r.routed, r.idle, r.running, r.held) for r in snap.routes if r.routed}
 
 
+@pytest.mark.slow
 def test_demo_recording_replays_with_the_live_counts(tmp_path):
     engine = demo.build_demo(state_dir=tmp_path, seed=3)
     live = []

@@ -187,6 +187,7 @@ def test_reroute_progress_on_a_terminal_is_one_updating_bar(log, tmp_path, monke
 # ------------------------------------------------------------------------------ :seek on the dashboard
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_seek_prompt_on_the_dashboard(log):
     """``:seek HH:MM:SS``, ``:seek -S`` and ``:seek #N`` move the real replay engine as ``--at``

@@ -176,6 +176,7 @@ def test_failure_rules(tmp_path):
     assert (r.recent_succeeded, r.recent_failed) == (2, 1)
 
 
+@pytest.mark.slow
 def test_shipped_recording_black_hole_is_throttled_as_live():
     """The demo recording (sample_configs/recordings/README.md): the live demo run with the same
     seed showed BlackHole throttled from its second window on at 600*0.03/ratio jobs per window;
@@ -240,6 +241,7 @@ def _history(log: Path):
     return RouteHistory(ix, None, 10.0, "UTC").build()
 
 
+@pytest.mark.slow
 def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path):
     """The replay's crondor history (engine.schedd.cron.CronObserver, htcondor.md §2.4
     ``needsCronTab``) observes only jobs that are cron jobs or have a cron attribute
