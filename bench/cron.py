@@ -21,10 +21,10 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cronsim import CronSim  # noqa: E402
-from croniter import croniter  # noqa: E402
+from cronsim import CronSim
+from croniter import croniter
 
-from engine.crondor import get_zone, next_run, parse_schedule, schedd_next_run  # noqa: E402
+from engine.crondor import get_zone, next_run, parse_schedule, schedd_next_run
 
 # Five-field cron lines that all three libraries accept (numbers only, no N/step forms).
 CORPUS = [

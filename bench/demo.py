@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.feeds.demo import build_demo  # noqa: E402
-from engine.queue.jobqueue import JobAdded  # noqa: E402
+from engine.feeds.demo import build_demo
+from engine.queue.jobqueue import JobAdded
 
 ROUTES = 10
 

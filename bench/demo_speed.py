@@ -31,8 +31,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import engine.queue.writer as W  # noqa: E402
-from engine.feeds.demo import build_demo  # noqa: E402
+import engine.queue.writer as W
+from engine.feeds.demo import build_demo
 
 PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
           "RequestCpus": "1", "RequestMemory": "64000"}  # more memory than any sample route allows
@@ -70,7 +70,7 @@ def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -
     commits = [0]
     real_write = W.QueueLogWriter.write_transaction
 
-    def counted(self, *a, **k):  # noqa: ANN002
+    def counted(self, *a, **k):
         commits[0] += 1
         return real_write(self, *a, **k)
 

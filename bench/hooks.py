@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.execute import hooks as hk  # noqa: E402
-from engine.execute.startd import Startd  # noqa: E402
-from engine.lang.config import Config  # noqa: E402
+from engine.execute import hooks as hk
+from engine.execute.startd import Startd
+from engine.lang.config import Config
 
 
 def pct(values: list[float], p: float) -> float:

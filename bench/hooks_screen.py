@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.execute.hooks import MAX_INVOCATIONS, HookRunner  # noqa: E402
-from engine.lang.config import Config  # noqa: E402
-from engine.views.execute import HookIndex  # noqa: E402
+from engine.execute.hooks import MAX_INVOCATIONS, HookRunner
+from engine.lang.config import Config
+from engine.views.execute import HookIndex
 
 T0 = 1795271525.0
 
@@ -67,9 +67,9 @@ def views(repeat: int) -> None:
 
 
 async def screen(repeat: int) -> None:
-    from tui.app import make_app  # noqa: PLC0415
-    from tui.screens.hooks import HooksScreen  # noqa: PLC0415
-    from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: PLC0415
+    from tui.app import make_app
+    from tui.screens.hooks import HooksScreen
+    from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 
     r = runner_with(MAX_INVOCATIONS)
     index = HookIndex()

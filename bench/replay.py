@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.feeds.replay.index import DEFAULT_EVERY, build_index  # noqa: E402
+from engine.feeds.replay.index import DEFAULT_EVERY, build_index
 
 
 def synth(path: str, records: int, seed: int = 1) -> int:
@@ -120,8 +120,8 @@ def main() -> None:
               f"max {max(seeks) * 1000:.0f} ms over {len(seeks)}")
         print(f"seek to a random time:        median {statistics.median(times) * 1000:.0f} ms, "
               f"max {max(times) * 1000:.0f} ms over {len(times)}")
-        from engine.clock import ManualClock  # noqa: PLC0415
-        from engine.feeds.replay.player import Player  # noqa: PLC0415
+        from engine.clock import ManualClock
+        from engine.feeds.replay.player import Player
 
         player = Player(ix, ManualClock(0.0))
         full = []

@@ -30,11 +30,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.lang.config import Config  # noqa: E402
-from engine.queue.jobqueue import JobQueue  # noqa: E402
-from engine.queue.reader import load_bytes  # noqa: E402
-from engine.router.router import JobRouter  # noqa: E402
-from engine.router.loader import load_routing_table  # noqa: E402
+from engine.lang.config import Config
+from engine.queue.jobqueue import JobQueue
+from engine.queue.reader import load_bytes
+from engine.router.router import JobRouter
+from engine.router.loader import load_routing_table
 
 T0 = 1_700_000_000
 MEMS = (512, 2048, 4096, 8192, 16384)

@@ -34,13 +34,13 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from router import routes_config  # noqa: E402  (bench/ is on sys.path as the script's directory)
+from router import routes_config
 
-from engine.cli import check  # noqa: E402
-from engine.lang.config import Config  # noqa: E402
-from engine.router.candidates import umbrella_core  # noqa: E402
-from engine.router.lints import lint_shadowing, lint_table  # noqa: E402
-from engine.router.loader import load_routing_table  # noqa: E402
+from engine.cli import check
+from engine.lang.config import Config
+from engine.router.candidates import umbrella_core
+from engine.router.lints import lint_shadowing, lint_table
+from engine.router.loader import load_routing_table
 
 MAX_FILE = 12 << 20  # under the config reader's 16 MiB per file
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from demo_speed import parked_demo  # noqa: E402  (bench/ is on sys.path as the script's directory)
+from demo_speed import parked_demo  # bench/ is on sys.path as the script's directory
 
 def _engine(n: int):
     eng = parked_demo(n, 600, durable=False)
@@ -43,9 +43,9 @@ def _engine(n: int):
 
 
 def _watch_times(n: int, repeat: int) -> list[float]:
-    from engine.clock import ManualClock  # noqa: PLC0415
-    from engine.feeds.watch import WatchEngine, WatchSetup  # noqa: PLC0415
-    from engine.queue.writer import open_queue  # noqa: PLC0415
+    from engine.clock import ManualClock
+    from engine.feeds.watch import WatchEngine, WatchSetup
+    from engine.queue.writer import open_queue
 
     path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"
     now = 1_700_000_000.0
@@ -90,9 +90,9 @@ def _fmt(xs: list[float]) -> str:
 
 
 async def _screen_times(eng, repeat: int) -> tuple[list[float], list[float], list[float]]:
-    from tests.helpers.tui_fixtures import FakeRuntime, wait_until  # noqa: PLC0415
+    from tests.helpers.tui_fixtures import FakeRuntime, wait_until
 
-    from tui.app import make_app  # noqa: PLC0415
+    from tui.app import make_app
 
     runtime = FakeRuntime(eng.snapshot(1))
     app = make_app(runtime, blink=False)

@@ -34,13 +34,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from textual import events
+
+from tui.app import make_app
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
-
-from textual import events  # noqa: E402
-
-from tui.app import make_app  # noqa: E402
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until  # noqa: E402
 
 
 UI_CPU: list[float] = []  # the UI thread's CPU time of each ``respond`` (load on the machine aside)
@@ -222,7 +223,7 @@ def table_line(name: str, xs: list[float], target: float, by: str) -> str:
 def _painted_flag() -> None:
     """Mark a screen once its body was drawn from a snapshot (``update_body`` returned), so a
     switch is timed until the new screen shows the snapshot's figures, not only its frame."""
-    from tui.screens.base import DeckScreen  # noqa: PLC0415
+    from tui.screens.base import DeckScreen
 
     if getattr(DeckScreen.show_snapshot, "_bench", False):
         return
@@ -238,10 +239,10 @@ def _painted_flag() -> None:
 
 
 async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: bool = False) -> None:
-    from engine.clock import VirtualClock  # noqa: PLC0415
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-    from engine.runtime import Runtime  # noqa: PLC0415
-    import tempfile  # noqa: PLC0415
+    from engine.clock import VirtualClock
+    from engine.feeds.demo import build_demo
+    from engine.runtime import Runtime
+    import tempfile
 
     _painted_flag()
     t = time.perf_counter()
@@ -261,7 +262,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
         return done
 
     def editor_loaded(s):
-        from textual.widgets import TextArea  # noqa: PLC0415
+        from textual.widgets import TextArea
 
         return bool(s.query(TextArea)) and bool(s.query_one(TextArea).text)
 
@@ -312,7 +313,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
                 before = get_cursor()
                 _rec(keys, kcpu, label, []).append(await respond(pilot, key, lambda: get_cursor() != before))
 
-        from textual.widgets import DataTable  # noqa: PLC0415
+        from textual.widgets import DataTable
 
         await table_keys("board table (down/up)", lambda: app.screen.query_one("#routes", DataTable).cursor_row)
         await respond(pilot, "j", on("JobsScreen", lambda s: len(s.table.model.rows) > 0))
@@ -321,7 +322,7 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
         await table_keys("crondor table (down/up)", lambda: app.screen.query(DataTable).first().cursor_row)
         await respond(pilot, "b", on("RoutesScreen"))
         await respond(pilot, "enter", on("RouteDetailScreen", lambda s: s._rows_id is not None))
-        from tui.widgets.job_table import JobTable  # noqa: PLC0415
+        from tui.widgets.job_table import JobTable
 
         await table_keys("route detail jobs (down/up)", lambda: app.screen.query_one(JobTable).cursor)
         await respond(pilot, "escape", on("RoutesScreen"))

@@ -122,7 +122,10 @@ def main() -> None:
         if not lat:
             print("no job seen")
             return
-        q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000  # noqa: E731
+
+        def q(f: float) -> float:
+            return lat[min(len(lat) - 1, int(f * len(lat)))] * 1000
+
         print(f"jobs written {args.jobs}, seen {len(lat)} (queue of {args.queue} + new), one rotation "
               f"half-way; polls {polls[0]}, bulk reloads {reloads[0]}")
         print(f"write -> visible in a snapshot: median {statistics.median(lat) * 1000:.1f} ms, "

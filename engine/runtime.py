@@ -370,12 +370,12 @@ class Runtime:
                     wait = min(wait, self.clock.real_seconds_until(nxt))
                 self._wake.wait(max(0.0, wait))
                 self._wake.clear()
-        except Exception:  # the engine crashed: say so, never hang the consumer
+        except Exception:  # noqa: BLE001 - the engine crashed: say so, never hang the consumer
             self.state = "crashed"
             self.error = traceback.format_exc(limit=8)
             try:
                 self._publish()
-            except Exception:
+            except Exception:  # noqa: BLE001 - the crash is already recorded; a failing publish must not hide it
                 pass
         finally:
             if self.state not in ("crashed",):

@@ -83,7 +83,7 @@ def zone(text: str) -> str:
 
         try:
             ZoneInfo(text)
-        except Exception:  # an alias only RouteDeck's table knows (e.g. "Z")
+        except Exception:  # noqa: BLE001 - an alias only RouteDeck's table knows (e.g. "Z")
             return "UTC"
     return text
 

@@ -176,7 +176,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         tz: tzinfo | None = None if args.tz is None else (timezone.utc if args.tz.upper() == "UTC" else ZoneInfo(args.tz))
-    except Exception:
+    except Exception:  # noqa: BLE001 - ZoneInfo refuses a bad name several ways; each is a usage error
         print(f"routedeck router-history: unknown time zone {args.tz!r}", file=sys.stderr)
         return 2
     nums = [args.days, args.age] + ([args.now] if args.now is not None else [])

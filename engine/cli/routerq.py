@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         tz = timezone.utc if args.tz.upper() == "UTC" else ZoneInfo(args.tz)
-    except Exception:
+    except Exception:  # noqa: BLE001 - ZoneInfo refuses a bad name several ways; each is a usage error
         print(f"routedeck router-q: unknown time zone {args.tz!r}", file=sys.stderr)
         return 2
     res = load_log(log, mode=OWNER)

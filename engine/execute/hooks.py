@@ -63,6 +63,7 @@ from engine.hookrun import (
     sprint_ad,
     validate_hook_path,
 )
+from engine.execute.argsenv import split_v2
 
 FETCH_WORK = "FETCH_WORK"
 REPLY_FETCH = "REPLY_FETCH"
@@ -328,8 +329,6 @@ class HookRunner:
 
     def hook_args(self, keyword: str, hook: str) -> tuple[str, ...]:
         """``<KW>_HOOK_<TYPE>_ARGS`` in V2 raw syntax (HTCondor reads it for PREPARE_JOB only)."""
-        from engine.execute.argsenv import split_v2  # noqa: PLC0415 (small sibling module)
-
         text = _knob(self.config, f"{keyword}_HOOK_{hook}_ARGS")
         return tuple(split_v2(text, f"{keyword}_HOOK_{hook}_ARGS")) if text else ()
 

@@ -296,7 +296,7 @@ class Starter:
             path = local if local.exists() else (Path(name) if os.path.isabs(name) else (iwd or self.sandbox) / name)
         else:
             path = self.sandbox / _inside(name, attr)
-        f = open(path, mode)  # noqa: SIM115 (closed in _close_files)
+        f = open(path, mode)  # closed in _close_files
         self._files.append(f)
         return f
 

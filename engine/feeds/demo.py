@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.classad import is_valid_expr
 from engine.contract import snapshot as S
 from engine.lang.config import Config
 from engine.queue.jobqueue import JobQueue
@@ -79,6 +80,7 @@ from engine.execute.startd import Startd
 from engine.feeds.demo_execute import StartdSite, schedd_ad
 from engine.views.build import build_snapshot
 from engine.views.rows import EVENT_RING, EventRing
+from engine.router.loader import load_routing_table
 
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
@@ -380,8 +382,6 @@ class Simulation:
         elif isinstance(command, S.RemoveJob):
             ok = self.schedd.remove(command.job, now, command.reason)
         elif isinstance(command, S.EditJob):
-            from engine.classad import is_valid_expr  # noqa: PLC0415
-
             if "\n" in command.value or not is_valid_expr(command.value):
                 return f"EditJob: {command.name} = {command.value!r} is not a valid expression"
             ok = self.schedd.qedit(command.job, command.name, command.value, now)
@@ -399,11 +399,9 @@ class Simulation:
         return self.names.text(error) if error else error
 
     def _apply_routes(self, files: tuple[str, ...], reason: str) -> str | None:
-        from engine.router.loader import load_routing_table  # noqa: PLC0415
-
         try:
             config = Config.load(files, env={})
-        except Exception as exc:  # the config reader names file and line
+        except Exception as exc:  # noqa: BLE001 - refused, not fatal; the config reader names file and line
             return str(exc)
         errors = getattr(config, "errors", ())
         if errors:  # refused whatever the router makes of the rest (a line like `foo bar`)
@@ -588,11 +586,11 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
 def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None, seed: int,
            state_dir: str | Path | None, speed: float, start: float, classad_routes: bool, with_router: bool,
            durable: bool) -> Simulation:
-    from engine.feeds.demo_state import open_state  # noqa: PLC0415
+    from engine.feeds.demo_state import open_state  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     try:
         config = Config.load(files.config_paths(), env={})
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any config failure becomes the demo's one usage error
         raise DemoError(str(exc)) from None
     if getattr(config, "errors", None):
         raise DemoError("; ".join(str(e) for e in config.errors))
@@ -612,8 +610,9 @@ def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None
         arrivals.due(now)  # what arrived before the restart is in the log already (or was lost with it)
         _resume(schedd, workload, now)
     if with_router:
-        from engine.router.router import JobRouter  # noqa: PLC0415
-        from engine.router.loader import load_routing_table  # noqa: PLC0415
+        # `routedeck --help` imports this module (through engine.cli.demo): the router's ten modules, open_state's
+        # and the follower's (watch.py) would add about 230 ms to it on a loaded 2-core machine
+        from engine.router.router import JobRouter  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
         table = load_routing_table(config)
         # the demo is allowed to run hook programs (product.md §4); nothing else is by default

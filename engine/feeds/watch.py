@@ -45,16 +45,18 @@ from typing import Any, Mapping
 from engine.clock import Clock, LogClock
 from engine.crondor.zones import get_zone
 from engine.queue.records import is_proc_key, job_order
-from engine.queue.jobqueue import QueueReloaded
+from engine.queue.jobqueue import QueueReloaded, JobQueue
 from engine.queue.timeline import parse_comment_time
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
 from engine.views.rows import EventRing
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
+from engine.lang.config import Config
 from engine.router.loader import load_routing_table
 from engine.router.routerlog import RouterLogFollower, RouterLogTable
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
 from engine.contract.snapshot import ReportedRoute, RouteView, Snapshot
+from engine.views.recorded_rows import ReplayRows
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
 
@@ -150,8 +152,6 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     period = DEFAULT_POLLING_PERIOD
     cfg = None
     if paths:
-        from engine.lang.config import Config  # noqa: PLC0415
-
         cfg = Config.load(paths, env=env)
         diagnostics += [str(e) for e in cfg.errors]
         table = load_routing_table(cfg)
@@ -241,8 +241,6 @@ class WatchEngine:
 
     def __init__(self, setup: WatchSetup, clock: Clock, *, follower: Any = None, tz: str = "UTC",
                  router_log_tz: str | None = None, collect_events: bool = True) -> None:
-        from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
-
         self.setup = setup
         self.clock = clock if isinstance(clock, LogClock) else LogClock(clock)
         self.tz = tz
@@ -251,8 +249,6 @@ class WatchEngine:
         self.version = 0
         # the jobs table is kept from the queue's change events (only changed jobs get a new row),
         # the same row index the demo and replay use
-        from engine.views.recorded_rows import ReplayRows  # noqa: PLC0415
-
         self.rows = ReplayRows(queue_ads(self.queue))
         self.queue.subscribe(self._changed)
         # the router's figures and the schedd's crondor, rebuilt transaction by transaction
@@ -411,7 +407,7 @@ class WatchEngine:
 
 def make_follower(path: str, queue: Any) -> Any:
     """The foundation's follower (htcondor.md §3.5 rules) on ``path`` feeding ``queue``."""
-    from engine.queue.follower import Follower  # noqa: PLC0415
+    from engine.queue.follower import Follower  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     return Follower(path, queue)
 

@@ -258,7 +258,7 @@ class Run:
         if kw in ("SET", "DEFAULT"):
             try:
                 text = ca.unparse_old(ca.parse_expr(rhs))
-            except (ca.ClassAdError, Exception):
+            except (ca.ClassAdError, Exception):  # noqa: BLE001 - whatever the library refuses is a warning (HTCondor)
                 return self._warn(st, f"invalid expression : {rhs}")
             if not _ATTR_NAME.match(st.attr):
                 return self._invalid_name(st)

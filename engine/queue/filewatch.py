@@ -50,7 +50,7 @@ def _watch(path: Path, stop_event: threading.Event, wake: Callable[[], None], sl
            debounce: float, step: float = 0.01) -> bool:
     """Watch with watchfiles; False if it could not be used (the caller then polls)."""
     try:
-        import watchfiles
+        import watchfiles  # noqa: PLC0415 - optional: without it the follower polls; ~270 ms of import (anyio)
     except ImportError:
         return False
     name = path.name

@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from engine.queue import records as R
-from engine.queue.job import _EMPTY, Job, JobId, _int_of  # noqa: F401  (Job, JobId: part of this API)
+from engine.queue.job import _EMPTY, Job, JobId, _int_of  # Job, JobId: part of this API
 from engine.queue.transaction import Transaction
 from engine.queue.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,

@@ -26,6 +26,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Iterable, NamedTuple
 
 from engine.classad import is_valid_expr, parse_problem
@@ -417,16 +418,12 @@ def format_record(rec: Record) -> str:
 def commit_comment(now: float, durable: bool = True) -> str:
     """The text after ``106 #``: a blank, the local ISO-8601 time with microseconds, and
     `` NONDURABLE`` for non-durable commits."""
-    from datetime import datetime
-
     stamp = datetime.fromtimestamp(now).isoformat(timespec="microseconds")
     return f" {stamp}" + ("" if durable else " NONDURABLE")
 
 
 def commit_time(comment: str) -> float | None:
     """Epoch seconds of a commit comment written as above (None if it is not one)."""
-    from datetime import datetime
-
     text = comment.strip().removesuffix("NONDURABLE").strip()
     try:
         return datetime.fromisoformat(text).timestamp()

@@ -17,6 +17,10 @@ from engine.classad import make_ad
 from engine.router.throttle import RouteStats
 from engine.router.trace import Tracer
 from engine.router.whynot import Step, explain_job
+from engine.router import hooks as hk
+from engine.router.hooks import HookManager
+from engine.router.routed_copy import build_routed_ad, job_flags
+from engine.router.table import RoutingError
 
 _INT = re.compile(r"-?\d+$")
 
@@ -55,8 +59,6 @@ def translate(hooks: Any, job: AdJob, route: Any, attrs: dict[str, str],
                steps: list[Step]) -> tuple[dict | None, str | None]:
     """The job's translate hook (§1.8), if it has one: (the base ad for the routed copy, or None
     when the job is not routed; the verdict when it is not)."""
-    from engine.router import hooks as hk  # noqa: PLC0415
-
     path = hooks.path(hk.TRANSLATE, hooks.keyword(attrs))
     for message in hooks.take_rejections():  # validateHookPath: then "not defined"
         steps.append(Step("translate hook path", False, f"{message} The hook is treated as not defined.", route.name))
@@ -85,10 +87,6 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
     """One cycle of a fresh router over ``ads``; a result dict per job (see module doc).
     ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
     not allowed to run)."""
-    from engine.router.hooks import HookManager  # noqa: PLC0415
-    from engine.router.routed_copy import build_routed_ad, job_flags  # noqa: PLC0415
-    from engine.router.table import RoutingError  # noqa: PLC0415
-
     if hooks is None:
         hooks = HookManager(table.config, table.knobs.hook_keyword)
     stats = {r.name.lower(): RouteStats(r.name, now) for r in table.routes}

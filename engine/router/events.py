@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, throttle_desc
-
+from engine.contract.snapshot import Event
 
 @dataclass(frozen=True)
 class RouterEvent:
@@ -24,8 +24,6 @@ class RouterEvent:
     level: ClassVar[str] = "info"
 
     def to_snapshot_event(self, seq: int):
-        from engine.contract.snapshot import Event
-
         return Event(seq=seq, time=self.time, kind=self.kind, message=self.message,
                      level=self.level, route=self.route, job=self.job)
 

@@ -227,7 +227,7 @@ class Lifecycle:
         except SubmitRejected as exc:  # built, but the schedd refuses it (qmgmt.cpp IsValidAttrName)
             self._fail(job, now, f"failed to {'edit' if job.edit_in_place else 'submit'} job: {exc}")
             return
-        except Exception as exc:  # RoutingError and anything the transform raises
+        except Exception as exc:  # noqa: BLE001 - RoutingError and anything the transform raises fails this job only
             self._fail(job, now, f"failed to apply route modifications: {exc}")
             return
         if job.edit_in_place:
@@ -250,7 +250,7 @@ class Lifecycle:
             return
         try:
             job.dest_key = ops.submit_job(self.dst_q, routed, job.is_sandboxed, now)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a submit failure fails this job only, as in HTCondor
             self._fail(job, now, f"failed to submit job: {exc}")
             return
         job.dest_live = True
@@ -464,6 +464,6 @@ def _truth(route: Any, attr: str, ad: Any, now: float) -> bool:
     """``JobFailureTest`` / ``JobShouldBeSandboxed`` / ``EditJobInPlace``: only true counts (§1.4)."""
     try:
         value = route.eval_job_expr(attr, ad, now)
-    except Exception:
+    except Exception:  # noqa: BLE001 - only true counts (§1.4): an expression that fails is not true
         return False
     return value is True or (not isinstance(value, bool) and is_true(value))

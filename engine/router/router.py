@@ -55,6 +55,7 @@ from engine.queue.job import Job
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
+from engine.router.routed_copy import build_routed_ad as default_build_routed_ad
 from engine.router.table import SubmitRejected
 from engine.router.candidates import Scanner, gc_paused
 from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
@@ -62,6 +63,7 @@ from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
 from engine.router.throttle import StatsBook, count_limit, route_state
+from engine.router.whynot import Explanation, Step, copy_verdict, explain_job, pick_candidate
 
 _NONE: dict[str, str] = {}  # read only: an absent ad
 _UNCLAIMED = State.UNCLAIMED
@@ -426,21 +428,16 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         return rj
 
     def _build(self, route: Any, base: dict[str, str], job: RoutedJob, now: float) -> dict[str, str]:
-        build_routed_ad = self._builder
-        if build_routed_ad is None:
-            from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415  (owned by the table helper)
+        build_routed_ad = self._builder or default_build_routed_ad
         c, _, p = job.src_key.partition(".")
         return build_routed_ad(self.table, route, base, now=now, source_id=(int(c), int(p)),
                                sandboxed=job.is_sandboxed, edit_in_place=job.edit_in_place)
 
     def why_not(self, job_id: Any, now: float) -> Any:
         """The decision for one source job, step by step (:mod:`engine.router.whynot`)."""
-        from engine.router.whynot import Explanation, explain_job  # noqa: PLC0415
-
         job = ops.get(self.src_q, job_id)
         if job is None:
             return Explanation(ops.job_key(job_id), None, "no such job in the source queue")
-        from engine.router.whynot import copy_verdict  # noqa: PLC0415
 
         copy = copy_verdict(job, self.name)
         if copy is not None:
@@ -450,7 +447,6 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         expl = explain_job(self.table, job, now=now, stats=stats, tracked=tracked,
                            managed=self.num_managed(), router_name=self.name)
         blocked = self._translate_blocked(job, None) if tracked is None and expl.route is not None else None
-        from engine.router.whynot import Step  # noqa: PLC0415
 
         if blocked is None:
             rejected = self._submit_rejected(job, expl.route, now) if tracked is None and expl.route else None
@@ -468,9 +464,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         route = self.table.route(route_name)
         if route is None or getattr(route.transform, "apply", None) is None:
             return None
-        build_routed_ad = self._builder
-        if build_routed_ad is None:
-            from engine.router.routed_copy import build_routed_ad  # noqa: PLC0415
+        build_routed_ad = self._builder or default_build_routed_ad
         c, _, p = job.key.partition(".")
         try:
             build_routed_ad(self.table, route, dict(job.attrs), now=now, source_id=(int(c), int(p)))
@@ -482,8 +476,6 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
 
     def why_not_candidate(self, route_name: str | None, now: float) -> tuple[str, str] | None:
         """The job a why-not about ``route_name`` is most likely about (:func:`.whynot.pick_candidate`)."""
-        from engine.router.whynot import pick_candidate  # noqa: PLC0415
-
         return pick_candidate(self, route_name, now)
 
 def _has_job_expr(route: Any, attr: str, field: str) -> bool:

@@ -29,6 +29,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from engine.classad import as_int, evaluate, format_value, is_true, make_ad, quote
+from engine.queue.records import parse_key
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT = 1, 2, 3, 4, 5, 6
 
@@ -129,8 +130,6 @@ class View:
 
 @functools.lru_cache(maxsize=1 << 17)
 def _job_id(key: str) -> tuple[int, int] | None:
-    from engine.queue.records import parse_key  # noqa: PLC0415
-
     return parse_key(key)
 
 

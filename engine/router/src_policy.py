@@ -9,6 +9,8 @@ from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import State
 from engine.router.schedd_ops import S, View
+from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline
+from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision
 
 
 class SourcePolicy:
@@ -24,8 +26,6 @@ class SourcePolicy:
         policy knobs evaluates every job. The live source's ``TimerRemove`` and
         ``x509UserProxyExpiration`` are copied in again only when the source changed since the
         last pass or they were not literal integers (an expression may depend on the time)."""
-        from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline  # noqa: PLC0415
-
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
         ads, kept = self._periodic_ads, {}
         if system != self._periodic_system:
@@ -87,14 +87,12 @@ class SourcePolicy:
 def _knob(config: Any, name: str) -> str | None:
     try:
         return config.get(name)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a knob that does not expand is treated as unset
         return None
 
 
 def _timer_remove(local: View, now: float):
     """``AnalyzePolicy`` checks ``TimerRemove`` before the periodic expressions."""
-    from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision  # noqa: PLC0415
-
     text = local.get("TimerRemove")
     if text is None:
         return None

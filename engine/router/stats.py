@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.router import events as ev
 from engine.router.throttle import ThrottleAdjustment, route_state, throttle_desc
-
+from engine.contract.snapshot import RouteView
 
 @dataclass(frozen=True)
 class RouteStatsView:
@@ -132,8 +132,6 @@ class StatsMixin:
 
     def route_views(self, now: float) -> tuple[Any, ...]:
         """The routes board rows (``engine.contract.snapshot.RouteView``)."""
-        from engine.contract.snapshot import RouteView  # noqa: PLC0415
-
         return tuple(
             RouteView(index=r.index, name=r.name, source_label=r.source_label, syntax=r.syntax, state=r.state,
                       reason=r.reason, routed=r.routed, idle=r.idle, running=r.running, held=r.held,

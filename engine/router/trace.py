@@ -27,6 +27,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Any
+from engine.router.routed_copy import build_routed_ad, job_flags
+from engine.router.table import RoutingError
+from engine.classad import make_ad
 
 ENVELOPE = ("NAME", "UNIVERSE", "REQUIREMENTS", "TRANSFORM")
 
@@ -263,15 +266,11 @@ def trace_route(table: Any, route_name: str, attrs: dict[str, str], *, now: floa
     """The trace of ``attrs`` built into a routed copy for ``route_name`` — for a job the router
     has routed already (its route is known, the decision is not retaken). Returns (blocks, the
     routed ad or None, the routing error or None); the same ``build_routed_ad`` as a routing attempt."""
-    from engine.router.routed_copy import build_routed_ad, job_flags  # noqa: PLC0415
-    from engine.router.table import RoutingError  # noqa: PLC0415
-
     route = table.route(route_name)
     if route is None:
         raise LookupError(f"route {route_name} is not in the routing table")
     tracer = Tracer(table.config, route)
     ad = None
-    from engine.classad import make_ad  # noqa: PLC0415
 
     try:
         ad = build_routed_ad(table, route, attrs, now=now, source_id=source_id, trace=tracer,

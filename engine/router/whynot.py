@@ -111,7 +111,7 @@ def _strip_parens(t: str) -> str:
 def _show(value: Any) -> str:
     try:
         return format_value(value)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an explanation shows what it cannot format as Python sees it
         return repr(value)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator, Protocol
+from engine.classad import make_ad
 
 
 class Tx(Protocol):
@@ -62,8 +63,6 @@ class DictView:
         return name in self.attrs
 
     def classad(self) -> object:
-        from engine.classad import make_ad  # noqa: PLC0415
-
         return make_ad(self.attrs)
 
 

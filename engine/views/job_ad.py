@@ -21,6 +21,8 @@ from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.contract.snapshot import STATUS_NAMES
+from engine.crondor import deferral as D
+from engine.crondor.deferral import needs_crontab
 
 # src/condor_utils/condor_holdcodes.h (htcondor/htcondor 7491a145), CONDOR_HOLD_CODE
 HOLD_CODE_NAMES: Mapping[int, str] = {
@@ -90,8 +92,6 @@ def is_time(name: str, value: int | None) -> bool:
 
 def predicted_deferral(ad: Mapping[str, str], now: float, tz: str) -> int | None:
     """The DeferralTime a schedd would assign this crondor job now (as on entering the queue)."""
-    from engine.crondor import deferral as D  # noqa: PLC0415
-
     try:
         update = D.compute_deferral(ad, now, tz, D.ENTER_QUEUE)
     except Exception:  # noqa: BLE001 - an ad the crondor rules refuse has no prediction
@@ -102,8 +102,6 @@ def predicted_deferral(ad: Mapping[str, str], now: float, tz: str) -> int | None
 def annotate(ad: Mapping[str, str], now: float, tz: str = "UTC", memory: int | None = None) -> list[AdLine]:
     """The ad's lines sorted by name (case-insensitive), each with its note; ``DeferralTime`` of
     a crondor job added when the ad lacks it (``memory``: the schedd's in-memory value)."""
-    from engine.crondor.deferral import needs_crontab  # noqa: PLC0415
-
     ad = dict(ad)
     lines: list[AdLine] = []
     names = {k.lower() for k in ad}

@@ -20,8 +20,14 @@ from typing import Any, Iterable
 
 from engine.router.loader import load_routing_table
 from engine.router.schedd_ops import View
-from engine.contract.snapshot import JobRow
-
+from engine.contract.snapshot import JobRow, Diagnostic
+from engine.views.job_ad import annotate
+from engine.classad import evaluate, format_value, is_true, make_ad, parse_expr
+from engine.router.compare import compare_tables
+from engine.lang.config import Config
+from engine.router.dryrun import forget_prior_routing, route_jobs
+from engine.router.hooks import HookManager
+from engine.router.trace import trace_route
 
 @dataclass(frozen=True)
 class Check:
@@ -189,8 +195,6 @@ def job_ad_lines(runtime: Any, row: JobRow, now: float, tz: str = "UTC") -> list
     """The job's ad as ``engine.views.job_ad.AdLine``s (dates, code names, the in-memory
     DeferralTime of a crondor job). The ad and the schedd's in-memory DeferralTime are read on
     the engine thread; the row's ``deferral_time`` (from the snapshot) stands in otherwise."""
-    from engine.views.job_ad import annotate  # noqa: PLC0415
-
     memory = None
     if _has_query(runtime):
         def on_engine(engine: Any) -> tuple[dict[str, str] | None, int | None]:
@@ -211,8 +215,6 @@ def job_ad_lines(runtime: Any, row: JobRow, now: float, tz: str = "UTC") -> list
 
 def row_ad(row: JobRow) -> dict[str, str]:
     """The attributes a ``JobRow`` carries, as old-syntax texts (for constraints and drill-down)."""
-    from engine.classad import format_value  # noqa: PLC0415
-
     c, _, p = row.job.partition(".")
     ad = {"ClusterId": c, "ProcId": p or "0", "JobStatus": str(row.status), "Owner": format_value(row.owner),
           "Cmd": format_value(row.cmd)}
@@ -276,8 +278,6 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
     ``ad_of(row)`` gives the attributes: the engine's full ad when it offers one, else the row's;
     an ``ad_of`` with ``many(rows)`` is asked for a batch at a time.
     """
-    from engine.classad import evaluate, is_true, make_ad, parse_expr  # noqa: PLC0415
-
     expr = parse_expr(text)
     hits = []
     for r, texts in _ads_in_batches(rows, ad_of, cancelled):
@@ -337,14 +337,10 @@ class LintResult:
 
 
 def _diag(level: str, message: str, file: str | None = None, line: int | None = None):
-    from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
-
     return Diagnostic(level, message, file, line)
 
 
 def _as_diag(d: Any, default_file: str):
-    from engine.contract.snapshot import Diagnostic  # noqa: PLC0415
-
     if isinstance(d, Diagnostic):
         return d
     level = str(_first_attr(d, ("level", "severity"), "warning"))
@@ -377,8 +373,6 @@ def _no_ad(row: JobRow) -> None:
 def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limit: int = WHAT_IF_LIMIT) -> WhatIf:
     """Route the idle, not-yet-routed jobs of the current queue (the first ``limit``) through
     both tables with :func:`engine.router.compare.compare_tables` (hooks withheld: nothing runs)."""
-    from engine.router.compare import compare_tables  # noqa: PLC0415
-
     if old_table is None:  # before fetching any ad from the engine thread
         raise ValueError("the what-if needs the current routing table")
     rows = [r for r in snap.jobs if r.status == 1 and r.kind != "routed" and not r.routed_to]
@@ -402,8 +396,6 @@ def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
     """The configuration the engine would load from ``files``, with ``path``'s text replaced by
     ``text`` (the editor's buffer), so a route file is linted with the macros and
     ``JOB_ROUTER_ROUTE_NAMES`` of the files around it. Falls back to the text alone."""
-    from engine.lang.config import Config  # noqa: PLC0415
-
     real = os.path.realpath(path)
     if not files or real not in {os.path.realpath(f) for f in files} or not hasattr(Config, "_decode"):
         return Config.from_text(text, name=path, follow_locals=False)
@@ -487,10 +479,6 @@ def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = 
     router already routed is traced on the route it took (the decision is not retaken); any other
     job goes through one dry-run routing attempt (:func:`engine.router.dryrun.route_jobs`,
     hooks withheld). Raises LookupError for an unknown job or when no routing table is known."""
-    from engine.router.dryrun import forget_prior_routing, route_jobs  # noqa: PLC0415
-    from engine.router.hooks import HookManager  # noqa: PLC0415
-    from engine.router.trace import trace_route  # noqa: PLC0415
-
     def fetch(engine: Any, key: str) -> tuple[Any, dict[str, str] | None]:
         return _engine_table(engine), _engine_ad(engine, key)
 
@@ -527,8 +515,6 @@ def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = 
         files = tuple(config_files)
         if not files:
             raise LookupError("no routing table: this mode was started without a config (--config)")
-        from engine.lang.config import Config  # noqa: PLC0415
-
         table = load_routing_table(Config.load(list(files)))
         table_from = "the config files " + ", ".join(os.path.basename(f) for f in files)
     if route_name and table.route(route_name) is not None:

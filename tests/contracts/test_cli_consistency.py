@@ -17,6 +17,8 @@ import pytest
 
 from tests.helpers.paths import TESTS
 from tui.cli import build_parser, main
+import tui.app
+import shutil
 
 MISSING = "/nonexistent/routedeck-test/missing"
 LOG = "tests/data/replay/real_job_submission.log"
@@ -155,6 +157,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
     assert {(r["status"], r["status_code"]) for r in rows} == {("Held", 5)}
 
 
+@pytest.mark.slow
 def test_no_minus_one_for_unknown_in_json(capsys):
     """A replay without --config does not know the routes' limits: null, not -1."""
     rc, out, _ = run(capsys, ["replay", "sample_configs/recordings/demo-3h.job_queue.log", "--at", "01:30",
@@ -276,8 +279,6 @@ def test_replay_of_an_empty_queue_says_there_is_nothing_to_replay(tmp_path, caps
     """An operator replaying a log without a committed transaction gets its empty queue in the
     headless forms (transaction 0 of 0; no time when no record gives one: null, never 1970) and
     one line saying there is nothing to replay; the screen is not opened; exit 0."""
-    import tui.app  # noqa: PLC0415
-
     monkeypatch.setattr(tui.app, "make_app", lambda *a, **k: pytest.fail("the screen was opened"))
     log = tmp_path / "job_queue.log"
     log.write_bytes(LOGS[name][0])
@@ -364,9 +365,6 @@ CONFIG_COMMANDS: dict[str, object] = {
 def test_a_broken_config_decides_the_same_exit_status_in_every_command(tmp_path, capsys, cmd, name):
     """watch exited 0, demo 2, check and route 1 on the same broken config: 1 in all of them,
     each error named with its file and line on stderr (the demo's table from --config-dir)."""
-    import shutil  # noqa: PLC0415
-    from pathlib import Path  # noqa: PLC0415
-
     text, status = CONFIGS[name]
     d = tmp_path / "conf"
     d.mkdir()

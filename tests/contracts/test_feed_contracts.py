@@ -14,6 +14,9 @@ from engine.feeds.demo import Simulation
 from engine.feeds.replay.feed import ReplayFeed
 from engine.feeds.watch import WatchEngine, WatchFeed, WatchSetup
 from engine.runtime import Runtime
+from tui.app import make_app
+from tests.helpers.tui_fixtures import make_snapshot, wait_until
+from engine.cli import demo, replay, watch
 
 
 def test_each_feed_declares_its_controls():
@@ -62,9 +65,6 @@ class _PublishOnly:
 
 @pytest.mark.anyio
 async def test_the_app_gets_snapshots_through_the_publish_callback():
-    from tui.app import make_app  # noqa: PLC0415
-
-    from tests.helpers.tui_fixtures import make_snapshot, wait_until  # noqa: PLC0415
 
     runtime = _PublishOnly(make_snapshot(10))
     app = make_app(runtime, mode="demo", blink=False, watch_files=False)
@@ -77,6 +77,4 @@ async def test_the_app_gets_snapshots_through_the_publish_callback():
 
 
 def test_every_mode_has_its_runtime_factory_in_the_engine():
-    from engine.cli import demo, replay, watch  # noqa: PLC0415
-
     assert all(callable(m.build_runtime) for m in (demo, replay, watch))

@@ -20,6 +20,15 @@ import pytest
 
 from engine.queue.writer import open_queue
 from tui.cli import main
+from engine.lang.config import Config
+from engine.queue.reader import load_log
+from engine.router.router import JobRouter
+from engine.router.loader import load_routing_table
+from engine.feeds.demo import build_demo
+from tui.app import make_app
+from tests.helpers.tui_fixtures import wait_until
+from engine.feeds.watch import WakeUp
+from engine.cli import replay as replay_cli, watch as watch_cli
 
 T0 = 1795300000.0
 HOOKS = ("TRANSLATE_JOB", "UPDATE_JOB_INFO", "JOB_FINALIZE", "JOB_CLEANUP")
@@ -121,6 +130,7 @@ def test_reroute_runs_no_hook_without_the_flag(setup, capsys):
     assert "--allow-hooks" in out
 
 
+@pytest.mark.slow
 def test_reroute_runs_every_hook_with_the_flag(setup, capsys):
     """§1.8: with --allow-hooks the re-route is HTCondor's router with its hooks: the translate
     hook's output becomes the routed ad, the update hook runs while the copy is submitted, and
@@ -230,11 +240,6 @@ def test_router_withholds_translate_and_why_not_says_so(setup):
     """§1.8 keyword rules (knob or the job's HookKeyword): a router built without allow_hooks
     never spawns the translate hook; the job is left alone (never claimed), one hook-withheld
     event names the program, and why-not says it would run."""
-    from engine.lang.config import Config  # noqa: PLC0415
-    from engine.queue.reader import load_log  # noqa: PLC0415
-    from engine.router.router import JobRouter  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
-
     q = load_log(setup.log).queue
     table = load_routing_table(Config.load([str(setup.config)]))
     router = JobRouter(table, q, now=T0 + 100)
@@ -253,8 +258,6 @@ def test_router_withholds_translate_and_why_not_says_so(setup):
 
 def test_the_demo_is_allowed_to_run_hooks():
     """product.md §4: programs named by a config run only in demo mode or with the user's flag."""
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-
     engine = build_demo(seed=1, durable=False)
     assert engine.router.hooks.allow_run is True
 
@@ -265,15 +268,10 @@ def test_the_demo_is_allowed_to_run_hooks():
 @pytest.mark.anyio
 async def test_tui_replay_screen_runs_no_hook(setup):
     """The replay screen plays the recording (no router): no hook runs, even with the flag."""
-    from engine.cli.replay import build_runtime  # noqa: PLC0415
-    from tui.app import make_app  # noqa: PLC0415
-
-    from tests.helpers.tui_fixtures import wait_until  # noqa: PLC0415
-
     args = argparse.Namespace(log=str(setup.log), at=None, transaction=None, json=False, jobs=False, speed=1.0,
                               config=[str(setup.config)], reroute=False, tz="UTC", seed=1, sites=None,
                               allow_hooks=True)
-    runtime = build_runtime(args)
+    runtime = replay_cli.build_runtime(args)
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
@@ -287,15 +285,9 @@ async def test_tui_replay_screen_runs_no_hook(setup):
 @pytest.mark.anyio
 async def test_tui_watch_screen_runs_no_hook(setup):
     """The watch screen follows the queue log with the config's routing table: no hook runs."""
-    from engine.cli.watch import build_runtime  # noqa: PLC0415
-    from engine.feeds.watch import WakeUp  # noqa: PLC0415
-    from tui.app import make_app  # noqa: PLC0415
-
-    from tests.helpers.tui_fixtures import wait_until  # noqa: PLC0415
-
     args = argparse.Namespace(queue_log=str(setup.log), config=[str(setup.config)], router_log=None, tz="UTC",
                               slow_poll=60.0)
-    runtime = build_runtime(args)
+    runtime = watch_cli.build_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

@@ -6,7 +6,6 @@ import pkgutil
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.helpers.paths import REPO
 import engine

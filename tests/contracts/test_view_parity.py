@@ -32,6 +32,8 @@ from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 from engine.feeds.watch import WatchEngine, WatchSetup
 from engine.views.figures import table_rules
+from engine.feeds.watch import WatchFeed
+from engine.feeds.replay.feed import ReplayFeed
 
 ROUTE_FIELDS = ("index", "name", "state", "reason", "routed", "idle", "running", "held", "max_jobs", "max_idle",
                 "recent_started", "recent_succeeded", "recent_failed", "failure_rate", "failure_threshold",
@@ -87,6 +89,7 @@ def run(tmp_path_factory):
     return tmp_path, (limits, rules, period), live, watched
 
 
+@pytest.mark.slow
 def test_demo_replay_and_watch_agree_on_every_route_and_cron_row(run):
     tmp_path, (limits, rules, period), live, watched = run
     player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
@@ -136,7 +139,6 @@ def test_watch_tells_the_routers_events_from_the_log(run):
     events are compared with those of a watcher reading its log anew."""
     tmp_path, (limits, rules, period), live, _watched = run
     want = live[-1]
-    from engine.feeds.watch import WatchFeed
 
     feed = WatchFeed(WatchEngine(WatchSetup(queue_log=str(tmp_path / "job_queue.log"), limits=limits,
                                             rules=rules, polling_period=period), ManualClock(want.time)))
@@ -178,8 +180,6 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
     """A seek (``--at``, ``:seek``, a bookmark) lands on a moment with the events pane showing the
     recorded router's last events before it, as if played there (they were dropped: the pane said
     "no events yet" after a jump), and playing on adds the next ones."""
-    from engine.feeds.replay.feed import ReplayFeed
-
     tmp_path, (limits, rules, period), live, _watched = run
     player = Player(build_index(tmp_path / "job_queue.log"), ManualClock(0), limits=limits, rules=rules,
                     polling_period=period)
@@ -194,6 +194,7 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
     assert (routed[-1].time, routed[-1].message) == next((c[0], c[2]) for c in reversed(before) if c[1] == "job-routed")
 
 
+@pytest.mark.slow
 def test_watch_without_a_consumer_keeps_no_router_events(run):
     """Headless watch (engine.cli.watch.run_headless) has no feed draining the router's events:
     built with ``collect_events=False`` it keeps none, and its figures are the same (§1.5)."""

@@ -3,6 +3,8 @@
 import pytest
 
 from engine.clock import ClockError, ManualClock, SystemClock, VirtualClock
+import engine.clock as clock_mod
+from engine.clock import LOG_CLOCK_SKEW, LogClock
 
 
 def test_manual_clock_moves_only_when_told():
@@ -35,8 +37,6 @@ def test_virtual_clock_paused_does_not_move_and_jump_is_forward_only():
 
 
 def test_virtual_clock_runs_at_speed(monkeypatch):
-    import engine.clock as clock_mod
-
     real = [100.0]
     monkeypatch.setattr(clock_mod.time, "monotonic", lambda: real[0])
     c = VirtualClock(0.0, speed=60)
@@ -56,8 +56,6 @@ def test_virtual_clock_runs_at_speed(monkeypatch):
 
 
 def test_system_clock_never_decreases(monkeypatch):
-    import engine.clock as clock_mod
-
     seq = iter([10.0, 9.0, 11.0])
     monkeypatch.setattr(clock_mod.time, "time", lambda: next(seq))
     c = SystemClock()
@@ -67,8 +65,6 @@ def test_system_clock_never_decreases(monkeypatch):
 def test_log_clock_follows_a_virtual_log_and_the_base_clock_for_a_live_one():
     """Watch on a demo recording (virtual time, far from the wall clock) runs on the log's clock;
     on a live schedd's log (times near the wall clock) on the wall clock (product.md §2 watch)."""
-    from engine.clock import LOG_CLOCK_SKEW, LogClock
-
     wall = ManualClock(1_000_000.0)
     clock = LogClock(wall)
     assert clock.now() == 1_000_000.0  # nothing read yet: the base clock
@@ -88,8 +84,6 @@ def test_log_clock_read_before_a_log_in_the_past_is_not_pinned_to_the_base_clock
     recording written days earlier must still be shown on its own clock afterwards (issue 10
     item 3: "a log written in virtual time is watched on the log's clock"). Before the fix
     ``now()`` stayed at the first base reading for good, and the throttle windows with it."""
-    from engine.clock import LogClock
-
     wall = ManualClock(1_000_000.0)
     clock = LogClock(wall)
     assert clock.now() == 1_000_000.0  # the first snapshot, nothing read yet

@@ -15,13 +15,12 @@ import random
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
 from engine.queue.records import job_order
 from engine.rowseq import ChunkedRows, RowSeq
 from engine.views.build import RowIndex, _row
-
 
 @given(st.lists(st.lists(st.integers(0, 9), max_size=6), max_size=8), st.data())
 def test_rowseq_is_its_tuple(chunks, data):

@@ -5,11 +5,14 @@ when the engine is not running. No sleeps: waits are on events and futures with 
 import threading
 
 import pytest
+from concurrent.futures import Future
 
 from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
 from engine.runtime import EngineNotRunning, Runtime
 from tests.helpers.runtime_fixture import FakeEngine
+from engine.feeds.demo import build_demo
+from tui import engine_api
 
 
 def _wait_for(pred, rt, limit=5.0):
@@ -106,7 +109,6 @@ def test_pending_queries_fail_when_the_loop_ends():
     """A query queued when the loop has ended (after its last drain) fails instead of hanging."""
     rt = Runtime(FakeEngine(), VirtualClock(1000.0), speed="max", until=1100).start()
     assert rt.done.wait(5)
-    from concurrent.futures import Future
 
     fut = Future()
     rt._queries.put((lambda e: 1, fut))
@@ -118,9 +120,6 @@ def test_pending_queries_fail_when_the_loop_ends():
 def test_the_uis_why_not_and_full_ads_are_engine_queries():
     """tui.engine_api reads router and queue state through Runtime.query (one query per batch of
     ads, not per row), on the engine thread."""
-    from engine.feeds.demo import build_demo
-    from tui import engine_api
-
     engine = build_demo(seed=2, durable=False)
     engine.step(engine.start + 600)
     rt = Runtime(engine, ManualClock(engine.now), snapshot_interval=3600.0)

@@ -14,8 +14,9 @@ what changed, not the queue).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
@@ -108,6 +109,7 @@ def test_recorded_tally_equals_a_scan_through_replay_moves():
     assert nonempty > 5  # routes and cron jobs were there to count
 
 
+@pytest.mark.slow
 def test_recorded_tally_equals_a_scan_while_watching_a_live_log(tmp_path):
     """A demo writing its job_queue.log, followed by watch (the queue's change events, cluster
     ads included): after each poll the tally equals a scan of the followed queue."""

@@ -17,6 +17,7 @@ from pathlib import Path
 import shutil
 from tests.helpers.paths import REPO
 from engine.contract import snapshot as S
+from engine.feeds.demo import build_demo
 
 HOURS = 1.0
 ROOT = REPO
@@ -24,8 +25,6 @@ ROOT = REPO
 
 @lru_cache(maxsize=1)
 def demo_engine():
-    from engine.feeds.demo import build_demo
-
     # the config by its path relative to the repository, so route locations ("file:line") read
     # the same in every checkout (snapshot tests show them)
     here = os.getcwd()

@@ -15,9 +15,10 @@ What happens at t = T0 (``Resource::tryFetchWork`` for each slot, htcondor.md §
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-import time
+import engine.hookrun
 from engine.execute.startd import Startd
 from engine.lang.config import Config
 
@@ -35,8 +36,6 @@ def _script(d: Path, name: str, body: str) -> str:
 def build_node(tmp_path: Path, monkeypatch=None) -> Startd:
     """The node above, stepped once at T0 (real hook processes, manual clock)."""
     if monkeypatch is not None:
-        import engine.hookrun  # noqa: PLC0415
-
         monkeypatch.setattr(engine.hookrun, "stopwatch", lambda: (lambda: FROZEN_DURATION))
     d = tmp_path / "hooks"
     d.mkdir()

@@ -18,6 +18,7 @@ import dataclasses
 import random
 import threading
 from types import MappingProxyType
+import time
 
 from engine.contract import snapshot as S
 
@@ -243,8 +244,6 @@ class FakeRuntime:
 
 async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
     """Let the app run until ``cond()`` holds (the bridge thread delivers snapshots asynchronously)."""
-    import time  # noqa: PLC0415  (a test helper may wait on the wall clock; the engine never does)
-
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.paths import REPO
 from engine.lang import macros as mx
-from engine.lang.config import Config, ConfigError
+from engine.lang.config import Config, ConfigError, MAX_SELF_GROWTH, MAX_FILE_SIZE
 from engine.router.loader import load_routing_table
 from tui.cli import main as cli_main
 
@@ -104,7 +104,7 @@ def address_space_cap(extra: int = 1 << 30):
     so a reader that regresses into a memory bomb raises MemoryError instead of exhausting the
     host (Linux; elsewhere, no cap)."""
     try:
-        import resource  # noqa: PLC0415
+        import resource  # noqa: PLC0415 - POSIX only: where it is missing the block runs without a cap
 
         with open("/proc/self/status") as f:
             vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
@@ -255,8 +255,6 @@ def test_self_reference_growth_is_bounded_over_all_knobs(tmp_path):
     """RouteDeck decision: each knob below 1 Mi characters, but sixty of them made by self
     references (``K = $(K)$(K)…``) would hold 60 Mi characters; the total such growth is bounded
     (``MAX_SELF_GROWTH``), the knobs past it are errors at their lines and left empty."""
-    from engine.lang.config import MAX_SELF_GROWTH  # noqa: PLC0415
-
     text = "".join(f"K{i} = " + "q" * 1000 + f"\nK{i} = " + f"$(K{i})" * 1000 + "\n" for i in range(60))
     cfg = Config.from_text(text + "AFTER = 1\n", "g.conf", env={})
     held = sum(len(cfg.get_raw(f"K{i}")) for i in range(60))
@@ -269,8 +267,6 @@ def test_self_reference_growth_is_bounded_over_all_knobs(tmp_path):
 def test_a_huge_file_is_not_read(tmp_path):
     """RouteDeck decision: a "config" file over ``MAX_FILE_SIZE`` (16 MiB; real ones are
     kilobytes) is an error naming it, not read into memory; the other sources still load."""
-    from engine.lang.config import MAX_FILE_SIZE  # noqa: PLC0415
-
     huge = tmp_path / "huge.log"
     with open(huge, "wb") as f:
         f.truncate(MAX_FILE_SIZE + 1)  # sparse: costs no disk

@@ -121,6 +121,7 @@ def brute_next(s, after: int, tz: str) -> int:
     raise AssertionError("no run within 12 years")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data())
 def test_next_run_matches_a_minute_by_minute_reference(data):
@@ -199,6 +200,7 @@ def ported_next_run_time(s, timestamp: int, tz: str, now: int) -> int:
     return now + 120 if runtime < timestamp else runtime
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data())
 def test_schedd_prediction_matches_a_port_of_match_fields(data):

@@ -28,6 +28,7 @@ from tests.helpers.paths import REPO
 from engine.lang.config import Config
 from engine.lang.xform import Transform, XformError, parse_transform
 from engine.router.loader import load_routing_table
+from engine.lang.macro_cond import split_statement
 
 REPO = REPO
 MIB = 1 << 20
@@ -92,6 +93,7 @@ def _check_config(tmp: Path, data: bytes) -> None:
 
 
 # no shrinking: a failing megabyte example shrinks for minutes; the failure is reported as found
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=_ADVERSARIAL)
@@ -180,6 +182,4 @@ def _split_statement_reference(line):
 @settings(max_examples=300, deadline=None)
 @given(line=st.text(alphabet=st.sampled_from(list("ab =:@\t\u2003\x1c(#")) | st.characters(), max_size=40))
 def test_split_statement_scans_like_the_character_loop(line):
-    from engine.lang.macro_cond import split_statement  # noqa: PLC0415
-
     assert split_statement(line) == _split_statement_reference(line)

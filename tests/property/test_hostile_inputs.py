@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -25,6 +24,7 @@ from hypothesis import strategies as st
 from tests.helpers.paths import REPO
 from engine.queue.reader import load_bytes
 from tui.cli import main as cli_main
+import tui.app
 
 ROOT = REPO
 REAL = str(ROOT / "tests" / "data" / "queuelog" / "real_job_submission.log")
@@ -70,8 +70,6 @@ def one_line(err: str) -> str:
 @pytest.fixture
 def no_screen(monkeypatch):
     """The dashboard must not open: validation happens before the screen."""
-    import tui.app
-
     def refuse(*a, **kw):
         raise AssertionError("the screen was opened")
 

@@ -33,6 +33,9 @@ from hypothesis import strategies as st
 
 from engine import classad as C
 from engine.lang.xform import XformError, parse_transform
+from engine.lang.config import Config
+from engine.router.dryrun import route_jobs
+from engine.router.loader import load_routing_table
 
 BOUND = settings(max_examples=25, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 
@@ -320,10 +323,6 @@ def test_a_route_ends_at_its_transform_statement(sets, cut, args):
     """xform_utils.cpp ``MacroStreamXFormSource::open`` breaks at the first ``TRANSFORM`` line
     (htcondor.md §1.3; ``engine/lang/xform_iter.py``): in a route, statements after it are never
     applied — the router does not iterate — and ``check`` says so at the dropped line."""
-    from engine.lang.config import Config  # noqa: PLC0415
-    from engine.router.dryrun import route_jobs  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
-
     cut = min(cut, len(sets))
     body = [f"  SET {n} {v}" for n, v in sets]
     body.insert(cut, f"  TRANSFORM {args}")

@@ -10,7 +10,6 @@ One class per feature; one comment per key press in ``run_before`` (posting's ha
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from tests.helpers.paths import REPO
 from tui.app import make_app
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, wait_until
+from engine.contract.snapshot import Diagnostic
 
 ROOT = REPO
 CONF = "tests/data/tui/routes.conf"
@@ -33,12 +33,14 @@ async def _ready(pilot):
 
 
 class TestRoutesBoard:
+    @pytest.mark.slow
     def test_board_wide(self, snap_compare):
         assert snap_compare(_app(), terminal_size=WIDE, run_before=_ready)
 
     def test_board_narrow(self, snap_compare):
         assert snap_compare(_app(), terminal_size=NARROW, run_before=_ready)
 
+    @pytest.mark.slow
     def test_board_throttled_route_selected(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)
@@ -71,6 +73,7 @@ class TestRoutesBoard:
 
 
 class TestJobs:
+    @pytest.mark.slow
     def test_jobs_100k(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)
@@ -78,6 +81,7 @@ class TestJobs:
 
         assert snap_compare(_app(), terminal_size=WIDE, run_before=run_before)
 
+    @pytest.mark.slow
     def test_jobs_filtered_sorted(self, snap_compare):
         async def run_before(pilot):
             await _ready(pilot)
@@ -180,8 +184,6 @@ class TestShell:
 
 class TestWide:
     def test_board_very_wide_with_lint(self, snap_compare):
-        from engine.contract.snapshot import Diagnostic
-
         lint = Diagnostic("warning", "route Overflow is shadowed: Site2_PBS, earlier in the route order, has the "
                           "same REQUIREMENTS (true)", "/etc/condor/routes.conf", 33)
         assert snap_compare(_app(make_snapshot(1000, diagnostics=(lint,))), terminal_size=(160, 40),

@@ -29,6 +29,7 @@ def _in_root(monkeypatch):
     monkeypatch.chdir(ROOT)  # route locations are shown relative to the checkout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_board(snap_compare, size):
     async def run_before(pilot):

@@ -10,6 +10,7 @@ the demo's table is sample_configs/demo/condor_config (pre-route transform Base,
 from __future__ import annotations
 
 import pytest
+import argparse
 
 from engine.lang.config import Config
 from engine.router.dryrun import route_jobs
@@ -20,6 +21,9 @@ from tui.screens.trace import render_trace
 
 from tests.helpers.demo_fixture import ROOT, EngineRuntime
 from tests.helpers.tui_fixtures import wait_until
+from engine.feeds.watch import WakeUp
+from engine.queue.writer import open_queue
+from engine.cli import replay as replay_cli, watch as watch_cli
 
 DEMO_CONFIG = "sample_configs/demo/condor_config"
 
@@ -121,6 +125,7 @@ def test_render_marks_each_kind_of_change():
     assert "+ Remote_JobUniverse = 5" in full and "more changes" not in full
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_t_from_jobs_and_why_not_and_the_trace_command():
     app = _app()
@@ -175,21 +180,18 @@ def test_trace_screen_looks(snap_compare, size):
 
 
 def _replay_args(**kw):
-    import argparse  # noqa: PLC0415
-
     base = dict(log="sample_configs/recordings/demo-3h.job_queue.log", at="end", transaction=None, json=False,
                 jobs=False, speed=1.0, config=[DEMO_CONFIG], reroute=False, tz="UTC", seed=1, sites=None)
     base.update(kw)
     return argparse.Namespace(**base)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
     """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
     through the table of ``--config`` (the snapshot's config files), on the copy's route."""
-    from engine.cli.replay import build_runtime  # noqa: PLC0415
-
-    runtime = build_runtime(_replay_args())
+    runtime = replay_cli.build_runtime(_replay_args())
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and any(r.kind == "routed" for r in app.snapshot.jobs),
@@ -205,17 +207,12 @@ async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
         assert res.routed_ad["RoutedFromJobId"] == f'"{copy.routed_from}"'
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_trace_in_watch_follows_the_live_log(tmp_path):
     """Watch has no router either: a job the schedd wrote to the followed log is traced through
     the table of the watched config; one idle CMS job takes CMS_T2 (the demo table's first route
     whose REQUIREMENTS match, htcondor.md §1.4)."""
-    import argparse  # noqa: PLC0415
-
-    from engine.cli.watch import build_runtime  # noqa: PLC0415
-    from engine.feeds.watch import WakeUp  # noqa: PLC0415
-    from engine.queue.writer import open_queue  # noqa: PLC0415
-
     log = tmp_path / "job_queue.log"
     q, _ = open_queue(log, 1_795_300_000.0)
     with q.transaction(now=1_795_300_001.0) as t:
@@ -227,7 +224,7 @@ async def test_trace_in_watch_follows_the_live_log(tmp_path):
     job = f"{c}.0"
     args = argparse.Namespace(queue_log=str(log), config=[str(ROOT / DEMO_CONFIG)], router_log=None, tz="UTC",
                               slow_poll=60.0)
-    runtime = build_runtime(args)
+    runtime = watch_cli.build_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         runtime.send(WakeUp())

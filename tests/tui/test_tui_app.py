@@ -8,6 +8,8 @@ harlequin's tests; the engine is the fake runtime of ``tui_fixtures``.
 from __future__ import annotations
 
 import pytest
+import gc
+import hashlib
 
 from engine.contract import snapshot as S
 from tui.app import make_app
@@ -15,6 +17,13 @@ from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotA
 from tui.commands.palette import COMMANDS
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tui.screens.help import help_sections
+from tui.screens.jobs import JobsScreen
+from tui.screens.routes import RoutesScreen
+from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
+from engine.clock import VirtualClock
+from engine.runtime import Runtime
+from tui.shell import prewarm as app_module
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio  # anyio's pytest plugin (installed with watchfiles) runs the async tests
@@ -152,6 +161,7 @@ async def test_keys_pause_and_speed_send_commands():
         assert "engine paused" not in str(app.screen.query_one("#status-header").render())
 
 
+@pytest.mark.slow
 async def test_command_line_runs_commands_and_reports_bad_ones():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)
@@ -193,10 +203,6 @@ async def test_palette_offers_routedeck_commands():
 
 
 async def test_help_lists_every_binding_and_command():
-    from tui.screens.help import help_sections
-    from tui.screens.jobs import JobsScreen
-    from tui.screens.routes import RoutesScreen
-
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
@@ -227,6 +233,7 @@ async def test_readonly_refuses_job_and_table_changes():
         assert "read-only" in str(app.screen.query_one("#status-header").render())
 
 
+@pytest.mark.slow
 async def test_hold_release_remove_commands_name_the_job():
     rt = FakeRuntime(make_snapshot(500))
     app = _app(rt)
@@ -249,8 +256,6 @@ async def test_narrow_terminal_header_fits():
 
 
 async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tmp_path):
-    from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
-
     conf = tmp_path / "routes.conf"
     text = write_routes_conf(conf)
     rt = FakeRuntime(snapshot_for_conf(conf))
@@ -262,8 +267,6 @@ async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tm
         await wait_until(pilot, lambda: len(rt.sent) == 1)
         assert rt.sent == [S.ApplyRoutes((str(conf),), reason="changed on disk (routes.conf)")]
         new = text.replace("MaxJobs = 500", "MaxJobs = 300")
-        import hashlib
-
         app.own_writes[str(conf)] = hashlib.sha256(new.encode()).hexdigest()
         conf.write_text(new)  # what the editor itself wrote: already applied, not sent again
         await pilot.pause(1.0)
@@ -272,9 +275,6 @@ async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tm
 
 async def test_real_runtime_crash_is_shown_and_the_last_snapshot_kept():
     """``engine.runtime.Runtime`` publishes a ``crashed`` snapshot carrying the traceback."""
-    from engine.clock import VirtualClock
-    from engine.runtime import Runtime
-
     class CrashingEngine:
         def __init__(self):
             self.now = 1_000.0
@@ -317,10 +317,6 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
     """The objects alive once the first snapshot is shown are moved out of the cyclic GC's reach
     (``gc.freeze``) once per process, so its full collections stop pausing screen switches for
     ~130 ms (bench/tui.py --part screens reports the pauses)."""
-    import gc
-
-    from tui.shell import prewarm as app_module
-
     rt = FakeRuntime(make_snapshot(50))
     app = _app(rt)
     async with app.run_test(size=SIZE) as pilot:

@@ -21,6 +21,7 @@ from tests.helpers.demo_fixture import EngineRuntime
 from engine.views.execute import execute_views
 from tests.helpers.execute_fixture import T0, build_node
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tui.widgets.job_model import COLUMNS
 
 pytestmark = pytest.mark.anyio
 SIZES = [(80, 24), (132, 40)]
@@ -112,8 +113,6 @@ async def _open(pilot, which: str):
         table = app.screen.query_one("#cron")
         titles = [str(c.label) for c in table.ordered_columns]
     else:
-        from tui.widgets.job_model import COLUMNS  # noqa: PLC0415
-
         await pilot.press("j")
         await wait_until(pilot, lambda: bool(app.screen.query("#jobs")) and len(app.screen.table.model) > 0)
         table = app.screen.table
@@ -137,6 +136,7 @@ def _assert_first_scrolled_column_whole(app, table, titles, pinned):
     assert rest.lstrip().startswith(title) and len(rest) - len(rest.lstrip()) <= 1, (title, line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("which", TABLES)
 async def test_every_horizontal_scroll_shows_the_first_scrolled_column_whole(which, size, tmp_path, monkeypatch):

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from tui.shell import launch as commands
 from tui.cli import build_parser
+import engine.cli.demo as headless
+import pytest
+from engine.contract import snapshot as S
+from tui.commands.prompt import CommandLineMixin
 
 
 def test_demo_parses_screen_and_headless_options():
@@ -16,8 +20,6 @@ def test_demo_parses_screen_and_headless_options():
 
 
 def test_headless_is_forwarded_to_the_runtime_command(monkeypatch):
-    import engine.cli.demo as headless
-
     seen = []
     monkeypatch.setattr(headless, "run_headless", lambda args: seen.append(args) or 0)
     args = build_parser().parse_args(["demo", "--headless", "--duration", "1"])
@@ -33,11 +35,6 @@ def test_bad_demo_config_is_an_error_not_a_traceback(tmp_path, capsys):
 def test_speed_command_refuses_what_the_command_line_refuses():
     """``:speed X`` follows ``--speed``'s rule (issue 25 item 8f): a finite number above 0; ``nan``
     reached the clock (nan <= 0 is false) and stopped its time."""
-    import pytest
-
-    from engine.contract import snapshot as S
-    from tui.commands.prompt import CommandLineMixin
-
     class App(CommandLineMixin):
         def __init__(self):
             self.sent = []

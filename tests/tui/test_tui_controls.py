@@ -9,12 +9,17 @@ control the feed lacks is not in the footer, and typed anyway it is refused with
 from __future__ import annotations
 
 import pytest
-
-from engine.contract import snapshot as S
+from textual.widgets._footer import FooterKey
+import dataclasses
 
 from tui.app import make_app
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from engine.feeds.demo import Simulation
+from engine.feeds.replay.feed import ReplayFeed
+from engine.feeds.watch import WatchFeed
+from tests.helpers.tui_fixtures import make_cron
+from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
 
 pytestmark = pytest.mark.anyio
 
@@ -38,10 +43,6 @@ def _toasts(app) -> list[str]:
 
 
 def test_feeds_declare_what_the_tests_assume():
-    from engine.feeds.demo import Simulation
-    from engine.feeds.replay.feed import ReplayFeed
-    from engine.feeds.watch import WatchFeed
-
     assert Simulation.controls == DEMO
     assert WatchFeed.controls == WATCH
     assert ReplayFeed.controls == REPLAY
@@ -131,8 +132,6 @@ async def test_demo_offers_everything_it_declares():
 
 def _visible_footer_keys(app) -> dict[str, tuple[int, int]]:
     """action → (x, right edge) of each footer key actually laid out on screen."""
-    from textual.widgets._footer import FooterKey
-
     out = {}
     for key in app.screen.query(FooterKey):
         r = key.region
@@ -163,10 +162,6 @@ async def test_essential_keys_stay_visible_at_80x24_on_every_main_screen(mode, c
 async def test_cron_counts_only_missed_deferral_holds_as_missed_runs():
     """HoldReasonCode 20 (MissedDeferredExecutionTime, htcondor.md §2.5) is a missed run; 25
     (InvalidCronSettings, htcondor.md §2.4) is a bad schedule, counted apart; a user hold is neither."""
-    import dataclasses
-
-    from tests.helpers.tui_fixtures import make_cron
-
     rows = list(make_cron())
     base = next(c for c in rows if c.status == 5)
     rows += [dataclasses.replace(base, job="17.0", hold_code=25, state="invalid",
@@ -189,8 +184,6 @@ async def test_cron_counts_only_missed_deferral_holds_as_missed_runs():
 async def test_route_detail_says_there_is_no_window_instead_of_a_nonsense_time(reeval):
     """htcondor.md §1.5: the throttle window is re-evaluated at window start + 600 s; a row without
     a window (0/None) or a window already over must not read "(in -…)"."""
-    import dataclasses
-
     snap = make_snapshot(50)
     value = snap.time - 3600 if reeval == "past" else reeval
     routes = tuple(dataclasses.replace(r, next_reevaluation=value) for r in snap.routes)
@@ -210,8 +203,6 @@ async def test_route_detail_says_there_is_no_window_instead_of_a_nonsense_time(r
 # -- the route editor uses the width at 80×24 (issue 11 item 9) ------------------------------------
 
 async def test_editor_uses_the_width_at_80x24(tmp_path):
-    from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
-
     conf = tmp_path / "routes.conf"
     write_routes_conf(conf)
     app = make_app(FakeRuntime(snapshot_for_conf(conf)), blink=False, watch_files=False)

@@ -18,6 +18,9 @@ from tui.screens.slots import SlotsScreen
 
 from tests.helpers.execute_fixture import T0, build_node
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from engine.feeds.demo import build_demo
+from tests.helpers.demo_fixture import ROOT
+from tui.screens.hooks import _dropped
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +41,7 @@ async def _on(pilot, cls):
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, cls) and bool(pilot.app.screen._keys))
 
 
+@pytest.mark.slow
 async def test_hooks_screen_lists_every_invocation_filters_and_opens_stdin_stdout(tmp_path, monkeypatch):
     """h opens the Hooks screen with every invocation, the cursor on the newest (the garbage
     FETCH_WORK, its error in the panel); / filters; Enter shows the full stdin and stdout."""
@@ -124,9 +128,6 @@ async def test_hidden_and_refused_without_an_execute_node(tmp_path, monkeypatch)
 def test_demo_snapshot_carries_the_node(tmp_path, monkeypatch):
     """The demo's snapshot builder reads Simulation.startd: with one, slots and hooks are there,
     numbered once per feed; without one, empty lists (engine/views/build.py)."""
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-    from tests.helpers.demo_fixture import ROOT  # noqa: PLC0415
-
     monkeypatch.chdir(ROOT)
     eng = build_demo("sample_configs/demo", state_dir=str(tmp_path / "demo"), seed=1, durable=False, stage=False)
     snap = eng.snapshot(1)
@@ -164,8 +165,6 @@ async def test_table_follows_the_bounded_deque(tmp_path, monkeypatch):
 
 
 def test_dropped_rows():
-    from tui.screens.hooks import _dropped
-
     assert _dropped([1, 2, 3], [2, 3, 4]) == 1
     assert _dropped([1, 2, 3], [1, 2, 3, 4]) == 0
     assert _dropped([1, 2, 3], [4, 5]) is None  # everything dropped: rebuild

@@ -17,12 +17,21 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from textual import events
 
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.commands.palette import lookup
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tui.commands import keymap
+from tui.app import RouteDeckApp
+from tui.screens.cron import CronScreen
+from tui.screens.jobs import JobsScreen
+from tui.screens.route_detail import RouteDetailScreen
+from tui.screens.routes import RoutesScreen
+from tui.screens.whynot import WhyNotScreen
+from tui.widgets.job_table import JobTable
 
 pytestmark = pytest.mark.anyio
 NARROW = (80, 24)
@@ -251,6 +260,7 @@ async def test_j_opens_jobs_without_moving_the_cursor():
         assert app.screen.table.cursor == 0
 
 
+@pytest.mark.slow
 async def test_escape_closes_what_is_open_and_never_switches_views():
     app = _app()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -285,15 +295,6 @@ async def test_space_pauses_in_every_mode_and_p_is_not_bound():
 
 def test_one_keymap_for_everything():
     """Every screen's bindings are the keymap's; the board's command aliases match its key."""
-    from tui.commands import keymap
-    from tui.app import RouteDeckApp
-    from tui.screens.cron import CronScreen
-    from tui.screens.jobs import JobsScreen
-    from tui.screens.route_detail import RouteDetailScreen
-    from tui.screens.routes import RoutesScreen
-    from tui.screens.whynot import WhyNotScreen
-    from tui.widgets.job_table import JobTable
-
     for cls, bindings in ((RoutesScreen, keymap.BOARD), (JobsScreen, keymap.JOBS), (CronScreen, keymap.CRON),
                           (RouteDetailScreen, keymap.ROUTE), (WhyNotScreen, keymap.WHY_NOT),
                           (JobTable, keymap.JOB_TABLE)):
@@ -418,8 +419,6 @@ async def test_writable_demo_offers_edit():
 async def _burst(pilot, keys: list[tuple[str, str | None]]) -> None:
     """Keys sent as a terminal sends them when typed fast (or pasted): all at once, without the
     pauses ``pilot.press`` makes between keys for the app to settle."""
-    from textual import events
-
     app = pilot.app
     for key, char in keys:
         ev = events.Key(key, char)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import hashlib
 
 from engine.contract import snapshot as S
 from tui.app import make_app
@@ -18,6 +19,8 @@ from tui.screens import route_detail
 from tui.widgets.job_model import JobModel
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tui.screens import editor as editor_mod
+from tui.files.config_watch import ConfigFilesChanged
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -126,8 +129,6 @@ async def test_route_detail_reads_its_file_once_and_scans_jobs_once_per_change(t
 
 
 async def test_editor_apply_says_checking_while_the_lint_runs_in_a_worker(tmp_path, monkeypatch):
-    from tui.screens import editor as editor_mod
-
     conf = tmp_path / "routes.conf"
     original = write_routes_conf(conf)
     rt = FakeRuntime(snapshot_for_conf(conf))
@@ -160,10 +161,6 @@ async def test_editor_apply_says_checking_while_the_lint_runs_in_a_worker(tmp_pa
 
 async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_resent(tmp_path):
     """The digest travels with ``ConfigFilesChanged``; the app compares, it does not read."""
-    import hashlib
-
-    from tui.files.config_watch import ConfigFilesChanged
-
     conf = tmp_path / "routes.conf"
     text = write_routes_conf(conf)
     rt = FakeRuntime(snapshot_for_conf(conf))
@@ -227,13 +224,12 @@ async def test_main_views_are_composed_in_the_background_and_resumed_on_first_vi
         await wait_until(pilot, lambda: app.screen is detail)
 
 
+@pytest.mark.slow
 async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkeypatch):
     """The editor screen is built once and reset on every reopen (issue 14 item 3: rebuilding it
     was 45-79 ms of board → editor): the file is read again from disk, unapplied edits and their
     undo history are gone, lint and what-if start over (a lint still running from the last visit
     is dropped), read-only is checked again, and the cursor goes to the route asked for."""
-    from tui.screens import editor as editor_mod
-
     conf = tmp_path / "routes.conf"
     original = write_routes_conf(conf)
     rt = FakeRuntime(snapshot_for_conf(conf))

@@ -12,6 +12,7 @@ import random
 import stat
 
 import pytest
+from types import SimpleNamespace
 
 from engine.queue.records import job_order
 from engine.rowseq import ChunkedRows, RowSeq
@@ -23,6 +24,10 @@ from engine.views.build import row_order
 from tui.widgets.job_model import JobModel, copy_routes
 
 from tests.helpers.tui_fixtures import make_jobs
+from engine.router.whynot import Explanation, Step
+from tui.engine_api import why_not
+from tui.engine_api import lint_config
+from tui.widgets.gauge import gauge, sparkline
 
 
 def _row(job, status=1, owner="alice", route=None, kind="plain", cmd="/bin/true"):
@@ -179,9 +184,6 @@ def test_durations():
 
 def test_why_not_adapter_reads_the_routers_explanation():
     """The router's ``why_not`` returns ``engine.router.whynot.Explanation`` (verdict + steps)."""
-    from engine.router.whynot import Explanation, Step
-    from tui.engine_api import why_not
-
     class Router:
         def why_not(self, job, now):
             return Explanation(job, None, "no route accepts it", (
@@ -267,10 +269,6 @@ def test_editor_lint_sees_the_other_config_files(tmp_path):
     """A route file is linted with the files loaded around it: here MaxJobs comes from a macro
     of the main file (config macros, htcondor.md §1.3), and MaxIdleJobs > MaxJobs is the
     router's lint."""
-    from types import SimpleNamespace
-
-    from tui.engine_api import lint_config
-
     main = tmp_path / "condor_config"
     main.write_text("SITE_MAX = 500\nJOB_ROUTER_ROUTE_NAMES = Site1\n")
     routes = tmp_path / "routes.conf"
@@ -287,8 +285,6 @@ def test_editor_lint_sees_the_other_config_files(tmp_path):
 
 
 def test_gauge_and_sparkline_text():
-    from tui.widgets.gauge import gauge, sparkline
-
     assert gauge(2, 100).plain.endswith("▁···")  # a sliver is still visible
     assert gauge(50, 50).plain.endswith("████") and gauge(0, 50).plain.endswith("····")
     assert gauge(3, -1).plain.strip() == "3/∞"  # negative MaxIdleJobs: no limit (htcondor.md §1.5)

@@ -4,11 +4,21 @@ data (``demo_fixture``: the demo run for a virtual hour)."""
 from __future__ import annotations
 
 import pytest
+import csv
+import json
 
 from tui.app import make_app
 
 from tests.helpers.demo_fixture import EngineRuntime, demo_engine
 from tests.helpers.tui_fixtures import wait_until
+from tui.text.legend import BOARD, CRON, JOBS
+from tui.screens.ad import AdScreen
+from engine.contract.snapshot import CronView
+from tui.screens.cron import cron_cells, COLUMNS as CRON_COLUMNS
+from tui.text.format import ago
+from tui.screens.help import help_sections
+from tui.screens.routes import COLUMNS as ROUTE_COLUMNS
+from tui.widgets.job_model import COLUMNS as JOB_COLUMNS
 
 pytestmark = pytest.mark.anyio
 
@@ -27,6 +37,7 @@ def _text(pilot) -> str:
 
 
 class TestWhyNot:
+    @pytest.mark.slow
     async def test_board_w_picks_an_idle_candidate_of_the_selected_route(self):
         """Item 13. htcondor.md §1.4: a candidate is an idle job the router does not track that
         passes the umbrella; ``w`` on the board must ask about such a job for the selected route
@@ -123,9 +134,7 @@ class TestLayout:
         """At 80×24 the last column that fits takes the leftover width, so no column is cut at the
         right edge (a cut Idle/MaxIdle showed "9" for 9/20); → and ← scroll a whole column at a
         time, so none is cut beside the pinned route column ("CMS_T2  g" was "accepting")."""
-        from tui.screens.routes import COLUMNS  # noqa: PLC0415
-
-        titles = [t for t, _k, _w in COLUMNS]
+        titles = [t for t, _k, _w in ROUTE_COLUMNS]
         app = _app()
         async with app.run_test(size=(80, 24)) as pilot:
             await _ready(pilot)
@@ -156,9 +165,7 @@ class TestLayout:
     async def test_crondor_at_80x24_shows_no_column_cut(self):
         """The crondor table at 80×24 fits its columns the board's way (``tui.text.format.fit_columns``):
         the Window column, which does not fit whole, is not shown cut ("−1m … +")."""
-        from tui.screens.cron import COLUMNS  # noqa: PLC0415
-
-        titles = [t for t, _k, _w in COLUMNS if t]
+        titles = [t for t, _k, _w in CRON_COLUMNS if t]
         app = _app()
         async with app.run_test(size=(80, 24)) as pilot:
             await _ready(pilot)
@@ -178,9 +185,7 @@ class TestLayout:
     async def test_jobs_at_80x24_shows_no_column_cut_and_scrolls_by_whole_columns(self):
         """The jobs table at 80×24: the time in status fits whole after the hold reason (it read
         "1h29m5" for 1h29m58s, cut), nothing after it shows cut, and → steps a whole column."""
-        from tui.widgets.job_model import COLUMNS  # noqa: PLC0415
-
-        titles = [c.title for c in COLUMNS]
+        titles = [c.title for c in JOB_COLUMNS]
         app = _app()
         async with app.run_test(size=(80, 24)) as pilot:
             await _open_jobs(app, pilot)
@@ -253,8 +258,6 @@ class TestLegendAndSort:
     async def test_focused_column_legend_and_help(self):
         """Item 11: ``>`` moves the column focus and the line under the table explains it; ``?``
         lists every column of the board, jobs and crondor tables."""
-        from tui.text.legend import BOARD, CRON, JOBS
-
         app = _app()
         async with app.run_test(size=(132, 40)) as pilot:
             await _ready(pilot)
@@ -269,8 +272,6 @@ class TestLegendAndSort:
             await pilot.press("question_mark")
             await pilot.pause()
             assert type(app.screen).__name__ == "HelpScreen"
-            from tui.screens.help import help_sections
-
             shown = {section: dict(rows) for section, rows in help_sections(app)}
             for name, table in (("Routes board", BOARD), ("Jobs", JOBS), ("Crondor", CRON)):
                 rows = shown[f"{name} columns"]
@@ -280,8 +281,6 @@ class TestLegendAndSort:
 
 class TestAdView:
     async def _open_ad(self, pilot, app, job):
-        from tui.screens.ad import AdScreen
-
         row = next(r for r in app.snapshot.jobs if r.job == job)
         app.push_screen(AdScreen(row))
         await wait_until(pilot, lambda: getattr(app.screen, "lines", None) is not None)
@@ -332,9 +331,6 @@ class TestExport:
     async def test_export_csv_and_json_of_what_is_shown(self, tmp_path):
         """Item 14: ``:export`` writes the table shown — the jobs with the filter applied, in the
         shown order, with the header titles — as CSV, and as JSON."""
-        import csv
-        import json
-
         app = _app()
         async with app.run_test(size=(132, 40)) as pilot:
             await _ready(pilot)
@@ -381,9 +377,6 @@ def test_cron_countdown_of_a_running_job_says_how_long_ago_it_started():
     """A running cron job started at its DeferralTime (htcondor.md §2.4): its "In" cell says how
     long ago, not a red negative countdown, which stays for a job whose time has come but which
     has not started (overdue)."""
-    from engine.contract.snapshot import CronView
-    from tui.screens.cron import cron_cells
-
     base = dict(job="4.0", fields=("45", None, None, None, None), status=2, deferral_time=1000,
                 window=0, prep_time=0, next_runs=(4600,), schedd_runs=(4600,), tz="UTC")
     running = cron_cells(CronView(state="running", **base), now=1035)[2]
@@ -396,9 +389,6 @@ def test_cron_countdown_of_a_job_held_for_a_missed_run_says_how_long_ago_it_was_
     """htcondor.md §2.4: a job whose DeferralTime (plus window) passed before it could start is
     held; it will not run at that time, so its "In" cell says how long ago the missed run was due
     (red), not a negative countdown as if it were still to come."""
-    from engine.contract.snapshot import CronView
-    from tui.screens.cron import cron_cells
-
     base = dict(job="4.0", fields=("45", None, None, None, None), status=5, deferral_time=1000,
                 window=0, prep_time=0, next_runs=(4600,), schedd_runs=(4600,), tz="UTC")
     held = cron_cells(CronView(state="held", **base), now=1898)[2]
@@ -408,8 +398,6 @@ def test_cron_countdown_of_a_job_held_for_a_missed_run_says_how_long_ago_it_was_
 def test_ago_fits_the_countdown_column():
     """The "In" column is 9 cells wide: every "ago" text fits, keeps the largest unit exact, and
     reads in the units of ``duration``."""
-    from tui.text.format import ago
-
     assert [ago(s) for s in (0, 35, 65, 599, 600, 898, 3600, 19925, 36000, 86400 + 4 * 3600, 12 * 86400)] == [
         "0s ago", "35s ago", "1m5s ago", "9m59s ago", "10m ago", "14m ago", "1h ago", "5h32m ago", "10h ago",
         "1d4h ago", "12d ago"]

@@ -20,6 +20,7 @@ from tui.widgets.replay_bar import bar_text, parse_seek
 
 from tests.helpers.replay_logs import Recording
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tests.helpers.tui_fixtures import write_routes_conf
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -85,6 +86,7 @@ async def test_step_forward_and_back_and_play_pause(log):
         await wait_until(pilot, _shown(app, moment + 1))
 
 
+@pytest.mark.slow
 async def test_seek_command_and_jump_keys(log):
     app, runtime = _app(log)
     async with app.run_test(size=SIZE) as pilot:
@@ -110,6 +112,7 @@ async def test_seek_command_and_jump_keys(log):
         assert any(":seek" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_bookmark_add_and_go(log):
     app, runtime = _app(log)
     async with app.run_test(size=SIZE) as pilot:
@@ -179,8 +182,6 @@ async def test_jumps_pressed_quickly_accumulate(log):
 async def test_replay_with_config_shows_it_read_only(log, tmp_path):
     """Issue 11 item 8: in replay with --config, e shows that config read-only (it was an empty
     "no config file" editor), and the footer offers View config, not Edit."""
-    from tests.helpers.tui_fixtures import write_routes_conf
-
     conf = tmp_path / "routes.conf"
     text = write_routes_conf(conf)
     runtime = build_runtime(_args(log, config=[str(conf)]))

@@ -54,6 +54,7 @@ async def test_reopened_route_resumes_its_screen_with_the_latest_snapshot():
         assert app.screen_stack[1] is not app.screen_stack[2]
 
 
+@pytest.mark.slow
 async def test_only_keep_screens_are_kept(monkeypatch):
     monkeypatch.setattr(route_detail, "KEEP_SCREENS", 2)
     rt = FakeRuntime(make_snapshot(100))

@@ -12,6 +12,7 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
+import contextlib
 
 from engine.contract import snapshot as S
 from tui.app import make_app
@@ -19,6 +20,7 @@ from tui.files.config_files import backups_of
 from tui.shell.messages import FilterChanged, RoutesApplied, RoutesUndone
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+import tui.screens.jobs as jobs_screen
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -85,6 +87,7 @@ async def test_board_filter_and_enter_opens_route_with_its_jobs():
 # ------------------------------------------------------------------------------------ jobs
 
 
+@pytest.mark.slow
 async def test_jobs_filter_sort_and_drill_into_the_ad():
     rt = FakeRuntime(make_snapshot(5000))
     app = make_app(rt, blink=False)
@@ -126,6 +129,7 @@ async def _filter(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+@pytest.mark.slow
 async def test_jobs_classad_constraint_filter_and_bad_constraint():
     rt = FakeRuntime(make_snapshot(3000))
     app = make_app(rt, blink=False)
@@ -200,7 +204,10 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await pilot.press("c")
         await pilot.pause()
         table = app.screen.query_one("#cron")
-        cell = lambda job, col: str(table.get_cell(job, col))  # noqa: E731
+
+        def cell(job, col):
+            return str(table.get_cell(job, col))
+
         assert cell("12.0", "next") == "2026-11-21 10:00 CST" and cell("12.0", "in") == "1h27m55s"
         assert cell("12.0", "window") == "−5m … +0s"
         assert str(table.get_row("14.0")[7]) == "2026-11-30 00:02 CST"  # the schedd's pick differs
@@ -238,6 +245,7 @@ async def test_editor_lints_while_typing(tmp_path):
         assert _name(app) == "EditorScreen" and "broken line" not in conf.read_text()
 
 
+@pytest.mark.slow
 async def test_editor_apply_writes_atomically_with_backup_and_undo_restores(tmp_path):
     conf = tmp_path / "routes.conf"
     original = write_routes_conf(conf)
@@ -345,8 +353,6 @@ async def test_board_flags_routes_with_lints_and_uses_a_wide_terminal():
 
 
 async def test_editor_hands_the_text_to_editor_and_takes_it_back(tmp_path, monkeypatch):
-    import contextlib
-
     conf = tmp_path / "routes.conf"
     write_routes_conf(conf)
     tool = tmp_path / "fake-editor.sh"
@@ -379,8 +385,6 @@ async def test_board_w_explains_the_first_idle_unrouted_job():
 
 
 async def test_large_changing_queue_is_refiltered_at_a_bounded_rate(monkeypatch):
-    import tui.screens.jobs as jobs_screen
-
     # The screen's pacing clock stands still: a loaded machine taking over HEAVY_EVERY between two
     # updates must not turn "not on the spot" into "at once" (seen under load). Only the real timer
     # that re-filters "soon after" runs on the wall clock.

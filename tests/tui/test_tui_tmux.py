@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from tests.helpers.paths import REPO

@@ -48,10 +48,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from engine.feeds.replay.index import LogIndex
-from engine.queue.jobqueue import JobQueue
+from engine.queue.jobqueue import JobQueue, JobAdded, JobChanged, JobRemoved
 from engine.queue.reader import scan_steps
 from engine.queue.records import is_proc_key
 from engine.views.recorded import literal_int, literal_str
+from engine.schedd.workload import JobTemplate
+from engine.schedd.sites import SiteSpec, SiteSet
+from engine.lang.config import Config
+from engine.feeds.demo import Simulation, load_sites, system_policy
+from engine.router.router import JobRouter
+from engine.router.loader import load_routing_table
+from engine.schedd.queue_store import QueueStore
+from engine.schedd.schedd import Schedd
 
 DROP = frozenset(a.lower() for a in (
     "Managed", "ManagedManager", "RoutedToJobId", "RoutedBy", "RouteName", "RoutedFromJobId",
@@ -176,8 +184,6 @@ class RecordedArrivals:
     """The demo engine's ``Arrivals`` interface over recorded jobs (one cluster each)."""
 
     def __init__(self, jobs: list[RecordedJob]) -> None:
-        from engine.schedd.workload import JobTemplate  # noqa: PLC0415
-
         self._items = [(j.time, JobTemplate(name=j.key, attrs={k: v for k, v in j.attrs.items()
                                                               if k.lower() not in DROP}))
                        for j in sorted(jobs, key=lambda j: j.time)]
@@ -204,8 +210,6 @@ def _hms(seconds: int) -> str:
 
 
 def default_sites(route_names: list[str]) -> list[Any]:
-    from engine.schedd.sites import SiteSpec  # noqa: PLC0415
-
     return [SiteSpec(name=f"site-{n}", slots=1000, routes=(n,)) for n in route_names]
 
 
@@ -216,16 +220,6 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
 
     Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
     the hook programs that ran or — without ``allow_hooks`` — would have run)."""
-    from engine.lang.config import Config  # noqa: PLC0415
-    from engine.feeds.demo import Simulation, load_sites, system_policy  # noqa: PLC0415
-    from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved  # noqa: PLC0415
-    from engine.router.router import JobRouter  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
-    from engine.schedd.queue_store import QueueStore  # noqa: PLC0415
-    from engine.schedd.schedd import Schedd  # noqa: PLC0415
-    from engine.queue.jobqueue import JobQueue  # noqa: PLC0415
-    from engine.schedd.sites import SiteSet  # noqa: PLC0415
-
     config = Config.load(config_files)
     diagnostics = [str(e) for e in config.errors]
     table = load_routing_table(config)

@@ -53,7 +53,7 @@ from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
 from engine.views.figures import (DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome, retired_event,
-                                  routed_event)  # noqa: F401
+                                  routed_event)
 from engine.views.recorded import literal_str
 from engine.router.events import throttle_events
 from engine.router.throttle import RouteStats, route_state

@@ -17,6 +17,9 @@ import pytest
 from engine.lang.config import Config
 from engine.router.loader import load_routing_table
 from tui.cli import main as cli_main
+from tests.helpers.router_fixtures import T0, make_router, submit, route, table, outcomes
+from engine.router.hooks import HookManager, translate_outcome
+from engine.router import loader
 
 GOOD = """\
 JOB_ROUTER_ROUTE_NAMES = A B
@@ -90,8 +93,6 @@ def test_config_cut_inside_an_at_block_keeps_the_last_good_table(tmp_path):
 def test_router_keeps_routing_after_set_table_with_a_kept_table():
     """JobRouter.set_table with the kept table: same routes, routing goes on (htcondor.md §1.3
     SetRoutingTable keeps per-route state by name)."""
-    from tests.helpers.router_fixtures import T0, make_router, submit  # noqa: PLC0415
-
     good = load_routing_table(Config.from_text(GOOD.replace('Owner == "alice"', "true"), "g.conf"))
     r, src, _dst = make_router(good)
     (k1,) = submit(src)
@@ -120,8 +121,6 @@ def _hook(tmp_path, name, body, mode=0o755, dirmode=0o755):
 
 
 def _hook_router(path, **kw):
-    from tests.helpers.router_fixtures import make_router, route, table  # noqa: PLC0415
-
     tbl = table([route("A")], f"RD_HOOK_TRANSLATE_JOB = {path}", hook_keyword="RD")
     return make_router(tbl, allow_hooks=True, **kw)  # opted in: these tests run the hooks
 
@@ -135,8 +134,6 @@ def test_garbage_translate_hook_output_fails_only_that_job(tmp_path, body, expec
     """htcondor.md §1.8: any line that fails to parse rejects the whole output; a translate
     failure abandons routing of that job (counted as a failure). The router records it as a
     hook-failed event naming the line, and the job without the hook keyword still routes."""
-    from tests.helpers.router_fixtures import T0, outcomes, submit  # noqa: PLC0415
-
     r, src, _dst = _hook_router(_hook(tmp_path, "t.sh", body))
     (bad,) = submit(src)
     (plain,) = submit(src, HookKeyword='"NONE"')
@@ -152,9 +149,6 @@ def test_garbage_translate_hook_output_fails_only_that_job(tmp_path, body, expec
 def test_flooding_hook_is_killed_without_exhausting_memory(tmp_path):
     """RouteDeck decision (HTCondor reads hook output without a limit): a hook writing more than
     ``max_output`` bytes is killed and fails like a timeout, with an event."""
-    from tests.helpers.router_fixtures import T0, outcomes, submit  # noqa: PLC0415
-    from engine.router.hooks import HookManager, translate_outcome  # noqa: PLC0415
-
     path = _hook(tmp_path, "flood.sh", "yes 'A = 1'\n")
     res = HookManager({}, timeout=30, max_output=1 << 16, allow_run=True)._execute("TRANSLATE_JOB", path, "")
     assert res.overflow == "stdout" and len(res.stdout) <= 1 << 16 and not res.timed_out
@@ -172,8 +166,6 @@ def test_hung_hook_times_out_with_its_children(tmp_path):
     """product.md §4 hook timeout (HTCondor has none, htcondor.md §1.8): a shell hook whose child
     never exits is killed with its whole process group; the pipe does not keep the router
     waiting, and the router records the timeout as an event."""
-    from tests.helpers.router_fixtures import T0, outcomes, submit  # noqa: PLC0415
-
     marker = tmp_path / "child.pid"
     path = _hook(tmp_path, "hang.sh", f"sleep 60 &\necho $! > {marker}\nwait\n")
     r, src, _dst = _hook_router(path, hook_timeout=0.5)
@@ -199,8 +191,6 @@ def test_unsafe_hook_path_is_not_defined_and_reported(tmp_path, mode, dirmode, w
     """htcondor.md §1.8 validateHookPath: a world-writable hook, one in a world-writable
     directory, or a non-executable one is treated as not defined (the job routes without it);
     the router reports the rejection once, as an event."""
-    from tests.helpers.router_fixtures import T0, submit  # noqa: PLC0415
-
     ran = tmp_path / "ran"
     path = _hook(tmp_path, "t.sh", f"touch {ran}\necho 'X = 1'\n", mode=mode, dirmode=dirmode)
     r, src, _dst = _hook_router(path)
@@ -522,8 +512,6 @@ def test_route_now_must_be_a_real_time(tmp_path, capsys, now):
 def test_hook_leaving_a_child_on_its_stdout_does_not_stall_the_router(tmp_path):
     """RouteDeck decision: a hook that exits but leaves a child holding its stdout gets its
     output as written so far; the child is killed after a short grace (HTCondor would wait)."""
-    from engine.router.hooks import HookManager, translate_outcome  # noqa: PLC0415
-
     path = _hook(tmp_path, "daemon.sh", "echo 'A = 1'\nsleep 60 &\nexit 0\n")
     res = HookManager({}, timeout=30, allow_run=True)._execute("TRANSLATE_JOB", path, "")
     assert res.returncode == 0 and not res.timed_out
@@ -533,8 +521,6 @@ def test_hook_leaving_a_child_on_its_stdout_does_not_stall_the_router(tmp_path):
 def test_entries_cmd_that_floods_or_hangs_is_an_error_not_a_hang(tmp_path, monkeypatch):
     """htcondor.md §1.2: JOB_ROUTER_ENTRIES_CMD failing makes HTCondor EXCEPT (routing off here).
     RouteDeck bounds the command like a hook (timeout, output limit): `yes` filled memory before."""
-    from engine.router import loader  # noqa: PLC0415
-
     monkeypatch.setattr(loader, "CMD_TIMEOUT", 0.5)
     for cmd, why in (("yes [", "output passed the limit"), ("sleep 30", "timed out")):
         cfg = Config.from_text(f"JOB_ROUTER_DEFAULTS = [ requirements = true ]\nJOB_ROUTER_ENTRIES_CMD = {cmd}\n",

@@ -20,6 +20,7 @@ from engine.lang.config import Config
 from engine.router.convert import convert_classic_table
 from engine.router.routed_copy import build_routed_ad
 from engine.router.loader import load_routing_table
+from engine.router.lints import lint_table
 
 NOW = 1_700_000_000
 
@@ -251,9 +252,6 @@ def test_check_warns_that_route_requirements_must_name_job_attributes_unqualifie
     # htcondor.md §1.4: the candidate query evaluates route REQUIREMENTS with an empty ad as MY and
     # the job as TARGET (so MY.x is undefined), ChooseRoute with the job as MY and no TARGET (so
     # TARGET.x is undefined): only unqualified names reach the job in both.
-    from engine.lang.config import Config
-    from engine.router.lints import lint_table
-    from engine.router.loader import load_routing_table
 
     cfg = Config.from_text(
         "JOB_ROUTER_ROUTE_NAMES = A B C\n"

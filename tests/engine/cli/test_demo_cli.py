@@ -7,7 +7,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 from tests.helpers.paths import REPO
+from engine.cli import demo
 
 ROOT = REPO
 
@@ -17,6 +20,7 @@ def _demo(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_paced_run_equals_max_speed_run(tmp_path):
     # 2 real seconds at x30 = 60 virtual seconds, a snapshot every 20: a speed this machine keeps up
     # with (a temporary state directory is not fsynced per commit)
@@ -45,10 +49,6 @@ def test_temporary_state_directory_is_removed():
 def test_a_run_that_cannot_keep_up_ends_on_time_and_says_its_speed():
     """Issue 11 item 17: --duration S is S real seconds even when the engine is slower than --speed
     (the stopwatch is a test clock that is past the end at once: no waiting, no timing race)."""
-    import argparse
-
-    from engine.cli import demo
-
     class Stopwatch:  # 0 when the run starts, then past any deadline
         def __init__(self):
             self.calls = 0

@@ -13,7 +13,6 @@ attribute names in odd case (``jobstatus``, ``ROUTENAME``): HTCondor's names are
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from tests.helpers.paths import TESTS
 from tui.cli import main

@@ -6,7 +6,6 @@ is tests/data/queuelog/real_job_submission.log (tests/data/PROVENANCE.md).
 
 import argparse
 import json
-from pathlib import Path
 
 from tests.helpers.paths import TESTS
 from engine.cli import queue as cmd

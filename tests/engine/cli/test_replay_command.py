@@ -9,9 +9,13 @@ own expected states.
 from __future__ import annotations
 
 import json
+import argparse
 
 from tests.helpers.replay_logs import Recording
 from tui.cli import main
+from tui.cli import build_parser
+import tui.app
+import tui.shell.launch
 
 REAL = "tests/data/replay/real_job_submission.log"
 
@@ -80,12 +84,6 @@ def test_bad_input_exit_codes(tmp_path, capsys):
 def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):
     """product.md §5: ``replay``/``watch`` are one subcommand each (tui.shell.launch), the headless
     flags forwarded to the engine; without them the dashboard opens in replay/watch mode."""
-    import argparse
-
-    import tui.app
-    import tui.shell.launch
-    from tui.cli import build_parser
-
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert sub.choices["replay"].get_default("func") is tui.shell.launch.run_replay

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-from pathlib import Path
 
 from tests.helpers.paths import TESTS
 from engine.cli import route as cmd

@@ -11,6 +11,8 @@ import argparse
 import io
 import json
 
+import pytest
+
 from tests.helpers.paths import REPO
 from engine.cli import route as cmd
 from engine.lang.config import Config
@@ -94,10 +96,9 @@ def test_broken_conversion_names_the_jobs_that_change_route(tmp_path):
     assert data["jobs"][1]["changed"] == {"Queue": {"old": '"long"', "new": None}}
 
 
+@pytest.mark.slow
 def test_queue_log_source_jobs(tmp_path):
     """Every source job of a recording (engine/feeds/replay/reroute.py ``read_recording``)."""
-    from pathlib import Path
-
     log = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
     demo = REPO / "sample_configs" / "demo" / "condor_config"
     f = files(tmp_path, same=demo.read_text())

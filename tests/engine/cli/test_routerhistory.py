@@ -3,7 +3,6 @@ src/condor_job_router/condor_router_history)."""
 
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.helpers.paths import REPO
 from engine.schedd.history import HistoryWriter

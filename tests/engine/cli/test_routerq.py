@@ -4,7 +4,6 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.helpers.paths import REPO
 from engine.cli.routerq import build_constraint, summary_lines
@@ -52,8 +51,11 @@ def test_cli_on_a_written_log(tmp_path):
         _, p = tx.new_proc(c)  # a source job: no RouteName, not shown
         tx.set_attribute(f"{c}.{p}", "JobStatus", "1")
     q.writer.close() if hasattr(q.writer, "close") else None
-    run = lambda *a: subprocess.run([sys.executable, "-m", "tui.cli", "router-q", *a, "--queue-log", str(log)],  # noqa: E731
-                                    cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "tui.cli", "router-q", *a, "--queue-log", str(log)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+
     out = run("-S")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1:] == ["      1  I Alpha                batch slurm",

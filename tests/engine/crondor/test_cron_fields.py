@@ -4,7 +4,6 @@ oracle tests/data/crondor/crontab_oracle.json, produced by HTCondor 25.14.1's ow
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,6 +20,7 @@ from engine.crondor import (
     schedd_next_run,
     schedd_runs,
 )
+from engine.crondor import get_zone
 
 ORACLE = json.loads((TESTS / "data" / "crondor" / "crontab_oracle.json").read_text())
 
@@ -207,8 +207,6 @@ def test_leap_years_follow_the_gregorian_rule():
 
 def test_default_zone_is_the_local_zone(monkeypatch):
     """htcondor.md §2.3 item 2: the schedd uses its local time zone (TZ, else /etc/localtime)."""
-    from engine.crondor import get_zone
-
     monkeypatch.setenv("TZ", "America/Chicago")
     assert get_zone(None).name == "America/Chicago"
     s = sched("30", "2")

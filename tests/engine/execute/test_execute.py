@@ -9,8 +9,6 @@ evalNextFetchWorkDelay, getHookKeyword), src/condor_starter.V6.1/StarterHookMgr.
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest

@@ -10,11 +10,16 @@ slot ads). The node is ``tests/execute_fixture.py`` (real scripts, manual clock)
 from __future__ import annotations
 
 import json
+import dataclasses
 
 from engine.contract import snapshot as S
 from engine.runtime import feed_controls
 from engine.views.execute import HookIndex, execute_views
 from tests.helpers.execute_fixture import FROZEN_DURATION, T0, build_node
+from engine.execute.startd import Startd
+from engine.lang.config import Config
+from engine.execute.hooks import HookRunner
+from tui.screens.hooks import ended_cell
 
 
 def test_slot_rows_show_claim_fetch_timer_and_cron_attrs(tmp_path, monkeypatch):
@@ -66,9 +71,6 @@ def test_numbers_stay_stable_as_invocations_come_and_old_ones_drop(tmp_path, mon
 def test_withheld_runs_are_rows_but_not_failures(tmp_path):
     """Without allow_hooks nothing is spawned (README: hooks run only in demo or with
     --allow-hooks); the row says so and is not a failure."""
-    from engine.execute.startd import Startd
-    from engine.lang.config import Config
-
     cfg = Config.from_text("STARTD_JOB_HOOK_KEYWORD = Q\nQ_HOOK_FETCH_WORK = /bin/true\n")
     sd = Startd(cfg, tmp_path / "state", allow_hooks=False, host="node.test")
     sd.step(T0)
@@ -107,8 +109,6 @@ def test_execute_control_only_with_a_node():
 
 
 def _replace(snap, **kw):
-    import dataclasses
-
     return dataclasses.replace(snap, **kw)
 
 
@@ -117,11 +117,6 @@ def test_timeout_and_flood_are_failures_with_their_cause(tmp_path):
     are killed (engine.hookrun: timeout, output cap, process-group kill) and counted as no work
     (FetchClient::hookExited never sees an ad); both rows are failures naming the cause, and the
     Hooks screen's Ended cell says so."""
-    from engine.execute.hooks import HookRunner
-    from engine.execute.startd import Startd
-    from engine.lang.config import Config
-    from tui.screens.hooks import ended_cell
-
     d = tmp_path / "hooks"
     d.mkdir()
     hang, flood = d / "hang.sh", d / "flood.sh"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import shutil
 import time
-from pathlib import Path
+
+import pytest
 
 from tests.helpers.paths import REPO
 from engine.execute.startd import Startd
@@ -18,6 +19,7 @@ from engine.lang.config import Config
 SAMPLE = REPO / "sample_configs" / "hooks"
 
 
+@pytest.mark.slow
 def test_sample_runs_for_a_virtual_hour(tmp_path):
     """Jobs are fetched from the directory and really run (output files with the expected text),
     PREPARE_JOB's Cmd rewrite took effect, JOB_EXIT saw each exit code, and the Startd Cron

@@ -8,10 +8,8 @@ load of job_queue.log). Expected times come from engine.crondor, never from the 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +20,9 @@ from engine.crondor.schedd import schedd_next_run
 from engine.feeds.demo import build_demo
 from engine.queue.reader import load_log
 from engine.schedd.history import read_history
+from engine.cli.demo import snapshots_fast
+from engine.cli.jsonout import dumps, snapshot_json
+from engine.views.build import _row
 
 ROOT = REPO
 HOURS = 3
@@ -30,8 +31,6 @@ SEED = 3
 
 
 def run_snapshots(engine, hours=HOURS, interval=INTERVAL):
-    from engine.cli.demo import snapshots_fast
-
     return list(snapshots_fast(engine, engine.now + hours * 3600, interval))
 
 
@@ -52,7 +51,6 @@ def demo(tmp_path_factory):
     seen_events = []
     snaps = []
     first_adjust = first_routes = None
-    from engine.cli.demo import snapshots_fast
 
     for snap in snapshots_fast(engine, engine.start + HOURS * 3600, INTERVAL):  # a generator: stepwise
         snaps.append(snap)
@@ -66,11 +64,10 @@ def demo(tmp_path_factory):
                 first_adjust=first_adjust, first_routes=first_routes, events=seen_events)
 
 
+@pytest.mark.slow
 def test_golden_same_snapshots_every_time(demo, tmp_path):
     """The same seed gives the same JSON snapshots (Snapshot.to_json), line for line: the CLI in
     another process (another hash seed) against the first hour of the fixture's run."""
-    from engine.cli.jsonout import dumps, snapshot_json  # the headless --json form and its one writer
-
     here = [dumps(snapshot_json(s)) for s in demo["snaps"] if s.time <= demo["engine"].start + 3600]
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run(
@@ -222,8 +219,6 @@ def test_router_tools_on_the_demo_recording(demo):
 
 def test_jobs_table_follows_the_queue(demo):
     """The incrementally maintained jobs table equals one built from scratch, in id order."""
-    from engine.views.build import _row
-
     engine = demo["engine"]
     rows = engine.snapshot().jobs
     fresh = [_row(engine, j.key, engine.schedd.cron.deferral) for j in engine.queue.jobs()]

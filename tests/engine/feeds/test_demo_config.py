@@ -8,7 +8,7 @@ import pytest
 
 from engine.classad import make_ad
 from engine.lang.config import Config
-from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites
+from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, load_sites, build_demo
 from engine.router.loader import load_routing_table
 from engine.schedd.workload import load_workload
 
@@ -29,7 +29,10 @@ def test_both_syntaxes_give_the_same_table():
     old = _table("condor_config", "routes-classad.conf")
     assert not new.errors and not old.errors
     assert [r.syntax for r in old.routes] == ["classad"] * 5 and [r.syntax for r in new.routes] == ["transform"] * 5
-    key = lambda r: (r.name, r.max_jobs, r.max_idle_jobs, r.grid_resource, r.failure_rate_threshold)  # noqa: E731
+
+    def key(r):
+        return r.name, r.max_jobs, r.max_idle_jobs, r.grid_resource, r.failure_rate_threshold
+
     assert [key(r) for r in new.routes] == [key(r) for r in old.routes]
     jobs = [
         {"VO": '"cms"', "RequestMemory": "2000", "JobUniverse": "5"},
@@ -75,7 +78,6 @@ def test_classad_sample_has_no_warnings_and_no_duplicate_disabled_routes():
     assert table.disabled == []
     alone = _table("routes-classad.conf")  # what `routedeck check routes-classad.conf` loads
     assert [d.level for d in alone.diagnostics if d.level != "info"] == []
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
 
     engine = build_demo(classad_routes=True)
     try:

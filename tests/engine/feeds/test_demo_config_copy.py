@@ -12,6 +12,7 @@ import pytest
 
 from tests.helpers.paths import REPO
 from engine.feeds.demo import DemoError, DemoFiles, build_demo, stage_config
+from tui.cli import main
 
 ROOT = REPO
 DEMO = ROOT / "sample_configs" / "demo"
@@ -104,8 +105,6 @@ def test_diagnostics_of_the_copy_name_the_users_file_and_line(tmp_path, state):
 def test_a_config_error_at_start_names_the_users_file(tmp_path, capsys):
     """The headless demo's refusal names DIR/condor_config:LINE; a config that reads but has errors
     is a finding, exit 1, as in check, route, watch and replay (README, "Every command")."""
-    from tui.cli import main  # noqa: PLC0415
-
     conf = _demo_with(tmp_path, "JOB_ROUTER_ROUTE_NAMES", "this line is not a statement\nJOB_ROUTER_ROUTE_NAMES")
     line = _line_of(conf / "condor_config", "this line is not a statement")
     rc = main(["demo", "--headless", "--duration", "0", "--config-dir", str(conf)])

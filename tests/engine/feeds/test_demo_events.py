@@ -15,10 +15,12 @@ from engine.views.rows import is_job_event
 from engine.views.build import SNAPSHOT_JOB_EVENTS
 from engine.runtime import Runtime
 from tests.helpers.demo_fixture import make_config_dir
+from engine.views.build import source_route
 
 NOTABLE = ("config-reloaded", "route-throttled")
 
 
+@pytest.mark.slow
 def test_notable_events_survive_a_maximum_speed_flood_of_job_events(tmp_path):
     """A slow consumer that only takes the latest snapshot (the mailbox replaces the others) still
     gets the config reload and the throttle, though far more job events than a snapshot carries
@@ -90,8 +92,6 @@ def test_a_claimed_source_without_a_visible_copy_shows_its_tracked_route(routed)
     """While the router has claimed a source but its RoutedToJobId is not recorded yet (it is
     pushed with the next status update, htcondor.md §1.6), or its copy already left the queue,
     the row names the route the router tracks the job on."""
-    from engine.views.build import source_route
-
     engine = routed
     key, tracked = next((k, j) for k, j in engine.router.jobs.items() if j.route_name)
     assert source_route(engine, key, None) == tracked.route_name

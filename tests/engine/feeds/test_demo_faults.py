@@ -32,6 +32,9 @@ from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.helpers.demo_fixture import make_config_dir
 from tests.helpers.demo_fixture import _copies_per_source, _guard_single_copy
+from engine.cli.demo import snapshots_fast
+from engine.cli.demo import speed_note
+from tui.cli import main
 
 ROOT = REPO
 
@@ -90,14 +93,13 @@ def _committed(state: Path):
     return load_log(state / "job_queue.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
 def test_full_disk_stalls_keeps_the_committed_state_and_resumes(tmp_path, disk, code):
     """A failed write stops the engine's writing and moving (it says so: write_error, an error
     event, engine_state "stalled" in the JSON); its queue is the log's last committed state;
     when writes succeed again it restarts from the log (htcondor.md §3.3) and carries on, with no
     job lost and none routed twice."""
-    from engine.cli.demo import snapshots_fast
-
     cfg = make_config_dir(tmp_path)
     state = tmp_path / "state"
     engine = build_demo(config_dir=cfg, seed=3, state_dir=state)
@@ -141,8 +143,6 @@ def test_full_disk_stalls_keeps_the_committed_state_and_resumes(tmp_path, disk, 
 
 def _headless(capsys, cfg: Path, state: Path, hours: int = 2) -> tuple[int, list[dict], str]:
     """``routedeck demo --headless --max-speed --json`` in this process (the Disk fixture applies)."""
-    from tui.cli import main  # noqa: PLC0415
-
     rc = main(["demo", "--headless", "--max-speed", "--json", "--duration", str(hours * 3600), "--interval", "600",
                "--seed", "3", "--config-dir", str(cfg), "--state-dir", str(state)])
     out, err = capsys.readouterr()
@@ -255,6 +255,7 @@ def _kills(tmp_path: Path, count: int, seed: int) -> None:
     _check_state(state, committed)
 
 
+@pytest.mark.slow
 def test_kill_9_and_restart(tmp_path):
     """kill -9 of `routedeck demo --headless` twice at random moments, restarted from its state
     directory each time (htcondor.md §3.3, §1.7)."""
@@ -270,8 +271,6 @@ def test_kill_9_twenty_times(tmp_path):
 def test_a_run_that_cannot_keep_up_says_so():
     """Issue 14 item 1: a headless run that cannot keep up says so and reports the speed reached
     (the real time is measured by the command; the wording is this pure function's)."""
-    from engine.cli.demo import speed_note
-
     assert speed_note(36000, 60.0, 600.0) is None  # x600 asked and reached
     slow = speed_note(36000, 86.6, 600.0)
     assert slow is not None and "could not keep up" in slow and "x416 reached of the x600 asked" in slow

@@ -6,8 +6,6 @@ an unfinished trailing transaction or torn line is discarded)."""
 from __future__ import annotations
 
 import random
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +14,6 @@ from engine.feeds.demo import build_demo
 from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.helpers.demo_fixture import make_config_dir
-
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
@@ -30,6 +27,7 @@ def recording(tmp_path_factory):
     return tmp, cfg, (tmp / "first" / "job_queue.log").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cut", [0, 1, 2])
 def test_truncate_at_a_random_point_and_restart(recording, tmp_path, cut):
     tmp, cfg, data = recording

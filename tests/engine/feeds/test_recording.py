@@ -2,7 +2,7 @@
 to open on a fresh machine") stays loadable under the schedd's rules (htcondor.md §3.3) and
 replays with its commit-comment times (product.md §2 "Record times")."""
 
-from pathlib import Path
+import pytest
 
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
@@ -19,6 +19,7 @@ def test_shipped_recording_loads_without_problems():
     assert len(result.queue) > 100
 
 
+@pytest.mark.slow
 def test_shipped_recording_replays_three_hours_with_routed_copies():
     index = build_index(LOG)
     assert index.has_comments  # times come from `106 #` comments, not inference

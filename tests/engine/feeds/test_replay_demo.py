@@ -21,6 +21,7 @@ def _counts(snap):
     return {r.name: (r.routed, r.idle, r.running, r.held) for r in snap.routes if r.routed}
 
 
+@pytest.mark.slow
 def test_demo_recording_replays_with_the_live_counts(tmp_path):
     engine = demo.build_demo(state_dir=tmp_path, seed=3)
     live = []

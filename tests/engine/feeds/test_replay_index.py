@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
+from zoneinfo import ZoneInfo
 
 from tests.helpers.paths import TESTS
 from engine.feeds.replay.index import build_index
@@ -211,11 +211,6 @@ def test_comment_time_fast_path_equals_a_full_parse(text, tz):
     """The ``106 # <time>`` comment (htcondor.md §3.2) read by minute (one zone lookup per minute,
     the seconds added) gives what a full ISO parse in the zone gives, DST gaps and folds included
     (2026-03-08 02:30 does not exist in Chicago, 2026-11-01 01:30 happens twice)."""
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    from engine.queue.timeline import parse_comment_time
-
     body = text.strip()
     body = body[3:].strip() if body.startswith("106") else body
     body = body[1:].strip().removesuffix("NONDURABLE").strip() if body.startswith("#") else ""

@@ -11,12 +11,18 @@ import json
 from datetime import datetime, timezone
 
 import pytest
+import io
+import sys
+import argparse
 
 from engine.contract import snapshot as S
 from engine.feeds.replay.moment import MomentError, parse_moment, step_of_transaction, transaction_number
 from tests.helpers.replay_logs import Recording
 from tui.cli import main
 from tui.widgets.replay_bar import parse_seek
+from engine.cli.replay import build_runtime
+from tui.app import make_app
+from tests.helpers.tui_fixtures import wait_until
 
 START = datetime(2026, 11, 21, 0, 0, 5, tzinfo=timezone.utc).timestamp()
 END = datetime(2026, 11, 21, 3, 0, 0, tzinfo=timezone.utc).timestamp()
@@ -160,9 +166,6 @@ def test_reroute_stops_at_the_moment(log, capsys, tmp_path):
 def test_reroute_progress_on_a_terminal_is_one_updating_bar(log, tmp_path, monkeypatch, capsys):
     """On a terminal ``--reroute`` shows one line rewritten in place (a bar, the share done and
     the recording's time reached); a log file gets a plain line per quarter (issue 14 item 4)."""
-    import io
-    import sys
-
     path, rec = log
     cfg = tmp_path / "routes.conf"
     cfg.write_text("JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A @=rt\n  REQUIREMENTS true\n"
@@ -184,16 +187,11 @@ def test_reroute_progress_on_a_terminal_is_one_updating_bar(log, tmp_path, monke
 # ------------------------------------------------------------------------------ :seek on the dashboard
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_seek_prompt_on_the_dashboard(log):
     """``:seek HH:MM:SS``, ``:seek -S`` and ``:seek #N`` move the real replay engine as ``--at``
     would; a moment outside the log is an error toast with the range, and nothing moves."""
-    import argparse
-
-    from engine.cli.replay import build_runtime
-    from tui.app import make_app
-    from tests.helpers.tui_fixtures import wait_until
-
     path, rec = log
     args = argparse.Namespace(log=path, at=None, transaction=None, json=False, jobs=False, speed=1.0, config=[],
                               reroute=False, tz="UTC", seed=1, sites=None)

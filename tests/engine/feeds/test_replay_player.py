@@ -17,6 +17,8 @@ from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player, ReplayError
 from engine.contract.snapshot import Pause, Resume, Seek, SetSpeed, Step
 from tests.helpers.replay_logs import T0, Recording, as_expected
+from engine.views import recorded as views
+from engine.views.recorded import _evaluated, literal
 
 # htcondor.md §3.6, the constructed example log, verbatim.
 EXAMPLE = """\
@@ -155,7 +157,6 @@ def test_example_counts_at_each_step(example):
     gone = (0, 0, 0)
     assert seen == [None, None, None, idle, idle, idle, run, run, run, idle, idle, idle, gone, gone]
     player.seek(step=5)  # the queue's own view: the copy itself is Running
-    from engine.views import recorded as views
     assert views.route_counts(player.state.table, router_view=False)["Site1"].running == 1
     player.seek(step=4)
     rows = {row.job: row for row in player.snapshot().jobs}
@@ -260,8 +261,6 @@ def test_bookmarks(example):
 def test_literal_fast_path_agrees_with_classad2():
     """Values as job_queue.log writes them (htcondor.md §3.1 "Values"): the direct reading of
     plain integers and strings gives what classad2 gives."""
-    from engine.views.recorded import _evaluated, literal
-
     for text in ["0", "17", "1795300000", '"alice"', '""', '"a b  c"', '"x\\\\y"', '"say \\"hi\\""',
                  "-3", "2.5", "true", "FALSE", "undefined", "error", "1 + 2", '"/bin/sleep"', "０"]:
         assert literal(text) == _evaluated(text), text

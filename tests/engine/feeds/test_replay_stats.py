@@ -25,6 +25,10 @@ from engine.feeds.replay.player import Player
 from engine.feeds.replay.stats import RouteRule
 
 from tests.helpers.replay_logs import Recording
+from engine.feeds.replay.feed import ReplayFeed
+from engine.feeds.replay.stats import RouteHistory
+import engine.feeds.replay.stats as ST
+from engine.queue.records import is_proc_key, job_order
 
 ROOT = REPO
 T0 = 1795300000
@@ -172,6 +176,7 @@ def test_failure_rules(tmp_path):
     assert (r.recent_succeeded, r.recent_failed) == (2, 1)
 
 
+@pytest.mark.slow
 def test_shipped_recording_black_hole_is_throttled_as_live():
     """The demo recording (sample_configs/recordings/README.md): the live demo run with the same
     seed showed BlackHole throttled from its second window on at 600*0.03/ratio jobs per window;
@@ -217,8 +222,6 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     wording): playing through the close emits route-throttled once; a seek over it shows it once
     among the events that led to the new moment, re-told (``history_upto``: the dashboard does not
     toast it), and playing on does not repeat it."""
-    from engine.feeds.replay.feed import ReplayFeed
-
     index = build_index(_black_hole(tmp_path))
     feed = ReplayFeed(Player(index, ManualClock(0)))
     feed.handle(__import__("engine.contract.snapshot", fromlist=["Seek"]).Seek(time=T0 + 1100))
@@ -234,21 +237,17 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
 
 
 def _history(log: Path):
-    from engine.feeds.replay.stats import RouteHistory
-
     ix = build_index(log, tz="UTC")
     return RouteHistory(ix, None, 10.0, "UTC").build()
 
 
+@pytest.mark.slow
 def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path):
     """The replay's crondor history (engine.schedd.cron.CronObserver, htcondor.md §2.4
     ``needsCronTab``) observes only jobs that are cron jobs or have a cron attribute
     (``engine.schedd.cron.jobs_to_observe``); the oracle observes every touched job, as before the sieve. Same
     DeferralTimes at the same times, same router events, on the demo recording (cron jobs, routed
     copies) and on a constructed log whose cron attributes come later on a cluster ad."""
-    import engine.feeds.replay.stats as ST
-    from engine.queue.records import is_proc_key, job_order
-
     def every_touched_job(keys, seen, ads, names):  # the loop before the sieve
         jobs = set()
         for key in keys:

@@ -12,11 +12,17 @@ import json
 import os
 
 import pytest
+import threading
 
 from engine.clock import ManualClock
 from engine.queue.writer import open_queue
 from engine.feeds.watch import WatchEngine, WatchError, WatchSetup, resolve
 from tui.cli import main
+from engine.clock import SystemClock
+from engine.queue.filewatch import run_watch
+from engine.runtime import Runtime
+from engine.feeds.watch import WatchFeed
+from engine.feeds.watch import condor_config_paths
 
 T0 = 1795300000.0
 
@@ -137,13 +143,6 @@ def test_watch_command_once_and_json_lines(tmp_path, capsys):
 
 def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):
     """The runtime thread polls the follower when the file watcher says the log changed."""
-    import threading
-
-    from engine.clock import SystemClock
-    from engine.queue.filewatch import run_watch
-    from engine.runtime import Runtime
-    from engine.feeds.watch import WatchFeed
-
     log = tmp_path / "job_queue.log"
     q, _ = open_queue(log, T0)
     feed = WatchFeed(WatchEngine(WatchSetup(str(log)), SystemClock()), poll_interval=3600)
@@ -170,10 +169,6 @@ def test_watch_feed_under_the_runtime_wakes_on_a_change(tmp_path):
 def test_condor_config_dev_null_means_no_config():
     """HTCondor's idiom CONDOR_CONFIG=/dev/null ("no config file"; the Python bindings set it when
     they find none) is not a config source: no error, no empty routing table."""
-    import os
-
-    from engine.feeds.watch import condor_config_paths
-
     assert os.devnull not in condor_config_paths(None, {"CONDOR_CONFIG": os.devnull})
     assert condor_config_paths(None, {"CONDOR_CONFIG": "/etc/x/condor_config"}) == ["/etc/x/condor_config"]
 

@@ -27,6 +27,7 @@ def _cut(data: bytes, fraction: float) -> int:
     return data.index(b"\n", at) + 1
 
 
+@pytest.mark.slow
 def test_backlog_events_are_history_and_appended_ones_are_news(tmp_path):
     data = LOG.read_bytes()
     cut = _cut(data, 0.1)
@@ -48,6 +49,7 @@ def test_backlog_events_are_history_and_appended_ones_are_news(tmp_path):
     assert "throttle-adjusted" in {e.kind for e in news}
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_watching_a_finished_log_toasts_nothing_from_its_past():
     """The 3-hour recording throttles BlackHole at 00:30:05: opening watch on it later must not

@@ -29,6 +29,7 @@ LAST = datetime(2026, 11, 21, 2, 59, 55, tzinfo=timezone.utc).timestamp()
 WALL = 1_900_000_000.0  # 2030: a wall clock years after the recording
 
 
+@pytest.mark.slow
 def test_snapshot_and_header_carry_the_logs_clock():
     wall = ManualClock(WALL)
     feed = WatchFeed(WatchEngine(resolve(LOG, CONFIG, None), wall, tz="UTC"))
@@ -44,6 +45,7 @@ def test_snapshot_and_header_carry_the_logs_clock():
     assert snap.time == LAST + 10 and "02:59:55" not in header_text(snap, True).plain
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_watch_board_header_shows_the_recordings_time():
     args = argparse.Namespace(queue_log=LOG, config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0)

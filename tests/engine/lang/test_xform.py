@@ -8,13 +8,13 @@ shared/data/real/htcondor__htcondor/condor_tests/cmd_transform_ads).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from tests.helpers.paths import TESTS
 from engine.lang.config import Config, split_list
 from engine.lang.xform import MacroSet, XformError, parse_transform
+from engine.lang.xform import universe_number
 
 DATA = TESTS / "data"
 
@@ -252,7 +252,6 @@ def test_every_real_route_and_transform_parses(path):
 ])
 def test_universe_names(text, number):
     # htcondor.md §1.3: UNIVERSE takes a number or a name (CondorUniverseNumberEx)
-    from engine.lang.xform import universe_number
 
     assert universe_number(text) == number
 

@@ -10,8 +10,6 @@ The expected values are what the comments in the CE file say each transform does
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.helpers.paths import TESTS

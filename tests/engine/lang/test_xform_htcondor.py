@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import io
 import argparse
+import pytest
 
 from engine.cli import check
 from engine.lang import macros as mx
 from engine.lang.xform import parse_transform
+from engine.lang.xform import XformError
 
 
 def routed(text: str, ad: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -143,9 +145,6 @@ def test_item10_if_defined_of_a_signed_number_fails_the_transform():
     the keyword is a ``ct_sum``, so the whole condition is not CIFT_IFDEF but CIFT_COMPLEX;
     ``Evaluate_config_if`` then fails ("complex conditionals are not supported") and
     ``Parse_macros`` fails the transform. ``defined 0.5`` stays valid (CIFT_NUMBER argument)."""
-    import pytest
-    from engine.lang.xform import XformError
-
     with pytest.raises(XformError, match="not a valid if condition"):
         routed("if defined -0.5\n  SET A 1\nendif")
     ad, _ = routed("if defined 0.5\n  SET A 1\nendif")
@@ -165,9 +164,6 @@ def test_item9_an_invalid_line_in_a_branch_not_taken_is_never_read(tmp_path):
     ``ParseRulesCallback``): ``if ( ! ifstack.enabled()) continue;`` comes before the line is
     tokenised, so a line of a branch not taken is never parsed; only a taken one fails the
     transform ("FROB is not a valid transform keyword", ``return -1``). ``check`` warns."""
-    import pytest
-    from engine.lang.xform import XformError
-
     text = "if false\n  FROB A 1\nelse\n  SET A 2\nendif"
     ad, _ = routed(text)
     assert ad["A"] == "2"
@@ -188,8 +184,6 @@ def test_catastrophic_regex_in_a_transform_is_bounded_and_matches_nothing():
     backtracks catastrophically stops there. RouteDeck bounds the match in time
     (engine/lang/bounded_re.py): the name is not matched, a warning names the line, the other
     names still are, and the transform ends instead of hanging."""
-    from engine.lang.xform import parse_transform
-
     t = parse_transform("COPY /^(a|aa)+$/ Copied_\\0\n", name="t")
     ad = {"a" * 40 + "b": "1", "aaaa": "2"}
     warnings = t.apply(ad)

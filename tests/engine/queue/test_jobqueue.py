@@ -2,6 +2,7 @@
 (htcondor.md §3.1 "Keys", §3.2, §3.5 consumer)."""
 
 import pytest
+import random
 
 from engine.classad import evaluate, is_true
 from engine.queue.jobqueue import (
@@ -136,8 +137,6 @@ def test_apply_all_matches_apply():
     (the slower path is the oracle): the same ads, warnings, events and versions, for random
     transactions mixing new, set, delete and destroy on job, cluster and other keys, known or
     not (htcondor.md §3.5 consumer: a 103 on an unknown key is ignored and reported)."""
-    import random
-
     keys = ["1.0", "1.1", "01.-1", "2.0", "02.-1", "0.0", "1.-2", "9.9"]
     names = ["JobStatus", "jobstatus", "Owner", "RequestCpus", "Managed", "x"]
     rnd = random.Random(14)

@@ -2,7 +2,6 @@
 poll is explicit; the watcher test is bounded by a short timeout."""
 
 import threading
-from pathlib import Path
 
 from tests.helpers.paths import TESTS
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded

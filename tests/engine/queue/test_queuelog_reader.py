@@ -1,7 +1,5 @@
 """Reading job_queue.log with the schedd's rules (htcondor.md §3.3) and the follower's (§3.5)."""
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

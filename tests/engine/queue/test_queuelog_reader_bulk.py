@@ -57,6 +57,7 @@ def _runs_log(draw):
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_runs_log(), st.integers(1, 400), st.sampled_from(["owner", "follow"]))
 def test_runs_of_103_load_as_the_reference_loads_them(data, chunk, mode):

@@ -75,6 +75,7 @@ def test_bench_log_loads_as_the_reference_loads_it(bench_log, mode):
         assert _fast(data, mode, validate=False) == ref
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REAL_LOGS, ids=lambda p: p.name)
 @pytest.mark.parametrize("mode", ["owner", "follow"])
 def test_real_logs_load_as_the_reference_loads_them(path, mode):
@@ -143,6 +144,7 @@ def _logs(draw):
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_logs(), st.integers(1, 300), st.sampled_from(["owner", "follow"]))
 def test_generated_logs_load_as_the_reference_loads_them(data, chunk, mode):

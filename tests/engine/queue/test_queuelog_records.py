@@ -1,7 +1,5 @@
 """job_queue.log record format (htcondor.md §3.1) and keys."""
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

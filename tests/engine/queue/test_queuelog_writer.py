@@ -11,6 +11,7 @@ from engine.queue import records as R
 from engine.queue.reader import load_bytes, load_log
 from engine.queue.records import parse_line
 from engine.queue.writer import QueueLogError, QueueLogWriter, open_queue
+import engine.queue.writer as W
 
 DATA = TESTS / "data" / "queuelog"
 T0 = 1736935000
@@ -105,8 +106,6 @@ def test_fault_injection_every_cut_loads_a_committed_prefix(tmp_path):
 def test_commit_comment_durability_and_fsync(tmp_path, monkeypatch):
     """htcondor.md §3.2: `106 # <timestamp>`; fdatasync at each commit (once per transaction,
     as ``Transaction::Commit``) and per record outside a transaction."""
-    import engine.queue.writer as W
-
     syncs = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real(fd)))
@@ -127,8 +126,6 @@ def test_non_durable_commit_is_written_not_synced_and_says_so(tmp_path, monkeypa
     non-durable commit (qmgmt.cpp ``CommitNonDurableTransactionOrDieTrying``) writes its records
     and ``106 # <time> NONDURABLE`` but no fdatasync; the next durable commit syncs as before.
     It is in the file at once, so a reader (and a restart after a killed process) sees it."""
-    import engine.queue.writer as W
-
     syncs = []
     real = W._datasync
     monkeypatch.setattr(W, "_datasync", lambda fd: (syncs.append(fd), real(fd)))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
+from engine.queue.transaction import check_value
 
 WORDISH = st.text(alphabet=st.sampled_from("Ab1_.- \t\n\0é"), min_size=0, max_size=6)
 
@@ -67,8 +68,6 @@ def test_a_remembered_value_is_accepted_as_check_value_accepts_it(value):
     """§3.1 "Values" (the schedd checks that a value parses): ``set_attribute`` remembers the
     texts it accepted; the first and the second call (remembered) both agree with
     ``check_value`` (the oracle) — accepted or refused with its ValueError."""
-    from engine.queue.transaction import check_value
-
     try:
         check_value("A", value)
         ok = True

@@ -7,7 +7,6 @@ product.md §4 "Hooks".
 from __future__ import annotations
 
 import os
-import stat
 
 import pytest
 

@@ -29,6 +29,8 @@ from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
 from tests.helpers.real_configs import BUNDLES, DATA
+from engine.lang import macros as mx
+from engine.lang.xform_apply import MacroSet, Run
 
 # ------------------------------------------------------------------------------------------- oracles
 
@@ -181,7 +183,6 @@ def test_umbrella_core_equals_the_list_version(seed):
 
 class CountingKey(str):
     """A normalised REQUIREMENTS text that counts the comparisons made with it."""
-
     comparisons = 0
     __hash__ = str.__hash__
 
@@ -298,9 +299,6 @@ def test_looking_up_a_route_by_name_does_not_scan_the_table():
 
 def old_macro_value(transform, name, config):
     """engine/lang/xform.py before issue 25: the body run again for each macro read."""
-    from engine.lang import macros as mx
-    from engine.lang.xform_apply import MacroSet, Run
-
     run = Run(None, MacroSet(), config, None)
     run.run(transform.statements, validate_only=True)
     raw = run.macros.get(name)

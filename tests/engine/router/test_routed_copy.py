@@ -10,12 +10,14 @@ JOB_ROUTER_ENTRIES routes), §6 "Job router: facts" (the same lists).
 from __future__ import annotations
 
 import pytest
+import random
 
 from engine import classad as C
 from engine.lang.config import Config
 from engine.router.routed_copy import build_routed_ad, filename_remap_find
 from engine.router.loader import load_routing_table
 from engine.router.table import RoutingError
+from engine.router.routed_copy import CIAttrs
 
 SOURCE = {
     "ClusterId": "12", "procid": "3", "JobUniverse": "5", "JobStatus": "2", "Owner": '"alice"', "User": '"alice@x"',
@@ -113,10 +115,6 @@ def test_ci_attrs_index_matches_scan():
     (htcondor.md §1.6; ClassAd names are case-insensitive): CIAttrs' name index gives what the
     linear scan (the oracle, ``_scan`` on a twin dict) gives, for random sets and deletes,
     with and without two spellings of one name in the starting ad."""
-    import random
-
-    from engine.router.routed_copy import CIAttrs
-
     names = ["Foo", "foo", "FOO", "Bar", "bar", "JobUniverse", "x"]
     rnd = random.Random(14)
     for start in ({"Foo": "1", "Bar": "2"}, {"Foo": "1", "foo": "2", "x": "3"}, {}):

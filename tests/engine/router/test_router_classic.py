@@ -10,8 +10,6 @@ HTCondor's HashTable.h / HashTable.cpp (iteration order, the hash function).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tests.helpers.paths import TESTS
 from engine import classad as C
 from engine.lang.config import Config

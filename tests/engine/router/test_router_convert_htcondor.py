@@ -9,13 +9,18 @@ Sources: ``src/condor_utils/xform_utils.cpp`` ``ConvertClassadJobRouterRouteToXF
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from tests.helpers.paths import REPO, TESTS
 from engine import classad as C
 from engine.lang.config import Config
 from engine.router.loader import load_routing_table
 from engine.router.routed_copy import build_routed_ad
+from engine.lang.xform_iter import cut_at_transform
+import classad2
+from engine.router.trace import trace_route
+from engine.router.convert import convert_classic_table
+import json
+from engine.router.convert import knob_suffix
 
 
 def load(text: str):
@@ -81,7 +86,6 @@ def test_reading_stops_at_transform_and_check_says_so():
     [w] = [d for d in t.diagnostics if "TRANSFORM" in d.message]
     assert w.level == "warning" and "(line 5)" in w.message and "1 statement line" in w.message
     assert w.file == "old.conf" and w.line == 6  # the first dropped line, "SET Y 2"
-    from engine.lang.xform_iter import cut_at_transform
     assert cut_at_transform("SET A 1\nTRANSFORM\nSET B 2\n").transform_line is None
     assert cut_at_transform("SET A 1\ntransform = 3\nSET B 2\n").transform_line is None
 
@@ -107,8 +111,6 @@ def _htcondor_stores(text: str) -> str:
     """What HTCondor stores for ``SET A <text>``: ``ParseRulesCallback`` parses the value with the
     old ClassAd parser and the schedd writes the old-syntax unparse (htcondor.md §1.3, §3.1
     "Values"). Computed with HTCondor 25.14's own ClassAd library (classad2), not with RouteDeck."""
-    import classad2  # HTCondor's ClassAd library, the oracle here
-
     ad = classad2.parseOne(f"A = {text}", classad2.ParserType.Old)
     return ad.printOld().split("=", 1)[1].strip()
 
@@ -120,8 +122,6 @@ def test_routed_ad_keeps_time_calls_as_htcondor_stores_them():
     (xform_utils.cpp ``ConvertClassadJobRouterRouteToXForm``, old unparse). HTCondor's SET stores
     that expression, ``time()`` and all; the engine's clock is for evaluation only (classad.py).
     The routed ad, its trace and every SET/DEFAULT must keep ``time()``."""
-    from engine.router.trace import trace_route
-
     conf = TESTS / "data" / "config" / "manual-9.0" / "job-router-old-syntax-example.conf"
     t = load_routing_table(Config.load([conf]))
     [stmt] = [ln.strip() for ln in t.route("Site_1").transform.text.splitlines() if "PeriodicRemove" in ln]
@@ -153,8 +153,6 @@ NAMES_ORACLE = TESTS / "data" / "router" / "convert_names_oracle.json"
 def _converted_knobs(cfg) -> dict[str, str]:
     """Route name in the input → JOB_ROUTER_ROUTE_<knob> in ``routedeck convert``'s output (routes
     are written in the table's order, the same order as JOB_ROUTER_ROUTE_NAMES)."""
-    from engine.router.convert import convert_classic_table
-
     table = load_routing_table(cfg)
     text = convert_classic_table(cfg, table=table)
     [names] = [ln.split("=", 1)[1].split() for ln in text.splitlines() if ln.startswith("JOB_ROUTER_ROUTE_NAMES")]
@@ -172,10 +170,6 @@ def test_converted_route_names_are_condor_transform_ads_names():
     htcondor.md §8. Oracle: tests/data/router/convert_names_oracle.json, HTCondor 25.14.1's own
     ``ConvertClassadJobRouterRouteToXForm`` and ``cleanStringForUseAsAttr`` run on the real tables
     of tests/data/config (copies of shared/data/real) and on odd names."""
-    import json
-
-    from engine.router.convert import knob_suffix
-
     oracle = json.loads(NAMES_ORACLE.read_text())
     for name, tag in oracle["clean"].items():
         if tag and tag.upper() != "NAMES":  # RouteDeck keeps its clash handling (see below)
@@ -206,8 +200,6 @@ def test_converted_route_body_names_the_route_as_condor_transform_ads_does():
     router names the route after the knob anyway and prints nothing about a different ``NAME``
     (JobRouter.cpp ``JobRoute::ParseNext`` compares with ``m_name`` before setting it; htcondor.md §8),
     so routed jobs get ``RouteName = "AnalysisQueue"``."""
-    from engine.router.convert import convert_classic_table
-
     cfg = Config.from_text('JOB_ROUTER_ENTRIES = [ Name = "Analysis Queue"; Requirements = TARGET.Z == 3; '
                            'GridResource = "batch pbs"; ] [ Name = "Plain"; Requirements = TARGET.Y == 2; '
                            'GridResource = "batch slurm"; ] [ Requirements = TARGET.X == 1; GridResource = "arc x"; ]\n',

@@ -12,7 +12,7 @@ from tests.helpers.router_fixtures import (
 
 from engine.queue.jobqueue import JobQueue
 from engine.router.lifecycle import State
-
+from engine.router.routerlog import HEADER, parse_router_log
 
 # ------------------------------------------------------------------------------------ route choice
 
@@ -96,7 +96,7 @@ def test_umbrella_sanity_clause_excludes_non_idle_managed_and_routed_copies():
     RoutedBy isnt the router (a copy in the same queue is never routed again)."""
     tbl = table([route("A")])
     r, src, dst = make_router(tbl)
-    idle, running, done, ext, staged = (submit(src, 1)[0], submit(src, 1, JobStatus="2")[0],
+    idle, _running, _done, _ext, _staged = (submit(src, 1)[0], submit(src, 1, JobStatus="2")[0],
                                         submit(src, 1, Managed='"ScheddDone"')[0],
                                         submit(src, 1, Managed='"External"')[0],
                                         submit(src, 1, StageInStart="5")[0])
@@ -298,8 +298,6 @@ def test_copy_never_seen_gives_up_after_mirror_lag():
 def test_log_table_reads_back_with_the_jobrouterlog_reader():
     """§1.5: the per-poll table format ("%-24s %-11s %7d/%7d %7d/%7d %8s  %7d %9d %6d"); the
     JobRouterLog reader (engine.router.routerlog) reads our rows back with the same figures."""
-    from engine.router.routerlog import HEADER, parse_router_log
-
     tbl = table([route("Site1", max_jobs=10, max_idle_jobs=5), route("BlackHole")])
     r, src, dst = make_router(tbl)
     submit(src, 7)

@@ -12,12 +12,14 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import gc
 
 from tests.helpers.router_fixtures import route, table
 
 from engine.classad import ClassAd, evaluate, is_true
 from engine.queue.jobqueue import JobQueue
 from engine.router.candidates import Scanner, umbrella_text
+from engine.router.candidates import gc_paused
 
 ROUTES = [
     route("Mem", "RequestMemory <= 2048 && VO == \"cms\""),
@@ -141,9 +143,7 @@ def test_scan_shortcuts_equal_classad2_for_any_proc_ad_shape(data):
 
 def test_gc_paused_restores_the_collector_state_even_on_error():
     # Source: RouteDeck implementation property (no HTCondor behaviour)
-    import gc
 
-    from engine.router.candidates import gc_paused
 
     assert gc.isenabled()
     try:

@@ -9,8 +9,6 @@ copies have RouteMe deleted, RoutedJob = true, the route's Requirements, CollHos
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tests.helpers.paths import TESTS
 from tests.helpers.router_fixtures import T0, get, submit
 

@@ -19,6 +19,7 @@ from engine.router.throttle import (
     route_state,
     throttle_desc,
 )
+from engine.router.throttle import count_limit
 
 
 def route(max_jobs=100, max_idle=50, threshold=0.03):
@@ -197,8 +198,6 @@ def test_count_limit_is_where_route_state_stops_accepting():
     """The router's choice loop asks route_state again only from ``count_limit`` on (htcondor.md
     §1.5 ``AcceptingMoreJobs``: MaxJobs and MaxIdleJobs): with no throttle, every ``num_jobs``
     below it accepts, and from the limit on it does not."""
-    from engine.router.throttle import RouteStats, count_limit, route_state
-
     for max_jobs in (-1, 0, 1, 5, 20):
         for max_idle in (-1, 0, 2, 7):
             for running in (0, 3, 9):

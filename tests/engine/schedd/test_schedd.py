@@ -4,6 +4,7 @@ Sources: htcondor.md §1.6 (LeaveJobInQueue, JobFinishedHookDone), §3.1 (keys, 
 src/condor_utils/user_job_policy.cpp (policy order and reasons)."""
 
 import pytest
+import random
 
 from engine.queue.jobqueue import JobQueue
 from engine.schedd.history import HistoryWriter, read_history
@@ -142,8 +143,6 @@ def test_queue_store_indexes_follow_changes_as_a_rebuild_finds_them():
     of attributes no index reads only noted — equal those a full rebuild from the queue gives
     (the oracle), after random edits of indexed and other attributes on proc and cluster ads
     (htcondor.md §1.6: a job with Managed "External" is the router's; §2.1: Cron* attributes)."""
-    import random
-
     q = JobQueue()
     store = QueueStore(q)
     rnd = random.Random(14)

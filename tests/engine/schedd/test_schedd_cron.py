@@ -9,6 +9,7 @@ from engine.schedd.schedd import Schedd
 from engine.schedd.store import MemoryStore
 from engine.schedd.sites import RunTime, SiteSet, SiteSpec
 from engine.schedd.workload import JobTemplate
+from engine.crondor.schedd import schedd_next_run
 
 T0 = 1_700_000_030.0  # 22:13:50 UTC
 
@@ -119,7 +120,6 @@ def test_only_idle_jobs_and_recalc_only_after_the_window():
 def test_weekday_schedule_uses_the_schedds_pick():
     # htcondor.md §2.6: `0 0 * * 1` from 2021-01-25 00:00:30 -> a >= 10.3 schedd picks 01-31
     # (day 0 of February); the embedded schedd stores what a real schedd would store
-    from engine.crondor.schedd import schedd_next_run
     k = CronKeeper(zone="UTC")
     attrs = {"CronMinute": '"0"', "CronHour": '"0"', "CronDayOfWeek": '"1"', "JobStatus": "1"}
     t = 1611532830  # 2021-01-25 00:00:30 UTC

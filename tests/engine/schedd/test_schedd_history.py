@@ -4,6 +4,7 @@
 htcondor.md §1.9)."""
 
 import pytest
+import os
 
 from engine.schedd.history import HistoryError, HistoryWriter, iter_history, read_history
 
@@ -48,8 +49,6 @@ def test_append_many_offsets(tmp_path):
 def test_append_is_written_and_flushed_not_synced(tmp_path, monkeypatch):
     """classadHistory.cpp ``AppendHistory``: the ad is written and ``fflush``ed, never fsynced
     (the schedd does not wait for the disk per finished job); a reader sees it at once."""
-    import os
-
     def refuse(fd):
         raise AssertionError("the history file is not synced")
 

@@ -5,6 +5,7 @@ import pytest
 
 from engine.schedd.sites import (STARTER_INITIAL_UPDATE_INTERVAL, RunTime, SiteConfigError, SiteSet,
                           SiteSpec)
+from engine.schedd.sites import GRIDMANAGER_CONTACT_SCHEDD_DELAY
 
 
 def _run(seed, n=30, until=20000.0, **spec):
@@ -108,8 +109,6 @@ def test_grid_reports_reach_the_schedd_at_the_gridmanagers_contacts():
     GRIDMANAGER_CONTACT_SCHEDD_DELAY (5 s) or more ago, else at the last one plus the delay, and
     ``doContactSchedd`` writes every pending job's updates together. Each report keeps the time
     it happened; a local-universe site (the schedd's own starter) reports at once."""
-    from engine.schedd.sites import GRIDMANAGER_CONTACT_SCHEDD_DELAY
-
     assert GRIDMANAGER_CONTACT_SCHEDD_DELAY == 5
     sites = SiteSet([SiteSpec("G", slots=10, start_latency=(0, 0), runtime=RunTime("fixed", 100)),
                      SiteSpec("L", slots=10, start_latency=(0, 0), runtime=RunTime("fixed", 100), local=True)])

@@ -4,6 +4,7 @@ part 4). Errors name file and line (preamble)."""
 import pytest
 
 from engine.schedd.workload import Arrivals, WorkloadError, parse_workload
+from engine.schedd.workload import load_workload
 
 TEXT = '''
 [[job]]
@@ -65,7 +66,6 @@ def test_bounds_and_encoding(tmp_path):
         parse_workload('[[job]]\nname="x"\ninitial=1000000000\nad="A = 1"\n', "w.toml")
     with pytest.raises(WorkloadError, match="procs per cluster"):
         parse_workload('[[job]]\nname="x"\nprocs=[1, 10000000]\nad="A = 1"\n', "w.toml")
-    from engine.schedd.workload import load_workload
     p = tmp_path / "w.toml"
     p.write_bytes(b'[[job]]\nname = "\xff"\n')
     with pytest.raises(WorkloadError, match="not UTF-8"):
