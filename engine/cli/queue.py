@@ -34,11 +34,12 @@ from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_exp
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import job_json
+from engine.contract.codes import JobStatus
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
 
-STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
-                6: "Transferring Output", 7: "Suspended", 9: "Blocked"}
+# the table's status names: in words ("Transferring Output"); 0 (Unexpanded) is shown by number only
+STATUS_NAMES = {int(s): s.words for s in JobStatus if s is not JobStatus.UNEXPANDED}
 
 
 def register(subparsers) -> None:

@@ -29,8 +29,9 @@ from zoneinfo import ZoneInfo
 
 from engine.classad import ClassAdError, evaluate, is_true, parse_expr
 from engine.cli import args as argcheck
+from engine.contract.codes import STATUS_LETTERS, JobStatus
 
-LETTERS = "UIRXCHE"
+LETTERS = STATUS_LETTERS  # "UIRXCHE"[JobStatus]
 
 
 def _str(attrs: dict[str, str], name: str) -> str | None:
@@ -107,7 +108,7 @@ def summary_lines(jobs: list[dict[str, str]]) -> list[str]:
 
 def _run_time(a: dict[str, str], now: float) -> str:
     secs = float(a.get("RemoteWallClockTime", "0") or 0)
-    if _int(a, "JobStatus") == 2 and _int(a, "JobCurrentStartDate") is not None:
+    if _int(a, "JobStatus") == JobStatus.RUNNING and _int(a, "JobCurrentStartDate") is not None:
         secs += max(0.0, now - (_int(a, "JobCurrentStartDate") or 0))
     s = int(secs)
     return "%d+%02d:%02d:%02d" % (s // 86400, s % 86400 // 3600, s % 3600 // 60, s % 60)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from engine.classad import evaluate, format_value, is_true, make_ad, quote
+from engine.contract.codes import HoldCode
 from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
@@ -48,9 +49,6 @@ from engine.schedd.workload import JobTemplate
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 PERIODIC_EXPR_INTERVAL = 60  # htcondor.md §1.3 timing knobs
-HOLD_USER_REQUEST = 1
-HOLD_MISSED_DEFERRAL = 20  # htcondor.md §2.5
-HOLD_INVALID_CRON = 25  # htcondor.md §2.4
 REAP_BATCH = 100
 
 
@@ -156,7 +154,7 @@ class Schedd:
 
     # ---------------------------------------------------------------------------- commands
 
-    def hold(self, job: str, now: float, reason: str = "via RouteDeck", code: int = HOLD_USER_REQUEST,
+    def hold(self, job: str, now: float, reason: str = "via RouteDeck", code: int = HoldCode.UserRequest,
              subcode: int = 0) -> bool:
         attrs = self.store.attrs(job)
         if attrs is None or _int(attrs, "JobStatus") in (HELD, REMOVED, COMPLETED):
@@ -172,7 +170,7 @@ class Schedd:
         tx.set(job, "JobStatus", str(HELD))
         tx.set(job, "EnteredCurrentStatus", str(t))
         tx.set(job, "HoldReason", quote(reason))
-        tx.set(job, "HoldReasonCode", str(code))
+        tx.set(job, "HoldReasonCode", str(int(code)))
         tx.set(job, "HoldReasonSubCode", str(subcode))
         tx.set(job, "NumHolds", str((_int(attrs, "NumHolds", 0) or 0) + 1))
         if "ReleaseReason" in attrs:
@@ -181,7 +179,8 @@ class Schedd:
         self.sites.cancel(job, now)
         if self.cron is not None:
             self.cron.job_held(job, code)
-        self._emit(now, "job-held", f"{job} held: {reason} (code {code})", job, "warning" if code != 1 else "info")
+        self._emit(now, "job-held", f"{job} held: {reason} (code {int(code)})", job,
+                   "warning" if code != HoldCode.UserRequest else "info")
 
     def release(self, job: str, now: float, reason: str = "via RouteDeck") -> bool:
         attrs = self.store.attrs(job)
@@ -300,7 +299,7 @@ class Schedd:
                         self._running(tx, r.job, attrs, r.started, r.time)
                 elif r.kind == "missed":
                     self._hold(tx, r.job, attrs, r.time, "Job missed deferred execution time",
-                               HOLD_MISSED_DEFERRAL, 0)
+                               HoldCode.MissedDeferredExecutionTime, 0)
                 elif r.kind == "exited" and status in (IDLE, RUNNING):
                     self._exited(tx, r, attrs)
 
