@@ -139,3 +139,27 @@ def test_the_scan_finds_them(tmp_path):
         "g = r.status == JobStatus.IDLE\n")
     found = bare_comparisons([pkg])
     assert [f.split(":")[1] for f in found] == ["1", "2", "3", "4", "5"]
+
+
+STATUS_CONSTANT = {"IDLE", "RUNNING", "REMOVED", "COMPLETED", "HELD", "TRANSFERRING_OUTPUT", "SUSPENDED", "BLOCKED"}
+
+
+def code_definitions(roots: list[Path]) -> list[str]:
+    """Module-level ``IDLE = 1`` / ``HOLD_… = 20``: a code defined again outside codes.py."""
+    out = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            if path.name == "codes.py" and path.parent.name == "contract":
+                continue
+            for node in ast.parse(path.read_text()).body:
+                if not isinstance(node, ast.Assign):
+                    continue
+                names = [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                if any(n in STATUS_CONSTANT or n.startswith("HOLD_") for n in names) and _literals(node.value):
+                    out.append(f"{path.relative_to(root.parent)}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_no_code_defined_twice():
+    found = code_definitions([REPO / "engine", REPO / "tui"])
+    assert not found, "define codes in engine/contract/codes.py only:\n" + "\n".join(found)
