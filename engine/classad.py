@@ -256,7 +256,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))  # an IntEnum code (engine.contract.codes) as its number
     if isinstance(value, float):
         return format_real(value)
     if isinstance(value, str):

@@ -212,7 +212,7 @@ def _run_execute(cfg: Config, runner: hk.HookRunner, startd: Any, keyword: str, 
             daemon_cron.merge_attrs(merged, o.attrs, ignoring=frozenset())  # case-insensitive, as the starter merges
             report["job_ad_after"] = merged
         elif o.action == "hold":
-            report["hold"] = {"HoldReasonCode": o.hold_code, "HoldReasonSubCode": o.hold_subcode}
+            report["hold"] = {"HoldReasonCode": int(o.hold_code), "HoldReasonSubCode": o.hold_subcode}  # the number, not the enum's repr
     else:
         report.update(action="advisory" if hook != hk.JOB_EXIT else "waited for",
                       why=f"{r.describe()}; output ignored")

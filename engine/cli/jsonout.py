@@ -4,7 +4,7 @@ types in every mode).
 - A snapshot prints as :meth:`engine.contract.snapshot.Snapshot.to_json` plus ``total_jobs`` (an int) and,
   when asked, ``jobs`` (a list of :func:`job_json` rows) — in ``demo``, ``watch`` and ``replay``.
 - A job is ``{"job": "c.p", "status": name, "status_code": int, "owner", "kind", "route",
-  "routed_to", "routed_from"}``: the status by name (``engine.contract.snapshot.STATUS_NAMES``) and by
+  "routed_to", "routed_from"}``: the status by name (``engine.contract.codes.STATUS_NAMES``) and by
   code; a value that is not known is null (never -1 or "").
 - Counts by status are rows ``{"status": name, "status_code": int, "jobs": n}``
   (:func:`status_counts`), the same two status fields as a job's (issue 25 item 8j: ``queue
@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
-from engine.contract.snapshot import STATUS_NAMES
+from engine.contract.codes import STATUS_NAMES
 
 
 def status_json(code: int | None) -> dict[str, Any]:

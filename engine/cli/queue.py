@@ -41,13 +41,15 @@ from engine.classad import ClassAdError, evaluate, format_ad, is_true, parse_exp
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit, job_json, status_counts
+from engine.contract.codes import JobStatus
 from engine.queue.job import INTEGER, STRING, bad_values
 from engine.queue.reader import load_log
 from engine.queue.result import FOLLOW, OWNER
-from engine.contract.snapshot import STATUS_NAMES
 
 
 COUNTED = {"JobStatus": INTEGER, "Owner": STRING}  # what the counts and --jobs are made of
+# the table's status names: in words ("Transferring Output"); 0 (Unexpanded) is shown by number only
+STATUS_NAMES = {int(s): s.words for s in JobStatus if s is not JobStatus.UNEXPANDED}
 
 
 def register(subparsers) -> None:

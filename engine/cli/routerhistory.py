@@ -40,8 +40,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from engine.cli import args as argcheck
+from engine.contract.codes import STATUS_LETTERS
 
-LETTERS = "UIRXCHE"
+LETTERS = STATUS_LETTERS  # "UIRXCHE"[JobStatus]
 
 
 def read_history_file(path: Path, ads: dict[str, dict[str, str]]) -> None:

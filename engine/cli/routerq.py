@@ -36,9 +36,10 @@ from zoneinfo import ZoneInfo
 
 from engine.classad import ClassAdError, evaluate, is_true, parse_expr
 from engine.cli import args as argcheck
+from engine.contract.codes import STATUS_LETTERS, JobStatus
 from engine.queue.job import INTEGER, NUMBER, STRING, bad_values, value_as
 
-LETTERS = "UIRXCHE"
+LETTERS = STATUS_LETTERS  # "UIRXCHE"[JobStatus]
 BAD = "?"  # a value shown that is not of its type (named on stderr)
 
 # what router-q shows, by the type it shows it as: the summary's columns, then the table's
@@ -123,7 +124,7 @@ def summary_lines(jobs: list[dict[str, str]]) -> list[str]:
 
 def _run_time(a: dict[str, str], now: float) -> str:
     secs = _num(a, "RemoteWallClockTime") or 0.0
-    if _int(a, "JobStatus") == 2 and _int(a, "JobCurrentStartDate") is not None:
+    if _int(a, "JobStatus") == JobStatus.RUNNING and _int(a, "JobCurrentStartDate") is not None:
         secs += max(0.0, now - (_int(a, "JobCurrentStartDate") or 0))
     s = int(secs)
     return "%d+%02d:%02d:%02d" % (s // 86400, s % 86400 // 3600, s % 3600 // 60, s % 60)

@@ -26,12 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-# JobStatus codes (src/condor_includes/proc.h; htcondor.md conventions)
-STATUS_NAMES: Mapping[int, str] = MappingProxyType(
-    {0: "Unexpanded", 1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
-     6: "TransferringOutput", 7: "Suspended", 9: "Blocked"}
-)
-STATUS_LETTERS = "UIRXCHE"  # condor_router_q / condor_router_history letters for 0..6
+# JobStatus names and letters, derived from engine.contract.codes.JobStatus (the one definition)
+from engine.contract.codes import STATUS_LETTERS, STATUS_NAMES  # noqa: F401
 
 ROUTE_STATES = ("accepting", "full", "idle-limit", "throttled", "disabled", "unlisted")
 

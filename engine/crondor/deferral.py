@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from engine.classad import as_int, evaluate, make_ad
+from engine.contract.codes import HoldCode, JobStatus
 from engine.queue.job import schedd_status
 
 from .fields import ATTRS, Schedule, parse_schedule
@@ -39,11 +40,8 @@ from .zones import MktimeState, get_zone
 DEFERRAL_WINDOW_DEFAULT = 0
 DEFERRAL_PREP_TIME_DEFAULT = 300
 SCHEDD_INTERVAL_DEFAULT = 300
-HOLD_CODE_MISSED = 20  # MissedDeferredExecutionTime
-HOLD_CODE_INVALID_CRON = 25  # InvalidCronSettings
 MISSED_REASON = "Job missed deferred execution time"
 INVALID_CRON_PREFIX = "Invalid cron schedule parameters: "
-IDLE, RUNNING, HELD = 1, 2, 5
 
 ENTER_QUEUE, REQUEUE, RELEASE, USER_RELEASE, RECONFIG, PERIODIC = (
     "enter_queue",  # submitted, or loaded from the queue at schedd start
@@ -119,7 +117,7 @@ def execute_decision(deferral_time, window: int, now: float, offset: int = 0, jo
     delta = deferral_time - (int(now // 1) - offset)
     if delta < 0:
         if -delta > window:
-            return Missed(-delta, Hold(HOLD_CODE_MISSED, 0, MISSED_REASON))
+            return Missed(-delta, Hold(HoldCode.MissedDeferredExecutionTime, 0, MISSED_REASON))
         return Start(-delta)
     if delta == 0:
         return Start(0)
@@ -226,13 +224,13 @@ def compute_deferral(
     params = deferral_params(job_attrs, now, ad)
     # a job ad without JobStatus has the one the schedd loads it with (InitialJobStatus, else IDLE)
     status = schedd_status(_int_attr(ad, names, "JobStatus", None, now), _int_attr(ad, names, "InitialJobStatus", None, now))
-    if status != IDLE:
+    if status != JobStatus.IDLE:
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}
     forced = reason in _FORCING or not cached
     sched, _non_string = cron_schedule(job_attrs, now, ad)
     if not cached and not sched.valid:
-        hold = Hold(HOLD_CODE_INVALID_CRON, 0, INVALID_CRON_PREFIX + (sched.error or ""))
+        hold = Hold(HoldCode.InvalidCronSettings, 0, INVALID_CRON_PREFIX + (sched.error or ""))
         return DeferralUpdate("hold", params.deferral_time, CronJobState(False), hold=hold)
     dt = params.deferral_time
     if not forced and dt is not None and not now > dt + params.window:

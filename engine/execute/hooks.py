@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from engine.classad import ClassAdError, evaluate, make_ad, parse_old_ad
+from engine.contract.codes import HoldCode
 from engine.hookrun import (
     knob_text,
     ALLOW_FLAG,
@@ -78,7 +79,6 @@ ALL_HOOK_TYPES = ("FETCH_WORK", "REPLY_FETCH", "REPLY_CLAIM", "EVICT_CLAIM", "PR
                   "PREPARE_JOB_BEFORE_TRANSFER", "UPDATE_JOB_INFO", "JOB_EXIT", "TRANSLATE_JOB",
                   "JOB_CLEANUP", "JOB_FINALIZE", "SHADOW_PREPARE_JOB")
 DELIM = "-----\n"  # StartdHookMgr: "TODO-fetch: better delimiter?"
-HOLD_CODE_HOOK_PREPARE = 19  # CONDOR_HOLD_CODE::HookPrepareJobFailure
 JOB_EXIT_TIMEOUT = 30
 DEFAULT_TIMEOUT = 60.0
 MAX_INVOCATIONS = 2000  # invocations kept for the Hooks screen (oldest dropped)
@@ -209,26 +209,26 @@ def prepare_outcome(r: HookResult, hook: str = PREPARE_JOB) -> PrepareOutcome:
     """``HookPrepareJobClient::hookExited`` (module docstring)."""
     base = os.path.basename(r.path)
     if r.error is not None:  # could not spawn: notifyStarterError(..., HookPrepareJobFailure, 0)
-        return PrepareOutcome("hold", 0, f"failed to execute {hook} ({r.path})", hold_code=HOLD_CODE_HOOK_PREPARE)
+        return PrepareOutcome("hold", 0, f"failed to execute {hook} ({r.path})", hold_code=HoldCode.HookPrepareJobFailure)
     attrs, problem = init_ad_from_string(r.stdout, f"{r.path} stdout")
     text = status_text(r)
     sig = _signal_of(r)
     if sig is not None:
-        status = -sig
+        hook_status = -sig
     else:
-        status = r.exit_status
-        code = _int_attr(attrs, "HookStatusCode")
-        if code is not None and code >= 0:
-            status = code
-            text = f"reported status {status:03d}"
+        hook_status = r.exit_status
+        reported = _int_attr(attrs, "HookStatusCode")
+        if reported is not None and reported >= 0:
+            hook_status = reported
+            text = f"reported status {hook_status:03d}"
     msg_attr = _str_attr(attrs, "HookStatusMessage")
-    message = f"{hook} ({base}) {'failed' if status else 'succeeded'} ({text}): {msg_attr or '<no message>'}"
-    if status == 0:
+    message = f"{hook} ({base}) {'failed' if hook_status else 'succeeded'} ({text}): {msg_attr or '<no message>'}"
+    if hook_status == 0:
         return PrepareOutcome("run", 0, message, attrs, problem=problem)
-    if 0 < status < 300:
-        return PrepareOutcome("hold", status, message, hold_code=HOLD_CODE_HOOK_PREPARE, hold_subcode=status,
-                              problem=problem)
-    return PrepareOutcome("requeue", status, message, problem=problem)
+    if 0 < hook_status < 300:
+        return PrepareOutcome("hold", hook_status, message, hold_code=HoldCode.HookPrepareJobFailure,
+                              hold_subcode=hook_status, problem=problem)
+    return PrepareOutcome("requeue", hook_status, message, problem=problem)
 
 
 def _lookup(attrs: Mapping[str, str], name: str) -> Any:

@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from engine.classad import evaluate, format_value, make_ad, quote
+from engine.contract.codes import HoldCode, JobStatus
 from engine.crondor.deferral import Abort, Missed, Start, Wait, execute_decision
 from engine.execute import hooks as hk
 from engine.execute.argsenv import ArgsError, job_arguments, job_environment
 from engine.hookrun import kill_group
 
-IDLE, RUNNING, COMPLETED, HELD = 1, 2, 4, 5
 INITIAL_UPDATE_INTERVAL = 8
 UPDATE_INTERVAL = 300
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
@@ -103,11 +103,11 @@ class Starter:
     def begin(self, now: float) -> None:
         """Set up the sandbox, run PREPARE_JOB, apply the deferral rules, maybe spawn."""
         self.keyword = hk.starter_keyword(self.config, self.job)
-        self._emit(now, "start", {"JobStatus": str(RUNNING), "JobCurrentStartDate": str(int(now))})
+        self._emit(now, "start", {"JobStatus": JobStatus.RUNNING.text, "JobCurrentStartDate": str(int(now))})
         try:
             self._transfer_in()
         except (SandboxError, OSError) as exc:
-            return self._hold(now, f"Error from starter on {self.slot_name}: {exc}", 13, 0)  # JobInputTransferFailed-ish
+            return self._hold(now, f"Error from starter on {self.slot_name}: {exc}", HoldCode.TransferInputError, 0)
         if self.keyword:
             inv = self.runner.invoke("starter", self.keyword, hk.PREPARE_JOB, self.job_id, hk.sprint_ad(self.job), now,
                                      args=self.runner.hook_args(self.keyword, hk.PREPARE_JOB),
@@ -118,7 +118,7 @@ class Starter:
                 if out.action == "hold":
                     return self._hold(now, out.message, out.hold_code, out.hold_subcode)
                 if out.action == "requeue":
-                    return self._finish(now, "requeue", {"JobStatus": str(IDLE), "LastHoldReason": quote(out.message)})
+                    return self._finish(now, "requeue", {"JobStatus": JobStatus.IDLE.text, "LastHoldReason": quote(out.message)})
                 _merge(self.job, out.attrs)
         values = _values(self.job, now)
         if any(k.lower() == "deferraltime" for k in self.job):
@@ -130,7 +130,7 @@ class Starter:
             if isinstance(decision, Missed):
                 return self._hold(now, decision.hold.reason, decision.hold.code, decision.hold.subcode)
             if isinstance(decision, Abort):
-                return self._finish(now, "requeue", {"JobStatus": str(IDLE), "LastHoldReason": quote(decision.message)})
+                return self._finish(now, "requeue", {"JobStatus": JobStatus.IDLE.text, "LastHoldReason": quote(decision.message)})
             if isinstance(decision, Wait):
                 self.phase, self.wait_until = "waiting", now + decision.seconds
                 return
@@ -159,7 +159,7 @@ class Starter:
         self._close_files()
         attrs = self._exit_ad(now, self.proc.returncode if self.proc else None)
         self._job_exit_hook(now, attrs, reason)
-        attrs["JobStatus"] = str(IDLE)
+        attrs["JobStatus"] = JobStatus.IDLE.text
         self._finish(now, "requeue", attrs)
 
     @property
@@ -172,7 +172,7 @@ class Starter:
         values = _values(self.job, now)
         cmd = _get(values, "Cmd")
         if not isinstance(cmd, str) or not cmd:
-            return self._hold(now, "job ad has no Cmd", 0, 0)
+            return self._hold(now, "job ad has no Cmd", HoldCode.Unspecified, 0)
         iwd = self._iwd(values)
         if not os.path.isabs(cmd):
             cmd = str((iwd or self.sandbox) / cmd)
@@ -181,7 +181,7 @@ class Starter:
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "_CONDOR_SCRATCH_DIR": str(self.sandbox),
                    "_CONDOR_SLOT": self.slot_name, **job_environment(values)}
         except ArgsError as exc:
-            return self._hold(now, str(exc), 0, 0)
+            return self._hold(now, str(exc), HoldCode.Unspecified, 0)
         stdin = self._std(values, "In", "rb", iwd)
         stdout = self._std(values, "Out", "wb", None)
         stderr = self._std(values, "Err", "wb", None)
@@ -190,7 +190,7 @@ class Starter:
             # --allow-hooks (product.md §4). Recorded as a withheld run; the job goes back to idle.
             self.runner.invoke_path("starter", "", "JOB", self.job_id, cmd, "", now, args=argv[1:])
             self._close_files()
-            return self._finish(now, "requeue", {"JobStatus": str(IDLE)})
+            return self._finish(now, "requeue", {"JobStatus": JobStatus.IDLE.text})
         self._before = {p.name for p in self.sandbox.iterdir()}
         try:
             self.proc = subprocess.Popen(argv, cwd=str(self.sandbox), env=env, stdin=stdin, stdout=stdout,
@@ -200,7 +200,7 @@ class Starter:
             return self._hold(now, f"Failed to execute '{cmd}': {exc.strerror or exc}", 6, exc.errno or 0)
         self.phase, self.started = "running", now
         self.next_update = now + min(self.initial_interval, self.interval)
-        self._emit(now, "update", {"JobStatus": str(RUNNING), "JobStartDate": str(int(now)),
+        self._emit(now, "update", {"JobStatus": JobStatus.RUNNING.text, "JobStartDate": str(int(now)),
                                    "JobPid": str(self.proc.pid), "JobState": '"Running"'})
 
     def _periodic(self, now: float) -> None:
@@ -222,8 +222,8 @@ class Starter:
         try:
             self._transfer_out(_values(self.job, now))
         except (SandboxError, OSError) as exc:
-            return self._hold(now, f"Error from starter on {self.slot_name}: {exc}", 12, 0)
-        attrs["JobStatus"] = str(COMPLETED)
+            return self._hold(now, f"Error from starter on {self.slot_name}: {exc}", HoldCode.TransferOutputError, 0)
+        attrs["JobStatus"] = JobStatus.COMPLETED.text
         attrs["CompletionDate"] = str(int(now))
         self._finish(now, "exit", attrs)
 
@@ -262,8 +262,8 @@ class Starter:
 
     def _hold(self, now: float, reason: str, code: int, subcode: int) -> None:
         self._close_files()
-        self._finish(now, "hold", {"JobStatus": str(HELD), "HoldReason": quote(reason),
-                                   "HoldReasonCode": str(code), "HoldReasonSubCode": str(subcode)})
+        self._finish(now, "hold", {"JobStatus": JobStatus.HELD.text, "HoldReason": quote(reason),
+                                   "HoldReasonCode": str(int(code)), "HoldReasonSubCode": str(subcode)})
 
     def _finish(self, now: float, kind: str, attrs: dict[str, str]) -> None:
         self.phase = "done"

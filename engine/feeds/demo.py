@@ -63,6 +63,7 @@ from typing import Any
 
 from engine.classad import is_valid_expr
 from engine.contract import snapshot as S
+from engine.contract.codes import JobStatus
 from engine.lang.config import Config
 from engine.queue.jobqueue import JobQueue
 from engine.queue.writer import QueueLogError
@@ -678,10 +679,10 @@ def _resume(schedd: Schedd, workload: Workload, now: float) -> None:
     lost = []
     for job, attrs in sorted(schedd.store.policy_jobs(), key=lambda ja: job_order(ja[0])):
         schedd.job_entered(job, templates.get(attrs.get("WorkloadTemplate", "").strip('"')), now)
-        if attrs.get("JobStatus") == "2" and attrs.get("Managed", "").strip('"') != "External":
+        if attrs.get("JobStatus") == JobStatus.RUNNING.text and attrs.get("Managed", "").strip('"') != "External":
             lost.append(job)
     if lost:
         with schedd.store.transaction(now) as tx:
             for job in lost:
-                tx.set(job, "JobStatus", "1")
+                tx.set(job, "JobStatus", JobStatus.IDLE.text)
                 tx.set(job, "EnteredCurrentStatus", str(int(now)))

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from engine.classad import quote
+from engine.contract.codes import JobStatus
 from engine.execute.startd import JobRecord, Startd
 from engine.execute.starter import Report
 from engine.schedd.sites import SiteReport
@@ -161,7 +162,7 @@ class StartdSite:
             schedd.hold(job, t, reason or "held by the starter", code, sub)
         store = schedd.store
         todo = [(job, attrs) for job, attrs in p.attrs.items() if store.attrs(job) is not None]
-        requeue = [(job, t) for job, t, _why in p.requeues if (store.attrs(job) or {}).get("JobStatus") == "2"]
+        requeue = [(job, t) for job, t, _why in p.requeues if (store.attrs(job) or {}).get("JobStatus") == JobStatus.RUNNING.text]
         if not todo and not requeue:
             return
         with store.transaction(now) as tx:
@@ -169,7 +170,7 @@ class StartdSite:
                 for k, v in attrs.items():
                     tx.set(job, k, v)
             for job, t in requeue:  # evicted or withheld: Idle again (the shadow's requeue)
-                tx.set(job, "JobStatus", "1")
+                tx.set(job, "JobStatus", JobStatus.IDLE.text)
                 tx.set(job, "EnteredCurrentStatus", str(int(t)))
 
 

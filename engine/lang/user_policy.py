@@ -30,13 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine.classad import ClassAdError, evaluate, is_undefined, parse_expr
-
-HOLD_CODE_JOB_POLICY = 3
-HOLD_CODE_JOB_POLICY_UNDEFINED = 5
-HOLD_CODE_SYSTEM_POLICY = 26
-HOLD_CODE_SYSTEM_POLICY_UNDEFINED = 27
-
-HELD = 5
+from engine.contract.codes import HoldCode, JobStatus
 
 
 @dataclass(frozen=True)
@@ -135,10 +129,10 @@ def _job_attr(ad: Any, texts: Mapping[str, str], name: str, action: str, now: fl
         return None
     if n is None:  # undefined/error/non-number: fires as "undefined" -> hold
         return Decision("hold", name, "job attribute", -1, text,
-                        _reason_text("job attribute", name, text, -1), HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
+                        _reason_text("job attribute", name, text, -1), HoldCode.JobPolicyUndefined, 0)
     reason = _eval_str(ad, texts.get(name + "Reason"), now) or _reason_text("job attribute", name, text, 1)
     subcode = _eval_int(ad, texts.get(name + "SubCode"), now)
-    return Decision(action, name, "job attribute", 1, text, reason, HOLD_CODE_JOB_POLICY, subcode)
+    return Decision(action, name, "job attribute", 1, text, reason, HoldCode.JobPolicy, subcode)
 
 
 def _system(ad: Any, knob: str, text: str | None, reason_expr: str | None, subcode_expr: str | None,
@@ -152,19 +146,19 @@ def _system(ad: Any, knob: str, text: str | None, reason_expr: str | None, subco
     if _number(value) != 1:  # undefined system expressions never fire
         return None
     reason = _eval_str(ad, reason_expr, now) or _reason_text("system macro", knob, text, 1)
-    return Decision(action, knob, "system macro", 1, text, reason, HOLD_CODE_SYSTEM_POLICY,
+    return Decision(action, knob, "system macro", 1, text, reason, HoldCode.SystemPolicy,
                     _eval_int(ad, subcode_expr, now))
 
 
 def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,
                      now: float | None) -> Decision:
     """The periodic part of ``AnalyzePolicy``. ``ad`` is the evaluation ad built from ``texts``."""
-    if status != HELD:
+    if status != JobStatus.HELD:
         d = _job_attr(ad, texts, "PeriodicHold", "hold", now) or _system(
             ad, "SYSTEM_PERIODIC_HOLD", system.hold, system.hold_reason, system.hold_subcode, "hold", now)
         if d:
             return d
-    if status == HELD:
+    if status == JobStatus.HELD:
         d = _job_attr(ad, texts, "PeriodicRelease", "release", now) or _system(
             ad, "SYSTEM_PERIODIC_RELEASE", system.release, system.release_reason, None, "release", now)
         if d:
@@ -267,7 +261,7 @@ def time_deadline(get: Any, texts: Any, system: SystemPolicy, now: float,
     if status is None:
         knobs: tuple[str | None, ...] = (system.hold, system.release, system.remove, system.hold_reason,
                                          system.hold_subcode, system.release_reason, system.remove_reason)
-    elif status == HELD:
+    elif status == JobStatus.HELD:
         knobs = (system.release, system.remove, system.release_reason, system.remove_reason)
     else:
         knobs = (system.hold, system.remove, system.hold_reason, system.hold_subcode, system.remove_reason)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol
 
+from engine.contract.codes import JobStatus
+
 from engine.classad import ClassAdError, Value, as_int, evaluate, make_ad
 from engine.queue.records import cluster_key, job_key
 
@@ -47,8 +49,6 @@ def _int_of(text: str | None) -> int | None:
         return None
 
 
-IDLE = 1
-
 
 def schedd_status(status: int | None, initial: int | None = None) -> int:
     """The job's status as the schedd has it, from its ``JobStatus`` and ``InitialJobStatus`` (each
@@ -64,7 +64,7 @@ def schedd_status(status: int | None, initial: int | None = None) -> int:
     reads it.)"""
     if status is not None:
         return status
-    return initial if initial is not None else IDLE
+    return initial if initial is not None else int(JobStatus.IDLE)
 
 
 INTEGER, NUMBER, STRING = "an integer", "a number", "a string"

@@ -39,8 +39,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
+from engine.contract.codes import JobStatus
 from engine.queue.job import Job
 
+_IDLE_TEXT = JobStatus.IDLE.text  # JobStatus as condor_submit writes it
 SANITY_ATTRS = ("ProcId", "JobStatus", "StageInStart", "StageInFinish", "Managed", "Owner", "RoutedBy")
 
 _NUM = re.compile(r"-?\d+(\.\d*)?([eE][-+]?\d+)?$")
@@ -123,7 +125,7 @@ def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
     proc, status = get("procid"), get("jobstatus")
     if proc is None or _lit(proc) != "num" or float(proc) < 0:
         return False
-    if status is None or (status != "1" and (_lit(status) != "num" or float(status) != 1)):
+    if status is None or (status != _IDLE_TEXT and (_lit(status) != "num" or float(status) != JobStatus.IDLE)):
         return False
     if get("stageinstart") is not None and get("stageinfinish") is None:
         return False
@@ -308,10 +310,10 @@ class Scanner:
         status = proc[sk] if sk is not None else base.get("jobstatus")
         if procid is None or status is None:
             return self._slow(job)
-        if not (status == "1" and procid.isascii() and procid.isdigit()):  # the usual idle job
+        if not (status == _IDLE_TEXT and procid.isascii() and procid.isdigit()):  # the usual idle job
             if _lit(procid) != "num" or _lit(status) != "num":
                 return self._slow(job)
-            if float(procid) < 0 or float(status) != 1:
+            if float(procid) < 0 or float(status) != JobStatus.IDLE:
                 self.last_fast = literal
                 return None
         self.last_fast = literal

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.classad import is_true, quote
+from engine.contract.codes import JobStatus
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
@@ -157,8 +158,8 @@ class Lifecycle:
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
         """``SetJobIdle``: the source back to Idle (an evict event in HTCondor if it ran)."""
         status = View(job.src).int("JobStatus")
-        if status is not None and status != ops.IDLE:
-            self._push_src(job, {"JobStatus": ops.IDLE}, now)
+        if status is not None and status != JobStatus.IDLE:
+            self._push_src(job, {"JobStatus": JobStatus.IDLE}, now)
 
     def _reroute(self, job: RoutedJob, now: float, reason: str) -> None:
         self._set_job_idle(job, now)
@@ -300,10 +301,10 @@ class Lifecycle:
         if status is None:
             self._fail(job, now, "cannot evaluate JobStatus of the source job", interrupted=True)
             return
-        if status == ops.REMOVED:
+        if status == JobStatus.REMOVED:
             self._fail(job, now, "source job was removed", interrupted=True)
             return
-        if status == ops.HELD and not src.true("HoldCopiedFromTargetJob"):
+        if status == JobStatus.HELD and not src.true("HoldCopiedFromTargetJob"):
             self._fail(job, now, "source job was put on hold", interrupted=True)
             return
         dest_job = ops.get(self.dst_q, job.dest_key) if job.dest_key else None
@@ -322,7 +323,7 @@ class Lifecycle:
             if not self._push_src(job, update, now):
                 self._fail(job, now, "failed to update the source job")
                 return
-            if not ("JobStatus" in update and status == ops.COMPLETED):
+            if not ("JobStatus" in update and status == JobStatus.COMPLETED):
                 # The source now mirrors the copy: checking again with the copy unchanged would
                 # push nothing, so this write alone does not call for another check. (A status
                 # the schedd refused — the source is Completed — would be pushed again.)
@@ -331,9 +332,9 @@ class Lifecycle:
         if dstatus is None:
             self._fail(job, now, "cannot evaluate JobStatus of the routed job")
             return
-        job.is_running = dstatus in (ops.RUNNING, ops.TRANSFERRING_OUTPUT)
-        job.is_held = dstatus == ops.HELD
-        if dstatus == ops.COMPLETED and (dest.int("JobFinishedHookDone") or 0) != 0:
+        job.is_running = dstatus in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT)
+        job.is_held = dstatus == JobStatus.HELD
+        if dstatus == JobStatus.COMPLETED and (dest.int("JobFinishedHookDone") or 0) != 0:
             job.state = State.FINISHED
 
     def finalize(self, job: RoutedJob, now: float) -> None:

@@ -29,9 +29,8 @@ import re
 from typing import Any, Iterable, Mapping
 
 from engine.classad import as_int, evaluate, format_value, is_true, make_ad, quote
+from engine.contract.codes import HoldCode, JobStatus
 from engine.queue.records import parse_key
-
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT = 1, 2, 3, 4, 5, 6
 
 _INT = re.compile(r"-?\d+$")
 _PLAIN_STR = re.compile(r'"[^"\\]*"$')  # a string literal without escapes: its value is its text
@@ -185,7 +184,7 @@ def claim_job(q: Any, key: str, my_name: str, now: float) -> tuple[str, str]:
     status = v.int("JobStatus")
     if status is None:
         return "error", f"Encountered problem reading current JobStatus for {key}"
-    if status != IDLE:
+    if status != JobStatus.IDLE:
         return "busy", f"Job {key} isn't idle, is {status}"
     if v.get("Managed") is not None and v.str("Managed") != "Schedd":
         return "busy", f"Job {key} is already managed by another process"
@@ -207,16 +206,16 @@ def yield_job(q: Any, key: str, my_name: str, done: bool, release_on_hold: bool,
     status = v.int("JobStatus")
     with q.transaction(now=now) as t:
         _write(t, key, {"Managed": S("ScheddDone" if done else "Schedd"), "ManagedManager": S("")})
-        if status == REMOVED:
+        if status == JobStatus.REMOVED:
             t.destroy(key)
-        elif status is not None and status not in (IDLE, COMPLETED):
+        elif status is not None and status not in (JobStatus.IDLE, JobStatus.COMPLETED):
             mirrored = False
-            if status == HELD and release_on_hold:
+            if status == JobStatus.HELD and release_on_hold:
                 mirrored = v.int("HoldCopiedFromTargetJob") not in (None, 0)
                 if mirrored:
                     t.delete_attribute(key, "HoldCopiedFromTargetJob")
-            if status != HELD or mirrored:
-                _write(t, key, {"JobStatus": IDLE})
+            if status != JobStatus.HELD or mirrored:
+                _write(t, key, {"JobStatus": JobStatus.IDLE})
     return True, True, ""
 
 
@@ -239,7 +238,8 @@ def submit_job(q: Any, attrs: Mapping[str, str], sandboxed: bool, now: float) ->
         ad = {k: v for k, v in attrs.items() if k.lower() not in SUBMIT_FILTER}
         ad.update({"ProcId": str(proc), "ClusterId": str(cluster), "QDate": str(ts), "EnteredCurrentStatus": str(ts)})
         if sandboxed:
-            ad.update({"JobStatus": "5", "HoldReason": quote("Spooling input data files"), "HoldReasonCode": "16"})
+            ad.update({"JobStatus": JobStatus.HELD.text, "HoldReason": quote("Spooling input data files"),
+                       "HoldReasonCode": HoldCode.SpoolingInput.text})
         ad["LeaveJobInQueue"] = "JobStatus == 4"
         ad = _drop_case_dupes(ad)
         # the spooling hold is per proc (it is lifted per proc), so it goes with JobStatus
@@ -249,7 +249,7 @@ def submit_job(q: Any, attrs: Mapping[str, str], sandboxed: bool, now: float) ->
         _write(t, key, proc_only)
     if sandboxed:  # the schedd releases the spooling hold once the input has arrived
         with q.transaction(now=now) as t:
-            _write(t, key, {"JobStatus": IDLE, "StageInFinish": ts, "HoldReason": None, "HoldReasonCode": None})
+            _write(t, key, {"JobStatus": JobStatus.IDLE, "StageInFinish": ts, "HoldReason": None, "HoldReasonCode": None})
     return key
 
 
@@ -270,10 +270,10 @@ def remove_job(q: Any, key: str, reason: str, now: float) -> bool:
     v = View.of(get(q, key))
     if v is None:
         return False
-    if v.int("JobStatus") == REMOVED:
+    if v.int("JobStatus") == JobStatus.REMOVED:
         return True
     with q.transaction(now=now) as t:
-        _write(t, key, {"JobStatus": REMOVED, "RemoveReason": S(reason), "EnteredCurrentStatus": int(now)})
+        _write(t, key, {"JobStatus": JobStatus.REMOVED, "RemoveReason": S(reason), "EnteredCurrentStatus": int(now)})
     return True
 
 
@@ -296,7 +296,7 @@ def push(q: Any, key: str, changes: Mapping[str, Any], now: float) -> dict[str, 
     if v is None:
         raise KeyError(key)
     changes = dict(changes)
-    if "JobStatus" in changes and v.int("JobStatus") in (REMOVED, COMPLETED):
+    if "JobStatus" in changes and v.int("JobStatus") in (JobStatus.REMOVED, JobStatus.COMPLETED):
         del changes["JobStatus"]
     if changes:
         with q.transaction(now=now) as t:
@@ -328,26 +328,26 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
         return None
     update: dict[str, Any] = {}
     copied = orig.int("HoldCopiedFromTargetJob") not in (None, 0)
-    if orig_status != HELD and copied:
+    if orig_status != JobStatus.HELD and copied:
         update["HoldCopiedFromTargetJob"] = False
     if orig_status != new_status:
-        if new_status in (IDLE, RUNNING, TRANSFERRING_OUTPUT):
-            target = IDLE if new_status == IDLE else RUNNING
+        if new_status in (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT):
+            target = JobStatus.IDLE if new_status == JobStatus.IDLE else JobStatus.RUNNING
             # set_job_status_simple: a non-mirrored hold, a removal or the same status blocks it
-            if not ((orig_status == HELD and not copied) or orig_status in (target, REMOVED)):
+            if not ((orig_status == JobStatus.HELD and not copied) or orig_status in (target, JobStatus.REMOVED)):
                 update["JobStatus"] = target
                 update["EnteredCurrentStatus"] = int(now)
                 if copied:
                     update["HoldCopiedFromTargetJob"] = False
-        elif new_status == HELD:
-            if orig_status not in (HELD, REMOVED, COMPLETED):
+        elif new_status == JobStatus.HELD:
+            if orig_status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 code = new.int("HoldReasonCode") or 0
                 sub = new.int("HoldReasonSubCode") or 0
                 reason = new.str("HoldReason")
                 if reason is None:
                     sub = 0
                 update.update({
-                    "JobStatus": HELD, "EnteredCurrentStatus": int(now),
+                    "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now),
                     "HoldReason": S(reason or "Unknown reason"), "HoldReasonCode": code,
                     "HoldReasonSubCode": sub, "HoldCopiedFromTargetJob": True,
                     "NumSystemHolds": (orig.int("NumSystemHolds") or 0) + 1,
@@ -356,7 +356,7 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
                 rr = (local or orig).get("ReleaseReason")
                 if rr is not None:
                     update["LastReleaseReason"] = rr
-        elif new_status == REMOVED:
+        elif new_status == JobStatus.REMOVED:
             pass  # never passed back to the source
         else:
             update["JobStatus"] = new_status

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import State
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline
-from engine.lang.user_policy import HOLD_CODE_JOB_POLICY_UNDEFINED, Decision
+from engine.lang.user_policy import Decision
 
 
 class SourcePolicy:
@@ -65,9 +66,9 @@ class SourcePolicy:
             else:
                 due = "now"
             kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
-            if decision.action == "hold" and status not in (ops.HELD, ops.REMOVED, ops.COMPLETED):
+            if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
-                    "JobStatus": ops.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
+                    "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
                     "HoldReasonCode": decision.code, "HoldReasonSubCode": decision.subcode,
                 }
                 rr = local.str("ReleaseReason")
@@ -75,8 +76,8 @@ class SourcePolicy:
                     changes["LastReleaseReason"] = S(rr)
                 changes["ReleaseReason"] = S("Undefined")
                 changes["NumSystemHolds"] = (local.int("NumSystemHolds") or 0) + 1
-            elif decision.action == "remove" and status != ops.REMOVED:
-                changes = {"JobStatus": ops.REMOVED, "EnteredCurrentStatus": int(now), "RemoveReason": S(decision.reason)}
+            elif decision.action == "remove" and status != JobStatus.REMOVED:
+                changes = {"JobStatus": JobStatus.REMOVED, "EnteredCurrentStatus": int(now), "RemoveReason": S(decision.reason)}
             else:
                 continue
             self._push_src(job, changes, now)
@@ -100,7 +101,7 @@ def _timer_remove(local: View, now: float):
     if value is None:
         return Decision("hold", "TimerRemove", "job attribute", -1, text,
                         f"The job attribute TimerRemove expression '{text}' evaluated to UNDEFINED",
-                        HOLD_CODE_JOB_POLICY_UNDEFINED, 0)
+                        HoldCode.JobPolicyUndefined, 0)
     if 0 <= value < now:
         return Decision("remove", "TimerRemove", "job attribute", 1, text,
                         f"The job attribute TimerRemove expression '{text}' evaluated to TRUE", 0, 0)

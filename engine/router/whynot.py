@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
+from engine.contract.codes import JobStatus
 from engine.router.candidates import sanity_clauses, umbrella_core
 from engine.router.throttle import RouteStats, route_state
 
@@ -221,7 +222,7 @@ def _sane(router: Any, now: float):
 
     def ok(job: Any) -> bool:
         status = job.get("JobStatus")
-        if status is not None and status.strip() != "1":
+        if status is not None and status.strip() != JobStatus.IDLE.text:
             return False  # the common case, without building the ad
         ad = job.classad()
         return all(is_true(evaluate(e, _EMPTY, ad, now=now)) for e in texts)

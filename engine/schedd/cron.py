@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from engine.crondor import deferral as D
+from engine.contract.codes import HoldCode, JobStatus
 from engine.crondor.fields import ATTRS
 from engine.queue.job import schedd_status
 from engine.queue.records import is_proc_key, job_order
@@ -32,7 +33,6 @@ from engine.crondor.nextrun import CronError, next_runs
 from engine.crondor.schedd import schedd_runs
 from engine.crondor.zones import MktimeState
 
-HOLD_INVALID_CRON = D.HOLD_CODE_INVALID_CRON
 
 
 def needs_cron(attrs: Mapping[str, str]) -> bool:
@@ -94,7 +94,7 @@ def schedule_of(attrs: Mapping[str, str]):
 class CronHold:
     job: str
     reason: str
-    code: int = HOLD_INVALID_CRON
+    code: int = HoldCode.InvalidCronSettings
 
 
 class CronKeeper:
@@ -122,7 +122,7 @@ class CronKeeper:
 
     def job_held(self, job: str, code: int) -> None:
         # a hold through the shadow/starter (not condor_hold) drops the cached CronTab (§2.4)
-        self.states[job] = D.on_hold(self.states.get(job, D.CronJobState()), via_shadow=code != 1)
+        self.states[job] = D.on_hold(self.states.get(job, D.CronJobState()), via_shadow=code != HoldCode.UserRequest)
 
     def job_released(self, job: str, now: float) -> None:
         cached = self.states.get(job, D.CronJobState()).cached
@@ -239,11 +239,12 @@ class CronObserver:
         old_status, old_texts = before
         if texts != old_texts:
             k.job_edited(job, now)
-        if status == 5 and old_status != 5:
-            k.job_held(job, _int(attrs.get("HoldReasonCode")) or 1)
-        elif status == 1 and old_status == 5:
+        if status == JobStatus.HELD and old_status != JobStatus.HELD:
+            k.job_held(job, _int(attrs.get("HoldReasonCode")) or HoldCode.UserRequest)
+        elif status == JobStatus.IDLE and old_status == JobStatus.HELD:
             k.job_released(job, now)
-        elif status == 1 and old_status in (2, 6, 7):
+        elif status == JobStatus.IDLE and old_status in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT,
+                                                           JobStatus.SUSPENDED):
             k.job_requeued(job, now)
 
     def run_until(self, t: float, ads: "Callable[[str], Mapping[str, str] | None]", inclusive: bool = False) -> None:
@@ -258,7 +259,7 @@ class CronObserver:
             if now - self.last_periodic >= self.interval:
                 self.last_periodic = now
                 for job, (status, _texts) in self.seen.items():
-                    if status == 1:
+                    if status == JobStatus.IDLE:
                         todo.setdefault(job, None)
             for job in sorted(todo, key=job_order):
                 attrs = ads(job)

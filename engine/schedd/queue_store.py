@@ -24,11 +24,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from engine.contract.codes import JobStatus
 from engine.queue.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
 from engine.crondor.fields import ATTRS as CRON_ATTRS
 from engine.schedd.store import StatusQueries
 
-IDLE, POLICY_STATES = 1, (1, 2, 5)
+IDLE, POLICY_STATES = JobStatus.IDLE, (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.HELD)  # bound once (hot)
 _PERIODIC = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")
 _EXTERNAL = '"External"'
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine import classad
+from engine.contract.codes import JobStatus
 from engine.queue.records import is_proc_key
 from engine.router import events as ev
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
@@ -87,9 +88,9 @@ def outcome(copy: Mapping[str, str], cluster: Mapping[str, str] | None, source: 
         v = ad.get(name)
         return v if v is not None or cl is None else cl.get(name)
 
-    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == 3:
+    if source is None or literal_int(get(source, source_cluster, "JobStatus")) == JobStatus.REMOVED:
         return "interrupted"
-    if literal_int(get(copy, cluster, "JobStatus")) != 4:
+    if literal_int(get(copy, cluster, "JobStatus")) != JobStatus.COMPLETED:
         return "failed"
     if rule is not None:
         if not rule.failure_test:

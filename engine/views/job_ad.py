@@ -3,7 +3,7 @@
 - Times (``QDate``, ``EnteredCurrentStatus``, ``*Date``, ``*Time`` holding an epoch) get the date
   in the engine's zone and their age from ``now``.
 - ``JobStatus`` and ``HoldReasonCode`` get their names (HTCondor's ``condor_holdcodes.h``
-  ``CONDOR_HOLD_CODE`` enum; ``JobStatus`` as in ``engine.contract.snapshot.STATUS_NAMES``).
+  ``CONDOR_HOLD_CODE`` enum; both from ``engine.contract.codes``).
 - ``DeferralTime`` of a crondor job is assigned by the schedd in memory and never written to the
   job queue log (htcondor.md §2.4), so a log-based view does not have it while ``condor_q -l``
   shows it. It is added: the embedded schedd's own in-memory value when the engine has one
@@ -20,27 +20,10 @@ from datetime import datetime, timezone
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.contract.snapshot import STATUS_NAMES
+from engine.contract.codes import HOLD_CODE_NAMES, STATUS_NAMES
 from engine.crondor import deferral as D
 from engine.crondor.deferral import needs_crontab
 
-# src/condor_utils/condor_holdcodes.h (htcondor/htcondor 7491a145), CONDOR_HOLD_CODE
-HOLD_CODE_NAMES: Mapping[int, str] = {
-    0: "Unspecified", 1: "UserRequest", 2: "GlobusGramError", 3: "JobPolicy", 4: "CorruptedCredential",
-    5: "JobPolicyUndefined", 6: "FailedToCreateProcess", 7: "UnableToOpenOutput", 8: "UnableToOpenInput",
-    9: "UnableToOpenOutputStream", 10: "UnableToOpenInputStream", 11: "InvalidTransferAck",
-    12: "TransferOutputError", 13: "TransferInputError", 14: "IwdError", 15: "SubmittedOnHold",
-    16: "SpoolingInput", 17: "JobShadowMismatch", 18: "InvalidTransferGoAhead", 19: "HookPrepareJobFailure",
-    20: "MissedDeferredExecutionTime", 21: "StartdHeldJob", 22: "UnableToInitUserLog",
-    23: "FailedToAccessUserAccount", 24: "NoCompatibleShadow", 25: "InvalidCronSettings", 26: "SystemPolicy",
-    27: "SystemPolicyUndefined", 28: "GlexecChownSandboxToUser", 29: "PrivsepChownSandboxToUser",
-    30: "GlexecChownSandboxToCondor", 31: "PrivsepChownSandboxToCondor", 32: "MaxTransferInputSizeExceeded",
-    33: "MaxTransferOutputSizeExceeded", 34: "JobOutOfResources", 35: "InvalidDockerImage",
-    36: "FailedToCheckpoint", 37: "EC2UserError", 38: "EC2InternalError", 39: "EC2AdminError",
-    40: "EC2ConnectionProblem", 41: "EC2ServerError", 42: "EC2InstancePotentiallyLostError",
-    43: "PreScriptFailed", 44: "PostScriptFailed", 45: "SingularityTestFailed", 46: "JobDurationExceeded",
-    47: "JobExecuteExceeded", 48: "HookShadowPrepareJobFailure", 49: "CannotSwitchPrimaryGroup",
-}
 CODE_NAMES = {"jobstatus": STATUS_NAMES, "lastjobstatus": STATUS_NAMES, "holdreasoncode": HOLD_CODE_NAMES}
 TIME_NAMES = {"enteredcurrentstatus", "shadowbday", "lastjobleaserenewal", "qdate", "deferraltime",
               "lastmatchtime", "lastrejmatchtime", "jobstartdate", "jobcurrentstartdate",

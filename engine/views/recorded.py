@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from engine import classad
+from engine.contract.codes import JobStatus
 from engine.crondor.zones import get_zone
 from engine.router.throttle import RouteStats
 from engine.schedd.cron import ATTRS as CRON_ATTRS
@@ -145,7 +146,10 @@ class RouteCounts:
             setattr(self, field, getattr(self, field) + n)
 
 
-_STATUS_FIELD = {2: "running", 6: "running", 5: "held", 4: "completed", 3: "removed"}
+_STATUS_FIELD = {JobStatus.RUNNING: "running", JobStatus.TRANSFERRING_OUTPUT: "running", JobStatus.HELD: "held",
+                 JobStatus.COMPLETED: "completed", JobStatus.REMOVED: "removed"}
+
+CRON_ROW_STATUSES = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.HELD)
 
 
 def job_status(attrs: Any) -> int:
@@ -156,7 +160,7 @@ def job_status(attrs: Any) -> int:
 
 def is_cron_row(attrs: Any) -> bool:
     """A crondor row: a job with any ``Cron*`` attribute, idle, running or held (htcondor.md §2.4)."""
-    return any(a in attrs for a in CRON_ATTRS) and job_status(attrs) in (1, 2, 5)
+    return any(a in attrs for a in CRON_ATTRS) and job_status(attrs) in CRON_ROW_STATUSES
 
 
 def seen_status(job: str, attrs: Any, ads: Mapping[str, Mapping[str, str]]) -> int | None:

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from engine.contract import snapshot as S
+from engine.contract.codes import JobStatus
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import schedule_of
@@ -90,9 +91,9 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
     sched = schedule_of(attrs.as_dict() if hasattr(attrs, "as_dict") else attrs)
     if not sched.valid:
         state = "invalid"
-    elif status == 5:
+    elif status == JobStatus.HELD:
         state = "held"
-    elif status == 2:
+    elif status == JobStatus.RUNNING:
         state = "waiting" if deferral is not None and now < deferral else "running"
     else:
         state = "idle"
@@ -106,8 +107,8 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
         job=job, fields=fields, status=status, deferral_time=deferral,
         window=number(attrs.get("DeferralWindow")) or 0, prep_time=number(attrs.get("DeferralPrepTime")) or 0,
         next_runs=next_runs, schedd_runs=schedd, state=state, tz=tz, lints=lints,
-        hold_reason=text(attrs.get("HoldReason")) if status == 5 else None,
-        hold_code=number(attrs.get("HoldReasonCode")) if status == 5 else None)
+        hold_reason=text(attrs.get("HoldReason")) if status == JobStatus.HELD else None,
+        hold_code=number(attrs.get("HoldReasonCode")) if status == JobStatus.HELD else None)
 
 
 # ------------------------------------------------------------------------------------------ events

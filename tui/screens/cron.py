@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Input, Static
 
+from engine.contract.codes import HoldCode, JobStatus
 from engine.contract.snapshot import CronView, Snapshot
 from tui.commands import keymap
 from tui.text.format import ago, duration, short, zoned
@@ -81,15 +82,13 @@ def cron_detail(c: CronView, now: float) -> Text:
     return t
 
 
-HOLD_MISSED = 20  # MissedDeferredExecutionTime (htcondor.md §2.5)
-HOLD_INVALID = 25  # InvalidCronSettings (htcondor.md §2.4)
 
 
 def held_summary(rows) -> str:
     """Held cron jobs told apart by HoldReasonCode: a missed run (20) is not a bad schedule (25)."""
-    held = [c for c in rows if c.status == 5]
-    missed = sum(1 for c in held if c.hold_code == HOLD_MISSED)
-    invalid = sum(1 for c in held if c.hold_code == HOLD_INVALID)
+    held = [c for c in rows if c.status == JobStatus.HELD]
+    missed = sum(1 for c in held if c.hold_code == HoldCode.MissedDeferredExecutionTime)
+    invalid = sum(1 for c in held if c.hold_code == HoldCode.InvalidCronSettings)
     text = f"held: {missed} missed run, {invalid} invalid schedule"
     other = len(held) - missed - invalid
     return text + (f", {other} other" if other else "")

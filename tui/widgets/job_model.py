@@ -39,7 +39,8 @@ from typing import Callable, Sequence
 from engine.queue.records import job_order
 from engine.rowseq import RowSeq
 from engine.views.build import row_order
-from engine.contract.snapshot import STATUS_NAMES, JobRow
+from engine.contract.codes import STATUS_NAMES
+from engine.contract.snapshot import JobRow
 
 
 HINT_WINDOW = 64  # rows either side of a job's last known row tried before the full index

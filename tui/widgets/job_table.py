@@ -22,14 +22,16 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.contract.snapshot import STATUS_NAMES, JobRow
+from engine.contract.codes import STATUS_NAMES, JobStatus
+from engine.contract.snapshot import JobRow
 from tui.commands import keymap
 from tui.text.format import duration, fit_widths, month_day
 from tui.widgets.column_scroll import ColumnScroll
 from tui.widgets.job_model import COLUMNS, JobModel
 
-STATUS_STYLE = {1: Style(color="yellow"), 2: Style(color="green"), 3: Style(dim=True), 4: Style(color="cyan"),
-                5: Style(color="red", bold=True), 7: Style(color="magenta")}
+STATUS_STYLE = {JobStatus.IDLE: Style(color="yellow"), JobStatus.RUNNING: Style(color="green"),
+                JobStatus.REMOVED: Style(dim=True), JobStatus.COMPLETED: Style(color="cyan"),
+                JobStatus.HELD: Style(color="red", bold=True), JobStatus.SUSPENDED: Style(color="magenta")}
 SAMPLE = 500  # rows measured for the column widths (the first ones in view order, and those on screen)
 LENGTHS_CACHE = 4 * SAMPLE  # rows whose value lengths are kept (JobTable._value_lengths)
 ROUTE, SINCE = (next(i for i, c in enumerate(COLUMNS) if c.key == k) for k in ("route", "since"))
@@ -287,7 +289,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         since = self._since(r)
         return (
             r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, self.model.route_of(r) or "",
-            r.hold_reason if r.status == 5 and r.hold_reason else r.cmd, since, r.kind, link,
+            r.hold_reason if r.status == JobStatus.HELD and r.hold_reason else r.cmd, since, r.kind, link,
             month_day(r.qdate, self.tz) if r.qdate else "",
         )
 
@@ -320,7 +322,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
             else:
                 # the status is coloured on every row; a held job's whole row is, too
                 styles[1] = STATUS_STYLE.get(r.status)
-                if r.status == 5:
+                if r.status == JobStatus.HELD:
                     style = base + self.get_component_rich_style("jobtable--held")
         segs = [Segment(_cell(t, w), style + s if s else style) for t, w, s in zip(texts, self.widths, styles)]
         pinned = Strip(segs[:1], self.widths[0]).crop_extend(0, min(width, self.widths[0]), style)
