@@ -5,7 +5,9 @@ Prints every config problem and routing-table diagnostic as ``file:line: level: 
 table: enabled routes in match order with their limits, disabled routes with the reason,
 pre/post-route transforms. Exit status 1 when there is any error, else 0 (warnings and infos
 do not fail the check); 2 when a CONFIG file cannot be read (one line on stderr, nothing on
-stdout). ``JOB_ROUTER_ENTRIES_CMD`` runs only with ``--allow-cmd``.
+stdout). The schedd's ``SYSTEM_PERIODIC_HOLD``/``_RELEASE``/``_REMOVE`` (and their ``_NAMES``
+lists) are checked too: one that does not parse is an error, since the schedd never fires it.
+``JOB_ROUTER_ENTRIES_CMD`` runs only with ``--allow-cmd``.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import TextIO
 
 from engine.cli import args as argcheck
 from engine.lang.config import Config
+from engine.lang.user_policy import policy_checks
 from engine.router.loader import config_diagnostics, load_routing_table
-from engine.router.table import RoutingTable
+from engine.router.table import Diagnostic, RoutingTable
 
 LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -51,6 +54,18 @@ def describe(table: RoutingTable, out: TextIO) -> None:
         out.write(f"  -  {d.name} [{d.source_label}] disabled: {d.reason}\n")
 
 
+def policy_diagnostics(cfg: Config) -> list[Diagnostic]:
+    """The schedd's periodic policies that do not parse (htcondor.md §8): each an error at the
+    knob's file and line, saying what the schedd does with it (never fires it, or ignores it)."""
+    out = []
+    for c in policy_checks(cfg.get):
+        if not c.parses:
+            where = cfg.location(c.knob)
+            out.append(Diagnostic("error", f"{c.knob} {c.note}", where.file if where else None,
+                                  where.line if where else None))
+    return out
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for path in args.configs:
         if why := argcheck.unreadable(path, directory=True):
@@ -58,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     cfg = Config.load(args.configs)
     table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
-    diags = config_diagnostics(cfg) + table.diagnostics
+    diags = config_diagnostics(cfg) + policy_diagnostics(cfg) + table.diagnostics
     shown = [d for d in diags if not (args.quiet and d.level == "info")]
     for d in shown:
         out.write(f"{d}\n")

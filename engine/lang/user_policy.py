@@ -29,13 +29,47 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.classad import ClassAdError, evaluate, is_undefined, parse_expr
+from engine.classad import ClassAdError, evaluate, is_undefined, is_valid_expr, parse_expr
 from engine.contract.codes import HoldCode, JobStatus
+
+
+POLICY_KNOBS = {"SYSTEM_PERIODIC_HOLD": "hold", "SYSTEM_PERIODIC_RELEASE": "release",
+                "SYSTEM_PERIODIC_REMOVE": "remove"}
+_TRIVIAL = re.compile(r"\(*\s*(?P<v>false|true|[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*\)*", re.IGNORECASE)
+_NOT_A_MACRO = re.compile(r"\$\([^()]*[^A-Za-z0-9_.:()][^()]*\)")
+
+
+def trivially_false(text: str | None) -> bool:
+    """``JobPolicyExpr::is_trivial``: empty, or a literal (in parentheses or not) whose number is 0
+    (``ExprTreeIsLiteralBool``: ``false``, ``0``, ``0.5`` truncated to 0). Such a knob is left out."""
+    if text is None or not text.strip():
+        return True
+    m = _TRIVIAL.fullmatch(text.strip())
+    if not m or text.count("(") != text.count(")"):
+        return False
+    v = m.group("v").lower()
+    return v == "false" or (v != "true" and int(float(v)) == 0)
+
+
+@dataclass(frozen=True)
+class NamedPolicy:
+    """One ``SYSTEM_PERIODIC_<ACTION>_<Tag>`` of a ``SYSTEM_PERIODIC_<ACTION>_NAMES`` list (one
+    that parses and is not trivially false: the others are left out, as the schedd leaves them)."""
+
+    base: str  # SYSTEM_PERIODIC_HOLD, _RELEASE or _REMOVE
+    knob: str  # SYSTEM_PERIODIC_HOLD_<Tag>
+    text: str
+    reason: str | None = None
+    subcode: str | None = None
 
 
 @dataclass(frozen=True)
 class SystemPolicy:
-    """The ``SYSTEM_PERIODIC_*`` knobs (expression text or None) and their _REASON/_SUBCODE."""
+    """The ``SYSTEM_PERIODIC_*`` knobs (expression text or None) and their _REASON/_SUBCODE.
+
+    ``named`` holds the policies of the ``_NAMES`` lists (``ENABLE_JOB_POLICY_LISTS``,
+    ``user_job_policy.cpp`` ``load_policy_list``), which are tried before the nameless knob of
+    their action, in list order."""
 
     hold: str | None = None
     release: str | None = None
@@ -44,6 +78,7 @@ class SystemPolicy:
     hold_subcode: str | None = None
     release_reason: str | None = None
     remove_reason: str | None = None
+    named: tuple[NamedPolicy, ...] = ()
 
     @classmethod
     def from_knobs(cls, get) -> "SystemPolicy":
@@ -51,16 +86,92 @@ class SystemPolicy:
 
         def expr(name: str) -> str | None:
             text = get(name)
-            if text is None or not str(text).strip():
-                return None
-            text = str(text).strip()
-            if text.lower() in ("0", "false", "0.0"):
-                return None  # a literal zero disables the knob (UserPolicy::Config)
-            return text
+            if trivially_false(text):
+                return None  # a literal false or zero disables the knob (JobPolicyExpr::is_trivial)
+            return str(text).strip()
 
+        named = tuple(NamedPolicy(base, knob, text.strip(), get(knob + "_REASON"), get(knob + "_SUBCODE"))
+                      for base, knob, text in _named_knobs(get)
+                      if is_valid_expr(text.strip()) and not trivially_false(text))
         return cls(expr("SYSTEM_PERIODIC_HOLD"), expr("SYSTEM_PERIODIC_RELEASE"), expr("SYSTEM_PERIODIC_REMOVE"),
                    get("SYSTEM_PERIODIC_HOLD_REASON"), get("SYSTEM_PERIODIC_HOLD_SUBCODE"),
-                   get("SYSTEM_PERIODIC_RELEASE_REASON"), get("SYSTEM_PERIODIC_REMOVE_REASON"))
+                   get("SYSTEM_PERIODIC_RELEASE_REASON"), get("SYSTEM_PERIODIC_REMOVE_REASON"), named)
+
+    def any(self) -> bool:
+        """Whether any system policy can fire at all."""
+        return bool(self.hold or self.release or self.remove or self.named)
+
+    def for_action(self, base: str) -> list[tuple[str, str, str | None, str | None]]:
+        """(knob, text, reason expression, subcode expression) of ``base``'s policies in the order
+        the schedd tries them: the named ones in list order, then the nameless knob."""
+        out = [(p.knob, p.text, p.reason, p.subcode) for p in self.named if p.base == base]
+        text = {"SYSTEM_PERIODIC_HOLD": self.hold, "SYSTEM_PERIODIC_RELEASE": self.release,
+                "SYSTEM_PERIODIC_REMOVE": self.remove}[base]
+        if text:
+            reason = {"SYSTEM_PERIODIC_HOLD": self.hold_reason, "SYSTEM_PERIODIC_RELEASE": self.release_reason,
+                      "SYSTEM_PERIODIC_REMOVE": self.remove_reason}[base]
+            out.append((base, text, reason, self.hold_subcode if base == "SYSTEM_PERIODIC_HOLD" else None))
+        return out
+
+
+def _named_knobs(get) -> list[tuple[str, str, str]]:
+    """(base, knob, text) of every tag of the ``_NAMES`` lists that has a non-empty text:
+    ``param_and_insert_unique_items`` (comma and/or space separated, unique without regard to
+    case, ``NAMES`` itself skipped)."""
+    out = []
+    for base in POLICY_KNOBS:
+        seen: set[str] = set()
+        for tag in re.split(r"[,\s]+", get(base + "_NAMES") or ""):
+            if not tag or tag.lower() in seen or tag.lower() == "names":
+                continue
+            seen.add(tag.lower())
+            text = get(f"{base}_{tag}")
+            if text is not None and text.strip():
+                out.append((base, f"{base}_{tag}", text))
+    return out
+
+
+@dataclass(frozen=True)
+class PolicyCheck:
+    """What the schedd makes of one system policy knob (``routedeck check`` and ``why``)."""
+
+    knob: str
+    parses: bool
+    note: str
+    text: str
+
+
+def policy_checks(get) -> list[PolicyCheck]:
+    """Every ``SYSTEM_PERIODIC_{HOLD,RELEASE,REMOVE}`` knob and named policy that is set, whether it
+    parses as a ClassAd expression, and what the schedd does with it (htcondor.md §8,
+    ``user_job_policy.cpp``): a nameless knob that does not parse is kept and never fires (its
+    expression is NULL); a named one that does not parse is ignored with a warning in the
+    SchedLog. A ``$(…)`` that is not a macro name is left in the value as written
+    (``config.cpp`` ``next_config_macro``), the usual cause."""
+    out = []
+    named = [(base, knob, text) for base, knob, text in _named_knobs(get)]
+    bases = [(base, base, get(base)) for base in POLICY_KNOBS]
+    for base, knob, text in [*named, *bases]:
+        if text is None or not text.strip() or (knob == base and trivially_false(text)):
+            continue
+        text = text.strip()
+        if is_valid_expr(text):
+            what = "false as written: left out" if trivially_false(text) else \
+                f"evaluated for every job every PERIODIC_EXPR_INTERVAL ({POLICY_KNOBS[base]})"
+            out.append(PolicyCheck(knob, True, what, text))
+            continue
+        if knob == base:
+            note = ("does not parse as a ClassAd expression: the schedd keeps it and never fires it "
+                    "(user_job_policy.cpp: a policy that does not parse is NULL, and a NULL policy never fires)")
+        else:
+            note = ("does not parse as a ClassAd expression: the schedd ignores it "
+                    f"(SchedLog: 'WARNING: ignoring invalid {knob} expression')")
+        bad = _NOT_A_MACRO.search(text)
+        if bad:
+            note += (f"; {bad.group(0)} is not a macro (a macro name has only letters, digits, '_' and '.'), so "
+                     f"the config reader leaves it as written: write {bad.group(0)[1:]} without the '$'")
+        out.append(PolicyCheck(knob, False, note, text))
+    return out
 
 
 @dataclass(frozen=True)
@@ -135,36 +246,36 @@ def _job_attr(ad: Any, texts: Mapping[str, str], name: str, action: str, now: fl
     return Decision(action, name, "job attribute", 1, text, reason, HoldCode.JobPolicy, subcode)
 
 
-def _system(ad: Any, knob: str, text: str | None, reason_expr: str | None, subcode_expr: str | None,
-            action: str, now: float | None) -> Decision | None:
-    if not text:
-        return None
-    try:
-        value = evaluate(text, my=ad, now=now)
-    except ClassAdError:
-        return None
-    if _number(value) != 1:  # undefined system expressions never fire
-        return None
-    reason = _eval_str(ad, reason_expr, now) or _reason_text("system macro", knob, text, 1)
-    return Decision(action, knob, "system macro", 1, text, reason, HoldCode.SystemPolicy,
-                    _eval_int(ad, subcode_expr, now))
+def _system(ad: Any, system: SystemPolicy, base: str, now: float | None) -> Decision | None:
+    """The first of ``base``'s system policies that fires (``AnalyzeSinglePeriodicPolicy``'s loop);
+    a text that does not parse never fires. Fired from a named policy, the decision names the
+    nameless knob (``m_fire_expr = policy_name``) and reads the named knob's _REASON/_SUBCODE."""
+    for knob, text, reason_expr, subcode_expr in system.for_action(base):
+        try:
+            value = evaluate(text, my=ad, now=now)
+        except ClassAdError:
+            continue
+        if _number(value) != 1:  # undefined system expressions never fire
+            continue
+        reason = _eval_str(ad, reason_expr, now) or _reason_text("system macro", base, text, 1)
+        return Decision(POLICY_KNOBS[base], base, "system macro", 1, text, reason, HoldCode.SystemPolicy,
+                        _eval_int(ad, subcode_expr, now))
+    return None
 
 
 def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,
                      now: float | None) -> Decision:
     """The periodic part of ``AnalyzePolicy``. ``ad`` is the evaluation ad built from ``texts``."""
     if status != JobStatus.HELD:
-        d = _job_attr(ad, texts, "PeriodicHold", "hold", now) or _system(
-            ad, "SYSTEM_PERIODIC_HOLD", system.hold, system.hold_reason, system.hold_subcode, "hold", now)
+        d = _job_attr(ad, texts, "PeriodicHold", "hold", now) or _system(ad, system, "SYSTEM_PERIODIC_HOLD", now)
         if d:
             return d
     if status == JobStatus.HELD:
         d = _job_attr(ad, texts, "PeriodicRelease", "release", now) or _system(
-            ad, "SYSTEM_PERIODIC_RELEASE", system.release, system.release_reason, None, "release", now)
+            ad, system, "SYSTEM_PERIODIC_RELEASE", now)
         if d:
             return d
-    d = _job_attr(ad, texts, "PeriodicRemove", "remove", now) or _system(
-        ad, "SYSTEM_PERIODIC_REMOVE", system.remove, system.remove_reason, None, "remove", now)
+    d = _job_attr(ad, texts, "PeriodicRemove", "remove", now) or _system(ad, system, "SYSTEM_PERIODIC_REMOVE", now)
     return d or NONE
 
 
@@ -259,12 +370,12 @@ def time_deadline(get: Any, texts: Any, system: SystemPolicy, now: float,
     job, which is evaluated again anyway. Job attribute texts always count (one may refer to
     another)."""
     if status is None:
-        knobs: tuple[str | None, ...] = (system.hold, system.release, system.remove, system.hold_reason,
-                                         system.hold_subcode, system.release_reason, system.remove_reason)
+        bases: tuple[str, ...] = tuple(POLICY_KNOBS)
     elif status == JobStatus.HELD:
-        knobs = (system.release, system.remove, system.release_reason, system.remove_reason)
+        bases = ("SYSTEM_PERIODIC_RELEASE", "SYSTEM_PERIODIC_REMOVE")
     else:
-        knobs = (system.hold, system.remove, system.hold_reason, system.hold_subcode, system.remove_reason)
+        bases = ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_REMOVE")
+    knobs = [t for base in bases for _, text, reason, subcode in system.for_action(base) for t in (text, reason, subcode)]
     deadline: float | None = None
     for text in [*texts, *(k for k in knobs if k)]:
         found = _analyze_text(text)

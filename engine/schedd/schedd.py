@@ -363,7 +363,7 @@ class Schedd:
         self.last_periodic = now
         acts: list[tuple[str, Mapping[str, str], Decision]] = []
         sysp = self.system_policy
-        any_system = bool(sysp.hold or sysp.release or sysp.remove)
+        any_system = sysp.any()
         changed = self.store.take_changed()
         if force or changed is None or self._policy_for != sysp:  # a reload with the same knobs keeps the deadlines
             candidates = sorted(self.store.periodic_views(any_system), key=lambda jv: job_order(jv[0]))

@@ -10,6 +10,13 @@ V45 = [DATA / "ce-v4.5.0" / "01-ce-router-defaults.conf.in", DATA / "ce-v4.5.0" 
        DATA / "ce-head" / "01-pilot-env-defaults.conf"]
 CE_BATCH = ["02-ce-condor-defaults.conf", "02-ce-pbs-defaults.conf", "02-ce-slurm-defaults.conf", "02-ce-bosco-defaults.conf"]
 LOCAL_CMD = "LOCAL_CONFIG_FILE command is not run"  # RouteDeck never runs config commands (product.md §4)
+# HTCondor-CE's shipped SYSTEM_PERIODIC_HOLD does not parse, so the schedd never fires it (htcondor.md §8)
+CE_HOLD = "SYSTEM_PERIODIC_HOLD does not parse as a ClassAd expression: the schedd keeps it and never fires it"
+
+
+def expected_errors(files) -> list[str]:
+    """The errors ``check`` must report on a real config set: the CE's hold policy (htcondor.md §8)."""
+    return [CE_HOLD] if any(f.name.startswith("01-ce-router-defaults") for f in files) else []
 
 BUNDLES = [  # (files, warnings each naming a real problem or policy)
     ([DATA / "condor_tests" / "job_router_xform.run.config"], ["route Production2 is shadowed", "route Analysis4 is shadowed"]),
