@@ -113,6 +113,15 @@ class Config:
         defaults: Mapping[str, str] | None = None,
         follow_locals: bool = True,
     ) -> "Config":
+        """Read ``paths`` in order. ``CONFIG_ROOT`` is the directory of the first (the root config
+        file; a directory given as the first path is its own root), as HTCondor detects it
+        (``condor_config.cpp``: ``insert_macro("CONFIG_ROOT", condor_dirname(config_source))``),
+        made absolute; a file may define it again."""
+        paths = list(paths)
+        if paths:
+            first = Path(paths[0]).absolute()  # CONDOR_CONFIG is absolute on a schedd; a command line's may not be
+            root = str(first if first.is_dir() else first.parent)
+            defaults = {"CONFIG_ROOT": root, **(defaults or {})}
         cfg = cls(env=env, defaults=defaults)
         for path in paths:
             cfg._load_path(Path(path), 0, [], None, required=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import TESTS
+from tests.helpers.paths import REPO, TESTS
 from engine import classad as ca
 from engine.lang.config import Config, ConfigError, Source, split_list
 
@@ -295,3 +295,25 @@ def test_expand_with_extra_macros():
     # Source: RouteDeck API; htcondor.md §1.3 (route macros expanded at transform time with config macros visible)
     cfg = text("A = $(B)-a\nB = b\n")
     assert cfg.expand("$(A) $(C)", {"c": "extra"}) == "b-a extra"
+
+
+def test_config_root_is_the_directory_of_the_first_config_file(tmp_path, monkeypatch):
+    # condor_config.cpp: insert_macro("CONFIG_ROOT", condor_dirname(config_source)) before the
+    # root config is read, so a file may use it (and define it again).
+    (tmp_path / "etc").mkdir()
+    root = tmp_path / "etc" / "condor_config"
+    root.write_text("HOOK_DIR = $(CONFIG_ROOT)/hooks\n")
+    other = tmp_path / "other.conf"
+    other.write_text("X = $(CONFIG_ROOT)\n")
+    monkeypatch.chdir(tmp_path)
+    cfg = Config.load(["etc/condor_config", other])
+    assert cfg.get("CONFIG_ROOT") == str(tmp_path / "etc") and cfg.get("X") == str(tmp_path / "etc")
+    assert cfg.get("HOOK_DIR") == str(tmp_path / "etc" / "hooks")
+    root.write_text("CONFIG_ROOT = /srv\nHOOK_DIR = $(CONFIG_ROOT)/hooks\n")
+    assert Config.load([root]).get("HOOK_DIR") == "/srv/hooks"
+
+
+def test_the_shipped_hooks_sample_finds_its_programs_from_a_clone():
+    # issue 29: HOOK_DIR was /opt/routedeck/..., so hook check failed from a clone.
+    cfg = Config.load([REPO / "sample_configs" / "hooks" / "condor_config"])
+    assert Path(cfg.get("SAMPLE_HOOK_FETCH_WORK")) == REPO / "sample_configs" / "hooks" / "hooks" / "fetch_work.sh"
