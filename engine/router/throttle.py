@@ -32,6 +32,8 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import math
 import struct
 from collections import deque
@@ -209,6 +211,11 @@ def accepting(route: Any, stats: RouteStats) -> tuple[bool, str | None]:
     return ok, reason
 
 
+def _utc(t: float) -> str:
+    """A moment as operators read it (issue 29: the reason showed raw epoch seconds)."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def route_state(route: Any, stats: RouteStats) -> tuple[bool, str, str | None]:
     """(accepting, state for the board, reason with the numbers)."""
     max_jobs, max_idle = _route_limits(route)
@@ -216,7 +223,7 @@ def route_state(route: Any, stats: RouteStats) -> tuple[bool, str, str | None]:
         return False, "throttled", (
             f"throttled: {stats.recent_routed} routed ≥ throttle {stats.throttle:.3g} per "
             f"{THROTTLE_UPDATE_INTERVAL} s (until the window closes at "
-            f"+{THROTTLE_UPDATE_INTERVAL} s from {stats.stats_begin_time:.0f})"
+            f"{_utc(stats.stats_begin_time + THROTTLE_UPDATE_INTERVAL)})"
         )
     if max_idle >= 0 and max_idle <= stats.idle:
         return False, "idle-limit", f"idle limit: {stats.idle} idle ≥ MaxIdleJobs {max_idle}"

@@ -151,6 +151,8 @@ def test_accepting_three_conditions_with_reasons():
     ok, state, reason = route_state(route(), s)
     assert not ok and state == "throttled"
     assert reason.startswith("throttled: 4 routed ≥ throttle 3.4 per 600 s")
+    # the window (stats_begin_time + THROTTLE_UPDATE_INTERVAL) as a moment, not epoch seconds (issue 29)
+    assert reason.endswith("(until the window closes at 1970-01-01 00:10:00 UTC)")
     s.recent_routed = 3  # 3.4 <= 3 is false
     assert accepting(route(), s) == (True, None)
 
