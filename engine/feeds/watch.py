@@ -128,6 +128,7 @@ class WatchSetup:
     polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
     router_log: str | None = None
     diagnostics: list[str] = field(default_factory=list)
+    schedd_name: str | None = None  # the config's SCHEDD_NAME (the metrics' ``schedd`` label); None: unset
 
 
 def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | None = None) -> list[str]:
@@ -149,6 +150,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     limits = rules = None
     period = DEFAULT_POLLING_PERIOD
     cfg = None
+    schedd_name = None
     if paths:
         from engine.lang.config import Config  # noqa: PLC0415
 
@@ -159,6 +161,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         limits, rules, period = table_rules(table)
         limits, rules = limits or None, rules or None
         diagnostics += [str(d) for d in table.errors]
+        schedd_name = _expanded(cfg, "SCHEDD_NAME")
     if queue_log is None:
         if cfg is None:
             raise WatchError("no queue log: give --queue-log, or --config / CONDOR_CONFIG for JOB_QUEUE_LOG or SPOOL")
@@ -169,7 +172,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
                 raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
             queue_log = os.path.join(spool, "job_queue.log")
     return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
-                      polling_period=period, router_log=router_log, diagnostics=diagnostics)
+                      polling_period=period, router_log=router_log, diagnostics=diagnostics,
+                      schedd_name=schedd_name)
 
 
 def _expanded(cfg: Any, name: str) -> str | None:
@@ -404,7 +408,17 @@ class WatchEngine:
         table = self.router_log.latest if self.router_log is not None else None
         return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
                                    clock="virtual" if self.clock.on_log else "real",
-                                   log_rate=self.pace.shown(self.clock.base.now()))
+                                   log_rate=self.pace.shown(self.clock.base.now()), log_lag=self.log_lag(),
+                                   log_problems=len(self.problems), log_generation=self.generation)
+
+    def log_lag(self) -> float | None:
+        """Seconds from the newest transaction time read to now on the wall (base) clock; None
+        before any timestamped transaction. A schedd or recorder that stopped writing makes it grow
+        (routedeck_log_lag_seconds, the stale-log alert); a log written in virtual time (a demo
+        recording) lags or leads by its own clock's offset."""
+        if self.newest is None:
+            return None
+        return max(0.0, self.clock.base.now() - self.newest)
 
 
 
