@@ -24,6 +24,9 @@ Decisions:
   scrape happens to see: a window that closes between two scrapes would otherwise lose the jobs
   of its last seconds. They restart from 0 when the feed's statistics begin again (a new process,
   a watched log read again from its start), which Prometheus's ``rate()`` treats as a reset.
+- Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so a scrape costs
+  about 5 ms at 50 routes and 50 ms at 500 (13 series per route), on the HTTP server's thread;
+  the families of a snapshot are built once and kept for the next scrape of the same snapshot.
 - ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them
   (``Snapshot.unrouted``: the demo); the log series exist in watch (``Snapshot.log_*``).
 """
@@ -106,6 +109,9 @@ class SnapshotCollector(Collector):
     def __init__(self, source: Callable[[], Snapshot | None], schedd: str) -> None:
         self.source = source
         self.schedd = schedd
+        # the families of the last snapshot scraped, kept with it: a second scrape of the same
+        # snapshot (two Prometheus servers of an HA pair) reuses them; a tuple replaced whole
+        self._kept: tuple[Snapshot, list[Metric]] | None = None
 
     def describe(self) -> Iterator[Metric]:
         for name in METRICS:
@@ -115,7 +121,13 @@ class SnapshotCollector(Collector):
         snap = self.source()
         if snap is None:
             return
-        yield from families(snap, self.schedd)
+        kept = self._kept
+        if kept is not None and kept[0] is snap:
+            yield from kept[1]
+            return
+        out = families(snap, self.schedd)
+        self._kept = (snap, out)
+        yield from out
 
 
 def families(snap: Snapshot, schedd: str) -> list[Metric]:

@@ -205,3 +205,19 @@ def test_promtool_check_metrics(which, demo, watched):
     text = exposition(lambda: snap, "ce.example.org")
     res = promtool.run("check", "metrics", stdin=text)
     assert res.returncode == 0 and not res.stdout.strip() and not res.stderr.strip(), res.stdout + res.stderr
+
+
+def test_families_built_once_per_snapshot(demo):
+    from engine.metrics.collector import SnapshotCollector
+
+    snaps = demo[1]
+    latest = Latest()
+    c = SnapshotCollector(latest.get, "ce1")
+    latest.put(snaps[-1])
+    first = list(c.collect())
+    assert [id(f) for f in c.collect()] == [id(f) for f in first]  # the same snapshot: kept
+    latest.put(snaps[-2])
+    again = list(c.collect())
+    assert not {id(f) for f in again} & {id(f) for f in first}  # a new snapshot: built anew
+    got = {s.name: s.value for f in again for s in f.samples if s.name == "routedeck_snapshot_timestamp_seconds"}
+    assert got["routedeck_snapshot_timestamp_seconds"] == snaps[-2].time
