@@ -115,6 +115,7 @@ def build_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
     runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
     srv = metrics_opt.server(args, runtime.latest, schedd_name(setup))
     if srv is not None:
+        feed.engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
         if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
             raise metrics_opt.MetricsError(why)
         runtime.services.append(srv)
@@ -195,8 +196,10 @@ def run_headless(args: argparse.Namespace) -> int:
 
     latest = Latest()  # what --metrics serves: a snapshot (without job rows) after every poll
     srv = metrics_opt.server(args, latest.get, schedd_name(setup))
-    if srv is not None and (why := metrics_opt.started(srv)):
-        return argcheck.usage_error("watch", why)
+    if srv is not None:
+        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
+        if why := metrics_opt.started(srv):
+            return argcheck.usage_error("watch", why)
     stop = threading.Event()
     deadline = clock.now() + args.duration if args.duration is not None else None
     seq = [0]

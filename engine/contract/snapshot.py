@@ -261,7 +261,7 @@ class Snapshot:
     log_problems: int | None = None
     log_generation: int | None = None
     # idle source jobs by why they wait (engine.router.unrouted.REASONS), when the feed was asked
-    # to count them (``count_unrouted``: the demo with --metrics); None otherwise
+    # to count them (``count_unrouted``: demo and watch with --metrics); None otherwise
     unrouted: Mapping[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:

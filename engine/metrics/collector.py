@@ -27,8 +27,9 @@ Decisions:
 - Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so a scrape costs
   about 5 ms at 50 routes and 50 ms at 500 (13 series per route), on the HTTP server's thread;
   the families of a snapshot are built once and kept for the next scrape of the same snapshot.
-- ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them
-  (``Snapshot.unrouted``: the demo); the log series exist in watch (``Snapshot.log_*``).
+- ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them (``Snapshot.unrouted``:
+  the demo, and watch with a routing table in its config; ``--metrics`` turns the count on); the
+  log series exist in watch (``Snapshot.log_*``).
 """
 
 from __future__ import annotations

@@ -17,17 +17,19 @@ the umbrella's fixed clauses, ``JOB_ROUTER_SOURCE_JOB_CONSTRAINT``, each route's
 
 Which jobs: ``JobStatus`` 1, ``ProcId`` ≥ 0, not a routed copy of this router (``RoutedBy``), not
 tracked by it. The cost is one pass over the source queue with the scanner's per-signature
-cache (a few ClassAd evaluations per submit file), so the caller decides when to ask (the demo
-asks only with ``--metrics``, once per router poll or queue change).
+cache (a few ClassAd evaluations per submit file), so the caller decides when to ask (demo and
+watch ask only with ``--metrics``, once per router poll, window or queue change). Watch has no
+router: :func:`count_verdicts` takes the routing table of its config and RouteDeck's own figures
+of the followed queue, and leaves out the source jobs the real router manages (``Managed``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
 from engine.router.candidates import Scanner
-from engine.router.throttle import route_state
+from engine.router.throttle import RouteStats, route_state
 
 REASONS = ("matched", "no_match", "route_full", "throttled", "not_candidate")
 _EMPTY = ClassAd()
@@ -38,18 +40,26 @@ def _literal(text: str | None) -> str | None:
 
 
 def idle_unrouted(router: Any, now: float) -> dict[str, int]:
-    """Idle source jobs by verdict (module docstring); every verdict of :data:`REASONS` present."""
+    """The embedded router's idle source jobs by verdict (module docstring)."""
+    return count_verdicts(router.table, router.name, router.book.get, router.src_q,
+                          lambda job: job.key in router.jobs, len(router.jobs), now, router)
+
+
+def count_verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats], jobs: Iterable[Any],
+                   tracked: Callable[[Any], bool], managed: int, now: float, owner: Any) -> dict[str, int]:
+    """Idle source jobs by verdict: ``jobs`` (``engine.queue.jobqueue.Job``) of a routing table
+    ``table`` whose router is called ``name``, with the routes' statistics ``stats_of(route)``,
+    ``tracked(job)`` for the jobs its router manages (``managed`` of them). ``owner`` keeps the
+    scanner of its table between calls (the router, the watch engine)."""
     counts = dict.fromkeys(REASONS, 0)
-    table = router.table
-    name = router.name
     quoted = '"' + name + '"'
     routes = list(table.routes)
-    scanner = getattr(router, "_unrouted_scanner", None)
+    scanner = getattr(owner, "_unrouted_scanner", None)
     if scanner is None or scanner[0] is not table:
         scanner = (table, Scanner(routes, table.knobs.source_job_constraint, name))
-        router._unrouted_scanner = scanner
+        owner._unrouted_scanner = scanner
     scan = scanner[1]
-    states = [route_state(r, router.book.get(r.name)) for r in routes]
+    states = [route_state(r, stats_of(r.name) or RouteStats(r.name, now)) for r in routes]
     accepting = [s[0] for s in states]
     scan.begin_cycle(accepting, now)
     sc_text = (table.knobs.source_job_constraint or "").strip()
@@ -62,10 +72,9 @@ def idle_unrouted(router: Any, now: float) -> dict[str, int]:
         sc_broken = False
     sc_cache: dict[Any, bool] = {}
     max_jobs = int(table.knobs.max_jobs)
-    at_max = max_jobs >= 0 and len(router.jobs) >= max_jobs
-    tracked = router.jobs
-    for job in router.src_q:
-        if _literal(job.get("JobStatus")) != "1" or job.key in tracked:
+    at_max = max_jobs >= 0 and managed >= max_jobs
+    for job in jobs:
+        if _literal(job.get("JobStatus")) != "1" or tracked(job):
             continue
         if _literal(job.get("RoutedBy")) == quoted:
             continue  # a routed copy of this router
@@ -73,10 +82,7 @@ def idle_unrouted(router: Any, now: float) -> dict[str, int]:
             counts["not_candidate"] += 1
             continue
         c = scan.scan(job)
-        if c is None:
-            counts["not_candidate"] += 1
-            continue
-        if sc_broken:
+        if c is None or sc_broken:
             counts["not_candidate"] += 1
             continue
         if sc_expr is not None:

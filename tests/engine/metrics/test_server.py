@@ -122,6 +122,7 @@ def test_watch_runtime_name_overrides(tmp_path):
         got = scrape(srv.port)
         assert {s.labels["schedd"] for s in got["routedeck_route_jobs"]} == {"ce-test.example.org"}
         assert got["routedeck_log_lag_seconds"][0].value > 0
+        assert {s.labels["reason"] for s in got["routedeck_idle_unrouted_jobs"]} >= {"no_match", "not_candidate"}
     finally:
         runtime.stop()
     assert refused(srv.port)
