@@ -226,3 +226,21 @@ def test_families_built_once_per_snapshot(demo):
     assert not {id(f) for f in again} & {id(f) for f in first}  # a new snapshot: built anew
     got = {s.name: s.value for f in again for s in f.samples if s.name == "routedeck_snapshot_timestamp_seconds"}
     assert got["routedeck_snapshot_timestamp_seconds"] == snaps[-2].time
+
+
+def test_replay_counters_at_the_end_equal_watchs(watched):
+    """The same recording through replay's one-pass statistics (engine.feeds.replay.stats) and
+    watch's live ones (engine.views.figures.LiveFigures): the cumulative started / succeeded /
+    failed of every route agree at the log's end (the counters the exporter serves)."""
+    import argparse
+
+    from engine.cli.replay import build_runtime
+    from engine.contract.snapshot import Seek
+
+    args = argparse.Namespace(log=LOG, queue_log_alias=None, config=[CONFIG], tz="UTC", speed=1.0, at="end",
+                              transaction=None)
+    feed = build_runtime(args).engine
+    feed.handle(Seek(time=LAST))
+    replay = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in feed.snapshot(1).routes}
+    watch = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in watched[1].routes}
+    assert replay == watch and sum(t[0] for t in watch.values()) > 0
