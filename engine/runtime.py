@@ -23,6 +23,8 @@ Design decisions and invariants:
   ``concurrent.futures.Future``. The consumer waits on the future; the engine thread never waits
   for the consumer. A query wakes a paused or idle loop; when the loop ends (stop, crash, until)
   every pending query fails with :class:`EngineNotRunning`.
+- ``services`` (the ``--metrics`` server) are started after the loop and stopped after it; they
+  read ``latest()`` only, never the engine.
 - Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes the engine
   action it is doing (a demo catching up many polls is stepped action by action, see
   ``_step_engine``) and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
@@ -135,6 +137,8 @@ class Runtime:
             clock.pause()  # at maximum speed virtual time moves only by jumps
         self.state = "starting"
         self.error: str | None = None
+        # started after the loop and stopped after it ends (the --metrics server: start()/stop())
+        self.services: list[Any] = []
         self._next_virtual = (engine.now + every_virtual) if every_virtual else None
         self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
         self.done = threading.Event()
@@ -144,6 +148,8 @@ class Runtime:
     def start(self) -> "Runtime":
         self._thread = threading.Thread(target=self._run, name="routedeck-engine", daemon=True)
         self._thread.start()
+        for service in self.services:
+            service.start()
         return self
 
     def send(self, command: Any) -> None:
@@ -155,6 +161,8 @@ class Runtime:
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        for service in self.services:
+            service.stop()
 
     def query(self, fn: Callable[[Any], Any], timeout: float | None = 10.0) -> Any:
         """``fn(engine)`` run on the engine thread between two steps; its result (or exception).

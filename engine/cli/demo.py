@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from engine.cli import args as argcheck
+from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, DemoFiles, build_demo
 
@@ -66,6 +67,7 @@ def add_headless_arguments(p: argparse.ArgumentParser) -> None:
                    help="--headless: as fast as possible (jump from one engine action to the next)")
     p.add_argument("--json", action="store_true", help="--headless: one JSON snapshot per line (Snapshot.to_json)")
     p.add_argument("--start", type=argcheck.epoch, default=None, help="virtual start time, epoch seconds (default 2026-11-21 00:00 UTC)")
+    metrics_opt.add_arguments(p)
 
 
 def register(subparsers) -> None:
@@ -293,6 +295,15 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     errors = table_errors(engine)
     for e in errors:
         print(f"routedeck demo: {e}", file=sys.stderr)
+    from engine.metrics.collector import Latest  # noqa: PLC0415
+
+    latest = Latest()  # what --metrics serves: each snapshot printed
+    srv = metrics_opt.server(args, latest.get, engine.schedd_name)
+    if srv is not None:
+        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
+        if why := metrics_opt.started(srv):
+            engine.close()
+            return argcheck.usage_error("demo", why)
     speed = float(args.speed)
     max_speed = bool(getattr(args, "max_speed", False))
     virtual = args.duration if max_speed else args.duration * speed
@@ -309,6 +320,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     stall: Stall | None = None
     try:
         for snap in gen:
+            latest.put(snap)
             if args.json:
                 emit(snapshot_json(snap))
             else:
@@ -324,6 +336,8 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
                 stall.resumed = engine.now
     finally:
         engine.close()
+        if srv is not None:
+            srv.stop()
     still = getattr(engine, "write_fault", None) is not None
     if stall is not None:
         print("routedeck demo: " + stall.report(state_dir, start_v, engine.now - start_v, virtual, still),
@@ -363,4 +377,13 @@ def build_runtime(args: argparse.Namespace, publish=None):
         kwargs["classad_routes"] = True
     engine = build_demo(**kwargs)
     clock = VirtualClock(start=engine.now, speed=args.speed)
-    return Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
+    runtime = Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
+    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name)
+    if srv is not None:
+        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
+        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
+            engine.close()
+            raise metrics_opt.MetricsError(why)
+        runtime.services.append(srv)
+    return runtime
+

@@ -24,6 +24,7 @@ import threading
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
+from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, WatchFeed, resolve
 from engine.runtime import Runtime
@@ -46,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slow-poll", type=argcheck.positive, default=1.0, metavar="S",
                    help="poll at least every S seconds (also the fallback without watchfiles)")
     p.add_argument("--tz", default="UTC", type=argcheck.zone, help="time zone shown with times (IANA name)")
+    metrics_opt.add_arguments(p)
 
 
 def register(subparsers) -> None:
@@ -106,10 +108,25 @@ class WatchRuntime(Runtime):
 
 
 def build_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
-    """Watch's runtime factory: the log (and router log) of ``args`` followed on the log's clock."""
+    """Watch's runtime factory: the log (and router log) of ``args`` followed on the log's clock;
+    with ``--metrics``, its server is one of the runtime's services (started and stopped with it)."""
     setup = resolve(args.queue_log, args.config, args.router_log)
     feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
-    return WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
+    runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
+    srv = metrics_opt.server(args, runtime.latest, schedd_name(setup))
+    if srv is not None:
+        feed.engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
+        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
+            raise metrics_opt.MetricsError(why)
+        runtime.services.append(srv)
+    return runtime
+
+
+def schedd_name(setup) -> str:
+    """The ``schedd`` label: the config's SCHEDD_NAME, else HTCondor's default, the host's name."""
+    import socket  # noqa: PLC0415
+
+    return setup.schedd_name or socket.getfqdn()
 
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
@@ -175,6 +192,14 @@ def run_headless(args: argparse.Namespace) -> int:
         return argcheck.worst(status, found)
     from engine.queue.filewatch import run_watch  # noqa: PLC0415
 
+    from engine.metrics.collector import Latest  # noqa: PLC0415
+
+    latest = Latest()  # what --metrics serves: a snapshot (without job rows) after every poll
+    srv = metrics_opt.server(args, latest.get, schedd_name(setup))
+    if srv is not None:
+        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
+        if why := metrics_opt.started(srv):
+            return argcheck.usage_error("watch", why)
     stop = threading.Event()
     deadline = clock.now() + args.duration if args.duration is not None else None
     seq = [0]
@@ -183,6 +208,8 @@ def run_headless(args: argparse.Namespace) -> int:
 
     def on_poll(result) -> None:
         changed = engine.after_poll(result)
+        if srv is not None:
+            latest.put(engine.snapshot(seq[0], with_jobs=False))
         if engine.waiting and not told_waiting[0]:
             print(f"routedeck watch: {setup.queue_log}: {WAITING}", file=sys.stderr)
         told_waiting[0] = engine.waiting
@@ -196,4 +223,7 @@ def run_headless(args: argparse.Namespace) -> int:
         run_watch(engine.follower, stop, on_poll, slow_poll=min(args.slow_poll, args.duration or args.slow_poll))
     except KeyboardInterrupt:
         pass
+    finally:
+        if srv is not None:
+            srv.stop()
     return found

@@ -72,6 +72,12 @@ class RouteView:
     requirements: str | None = None
     location: str | None = None  # "file:line" of the definition
     reported: "ReportedRoute | None" = None  # watch: the real router's own row (JobRouterLog)
+    # started / succeeded / failed since the feed's statistics began (every closed 600 s window
+    # plus the open one: RouteStats.totals); they never go back while the feed runs (a watched
+    # log read again from its start begins again from 0)
+    started_total: int = 0
+    succeeded_total: int = 0
+    failed_total: int = 0
 
 
 @dataclass(frozen=True)
@@ -242,6 +248,17 @@ class Snapshot:
     # own clock clearly does not run at real time (a log written by ``demo --speed 30``: ~30);
     # None when about real time or not measured (engine.feeds.watch.LogPace)
     log_rate: float | None = None
+    # watch: the followed log's health (engine.metrics exports them; None in the other modes).
+    # log_lag: seconds from the newest transaction's ``106 #`` time to now on the runtime's own
+    # (wall) clock, None when the log has no timestamps yet; log_problems: the current log
+    # generation's problems (engine.feeds.watch.WatchEngine.problems, the last 50); generation:
+    # how many times the log was read again from its start (rotated, replaced)
+    log_lag: float | None = None
+    log_problems: int | None = None
+    log_generation: int | None = None
+    # idle source jobs by why they wait (engine.router.unrouted.REASONS), when the feed was asked
+    # to count them (``count_unrouted``: demo and watch with --metrics); None otherwise
+    unrouted: Mapping[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or

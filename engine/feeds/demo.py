@@ -429,12 +429,17 @@ class Simulation:
         return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
                               clock=clock, jobs=jobs)
 
+    @property
+    def schedd_name(self) -> str:
+        """The demo schedd's Name: its config's SCHEDD_NAME, else ``routedeck-demo``."""
+        return self.config.get("SCHEDD_NAME") or "routedeck-demo"
+
     def schedd_ad(self) -> dict[str, str] | None:
         """The schedd ad the demo keeps when it has ``SCHEDD_CRON_*`` jobs: identity, job totals,
         then the cron jobs' attributes (``Scheduler::adlist_publish``); None without any."""
         if self.schedd_cron is None:
             return None
-        name = self.config.get("SCHEDD_NAME") or "routedeck-demo"
+        name = self.schedd_name
         return schedd_ad(name, self.store.counts(), self.schedd_cron.schedd_attrs(), self.now)
 
     def _stop_jobs(self) -> None:

@@ -57,6 +57,9 @@ from engine.router.routerlog import RouterLogFollower, RouterLogTable
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
 from engine.contract.snapshot import ReportedRoute, RouteView, Snapshot
 from engine.views.recorded_rows import ReplayRows
+from types import MappingProxyType
+from engine.router.throttle import RouteStats
+from engine.router.unrouted import count_verdicts
 
 DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
 
@@ -130,6 +133,8 @@ class WatchSetup:
     polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
     router_log: str | None = None
     diagnostics: list[str] = field(default_factory=list)
+    schedd_name: str | None = None  # the config's SCHEDD_NAME (the metrics' ``schedd`` label); None: unset
+    table: Any = None  # the routing table of the config (engine.router.loader), None without a config
 
 
 def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | None = None) -> list[str]:
@@ -148,9 +153,10 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     """Find the queue log, the routing table's limits and the router log (module docstring)."""
     paths = condor_config_paths(config, env)
     diagnostics: list[str] = []
-    limits = rules = None
+    limits = rules = table = None
     period = DEFAULT_POLLING_PERIOD
     cfg = None
+    schedd_name = None
     if paths:
         cfg = Config.load(paths, env=env)
         diagnostics += [str(e) for e in cfg.errors]
@@ -159,6 +165,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         limits, rules, period = table_rules(table)
         limits, rules = limits or None, rules or None
         diagnostics += [str(d) for d in table.errors]
+        schedd_name = _expanded(cfg, "SCHEDD_NAME")
     if queue_log is None:
         if cfg is None:
             raise WatchError("no queue log: give --queue-log, or --config / CONDOR_CONFIG for JOB_QUEUE_LOG or SPOOL")
@@ -169,7 +176,8 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
                 raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
             queue_log = os.path.join(spool, "job_queue.log")
     return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
-                      polling_period=period, router_log=router_log, diagnostics=diagnostics)
+                      polling_period=period, router_log=router_log, diagnostics=diagnostics,
+                      schedd_name=schedd_name, table=table)
 
 
 def _expanded(cfg: Any, name: str) -> str | None:
@@ -399,8 +407,55 @@ class WatchEngine:
         )
         table = self.router_log.latest if self.router_log is not None else None
         return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
+                                   unrouted=self.unrouted(snap.routes, now),
                                    clock="virtual" if self.clock.on_log else "real",
-                                   log_rate=self.pace.shown(self.clock.base.now()))
+                                   log_rate=self.pace.shown(self.clock.base.now()), log_lag=self.log_lag(),
+                                   log_problems=len(self.problems), log_generation=self.generation)
+
+    count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
+
+    def unrouted(self, routes: tuple[RouteView, ...], now: float) -> Mapping[str, int] | None:
+        """Idle source jobs by verdict (engine.router.unrouted) when ``count_unrouted`` is set and
+        the config has a routing table: the table's routes judged with RouteDeck's own figures of
+        the followed queue (``routes``: copies, recent starts, throttle), a source job the real
+        router manages (``Managed = "External"``) left out. Recounted when the queue or a window
+        changed, or at every snapshot when the table reads the clock."""
+        table = self.setup.table
+        if not self.count_unrouted or table is None or not table.routes:
+            return None
+
+        key = (self.version, self.generation, self.figures.last_close, id(table))
+        kept = getattr(self, "_unrouted_kept", None)
+        scanner = getattr(self, "_unrouted_scanner", None)
+        if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
+            return kept[1]
+        views = {r.name.lower(): r for r in routes}
+
+        def stats_of(name: str) -> RouteStats | None:
+            r = views.get(name.lower())
+            if r is None:
+                return None
+            return RouteStats(name=name, stats_begin_time=r.window_start, num_jobs=r.routed, num_running=r.running,
+                              num_held=r.held, recent_routed=r.recent_started, recent_succeeded=r.recent_succeeded,
+                              recent_failed=r.recent_failed, throttle=r.throttle or 0.0)
+
+        def tracked(job: Any) -> bool:
+            return (job.get("Managed") or "").strip() == '"External"'
+
+        managed = sum(r.routed for r in routes)
+        counts = MappingProxyType(count_verdicts(table, table.knobs.name, stats_of, self.queue, tracked, managed,
+                                                 now, self))
+        self._unrouted_kept = (key, counts)
+        return counts
+
+    def log_lag(self) -> float | None:
+        """Seconds from the newest transaction time read to now on the wall (base) clock; None
+        before any timestamped transaction. A schedd or recorder that stopped writing makes it grow
+        (routedeck_log_lag_seconds, the stale-log alert); a log written in virtual time (a demo
+        recording) lags or leads by its own clock's offset."""
+        if self.newest is None:
+            return None
+        return max(0.0, self.clock.base.now() - self.newest)
 
 
 

@@ -52,6 +52,7 @@ class RouteStatsView:
     requirements: str | None
     location: str | None
     last_adjustment: str | None  # the last window's computation, in words
+    totals: tuple[int, int, int] = (0, 0, 0)  # RouteStats.totals: started, succeeded, failed
 
 
 class StatsMixin:
@@ -126,7 +127,7 @@ class StatsMixin:
                 target_universe=int(route.target_universe), grid_resource=route.grid_resource,
                 requirements=route.requirements,
                 location=f"{loc.file}:{loc.line}" if loc is not None else None,
-                last_adjustment=adj.explain() if adj is not None else None,
+                last_adjustment=adj.explain() if adj is not None else None, totals=s.totals,
             ))
         return tuple(out)
 
@@ -140,7 +141,8 @@ class StatsMixin:
                       failure_rate=r.failure_rate, failure_threshold=r.failure_threshold, throttle=r.throttle,
                       window_start=r.window_start, next_reevaluation=r.next_reevaluation,
                       rate_history=r.rate_history, routed_history=r.routed_history,
-                      grid_resource=r.grid_resource, requirements=r.requirements, location=r.location)
+                      grid_resource=r.grid_resource, requirements=r.requirements, location=r.location,
+                      started_total=r.totals[0], succeeded_total=r.totals[1], failed_total=r.totals[2])
             for r in self.route_stats(now)
         )
 

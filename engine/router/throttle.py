@@ -123,6 +123,17 @@ class RouteStats:
     recent_failed: int = 0
     throttle: float = 0.0
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
+    # the recent_* figures of every window closed so far, summed: with the open window's they
+    # make counters that never go back (routedeck_route_jobs_*_total, engine.metrics)
+    closed_routed: int = 0
+    closed_succeeded: int = 0
+    closed_failed: int = 0
+
+    @property
+    def totals(self) -> tuple[int, int, int]:
+        """(started, succeeded, failed) since these statistics began: closed windows + the open one."""
+        return (self.closed_routed + self.recent_routed, self.closed_succeeded + self.recent_succeeded,
+                self.closed_failed + self.recent_failed)
 
     @property
     def idle(self) -> int:
@@ -139,6 +150,8 @@ class RouteStats:
         self.recent_succeeded = other.recent_succeeded
         self.throttle = other.throttle
         self.history = other.history
+        self.closed_routed, self.closed_succeeded, self.closed_failed = (
+            other.closed_routed, other.closed_succeeded, other.closed_failed)
 
     def failure_rate(self, now: float) -> float:
         """Failures per second in the current (open) window."""
@@ -191,6 +204,9 @@ class RouteStats:
         )
         self.history.append(WindowRecord(now, self.recent_routed, succeeded, failed, rate, self.throttle))
         self.stats_begin_time = now
+        self.closed_routed += self.recent_routed
+        self.closed_succeeded += succeeded
+        self.closed_failed += failed
         self.recent_routed = 0
         self.recent_failed = 0
         self.recent_succeeded = 0

@@ -19,6 +19,7 @@ from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
+from engine.router.unrouted import idle_unrouted
 
 
 
@@ -224,7 +225,24 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
-        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks)
+        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, unrouted=_unrouted(engine))
+
+
+def _unrouted(engine: Any) -> Mapping[str, int] | None:
+    """Idle source jobs by verdict (engine.router.unrouted), when the engine's ``count_unrouted``
+    is set (the demo with --metrics); recounted only after a router poll, a queue change or a new
+    table when the table reads no clock, else at every snapshot."""
+    router = getattr(engine, "router", None)
+    if router is None or not getattr(engine, "count_unrouted", False):
+        return None
+
+    key = (getattr(engine, "jobs_version", 0), router.poll_count, id(router.table))
+    kept = getattr(engine, "_unrouted_kept", None)
+    if kept is not None and kept[0] == key and router.scanner.time_free:
+        return kept[1]
+    counts = MappingProxyType(idle_unrouted(router, engine.now))
+    engine._unrouted_kept = (key, counts)
+    return counts
 
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:

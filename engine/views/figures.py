@@ -56,6 +56,7 @@ class Figures:
     rate_history: tuple[float, ...]
     state: str | None  # "throttled" when the throttle is reached, else None
     reason: str | None
+    totals: tuple[int, int, int] = (0, 0, 0)  # RouteStats.totals: started, succeeded, failed
 
 
 def table_rules(table: Any) -> tuple[dict[str, tuple[int, int]], dict[str, RouteRule], float]:
@@ -155,7 +156,8 @@ def figures_of(stats: RouteStats, now: float, threshold: float, history: tuple[f
         recent_started=stats.recent_routed, recent_succeeded=stats.recent_succeeded,
         recent_failed=stats.recent_failed, throttle=stats.throttle, window_start=stats.stats_begin_time,
         failure_rate=stats.failure_rate(now), threshold=threshold, rate_history=history,
-        state="throttled" if st == "throttled" else None, reason=reason if st == "throttled" else None)
+        state="throttled" if st == "throttled" else None, reason=reason if st == "throttled" else None,
+        totals=stats.totals)
 
 
 class LiveFigures:

@@ -246,7 +246,14 @@ def _figure_fields(fig: Any, stats: RouteStats, now: float | None) -> dict:
                 failure_rate=stats.failure_rate(now) if now is not None else fig.failure_rate,
                 failure_threshold=fig.threshold, throttle=fig.throttle if fig.throttle > 0 else None,
                 window_start=fig.window_start, next_reevaluation=stats.next_reevaluation(),
-                rate_history=fig.rate_history)
+                rate_history=fig.rate_history, **_totals(getattr(fig, "totals", None)))
+
+
+def _totals(totals: tuple[int, int, int] | None) -> dict:
+    """RouteView's ``*_total`` counters from a Figures' ``totals`` (none: a feed without them)."""
+    if totals is None:
+        return {}
+    return dict(started_total=totals[0], succeeded_total=totals[1], failed_total=totals[2])
 
 
 def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int | None]) -> tuple[CronView, ...]:

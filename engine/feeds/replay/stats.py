@@ -284,7 +284,8 @@ class RouteHistory:
                 recent_started=started, recent_succeeded=ok, recent_failed=failed, throttle=throttle,
                 window_start=begin, failure_rate=failed / delta if delta > 0 else 0.0, threshold=threshold,
                 rate_history=history, state="throttled" if st == "throttled" else None,
-                reason=reason if st == "throttled" else None)
+                reason=reason if st == "throttled" else None,
+                totals=tuple(arr[n - 1] if n else 0 for arr in (tr.started, tr.succeeded, tr.failed)))
         for name in self.rules or ():  # table routes with no copy yet: an empty window
             if name not in out:
                 threshold = self.rules[name].threshold

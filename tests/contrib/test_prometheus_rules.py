@@ -1,0 +1,35 @@
+"""contrib/prometheus: the alert rules pass ``promtool check rules`` and their unit tests
+(``promtool test rules``), and name only series the exporter defines (engine.metrics.collector
+METRICS) or the two issue 29 adds (its hold countdown and policy check), named here."""
+
+from __future__ import annotations
+
+import re
+
+from engine.metrics.collector import METRICS
+from tests.helpers import promtool
+from tests.helpers.paths import REPO
+
+RULES = REPO / "contrib/prometheus/routedeck.rules.yml"
+TESTS = REPO / "contrib/prometheus/tests"
+# series of issue 29 (the why ledger's hold countdown, the policy check) the rules already use
+LATER = {"routedeck_jobs_held_soon", "routedeck_policy_parses"}
+
+
+def test_check_rules():
+    res = promtool.run("check", "rules", str(RULES))
+    assert res.returncode == 0 and "SUCCESS: 6 rules found" in res.stdout, res.stdout + res.stderr
+
+
+def test_rule_unit_tests():
+    files = sorted(p.name for p in TESTS.glob("*.yml"))
+    assert files
+    res = promtool.run("test", "rules", *files, cwd=str(TESTS))
+    assert res.returncode == 0 and "SUCCESS" in res.stdout and "FAILED" not in res.stdout, res.stdout + res.stderr
+
+
+def test_rules_name_only_defined_series():
+    exprs = re.findall(r"^\s+expr: (\|\n(?:\s{10,}.*\n)+|.*)", RULES.read_text(), re.M)
+    assert len(exprs) == 6
+    used = set(re.findall(r"\brouted[a-z_]+", " ".join(exprs)))
+    assert used and used <= set(METRICS) | LATER, used - set(METRICS) - LATER
