@@ -192,7 +192,9 @@ class Archive:
             if p.exists() and any(p.glob("seg-*.rds")):
                 raise ArchiveError(f"{p}: segments without {CHECKPOINT}; refusing to overwrite them")
             p.mkdir(parents=True, exist_ok=True)
-            return cls(p, Meta(), files)
+            arch = cls(p, Meta(), files)
+            arch.save_meta()  # from now on recorder.json says what the directory holds (nothing yet)
+            return arch
         try:
             meta = Meta.from_json(json.loads(ck.read_text()))
         except (ValueError, TypeError) as exc:

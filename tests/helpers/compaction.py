@@ -8,6 +8,7 @@ unlink ``<log>.<seq - MAX_JOB_QUEUE_LOG_ROTATIONS>``, write ``107 <seq+1>`` + th
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from engine.queue.jobqueue import JobQueue
@@ -22,6 +23,7 @@ class _Sink:
         return 0
 
 
+@functools.lru_cache(maxsize=2)
 def steps_of(data: bytes) -> tuple[bytes, list[tuple[bytes, list]]]:
     """(the 107 line, [(raw text, records)] of every step after it)."""
     header_end = data.find(b"\n") + 1
@@ -36,7 +38,7 @@ class ScheddLog:
 
     def __init__(self, path: Path, data: bytes, max_rotations: int = 1) -> None:
         self.path = Path(path)
-        header, self.steps = steps_of(data)
+        header, self.steps = steps_of(data)  # cached: the tests cut the same recording
         self.path.write_bytes(header)
         head = read_head(self.path)
         self.seq, self.created = head.seq, head.created
