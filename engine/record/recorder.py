@@ -156,6 +156,7 @@ class Recorder:
         self.base = self.state.fork()  # the state at the archive's end (the next segment's checkpoint)
         self.pos: LogPosition | None = meta.log  # where the archived transactions end in the log
         self.pending: list[Txn] = []
+        self._pending_bytes = 0
         self.marks: list[dict] = []
         self.last_time = meta.last_time
         self.last_flush: float | None = None
@@ -173,7 +174,7 @@ class Recorder:
 
     @property
     def pending_bytes(self) -> int:
-        return sum(len(t.raw) for t in self.pending)
+        return self._pending_bytes
 
     # ------------------------------------------------------------------ polling
     def poll(self, now: float, *, flush: bool | None = None) -> Report:
@@ -240,8 +241,6 @@ class Recorder:
                         return
                 self._archive_steps(data, steps, pos.seq, pos.created, pos.offset, rep)
                 pos = self.pos
-                if self.pending_bytes >= self.frame_bytes * 8:
-                    self.flush(None)
                 if len(data) < READ_CHUNK:
                     return
 
@@ -267,14 +266,24 @@ class Recorder:
 
     def _archive_steps(self, data: bytes, steps: list, seq: int, created: int, base: int, rep: Report,
                        times: list[float] | None = None) -> None:
+        """Apply and queue ``steps`` (of ``data``, which starts at byte ``base`` of the log); a long
+        run is written every ``8 × frame_bytes`` so that segments roll and memory stays bounded."""
         times = times or self._times(steps, created)
         apply = self.state.apply_quiet
-        for (s, e, records, _end_line), t in zip(steps, times):
+        pending = self.pending
+        limit = self.frame_bytes * 8
+        for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
             apply(records)
             raw = data[s:e]
             if not raw.startswith(b"105"):  # records outside a transaction: wrapped to stay one step
                 raw = b"105 \n" + raw + b"106 \n"
-            self.pending.append(Txn(raw, t))
+            pending.append(Txn(raw, t))
+            self._pending_bytes += len(raw)
+            if self._pending_bytes >= limit and n + 1 < len(steps):
+                self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
+                self.last_time = t
+                self.flush(None)
+                pending = self.pending
         if steps:
             last_s, last_e = steps[-1][0], steps[-1][1]
             self.pos = LogPosition(seq, created, base + last_e, txn_hash(data[last_s:last_e]), last_e - last_s)
@@ -317,6 +326,7 @@ class Recorder:
                     "utf-8", "surrogateescape")
                 self.state.apply_quiet([tuple(r) for r in diff])
                 self.pending.append(Txn(raw, max(to, frm), gap))
+                self._pending_bytes += len(raw)
                 self.last_time = max(to, frm)
                 rep.gaps.append(gap)
         self.marks.append(dict(kind="generation", txn=self.archive.meta.next_txn + len(self.pending),
@@ -346,5 +356,6 @@ class Recorder:
         n = len(self.pending)
         self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes)
         self.pending, self.marks, self.need_segment = [], [], False
+        self._pending_bytes = 0
         self.base = self.state.fork()
         return n
