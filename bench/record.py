@@ -62,7 +62,7 @@ def long_log(copies: int) -> bytes:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--days", type=float, default=1.0)
-    ap.add_argument("--segment-mb", type=float, default=32)
+    ap.add_argument("--segment-mb", type=float, default=8)
     ap.add_argument("--memory", action="store_true", help="also measure peak memory (a second, slower pass)")
     a = ap.parse_args()
     copies = max(1, round(a.days * 8))

@@ -144,7 +144,7 @@ def read_head(path: Path) -> Head | None:
 
 class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
-                 tz: str | None = None, segment_bytes: int = 32 << 20, frame_bytes: int = 1 << 20,
+                 tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
                  flush_every: float = 60.0) -> None:
         self.log = Path(log)
         self.archive = Archive.open(archive, files)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import scan_steps
+from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
 from engine.record.recorder import load_state
 
@@ -90,7 +90,7 @@ def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
     arch = Archive.open(path, create=False)
     starts = [(x["first"], x["seg"]) for x in arch.index_lines() if x["kind"] == "segment"]
     k = starts[max(0, bisect_right([f for f, _ in starts], txn) - 1)][1]
-    q = load_state(arch.read_state(k))
+    parts = [arch.read_state(k)]
     for first, count, raw in arch.frames(k):
         if first > txn:
             break
@@ -98,8 +98,11 @@ def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
             ends: list[int] = []
             scan_steps(raw, 0, len(raw), _Null(), lambda _s, e, _l, _r, _e=None: ends.append(e), None)
             raw = raw[: ends[txn - first]]
-        load_state(raw, q)
-    return q
+        parts.append(raw)
+    data = b"".join(parts)
+    # the fast loader when it takes the text (it gives up on anything unusual: then step by step)
+    q = committed_state(data)
+    return q if q is not None else load_state(data)
 
 
 class _Null:
