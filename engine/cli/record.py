@@ -33,6 +33,7 @@ from engine.record.archive import ArchiveError
 from engine.record.recorder import Recorder, Report
 from engine.record.status import archive_status
 
+RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _SIZES = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
           "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
@@ -156,6 +157,7 @@ def loop(log: str, args: argparse.Namespace, clock=None) -> int:
     rec: Recorder | None = None
     status = 0
     total = jobs = 0
+    failed = ""  # the last failure told (a full disk), "" while archiving
     try:
         while True:
             now = clock.now()
@@ -171,13 +173,17 @@ def loop(log: str, args: argparse.Namespace, clock=None) -> int:
                     jobs = len(rec.state)
             except (ArchiveError, OSError) as exc:
                 rec = None  # opened again at the next poll: resumes from the last checkpoint
-                msg = f"routedeck record: {exc}"
-                print(msg, file=sys.stderr)
-                if args.json:
-                    emit({"log": log, "error": str(exc)})
+                if str(exc) != failed:  # told once, not every retry
+                    print(f"routedeck record: {exc}", file=sys.stderr)
+                    if args.json:
+                        emit({"log": log, "error": str(exc)})
+                failed = str(exc)
                 status = 1
-            if args.once or stop.wait(args.interval):
+            if args.once or stop.wait(args.interval if not failed else max(args.interval, RETRY)):
                 break
+            if rec is not None and failed:
+                print("routedeck record: archiving again", file=sys.stderr)
+                failed = ""
             status = 0
     except KeyboardInterrupt:
         pass

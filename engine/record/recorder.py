@@ -18,8 +18,8 @@ rewritten). Design decisions and invariants:
   rest of the old one is read from the rotated ``<log>.<old seq>`` when it is still there and
   its last archived transaction checks; then each newer generation file that exists, and the
   live log. A new generation's leading run of records outside a transaction is its state dump:
-  compared with the replayed state (key, MyType, attribute names case-insensitively, value
-  text), equal → nothing is archived but a generation mark; different → a *gap*: one made-up
+  compared with the replayed state (key, MyType, attribute names case-insensitively, values
+  as text or, when the texts differ, as the ClassAd unparser writes them), equal → nothing is archived but a generation mark; different → a *gap*: one made-up
   transaction that turns the replayed state into the dump (102/101/103/104), with the time
   range it covers and the generation it resumed from, and the state checkpoint of the next
   segment holds the resumed state.
@@ -44,6 +44,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.classad import unparse_old
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
@@ -105,12 +106,26 @@ def diff_records(old: JobQueue, new: JobQueue) -> list[R.Record]:
             continue
         old_attrs = before[1]
         for n, v in attrs.items():
-            if old_attrs.get(n.lower()) != v.strip():
+            if not same_value(old_attrs.get(n.lower()), v.strip()):
                 out.append(R.set_attr(key, n, v))
         for n in old_attrs:
             if n not in lower:
                 out.append(R.delete_attr(key, old.spelling(n) or n))
     return out
+
+
+def same_value(old: str | None, new: str) -> bool:
+    """Equal value texts, or texts the ClassAd unparser writes the same: the schedd's dump
+    writes each value as ``ExprTreeToString`` gives it (htcondor.md §3.1 "Values"), which need
+    not be the text a client logged (spacing, parentheses)."""
+    if old is None:
+        return False
+    if old == new:
+        return True
+    try:
+        return unparse_old(old) == unparse_old(new)
+    except Exception:  # a value the library does not parse: only the same text is the same
+        return False
 
 
 def state_dump(q: JobQueue, seq: int, created: int) -> bytes:

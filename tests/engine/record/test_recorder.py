@@ -336,3 +336,28 @@ def test_a_seek_reads_one_checkpoint_and_one_segment(tmp_path, schedd):
     for txn in (0, 1, 57, 149, 150, 151, 298):
         # archive transaction ``txn`` is step txn + 1 (step 0: the header run of the recording)
         assert state_near(tmp_path / "archive", txn).snapshot_state() == ref.state_at(txn + 1).snapshot_state()
+
+
+def test_a_dump_written_by_the_classad_unparser_is_not_a_gap(tmp_path, schedd):
+    """The schedd's dump writes each value as ``ExprTreeToString`` gives it (htcondor.md §3.1
+    "Values"), not as the client logged it: the same expression in other spacing is no gap."""
+    rec = recorder(tmp_path)
+    schedd.advance(40)
+    rec.poll(0, flush=True)
+    key = next(k for k in schedd.queue.table if k.endswith(".0"))
+    log = schedd.path
+    with open(log, "ab") as fh:
+        fh.write(f"105 \n103 {key} Requirements (TARGET.Arch==\"X86_64\")&&(TARGET.Memory>=2048)\n106 \n".encode())
+    rec.poll(1, flush=True)
+    schedd.queue.apply_quiet([(103, key, "Requirements", '(TARGET.Arch == "X86_64") && (TARGET.Memory >= 2048)')])
+    schedd.compact()
+    rep = rec.poll(2, flush=True)
+    assert rep.gaps == [] and rep.generations == [2]
+    # a value that really differs is a gap
+    schedd.queue.apply_quiet([(103, key, "JobPrio", "7")])
+    schedd.compact()
+    rep = rec.poll(3, flush=True)
+    assert len(rep.gaps) == 1
+    arch = Archive.open(tmp_path / "archive")
+    last = list(arch.frames(arch.meta.segment))[-1][2].decode()
+    assert last == f"105 \n103 {key} JobPrio 7\n106 \n"  # the gap transaction: just the difference
