@@ -19,7 +19,8 @@ rewritten). Design decisions and invariants:
   its last archived transaction checks; then each newer generation file that exists, and the
   live log. A new generation's leading run of records outside a transaction is its state dump:
   compared with the replayed state (key, MyType, attribute names case-insensitively, values
-  as text or, when the texts differ, as the ClassAd unparser writes them), equal → nothing is archived but a generation mark; different → a *gap*: one made-up
+  as text or, when the texts differ, as the ClassAd unparser writes them), equal → nothing is
+  archived but a generation mark; different → a *gap*: one made-up
   transaction that turns the replayed state into the dump (102/101/103/104), with the time
   range it covers and the generation it resumed from, and the state checkpoint of the next
   segment holds the resumed state.

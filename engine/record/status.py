@@ -31,7 +31,8 @@ def archive_status(path: str | os.PathLike, now: float, log: str | os.PathLike |
         "size": size,
         "uncompressed": m.raw_total,
         "ratio": (size / m.raw_total) if m.raw_total else None,
-        "gaps": [{k: x[k] for k in ("txn", "t0", "t1", "seq_from", "seq_to", "why")} for x in lines if x["kind"] == "gap"],
+        "gaps": [{k: x[k] for k in ("txn", "t0", "t1", "seq_from", "seq_to", "why")}
+                 for x in lines if x["kind"] == "gap"],
         "generations": [x["seq"] for x in lines if x["kind"] == "generation"],
         "log": None,
     }
