@@ -22,8 +22,8 @@ rewritten). Design decisions and invariants:
   as text or, when the texts differ, as the ClassAd unparser writes them), equal → nothing is
   archived but a generation mark; different → a *gap*: one made-up
   transaction that turns the replayed state into the dump (102/101/103/104), with the time
-  range it covers and the generation it resumed from, and the state checkpoint of the next
-  segment holds the resumed state.
+  range it covers and the generation it resumed from; it is written at once and the next
+  segment starts after it, so the resumed state is that segment's state checkpoint.
 - Restart: ``recorder.json`` (``archive.Meta``) holds the log position (sequence, birth, offset,
   hash and length of the last archived transaction); the replayed state is rebuilt from the
   current segment's state checkpoint and frames. Whatever a killed recorder wrote past the last
@@ -345,6 +345,10 @@ class Recorder:
                 self._pending_bytes += len(raw)
                 self.last_time = max(to, frm)
                 rep.gaps.append(gap)
+                # the resumed state becomes a state checkpoint: the gap is written now (with the
+                # old position: a restart finds the dump equal to it) and a new segment follows
+                self.flush(None)
+                self.need_segment = True
         self.marks.append(dict(kind="generation", txn=self.archive.meta.next_txn + len(self.pending),
                                seq=head.seq, created=head.created, time=times[0] if times else self.last_time))
         if steps:

@@ -18,7 +18,7 @@ import pytest
 from engine.feeds.replay.archive import open_archive, state_near
 from engine.feeds.replay.index import build_index
 from engine.record.archive import Archive, DiskFull, Files
-from engine.record.recorder import Recorder
+from engine.record.recorder import Recorder, load_state
 from tests.helpers.compaction import ScheddLog, steps_of
 from tests.helpers.paths import REPO
 
@@ -111,6 +111,10 @@ def test_the_recorder_down_over_two_compactions_records_a_gap(tmp_path, schedd):
     last = arch.index.steps - 1
     assert last == 40 + 30 + 10 and arch.index.state_at(last).snapshot_state() == ref.state_at(109).snapshot_state()
     assert gap["t0"] <= arch.index.times[40] and gap["t1"] == arch.index.times[40]
+    # the resumed state is a state checkpoint: the segment after the gap starts from it
+    a = Archive.open(tmp_path / "archive")
+    seg = next(x for x in a.index_lines() if x["kind"] == "segment" and x["first"] == 40)
+    assert load_state(a.read_state(seg["seg"])).snapshot_state() == ref.state_at(69).snapshot_state()
 
 
 def test_a_gap_when_the_rotated_copy_is_gone(tmp_path):
@@ -359,5 +363,23 @@ def test_a_dump_written_by_the_classad_unparser_is_not_a_gap(tmp_path, schedd):
     rep = rec.poll(3, flush=True)
     assert len(rep.gaps) == 1
     arch = Archive.open(tmp_path / "archive")
-    last = list(arch.frames(arch.meta.segment))[-1][2].decode()
+    last = [f for k in arch.segments() for f in arch.frames(k)][-1][2].decode()
     assert last == f"105 \n103 {key} JobPrio 7\n106 \n"  # the gap transaction: just the difference
+
+
+def test_restart_right_after_a_gap(tmp_path):
+    """After a gap the next segment starts with no frame yet; a restart there rebuilds the
+    state from its checkpoint alone."""
+    schedd = ScheddLog(tmp_path / "job_queue.log", _DATA, max_rotations=0)
+    rec = recorder(tmp_path)
+    schedd.advance(40)
+    rec.poll(0, flush=True)
+    schedd.advance(30)
+    schedd.compact()
+    assert len(rec.poll(1, flush=True).gaps) == 1
+    rec = recorder(tmp_path)
+    assert rec.state.snapshot_state() == uncompacted(70).state_at(69).snapshot_state()
+    schedd.advance(10)
+    assert rec.poll(2, flush=True).gaps == []
+    arch = open_archive(tmp_path / "archive", tz="UTC")
+    assert arch.index.state_at(arch.index.steps - 1).snapshot_state() == uncompacted(80).state_at(79).snapshot_state()
