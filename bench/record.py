@@ -87,8 +87,8 @@ def main() -> None:
             Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20))).poll(0, flush=True)
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-            print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log, {len(data) / 1e6:.0f} MB, "
-                  "is read whole when a generation starts)")
+            print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log is {len(data) / 1e6:.0f} MB, "
+                  "read 4 MiB at a time)")
 
         rng = random.Random(1)
         times = []

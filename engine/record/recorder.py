@@ -42,6 +42,7 @@ rewritten). Design decisions and invariants:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +54,7 @@ from engine.queue.timeline import TimeInference
 from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 
-READ_CHUNK = 16 << 20
+READ_CHUNK = 4 << 20  # bytes of log read (and their steps held) at a time: bounds memory
 MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
 
 
@@ -307,23 +308,18 @@ class Recorder:
             rep.archived += len(steps)
 
     def _generation(self, path: Path, head: Head, now: float, rep: Report) -> None:
-        """Read a new generation of the log whole: its dump against the replayed state, then
-        its transactions."""
+        """Read a new generation of the log: its dump (the records before the first 105) against
+        the replayed state, then its transactions in chunks (``_read_on``): memory is bounded by
+        the dump, the live queue, not by the generation's length."""
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                dump_bytes, first_txn = _dump_of(fh, head.header_end)
         except OSError as exc:
             rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
             return
-        end = data.rfind(b"\n") + 1
-        steps = self._steps(data, head.header_end, end, path, rep)
-        dump = JobQueue()
-        dump_end = None
-        if steps and not data.startswith(b"105", steps[0][0]):
-            dump.apply_quiet(steps[0][2])
-            dump_end = steps[0][1]
-            steps = steps[1:]
-        times = self._times(steps, head.created) if steps else []
+        dump = load_state(dump_bytes)
+        first = self._steps(first_txn, 0, len(first_txn), path, Report()) if first_txn else []
+        first_time = self._times(first[:1], head.created)[0] if first else None
         rep.generations.append(head.seq)
         if self.pos is None:  # the archive starts here
             self.state = dump
@@ -331,7 +327,7 @@ class Recorder:
         else:
             diff = diff_records(self.state, dump)
             if diff:
-                to = times[0] if times else max(now, self.last_time or now)
+                to = first_time if first_time is not None else max(now, self.last_time or now)
                 frm = self.last_time if self.last_time is not None else to
                 old_seq = self.pos.seq
                 gap = dict(t0=frm, t1=max(to, frm), seq_from=old_seq, seq_to=head.seq,
@@ -350,14 +346,18 @@ class Recorder:
                 self.flush(None)
                 self.need_segment = True
         self.marks.append(dict(kind="generation", txn=self.archive.meta.next_txn + len(self.pending),
-                               seq=head.seq, created=head.created, time=times[0] if times else self.last_time))
-        if steps:
-            self._archive_steps(data, steps, head.seq, head.created, 0, rep, times)
-        elif dump_end is not None:  # only the dump: its last record is what the next poll checks
-            prev = max(data.rfind(b"\n", head.header_end, dump_end - 1) + 1, head.header_end)
-            self.pos = LogPosition(head.seq, head.created, dump_end, txn_hash(data[prev:dump_end]), dump_end - prev)
+                               seq=head.seq, created=head.created,
+                               time=first_time if first_time is not None else self.last_time))
+        dump_end = head.header_end + len(dump_bytes)
+        if dump_bytes:  # the dump's last record is what the next read checks
+            prev = dump_bytes.rfind(b"\n", 0, len(dump_bytes) - 1) + 1
+            self.pos = LogPosition(head.seq, head.created, dump_end, txn_hash(dump_bytes[prev:]),
+                                   len(dump_bytes) - prev)
         else:
             self.pos = LogPosition(head.seq, head.created, head.header_end)
+        if first_txn:
+            self._read_on(path, rep)
+
 
     # ------------------------------------------------------------------ writing
     def flush(self, now: float | None) -> int:
@@ -379,3 +379,35 @@ class Recorder:
         self._pending_bytes = 0
         self.base = self.state.fork()
         return n
+
+
+_TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
+
+
+def _dump_of(fh, start: int) -> tuple[bytes, bytes]:
+    """(the complete lines from ``start`` up to the first 105 line, the text from that 105 to the
+    end of its transaction's 106 line, or b"" when there is none yet) of the open log ``fh``."""
+    fh.seek(start)
+    buf = bytearray()
+    m = None
+    while m is None:
+        chunk = fh.read(READ_CHUNK)
+        if not chunk:
+            break
+        scan_from = max(0, buf.rfind(b"\n") + 1)
+        buf += chunk
+        m = _TXN_START.search(buf, scan_from)
+    if m is None:
+        return bytes(buf[: buf.rfind(b"\n") + 1]), b""
+    at = m.start()
+    end = _END_TXN.search(buf, at)
+    while end is None:
+        chunk = fh.read(READ_CHUNK)
+        if not chunk:
+            return bytes(buf[:at]), b""
+        buf += chunk
+        end = _END_TXN.search(buf, at)
+    return bytes(buf[:at]), bytes(buf[at: end.end()])
+
+
+_END_TXN = re.compile(rb"^106[^\n]*\n", re.M)
