@@ -1,4 +1,4 @@
-"""``routedeck record``: keep a CE's job queue history in an archive (issue 27).
+"""``routedeck record``: keep a CE's job queue history in an archive, across the schedd's compactions.
 
 ``routedeck record [LOG | --config CONDOR_CONFIG] --archive DIR`` follows the live log (LOG, else
 the config's ``JOB_QUEUE_LOG`` / ``SPOOL`` as ``watch`` finds it) and archives every committed
@@ -14,8 +14,9 @@ Design decisions:
 - A full disk (or any failed write) stops archiving with one line on stderr (and in ``--json``);
   the loop opens the archive again at the next poll, which resumes from the last checkpoint.
   ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
-- Exit status: 0 done; 1 archiving failed (disk full, unreadable archive) or the log could not
-  be read (``--once``); 2 usage.
+- One recorder per archive: ``DIR/.lock`` is held (flock) while it runs; a second one exits 1.
+- Exit status: 0 done; 1 archiving failed (disk full, unreadable archive), another recorder holds
+  the archive, the schedd would refuse the log (``--once``) or the config has errors; 2 usage.
 """
 
 from __future__ import annotations
@@ -106,7 +107,31 @@ def run(args: argparse.Namespace) -> int:
             status = argcheck.worst(status, _log_status(None, log))
     except argcheck.UsageError as exc:
         return argcheck.usage_error("record", exc)
-    return argcheck.worst(status, loop(log, args))
+    try:
+        lock = _lock(args.archive)
+    except OSError as exc:
+        return argcheck.usage_error("record", f"{args.archive}: {exc.strerror or exc}")
+    if lock is None:
+        print(f"routedeck record: {args.archive}: another recorder is writing this archive", file=sys.stderr)
+        return 1
+    with lock:
+        return argcheck.worst(status, loop(log, args))
+
+
+def _lock(archive: str):
+    """An exclusive lock on ``DIR/.lock`` for as long as the file stays open (None: held by
+    another process): two recorders on one archive would interleave their writes."""
+    import fcntl  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    os.makedirs(archive, exist_ok=True)
+    fh = open(os.path.join(archive, ".lock"), "a")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
 
 
 def show_status(args: argparse.Namespace) -> int:

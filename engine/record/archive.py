@@ -180,14 +180,17 @@ class Archive:
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: str | os.PathLike, files: Files | None = None, *, create: bool = True) -> "Archive":
+    def open(cls, path: str | os.PathLike, files: Files | None = None, *, create: bool = True,
+             readonly: bool = False) -> "Archive":
         """Open (or create) the archive in ``path`` and cut whatever the last ``recorder.json``
-        does not cover (a torn frame, half-written index lines, files of an unfinished segment)."""
+        does not cover (a torn frame, half-written index lines, files of an unfinished segment).
+        ``readonly`` (replay, ``--status``): cut nothing — a recorder may be writing — and read
+        only what ``recorder.json`` counts."""
         p = Path(path)
         files = files or Files()
         ck = p / CHECKPOINT
         if not ck.exists():
-            if not create:
+            if not create or readonly:
                 raise ArchiveError(f"{p}: not a RouteDeck archive (no {CHECKPOINT})")
             if p.exists() and any(p.glob("seg-*.rds")):
                 raise ArchiveError(f"{p}: segments without {CHECKPOINT}; refusing to overwrite them")
@@ -200,7 +203,8 @@ class Archive:
         except (ValueError, TypeError) as exc:
             raise ArchiveError(f"{ck}: unreadable checkpoint: {exc}") from None
         arch = cls(p, meta, files)
-        arch._cut_tail()
+        if not readonly:
+            arch._cut_tail()
         return arch
 
     def _cut_tail(self) -> None:

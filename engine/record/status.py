@@ -16,7 +16,7 @@ from engine.record.recorder import read_head
 
 
 def archive_status(path: str | os.PathLike, now: float, log: str | os.PathLike | None = None) -> dict:
-    arch = Archive.open(path, create=False)
+    arch = Archive.open(path, readonly=True)
     m = arch.meta
     lines = arch.index_lines()
     frames = [x for x in lines if x["kind"] == "frame"]

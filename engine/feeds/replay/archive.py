@@ -65,7 +65,7 @@ def archive_text(arch: Archive) -> tuple[bytes, int, bool]:
 
 
 def open_archive(path: str | os.PathLike, tz: str | None = None) -> ArchiveReplay:
-    arch = Archive.open(path, create=False)
+    arch = Archive.open(path, readonly=True)
     data, first_txn, has_state = archive_text(arch)
     index = build_index(os.fspath(path), tz=tz, data=data)
     rep = ArchiveReplay(index, first_txn, 1 if has_state else 0)
@@ -87,7 +87,7 @@ def open_archive(path: str | os.PathLike, tz: str | None = None) -> ArchiveRepla
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
     """The state after archive transaction ``txn``, read from one state checkpoint and the frames
     of one segment (what a seek into the middle of a month costs)."""
-    arch = Archive.open(path, create=False)
+    arch = Archive.open(path, readonly=True)
     starts = [(x["first"], x["seg"]) for x in arch.index_lines() if x["kind"] == "segment"]
     k = starts[max(0, bisect_right([f for f, _ in starts], txn) - 1)][1]
     parts = [arch.read_state(k)]

@@ -76,3 +76,28 @@ def test_usage(tmp_path, capsys):
     assert duration("30d") == 30 * 86400 and duration("90m") == 5400 and size("20GB") == 20 * 10**9
     with pytest.raises(Exception):
         duration("soon")
+
+
+def test_one_recorder_per_archive_and_readers_cut_nothing(tmp_path, capsys):
+    from engine.cli.record import _lock
+    from engine.record.archive import Archive
+
+    log = tmp_path / "job_queue.log"
+    ScheddLog(log, DEMO.read_bytes()).advance(50)
+    arch = tmp_path / "archive"
+    assert run(capsys, ["record", str(log), "--archive", str(arch), "--once"])[0] == 0
+    held = _lock(str(arch))
+    try:
+        rc, out, err = run(capsys, ["record", str(log), "--archive", str(arch), "--once"])
+        assert rc == 1 and "another recorder is writing" in err
+    finally:
+        held.close()
+    # a recorder between its frame write and its recorder.json: replay and --status leave the bytes
+    a = Archive.open(arch)
+    seg = a.seg_path(a.meta.segment)
+    with open(seg, "ab") as fh:
+        fh.write(b"RDF1 in flight")
+    size = seg.stat().st_size
+    assert run(capsys, ["replay", str(arch), "--at", "end", "--json"])[0] == 0
+    assert run(capsys, ["record", "--status", str(arch), "--json"])[0] == 0
+    assert seg.stat().st_size == size
