@@ -145,9 +145,15 @@ def read_head(path: Path) -> Head | None:
     """The 107 of ``path`` (None: no such file, or its first line is not a complete 107)."""
     try:
         with open(path, "rb") as fh:
-            first = fh.readline(4096)
+            return head_of(fh)
     except OSError:
         return None
+
+
+def head_of(fh) -> Head | None:
+    """The 107 at the start of the open file ``fh``."""
+    fh.seek(0)
+    first = fh.readline(4096)
     if not first.endswith(b"\n"):
         return None
     rec = R.parse_line(first[:-1].decode("utf-8", "surrogateescape"))
@@ -156,6 +162,13 @@ def read_head(path: Path) -> Head | None:
     try:
         return Head(int(rec.key), int(float(rec.value)), len(first))
     except ValueError:
+        return None
+
+
+def _open(path: Path):
+    try:
+        return open(path, "rb")
+    except OSError:
         return None
 
 
@@ -198,68 +211,83 @@ class Recorder:
         """Archive whatever the log holds that is not archived yet (see the module docstring).
         ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
         rep = Report()
-        head = read_head(self.log)
-        if head is None:
-            rep.missing = f"{self.log}: cannot read a 107 record at its start (missing, empty or not a queue log)"
-        elif self.pos is None:
-            self._generation(self.log, head, now, rep)
-        elif head.seq == self.pos.seq and self._checks(self.log, self.pos):
-            self._read_on(self.log, rep)
-        else:
-            if head.seq != self.pos.seq:
-                old = self.pos.seq
-                rotated = self.log.with_name(f"{self.log.name}.{old}")
-                h = read_head(rotated)
-                if h is not None and h.seq == old and self._checks(rotated, self.pos):
-                    self._read_on(rotated, rep)
-                for s in range(max(old + 1, head.seq - MAX_GENERATIONS_BACK), head.seq):
-                    mid = self.log.with_name(f"{self.log.name}.{s}")
-                    h = read_head(mid)
-                    if h is not None and h.seq == s:
-                        self._generation(mid, h, now, rep)
-            self._generation(self.log, head, now, rep)
+        # one open file per generation for the whole poll: a rename over the log between two
+        # reads cannot mix two generations (the schedd's compaction renames job_queue.log.tmp)
+        fh = _open(self.log)
+        head = head_of(fh) if fh is not None else None
+        try:
+            if head is None:
+                rep.missing = f"{self.log}: cannot read a 107 record at its start (missing, empty or not a queue log)"
+            elif self.pos is None:
+                self._generation(fh, self.log, head, now, rep)
+            elif head.seq == self.pos.seq and self._checks(fh, self.pos):
+                self._read_on(fh, self.log, rep)
+            else:
+                if head.seq != self.pos.seq:
+                    old = self.pos.seq
+                    self._other(self.log.with_name(f"{self.log.name}.{old}"), old, now, rep, rest=True)
+                    for s in range(max(old + 1, head.seq - MAX_GENERATIONS_BACK), head.seq):
+                        self._other(self.log.with_name(f"{self.log.name}.{s}"), s, now, rep, rest=False)
+                self._generation(fh, self.log, head, now, rep)
+        finally:
+            if fh is not None:
+                fh.close()
         due = (self.last_flush is None or now - self.last_flush >= self.flush_every
                or self.pending_bytes >= self.frame_bytes)
         if flush or (flush is None and due):
             self.flush(now)
         return rep
 
-    def _checks(self, path: Path, pos: LogPosition) -> bool:
-        """The last archived transaction is still where ``pos`` says in ``path``."""
+    def _other(self, path: Path, seq: int, now: float, rep: Report, *, rest: bool) -> None:
+        """A rotated copy ``<log>.<seq>``: the rest of the generation being read (``rest``) when
+        its last archived transaction checks, or a whole generation between two others."""
+        fh = _open(path)
+        if fh is None:
+            return
+        with fh:
+            h = head_of(fh)
+            if h is None or h.seq != seq:
+                return
+            if rest:
+                if self._checks(fh, self.pos):
+                    self._read_on(fh, path, rep)
+            else:
+                self._generation(fh, path, h, now, rep)
+
+    def _checks(self, fh, pos: LogPosition) -> bool:
+        """The last archived transaction is still where ``pos`` says in the open log ``fh``."""
         try:
-            with open(path, "rb") as fh:
-                if pos.last_len == 0:
-                    h = read_head(path)
-                    return h is not None and (h.seq, h.created, h.header_end) == (pos.seq, pos.created, pos.offset)
-                fh.seek(pos.offset - pos.last_len)
-                return txn_hash(fh.read(pos.last_len)) == pos.last_hash
-        except OSError:
+            if pos.last_len == 0:
+                h = head_of(fh)
+                return h is not None and (h.seq, h.created, h.header_end) == (pos.seq, pos.created, pos.offset)
+            fh.seek(pos.offset - pos.last_len)
+            return txn_hash(fh.read(pos.last_len)) == pos.last_hash
+        except (OSError, ValueError):
             return False
 
-    def _read_on(self, path: Path, rep: Report) -> None:
-        """Archive the committed steps of ``path`` after ``self.pos.offset``."""
+    def _read_on(self, fh, path: Path, rep: Report) -> None:
+        """Archive the committed steps of the open log ``fh`` after ``self.pos.offset``."""
         pos = self.pos
         assert pos is not None
-        with open(path, "rb") as fh:
-            while True:
-                fh.seek(pos.offset)
-                data = fh.read(READ_CHUNK)
-                end = data.rfind(b"\n") + 1
-                if end == 0:
-                    return
-                steps = self._steps(data, 0, end, path, rep)
-                if not steps:
-                    if len(data) < READ_CHUNK:
-                        return
-                    data += fh.read()  # one step longer than a chunk: read it whole
-                    end = data.rfind(b"\n") + 1
-                    steps = self._steps(data, 0, end, path, rep)
-                    if not steps:
-                        return
-                self._archive_steps(data, steps, pos.seq, pos.created, pos.offset, rep)
-                pos = self.pos
+        while True:
+            fh.seek(pos.offset)
+            data = fh.read(READ_CHUNK)
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                return
+            steps = self._steps(data, 0, end, path, rep)
+            if not steps:
                 if len(data) < READ_CHUNK:
                     return
+                data += fh.read()  # one step longer than a chunk: read it whole
+                end = data.rfind(b"\n") + 1
+                steps = self._steps(data, 0, end, path, rep)
+                if not steps:
+                    return
+            self._archive_steps(data, steps, pos.seq, pos.created, pos.offset, rep)
+            pos = self.pos
+            if len(data) < READ_CHUNK:
+                return
 
     def _steps(self, data: bytes, start: int, end: int, path: Path, rep: Report) -> list:
         steps: list = []
@@ -307,13 +335,12 @@ class Recorder:
             self.last_time = times[-1]
             rep.archived += len(steps)
 
-    def _generation(self, path: Path, head: Head, now: float, rep: Report) -> None:
-        """Read a new generation of the log: its dump (the records before the first 105) against
-        the replayed state, then its transactions in chunks (``_read_on``): memory is bounded by
-        the dump, the live queue, not by the generation's length."""
+    def _generation(self, fh, path: Path, head: Head, now: float, rep: Report) -> None:
+        """Read a new generation of the log (open as ``fh``): its dump (the records before the
+        first 105) against the replayed state, then its transactions in chunks (``_read_on``):
+        memory is bounded by the dump, the live queue, not by the generation's length."""
         try:
-            with open(path, "rb") as fh:
-                dump_bytes, first_txn = _dump_of(fh, head.header_end)
+            dump_bytes, first_txn = _dump_of(fh, head.header_end)
         except OSError as exc:
             rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
             return
@@ -356,7 +383,7 @@ class Recorder:
         else:
             self.pos = LogPosition(head.seq, head.created, head.header_end)
         if first_txn:
-            self._read_on(path, rep)
+            self._read_on(fh, path, rep)
 
 
     # ------------------------------------------------------------------ writing

@@ -383,3 +383,29 @@ def test_restart_right_after_a_gap(tmp_path):
     assert rec.poll(2, flush=True).gaps == []
     arch = open_archive(tmp_path / "archive", tz="UTC")
     assert arch.index.state_at(arch.index.steps - 1).snapshot_state() == uncompacted(80).state_at(79).snapshot_state()
+
+
+def test_a_compaction_in_the_middle_of_a_poll_is_no_gap(tmp_path, schedd):
+    """The schedd renames the compacted log over job_queue.log between the recorder's reading of
+    the 107 and of the transactions (htcondor.md §3.4, step 3): the poll reads one file."""
+
+    class Racing(Recorder):
+        race = False
+
+        def _checks(self, fh, pos):
+            if self.race:
+                self.race = False
+                schedd.compact()
+            return super()._checks(fh, pos)
+
+    rec = Racing(tmp_path / "job_queue.log", tmp_path / "archive", tz="UTC")
+    schedd.advance(40)
+    rec.poll(0, flush=True)
+    schedd.advance(20)
+    rec.race = True
+    rep = rec.poll(1, flush=True)
+    assert (rep.archived, rep.gaps) == (20, [])
+    schedd.advance(10)
+    rep = rec.poll(2, flush=True)
+    assert rep.gaps == [] and rep.generations == [2]
+    assert_replays_as(tmp_path / "archive", 70)
