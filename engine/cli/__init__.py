@@ -23,6 +23,7 @@ MODULES: list[str] = [
     "engine.cli.routerq",
     "engine.cli.routerhistory",
     "engine.cli.hook",
+    "engine.cli.record",
     # filled in by each feature: "engine.cli.queue", "engine.cli.cron", …
 ]
 

@@ -38,6 +38,7 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from engine.clock import ManualClock
@@ -131,12 +132,45 @@ class NothingToReplay(Exception):
     message is one line. Not an error: the screen is not opened, the exit status is 0."""
 
 
+def index_of(path: str, tz: str | None):
+    """(LogIndex, ArchiveReplay or None): a recorder's archive directory (engine.record) is
+    replayed as the one log it holds (engine.feeds.replay.archive); anything else is a log."""
+    from engine.feeds.replay.archive import is_archive, open_archive  # noqa: PLC0415
+
+    if is_archive(path):
+        archive = open_archive(path, tz=tz)
+        return archive.index, archive
+    return build_index(path, tz=tz), None
+
+
+def archive_json(archive, position: int) -> dict:
+    """Where the archive starts and the gaps (each with its transaction number as replay counts
+    them, and whether the shown moment is after it)."""
+    return {
+        "start_transaction": archive.first_txn,
+        "gaps": [{"transaction": transaction_number(g["step"]),
+                  "step": g["step"], "from": g["t0"], "to": g["t1"], "before_shown": g["step"] <= position,
+                  "why": g["why"]} for g in archive.gaps],
+        "generations": [{"seq": g["seq"], "step": g["step"]} for g in archive.generations],
+    }
+
+
+def archive_lines(archive, position: int, tz: str | None) -> list[str]:
+    out = []
+    for g in archive.gaps:
+        where = "before" if g["step"] <= position else "after"
+        out.append(f"gap {where} this moment: {format_moment(g['t0'], tz)} .. {format_moment(g['t1'], tz)}: {g['why']}")
+    return out
+
+
 def check_recording(index, path: str) -> str | None:
     """None when ``index`` (of ``path``) has a step to replay; else the line saying that the log
     is an empty queue with nothing to replay, or :class:`NotARecording` when the file is not a
     job queue log at all (the schedd's reading of the whole file, engine.queue.reader)."""
     if index.steps:
         return None
+    if os.path.isdir(path):
+        return f"{path}: the archive holds no transaction; nothing to replay"
     from engine.queue.reader import load_log  # noqa: PLC0415  (only for a file without steps)
 
     res = load_log(path)
@@ -156,7 +190,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
     from engine.runtime import Runtime  # noqa: PLC0415
 
     args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
-    index = build_index(args.log, tz=args.tz)
+    index, _archive = index_of(args.log, args.tz)
     if (empty := check_recording(index, args.log)) is not None:
         raise NothingToReplay(empty)
     player, _errors = make_player(index, args)
@@ -174,9 +208,12 @@ def run_headless(args: argparse.Namespace) -> int:
     except argcheck.UsageError as exc:
         return argcheck.usage_error("replay", exc)
     try:
-        index = build_index(args.log, tz=args.tz)
+        index, archive = index_of(args.log, args.tz)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # engine.record.archive.ArchiveError
+        print(f"routedeck replay: {exc}", file=sys.stderr)
         return 2
     try:
         empty = check_recording(index, args.log)
@@ -200,7 +237,7 @@ def run_headless(args: argparse.Namespace) -> int:
         print(problem.where(args.log), file=sys.stderr)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         print(f"{args.log}: … {len(problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
-    status = _log_status(index, args.log)
+    status = 0 if archive is not None else _log_status(index, args.log)
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
@@ -233,6 +270,8 @@ def run_headless(args: argparse.Namespace) -> int:
             out["replay"].update(time=None, start=None, end=None, time_source=None)
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
+        if archive is not None:
+            out["replay"]["archive"] = archive_json(archive, player.position)
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in problems]
         emit(out)
@@ -244,6 +283,9 @@ def run_headless(args: argparse.Namespace) -> int:
         where = "before the first transaction" if number == 0 else f"transaction {number:,} of {pos.transactions:,}"
         print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"
               f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
+    if archive is not None:
+        for line in archive_lines(archive, player.position, args.tz):
+            print(line)
     print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
     print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"
           f" {'Throttle':>9} {'Started':>7} {'Succ':>5} {'Failed':>6}")

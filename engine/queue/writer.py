@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from engine.queue.jobqueue import JobQueue
 from engine.queue import records as R
@@ -132,15 +132,8 @@ class QueueLogWriter:
         tmp = path.with_name(path.name + ".tmp")
         with self._open(tmp, "wb") as fh:
             fh.write(_encode([R.format_record(R.hist_seq(self.seq + 1, self.created))]))
-            batch: list[str] = []
-            for key, attrs in queue._ads.items():
-                mytype = queue._types.get(key, "")
-                batch.append(R.format_record(R.new_ad(key, mytype)))
-                batch.extend(R.format_record(R.set_attr(key, n, v)) for n, v in attrs.items())
-                if len(batch) > 8192:
-                    fh.write(_encode(batch))
-                    batch = []
-            fh.write(_encode(batch))
+            for chunk in dump_chunks(queue):
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         self._fh.close()
@@ -172,6 +165,22 @@ class QueueLogWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def dump_chunks(queue: JobQueue, lines_per_chunk: int = 8192) -> Iterator[bytes]:
+    """The body of a compacted log (§3.4): ``101`` and the ``103``s of each ad's own attributes,
+    in the queue's order, no 105/106, encoded in chunks (the compaction above and the recorder's
+    state checkpoints, ``engine.record``, write the same text)."""
+    batch: list[str] = []
+    for key, attrs in queue._ads.items():
+        mytype = queue._types.get(key, "")
+        batch.append(R.format_record(R.new_ad(key, mytype)))
+        batch.extend(R.format_record(R.set_attr(key, n, v)) for n, v in attrs.items())
+        if len(batch) > lines_per_chunk:
+            yield _encode(batch)
+            batch = []
+    if batch:
+        yield _encode(batch)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -59,6 +59,8 @@ MISSING_INPUT: dict[str, list[list[str]] | None] = {
     "cron explain": None,
     "hook run": [["MYHOOK", "PREPARE_JOB", "--job", MISSING, "--config", CONFIG]],
     "hook check": [[MISSING]],
+    "record": [[MISSING, "--archive", MISSING + "-archive", "--once"], ["--status", MISSING],
+               ["--config", MISSING, "--archive", MISSING + "-archive", "--once"]],
 }
 
 
@@ -125,6 +127,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
         "cron next": ["*/15 * * * *", "--json", "--after", "1795219200", "--tz", "UTC"],
         "cron explain": ["*/15 * * * *", "--json"],
         "hook check": [CONFIG, "--json"],
+        "record": [LOG, "--archive", str(tmp_path / "archive"), "--once", "--json"],
         "hook run": ["MYHOOK", "PREPARE_JOB", "--job", str(ads), "--config", str(hook_conf), "--json",
                      "--allow-hooks"],
     }
@@ -230,7 +233,8 @@ def _jobs_shown(cmd: str, out: str) -> int:
     if cmd.endswith("--json"):
         return json.loads(out.splitlines()[0] if cmd.startswith("watch") else out)["total_jobs"]
     pattern = {"queue": r": (\d+) jobs \(", "router-q": r"Total for query: (\d+) jobs", "replay --at end": r"jobs: (\d+) ",
-               "watch --once": r": (\d+) jobs ", "route --compare --queue-log": r"Summary: (\d+) job\(s\)"}[cmd]
+               "watch --once": r": (\d+) jobs ", "route --compare --queue-log": r"Summary: (\d+) job\(s\)",
+               "record --once": r"the queue holds (\d+) jobs"}[cmd]
     return int(re.search(pattern, out)[1])
 
 
@@ -245,6 +249,7 @@ LOG_COMMANDS: dict[str, object] = {
     "watch --once": lambda log: ["watch", log, "--once"],
     "watch --once --json": lambda log: ["watch", log, "--once", "--json"],
     "route --compare --queue-log": lambda log: ["route", "--compare", CONFIG, CONFIG, "--queue-log", log],
+    "record --once": lambda log: ["record", log, "--archive", log + ".archive", "--once"],
 }
 
 
@@ -355,6 +360,7 @@ CONFIG_COMMANDS: dict[str, object] = {
     "watch --once": lambda cfg, d, ads: ["watch", LOG, "--once", "--config", cfg],
     "replay --json": lambda cfg, d, ads: ["replay", LOG, "--json", "--config", cfg],
     "replay --reroute": lambda cfg, d, ads: ["replay", LOG, "--reroute", "--config", cfg],
+    "record --once": lambda cfg, d, ads: ["record", LOG, "--once", "--config", cfg, "--archive", d + "/archive"],
     "demo --headless": lambda cfg, d, ads: ["demo", "--headless", "--max-speed", "--duration", "600",
                                             "--config-dir", d],
 }

@@ -1,0 +1,225 @@
+"""``routedeck record``: keep a CE's job queue history in an archive, across the schedd's compactions.
+
+``routedeck record [LOG | --config CONDOR_CONFIG] --archive DIR`` follows the live log (LOG, else
+the config's ``JOB_QUEUE_LOG`` / ``SPOOL`` as ``watch`` finds it) and archives every committed
+transaction once, across compactions (engine.record.recorder). ``--once`` catches up and exits
+(for a timer); without it the command runs until stopped (a service). ``--retain 30d`` and
+``--max-size 20GB`` delete whole old segments. ``routedeck record --status DIR`` prints what the
+archive holds. ``routedeck replay DIR`` replays it.
+
+Design decisions:
+
+- This run loop is the only place of the recorder that reads the clock or waits
+  (``--interval`` seconds between polls; the recorder writes every ``--flush`` seconds).
+- A full disk (or any failed write) stops archiving with one line on stderr (and in ``--json``);
+  the loop opens the archive again at the next poll, which resumes from the last checkpoint.
+  ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
+- One recorder per archive: ``DIR/.lock`` is held (flock) while it runs; a second one exits 1.
+- Exit status: 0 done; 1 archiving failed (disk full, unreadable archive), another recorder holds
+  the archive, the schedd would refuse the log (``--once``) or the config has errors; 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import sys
+import threading
+
+from engine.cli import args as argcheck
+from engine.clock import SystemClock
+from engine.cli.jsonout import emit
+from engine.record.archive import ArchiveError
+from engine.record.recorder import Recorder, Report
+from engine.record.status import archive_status
+
+RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_SIZES = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+def duration(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``3600`` (seconds)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text.lower())
+    if not m or float(m[1]) <= 0:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30d, 12h, 90m)")
+    return float(m[1]) * _UNITS[m[2] or "s"]
+
+
+def size(text: str) -> int:
+    """``20GB``, ``500MB``, ``1GiB``, bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
+    if not m or m[2] not in _SIZES or float(m[1]) <= 0:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 20GB, 500MB)")
+    return int(float(m[1]) * _SIZES[m[2]])
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("record", help="archive a live job_queue.log across compactions (replay DIR replays it)",
+                              description=argcheck.help_text(__doc__))
+    argcheck.add_log_argument(p, "the schedd's job_queue.log (default: from the config)", required=False)
+    argcheck.add_config_argument(p, "HTCondor config file (default: $CONDOR_CONFIG): JOB_QUEUE_LOG / SPOOL",
+                                 metavar="CONDOR_CONFIG")
+    p.add_argument("--archive", metavar="DIR", type=argcheck.path, help="the archive directory (created if needed)")
+    p.add_argument("--status", metavar="DIR", type=argcheck.path, help="print what the archive DIR holds and exit")
+    p.add_argument("--once", action="store_true", help="catch up and exit (for a timer instead of a service)")
+    p.add_argument("--json", action="store_true", help="one JSON document per report")
+    p.add_argument("--interval", type=argcheck.positive, default=0.1,
+                   help="seconds between polls of the log (a poll that finds nothing new reads two short pieces of it)")
+    p.add_argument("--flush", type=argcheck.positive, default=60.0,
+                   help="seconds between writes to the archive (what waits is read again from the log after a crash)")
+    p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
+    p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
+    p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.status:
+        return show_status(args)
+    if not args.archive:
+        return argcheck.usage_error("record", "give --archive DIR (or --status DIR)")
+    status = 0
+    try:
+        log = argcheck.log_of(args, "record")
+        if log is None or args.config:
+            from engine.feeds.watch import WatchError, resolve  # noqa: PLC0415
+
+            try:
+                setup = resolve(log, args.config)
+            except (WatchError, OSError) as exc:
+                raise argcheck.UsageError(str(exc)) from None
+            log = setup.queue_log
+            for d in setup.diagnostics:  # the config's errors are findings (1), as in every command
+                print(d, file=sys.stderr)
+            status = argcheck.config_status(setup.diagnostics)
+        if why := argcheck.unreadable(log):  # a service restarts on exit 2 (contrib/), a timer runs again
+            raise argcheck.UsageError(why)
+        if args.once:  # the schedd's verdict on the log decides the exit status, as everywhere
+            from engine.cli.replay import _log_status  # noqa: PLC0415
+            from engine.queue.reader import load_log  # noqa: PLC0415
+
+            verdict, why = argcheck.load_verdict(load_log(log, validate=False))
+            if verdict == argcheck.USAGE:
+                raise argcheck.UsageError(why)
+            status = argcheck.worst(status, _log_status(None, log))
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("record", exc)
+    try:
+        lock = _lock(args.archive)
+    except OSError as exc:
+        return argcheck.usage_error("record", f"{args.archive}: {exc.strerror or exc}")
+    if lock is None:
+        print(f"routedeck record: {args.archive}: another recorder is writing this archive", file=sys.stderr)
+        return 1
+    with lock:
+        return argcheck.worst(status, loop(log, args))
+
+
+def _lock(archive: str):
+    """An exclusive lock on ``DIR/.lock`` for as long as the file stays open (None: held by
+    another process): two recorders on one archive would interleave their writes."""
+    import fcntl  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    os.makedirs(archive, exist_ok=True)
+    fh = open(os.path.join(archive, ".lock"), "a")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
+
+
+def show_status(args: argparse.Namespace) -> int:
+    try:
+        st = archive_status(args.status, SystemClock().now(), argcheck.log_of(args, "record"))
+    except (ArchiveError, OSError, argcheck.UsageError) as exc:
+        return argcheck.usage_error("record", exc)
+    if args.json:
+        emit(st)
+        return 0
+    from engine.feeds.replay.moment import format_moment  # noqa: PLC0415
+
+    def when(t):
+        return "-" if t is None else format_moment(t, args.tz)
+
+    ratio = "-" if st["ratio"] is None else f"{st['ratio']:.3f}"
+    print(f"{st['archive']}: {st['transactions']:,} transactions from {when(st['oldest'])} to {when(st['newest'])}")
+    print(f"size {st['size']:,} bytes in {st['segments']} segments; {st['uncompressed']:,} bytes of log kept "
+          f"(ratio {ratio})")
+    print(f"generations seen: {len(st['generations'])}; gaps: {len(st['gaps'])}")
+    for g in st["gaps"]:
+        print(f"  gap before transaction {g['txn']:,}: {when(g['t0'])} .. {when(g['t1'])}: {g['why']}")
+    lag = st["log"]
+    if lag is not None:
+        behind = f", {lag['bytes']:,} bytes behind" if "bytes" in lag else ""
+        print(f"log {lag['file']}: {lag['state']}{behind}")
+    return 0
+
+
+def _say(args: argparse.Namespace, log: str, rep: Report, rec: Recorder) -> None:
+    if args.json:
+        emit({"log": log, "archived": rep.archived, "generations": rep.generations, "gaps": rep.gaps,
+              "problems": rep.problems, "missing": rep.missing, "next_transaction": rec.archive.meta.next_txn})
+        return
+    for p in rep.problems:
+        print(p, file=sys.stderr)
+    for g in rep.gaps:
+        print(f"routedeck record: GAP: {g['why']}", file=sys.stderr)
+    if rep.missing:
+        print(f"routedeck record: {rep.missing}", file=sys.stderr)
+
+
+def loop(log: str, args: argparse.Namespace, clock=None) -> int:
+    """The run loop (the only place that reads the clock and waits)."""
+    clock = clock or SystemClock()
+    stop = threading.Event()
+    if not args.once and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    rec: Recorder | None = None
+    status = 0
+    total = jobs = 0
+    failed = ""  # the last failure told (a full disk), "" while archiving
+    try:
+        while True:
+            now = clock.now()
+            try:
+                if rec is None:
+                    rec = Recorder(log, args.archive, tz=args.tz, flush_every=args.flush)
+                rep = rec.poll(now, flush=True if args.once else None)
+                total += rep.archived
+                if args.retain or args.max_size:
+                    rec.archive.retain(now, args.retain, args.max_size)
+                _say(args, log, rep, rec)
+                if args.once:
+                    jobs = len(rec.state)
+            except (ArchiveError, OSError) as exc:
+                rec = None  # opened again at the next poll: resumes from the last checkpoint
+                if str(exc) != failed:  # told once, not every retry
+                    print(f"routedeck record: {exc}", file=sys.stderr)
+                    if args.json:
+                        emit({"log": log, "error": str(exc)})
+                failed = str(exc)
+                status = 1
+            if args.once or stop.wait(args.interval if not failed else max(args.interval, RETRY)):
+                break
+            if rec is not None and failed:
+                print("routedeck record: archiving again", file=sys.stderr)
+                failed = ""
+            status = 0
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if rec is not None:
+            try:
+                rec.flush(clock.now())
+            except (ArchiveError, OSError) as exc:
+                print(f"routedeck record: {exc}", file=sys.stderr)
+                status = 1
+    if args.once and not args.json:
+        print(f"{log}: {total:,} transactions archived into {args.archive}; the queue holds {jobs:,} jobs")
+    return status

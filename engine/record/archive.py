@@ -1,0 +1,429 @@
+"""The on-disk archive of a recorded CE (issue 27): segments, index, state checkpoints.
+
+Layout of an archive directory::
+
+    recorder.json         the recorder's checkpoint: the authority on what the archive holds
+    index-<n>.jsonl       one JSON object a line: segments, frames, generations, gaps
+    seg-<k>.rds           frames of whole transactions, each zstd-compressed
+    state-<k>.zst         the live state before segment k's first transaction (a compacted log)
+
+Design decisions and invariants:
+
+- Compression: ``zstandard`` (python-zstandard, G. Szorc): a maintained binding of the reference
+  C library with wheels for every platform we ship to; level 3, one independent zstd frame per
+  archive frame, so a frame is read without the ones before it.
+- A *transaction* of the archive is the raw text of one committed step of the log
+  (``engine.queue.reader.scan_steps``: ``105 … 106`` with its ``106 #`` time stamp), or a run of
+  records written outside a transaction wrapped in ``105``/``106`` so that every archived
+  transaction stays one replay step. Transactions are numbered from 0, in order, across the
+  whole archive. A *gap* is a transaction the recorder made up: the difference between the state
+  it had replayed and the state a new log generation's dump holds (``recorder.py``).
+- A frame: a 40-byte header (magic, payload length, first transaction, count, first and last
+  time, CRC-32 of the payload) and the compressed payload. Frames are appended; each segment
+  starts with a state checkpoint written before it, so a seek costs one checkpoint + the frames
+  of one segment.
+- Write order: state checkpoint (tmp + fsync + rename) → frame appended + fsync → index lines
+  appended + fsync → ``recorder.json`` (tmp + fsync + rename). ``recorder.json`` names the
+  segment, its length, the index file and its length: on open, anything past those (a torn
+  frame, index lines of an unfinished write, a next segment's files) is cut or removed, so a
+  ``kill -9`` at any point leaves the archive exactly as the last ``recorder.json`` says.
+- Every write goes through a :class:`Files` object; tests inject one whose writes fail with
+  ENOSPC. A failed write raises :class:`DiskFull` (or :class:`ArchiveError`) and leaves
+  ``recorder.json`` as it was: the next open drops the partial write, nothing archived is lost.
+- Retention deletes whole segments only, oldest first, never the one being written: a new index
+  file without their lines, then ``recorder.json`` naming it, then the files are removed (an
+  interrupted removal is finished by the next open).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import errno
+import json
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import zstandard
+
+MAGIC = b"RDF1"
+HEAD = struct.Struct("<4sIQIddI")  # magic, payload length, first txn, count, t0, t1, crc32
+CHECKPOINT = "recorder.json"
+VERSION = 1
+LEVEL = 3
+MAX_FRAME = 1 << 26  # a frame's payload is never larger (a corrupt length is caught before reading)
+
+
+class ArchiveError(Exception):
+    """The archive cannot be read or written; the message names the file."""
+
+
+class DiskFull(ArchiveError):
+    """A write failed for lack of space: archiving stops, nothing archived is lost."""
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class Files:
+    """Every write of the archive (tests subclass it to fail the way a full disk does)."""
+
+    def append(self, path: Path, data: bytes) -> None:
+        with open(path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def replace(self, path: Path, data: bytes) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise
+        _fsync_dir(path.parent)
+
+
+def _failed(path: Path, exc: OSError) -> ArchiveError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(f"{path}: disk full ({exc.strerror or exc}); archiving stopped, "
+                        "everything archived before is kept")
+    return ArchiveError(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+@dataclass
+class Txn:
+    """One transaction to archive: its raw text (``105 … 106`` lines) and its time."""
+
+    raw: bytes
+    time: float
+    gap: dict | None = None  # for a gap transaction: what the index says about it
+
+
+@dataclass
+class LogPosition:
+    """Where the recorder is in the live log: generation, byte offset, last transaction read."""
+
+    seq: int
+    created: int
+    offset: int
+    last_hash: str = ""
+    last_len: int = 0
+
+    def as_json(self) -> dict:
+        return dict(seq=self.seq, created=self.created, offset=self.offset, last_hash=self.last_hash,
+                    last_len=self.last_len)
+
+
+@dataclass
+class Meta:
+    """``recorder.json``'s content."""
+
+    next_txn: int = 0
+    segment: int = 0  # the segment being written (0: none yet)
+    segment_size: int = 0
+    segment_raw: int = 0  # uncompressed bytes in that segment
+    first_segment: int = 1
+    index: int = 1  # index-<n>.jsonl
+    index_size: int = 0
+    first_time: float | None = None
+    last_time: float | None = None
+    log: LogPosition | None = None
+    raw_total: int = 0  # uncompressed transaction bytes kept (for the compression ratio)
+    source: str | None = None  # the live log followed (for --status's lag)
+
+    def as_json(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "log"}
+        d["version"] = VERSION
+        d["log"] = None if self.log is None else self.log.as_json()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Meta":
+        log = d.pop("log", None)
+        d.pop("version", None)
+        m = cls(**d)
+        m.log = None if log is None else LogPosition(**log)
+        return m
+
+
+def txn_hash(raw: bytes) -> str:
+
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+@dataclass
+class Archive:
+    path: Path
+    meta: Meta
+    files: Files = field(default_factory=Files)
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | os.PathLike, files: Files | None = None, *, create: bool = True,
+             readonly: bool = False) -> "Archive":
+        """Open (or create) the archive in ``path`` and cut whatever the last ``recorder.json``
+        does not cover (a torn frame, half-written index lines, files of an unfinished segment).
+        ``readonly`` (replay, ``--status``): cut nothing — a recorder may be writing — and read
+        only what ``recorder.json`` counts."""
+        p = Path(path)
+        files = files or Files()
+        ck = p / CHECKPOINT
+        if not ck.exists():
+            if not create or readonly:
+                raise ArchiveError(f"{p}: not a RouteDeck archive (no {CHECKPOINT})")
+            if p.exists() and any(p.glob("seg-*.rds")):
+                raise ArchiveError(f"{p}: segments without {CHECKPOINT}; refusing to overwrite them")
+            p.mkdir(parents=True, exist_ok=True)
+            arch = cls(p, Meta(), files)
+            arch.save_meta()  # from now on recorder.json says what the directory holds (nothing yet)
+            return arch
+        try:
+            meta = Meta.from_json(json.loads(ck.read_text()))
+        except (ValueError, TypeError) as exc:
+            raise ArchiveError(f"{ck}: unreadable checkpoint: {exc}") from None
+        arch = cls(p, meta, files)
+        if not readonly:
+            arch._cut_tail()
+        return arch
+
+    def _cut_tail(self) -> None:
+        m = self.meta
+        for f in self.path.iterdir():
+            name = f.name
+            num = _number(name)
+            stale = (name.endswith(".tmp")
+                     or (name.startswith(("seg-", "state-")) and num is not None
+                         and (num > m.segment or num < m.first_segment))
+                     or (name.startswith("index-") and num is not None and num != m.index))
+            if stale:
+                f.unlink()
+        if m.segment:
+            _truncate(self.seg_path(m.segment), m.segment_size)
+        _truncate(self.index_path, m.index_size)
+
+    # ------------------------------------------------------------------ paths
+    def seg_path(self, k: int) -> Path:
+        return self.path / f"seg-{k:06d}.rds"
+
+    def state_path(self, k: int) -> Path:
+        return self.path / f"state-{k:06d}.zst"
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / f"index-{self.meta.index}.jsonl"
+
+    @property
+    def empty(self) -> bool:
+        return self.meta.segment == 0
+
+    # ------------------------------------------------------------------ writing
+    def start_segment(self, state_dump: bytes, first_time: float | None) -> list[dict]:
+        """Write the next segment's state checkpoint; returns the index line to append with the
+        segment's first frame (the segment exists for ``recorder.json`` only after that)."""
+        k = self.meta.segment + 1
+        path = self.state_path(k)
+        try:
+            self.files.replace(path, zstandard.ZstdCompressor(level=LEVEL).compress(state_dump))
+        except OSError as exc:
+            raise _failed(path, exc) from None
+        return [dict(kind="segment", seg=k, first=self.meta.next_txn, time=first_time)]
+
+    def append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
+               new_segment: list[dict] | None = None, frame_bytes: int = 1 << 20) -> None:
+        """Archive ``txns`` (in frames of about ``frame_bytes``) and advance the checkpoint to
+        ``position``. ``extra``: index lines (generation marks) to write with them."""
+        m = self.meta
+        seg = m.segment + 1 if new_segment else m.segment
+        if seg == 0:
+            raise ArchiveError(f"{self.path}: no segment started")
+        size = 0 if new_segment else m.segment_size
+        raw_seg = 0 if new_segment else m.segment_raw
+        lines: list[dict] = list(new_segment or [])
+        frames = bytearray()
+        first = m.next_txn
+        cctx = zstandard.ZstdCompressor(level=LEVEL)
+        i = 0
+        while i < len(txns):
+            j, raw = i, 0
+            while j < len(txns) and (j == i or raw + len(txns[j].raw) <= frame_bytes):
+                raw += len(txns[j].raw)
+                j += 1
+            chunk = txns[i:j]
+            body = b"".join(t.raw for t in chunk)
+            payload = cctx.compress(body)
+            head = HEAD.pack(MAGIC, len(payload), first + i, len(chunk), chunk[0].time, chunk[-1].time,
+                             zlib.crc32(payload))
+            lines.append(dict(kind="frame", seg=seg, off=size + len(frames), len=HEAD.size + len(payload),
+                              first=first + i, count=len(chunk), t0=chunk[0].time, t1=chunk[-1].time,
+                              raw=len(body), gen=position.seq))
+            for n, t in enumerate(chunk):
+                if t.gap is not None:
+                    lines.append(dict(kind="gap", txn=first + i + n, **t.gap))
+            frames += head + payload
+            raw_seg += len(body)
+            m.raw_total += len(body)
+            i = j
+        lines.extend(extra)
+        seg_path = self.seg_path(seg)
+        try:
+            if frames:
+                self.files.append(seg_path, bytes(frames))
+            index = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
+            if index:
+                self.files.append(self.index_path, index)
+        except OSError as exc:
+            raise _failed(seg_path, exc) from None
+        m.segment, m.segment_size, m.segment_raw = seg, size + len(frames), raw_seg
+        m.index_size += len(index)
+        m.next_txn = first + len(txns)
+        if txns:
+            if m.first_time is None:
+                m.first_time = txns[0].time
+            m.last_time = txns[-1].time
+        m.log = position
+        self.save_meta()
+
+    def save_meta(self) -> None:
+        path = self.path / CHECKPOINT
+        try:
+            self.files.replace(path, json.dumps(self.meta.as_json(), indent=1).encode())
+        except OSError as exc:
+            raise _failed(path, exc) from None
+
+    # ------------------------------------------------------------------ reading
+    def index_lines(self) -> list[dict]:
+        try:
+            data = self.index_path.read_bytes()[: self.meta.index_size]
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def read_state(self, k: int) -> bytes:
+        path = self.state_path(k)
+        try:
+            return zstandard.ZstdDecompressor().decompress(path.read_bytes())
+        except (OSError, zstandard.ZstdError) as exc:
+            raise ArchiveError(f"{path}: cannot read the state checkpoint: {exc}") from None
+
+    def frames(self, k: int) -> Iterator[tuple[int, int, bytes]]:
+        """(first txn, count, raw text) of each frame of segment ``k`` up to its checkpointed end."""
+        path = self.seg_path(k)
+        end = self.meta.segment_size if k == self.meta.segment else None
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            if end:  # recorder.json counts bytes in it
+                raise ArchiveError(f"{path}: missing, but {CHECKPOINT} counts {end} bytes in it") from None
+            return  # a segment started, no frame yet (after a gap, before its next transaction)
+        if end is not None:
+            data = data[:end]
+        dctx = zstandard.ZstdDecompressor()
+        pos = 0
+        while pos < len(data):
+            if pos + HEAD.size > len(data):
+                raise ArchiveError(f"{path}: byte {pos}: truncated frame header")
+            magic, n, first, count, _t0, _t1, crc = HEAD.unpack_from(data, pos)
+            body = data[pos + HEAD.size: pos + HEAD.size + n]
+            if magic != MAGIC or n > MAX_FRAME or len(body) != n or zlib.crc32(body) != crc:
+                raise ArchiveError(f"{path}: byte {pos}: damaged frame")
+            yield first, count, dctx.decompress(body)
+            pos += HEAD.size + n
+
+    def segments(self) -> list[int]:
+        return list(range(self.meta.first_segment, self.meta.segment + 1)) if self.meta.segment else []
+
+    def size(self) -> int:
+        return sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+
+    # ------------------------------------------------------------------ retention
+    def retain(self, now: float, max_age: float | None = None, max_size: int | None = None) -> list[int]:
+        """Delete whole old segments (never the current one) older than ``max_age`` seconds
+        (their last transaction) or while the archive is larger than ``max_size`` bytes."""
+        m = self.meta
+        lines = self.index_lines()
+        last_t: dict[int, float] = {}
+        seg_bytes: dict[int, int] = {}
+        for x in lines:
+            if x["kind"] == "frame":
+                last_t[x["seg"]] = x["t1"]
+        for k in self.segments():
+            seg_bytes[k] = sum(p.stat().st_size for p in (self.seg_path(k), self.state_path(k)) if p.exists())
+        total = self.size()
+        drop: list[int] = []
+        for k in self.segments()[:-1]:
+            old = max_age is not None and last_t.get(k, now) < now - max_age
+            big = max_size is not None and total > max_size
+            if not (old or big):
+                break
+            drop.append(k)
+            total -= seg_bytes[k]
+        if not drop:
+            return []
+        gone = set(drop)
+        start = _first_txn(lines, max(gone) + 1)  # the first transaction still kept
+        keep = [x for x in lines if (x.get("seg") not in gone if "seg" in x else x["txn"] >= start)]
+        kept_raw = sum(x.get("raw", 0) for x in keep if x["kind"] == "frame")
+        new_index = m.index + 1
+        data = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in keep).encode()
+        path = self.path / f"index-{new_index}.jsonl"
+        try:
+            self.files.replace(path, data)
+        except OSError as exc:
+            raise _failed(path, exc) from None
+        old_index = self.index_path
+        m.index, m.index_size, m.first_segment = new_index, len(data), max(gone) + 1
+        m.raw_total = kept_raw
+        m.first_time = next((x["t0"] for x in keep if x["kind"] == "frame"), m.first_time)
+        self.save_meta()
+        for k in drop:
+            for p in (self.seg_path(k), self.state_path(k)):
+                p.unlink(missing_ok=True)
+        old_index.unlink(missing_ok=True)
+        return drop
+
+
+def _first_txn(lines: list[dict], seg: int) -> int:
+    return next((x["first"] for x in lines if x["kind"] == "segment" and x["seg"] == seg), 1 << 62)
+
+
+def _number(name: str) -> int | None:
+    stem = name.split(".", 1)[0]
+    _, _, num = stem.partition("-")
+    return int(num) if num.isdigit() else None
+
+
+def _truncate(path: Path, size: int) -> None:
+    try:
+        actual = path.stat().st_size
+    except FileNotFoundError:
+        if size:
+            raise ArchiveError(f"{path}: missing, but {CHECKPOINT} counts {size} bytes in it") from None
+        return
+    if actual < size:
+        raise ArchiveError(f"{path}: {actual} bytes, but {CHECKPOINT} counts {size}: the archive lost data")
+    if actual > size:
+        with open(path, "r+b") as fh:
+            fh.truncate(size)
+            fh.flush()
+            os.fsync(fh.fileno())

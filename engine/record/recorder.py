@@ -1,0 +1,440 @@
+"""Following a live job_queue.log into an archive, across compactions (issue 27).
+
+Facts: htcondor.md §3.4 (``TruncateClassAdLog``: the log is hard-linked to ``<log>.<seq>``, the
+copy ``<seq − MAX_JOB_QUEUE_LOG_ROTATIONS>`` unlinked, a new file ``107 <seq+1> CreationTimestamp
+<birth>`` + the ``101``/``103`` of every live ad, no transaction markers, renamed over the log),
+§3.5 (how a follower notices a new generation: the 107's sequence changed, or the file was
+rewritten). Design decisions and invariants:
+
+- One parser: the log is cut into steps by ``engine.queue.reader.scan_steps`` (replay's step
+  scanner) and every step is applied to one ``JobQueue`` with ``apply_quiet``; steps are
+  archived as their raw text (``archive.Txn``), their times given by
+  ``engine.queue.timeline.TimeInference`` (the ``106 #`` stamp, else the latest time attribute
+  set, else carried), made non-decreasing across the archive.
+- Only committed steps are taken: a trailing transaction without its 106, or a line without its
+  newline, stays in the log and is read at the next poll (the offset stops before it).
+- Same generation (same 107 sequence, and the last archived transaction still where it was,
+  checked by its hash): read on from the saved offset. Otherwise a new generation: first the
+  rest of the old one is read from the rotated ``<log>.<old seq>`` when it is still there and
+  its last archived transaction checks; then each newer generation file that exists, and the
+  live log. A new generation's leading run of records outside a transaction is its state dump:
+  compared with the replayed state (key, MyType, attribute names case-insensitively, values
+  as text or, when the texts differ, as the ClassAd unparser writes them), equal → nothing is
+  archived but a generation mark; different → a *gap*: one made-up
+  transaction that turns the replayed state into the dump (102/101/103/104), with the time
+  range it covers and the generation it resumed from; it is written at once and the next
+  segment starts after it, so the resumed state is that segment's state checkpoint.
+- Restart: ``recorder.json`` (``archive.Meta``) holds the log position (sequence, birth, offset,
+  hash and length of the last archived transaction); the replayed state is rebuilt from the
+  current segment's state checkpoint and frames. Whatever a killed recorder wrote past the last
+  ``recorder.json`` is cut on open, and the log is read again from the saved offset: no gap, no
+  duplicate.
+- Writes are batched: steps wait in memory until ``flush`` (every ``flush_every`` seconds of
+  the injected clock, when ``frame_bytes`` are waiting, or at the end of ``--once``); until then
+  the saved position does not move, so a kill loses nothing the log still holds.
+- A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
+  ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
+  schedd compacted away what it had not archived).
+- No clock is read here: ``poll(now)`` takes the time; the runtime loop (``engine.cli.record``)
+  is the only place that waits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.classad import unparse_old
+from engine.queue import records as R
+from engine.queue.jobqueue import JobQueue
+from engine.queue.reader import scan_steps
+from engine.queue.timeline import TimeInference
+from engine.queue.writer import dump_chunks
+from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
+
+READ_CHUNK = 4 << 20  # bytes of log read (and their steps held) at a time: bounds memory
+MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
+
+
+class _Sink:
+    __slots__ = ()
+
+    @staticmethod
+    def apply_quiet(records: list) -> int:
+        return 0
+
+
+@dataclass
+class Head:
+    seq: int
+    created: int
+    header_end: int  # byte offset after the 107 line
+
+
+@dataclass
+class Report:
+    """What one ``poll`` did."""
+
+    archived: int = 0
+    gaps: list = field(default_factory=list)
+    generations: list = field(default_factory=list)  # sequences of the new generations read
+    problems: list = field(default_factory=list)  # "file:line: message"
+    missing: str | None = None  # the log cannot be read: why
+
+
+def canonical(q: JobQueue) -> dict:
+    """The state as the comparison of a dump with the replayed state sees it."""
+    return {k: (q._types.get(k, ""), {n.lower(): v.strip() for n, v in a.items()}) for k, a in q._ads.items()}
+
+
+def diff_records(old: JobQueue, new: JobQueue) -> list[R.Record]:
+    """Records that turn ``old`` into ``new`` (a gap transaction)."""
+    out: list[R.Record] = []
+    a, b = canonical(old), canonical(new)
+    for key in a:
+        if key not in b:
+            out.append(R.destroy_ad(key))
+    for key, attrs in new._ads.items():
+        mytype, lower = b[key]
+        before = a.get(key)
+        if before is not None and before[0] != mytype:
+            out.append(R.destroy_ad(key))
+            before = None
+        if before is None:
+            out.append(R.Record(R.NEW_AD, key, mytype, R.target_type_for(mytype)))
+            out.extend(R.set_attr(key, n, v) for n, v in attrs.items())
+            continue
+        old_attrs = before[1]
+        for n, v in attrs.items():
+            if not same_value(old_attrs.get(n.lower()), v.strip()):
+                out.append(R.set_attr(key, n, v))
+        for n in old_attrs:
+            if n not in lower:
+                out.append(R.delete_attr(key, old.spelling(n) or n))
+    return out
+
+
+def same_value(old: str | None, new: str) -> bool:
+    """Equal value texts, or texts the ClassAd unparser writes the same: the schedd's dump
+    writes each value as ``ExprTreeToString`` gives it (htcondor.md §3.1 "Values"), which need
+    not be the text a client logged (spacing, parentheses)."""
+    if old is None:
+        return False
+    if old == new:
+        return True
+    try:
+        return unparse_old(old) == unparse_old(new)
+    except Exception:  # noqa: BLE001 - classad2 raises its own exception for a value it does not parse: only the same text is the same
+        return False
+
+
+def state_dump(q: JobQueue, seq: int, created: int) -> bytes:
+    """The state as a compacted log (§3.4): a state checkpoint's content."""
+    return R.format_record(R.hist_seq(seq, created)).encode() + b"\n" + b"".join(dump_chunks(q))
+
+
+def load_state(data: bytes, q: JobQueue | None = None) -> JobQueue:
+    q = q if q is not None else JobQueue()
+    scan_steps(data, 0, len(data), q, None, None)
+    return q
+
+
+def read_head(path: Path) -> Head | None:
+    """The 107 of ``path`` (None: no such file, or its first line is not a complete 107)."""
+    try:
+        with open(path, "rb") as fh:
+            return head_of(fh)
+    except OSError:
+        return None
+
+
+def head_of(fh) -> Head | None:
+    """The 107 at the start of the open file ``fh``."""
+    fh.seek(0)
+    first = fh.readline(4096)
+    if not first.endswith(b"\n"):
+        return None
+    rec = R.parse_line(first[:-1].decode("utf-8", "surrogateescape"))
+    if not isinstance(rec, R.Record) or rec.op != R.HIST_SEQ:
+        return None
+    try:
+        return Head(int(rec.key), int(float(rec.value)), len(first))
+    except ValueError:
+        return None
+
+
+def _open(path: Path):
+    try:
+        return open(path, "rb")
+    except OSError:
+        return None
+
+
+class Recorder:
+    def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
+                 tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
+                 flush_every: float = 60.0) -> None:
+        self.log = Path(log)
+        self.archive = Archive.open(archive, files)
+        self.tz = tz
+        self.segment_bytes, self.frame_bytes, self.flush_every = segment_bytes, frame_bytes, flush_every
+        meta = self.archive.meta
+        meta.source = os.path.abspath(self.log)
+        self.state = self._restore()
+        self.base = self.state.fork()  # the state at the archive's end (the next segment's checkpoint)
+        self.pos: LogPosition | None = meta.log  # where the archived transactions end in the log
+        self.pending: list[Txn] = []
+        self._pending_bytes = 0
+        self.marks: list[dict] = []
+        self.last_time = meta.last_time
+        self.last_flush: float | None = None
+        self.need_segment = self.archive.empty
+
+    def _restore(self) -> JobQueue:
+        arch = self.archive
+        if arch.empty:
+            return JobQueue()
+        k = arch.meta.segment
+        q = load_state(arch.read_state(k))
+        for _first, _count, raw in arch.frames(k):
+            load_state(raw, q)
+        return q
+
+    @property
+    def pending_bytes(self) -> int:
+        return self._pending_bytes
+
+    # ------------------------------------------------------------------ polling
+    def poll(self, now: float, *, flush: bool | None = None) -> Report:
+        """Archive whatever the log holds that is not archived yet (see the module docstring).
+        ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
+        rep = Report()
+        # one open file per generation for the whole poll: a rename over the log between two
+        # reads cannot mix two generations (the schedd's compaction renames job_queue.log.tmp)
+        fh = _open(self.log)
+        head = head_of(fh) if fh is not None else None
+        try:
+            if head is None:
+                rep.missing = f"{self.log}: cannot read a 107 record at its start (missing, empty or not a queue log)"
+            elif self.pos is None:
+                self._generation(fh, self.log, head, now, rep)
+            elif head.seq == self.pos.seq and self._checks(fh, self.pos):
+                self._read_on(fh, self.log, rep)
+            else:
+                if head.seq != self.pos.seq:
+                    old = self.pos.seq
+                    self._other(self.log.with_name(f"{self.log.name}.{old}"), old, now, rep, rest=True)
+                    for s in range(max(old + 1, head.seq - MAX_GENERATIONS_BACK), head.seq):
+                        self._other(self.log.with_name(f"{self.log.name}.{s}"), s, now, rep, rest=False)
+                self._generation(fh, self.log, head, now, rep)
+        finally:
+            if fh is not None:
+                fh.close()
+        due = (self.last_flush is None or now - self.last_flush >= self.flush_every
+               or self.pending_bytes >= self.frame_bytes)
+        if flush or (flush is None and due):
+            self.flush(now)
+        return rep
+
+    def _other(self, path: Path, seq: int, now: float, rep: Report, *, rest: bool) -> None:
+        """A rotated copy ``<log>.<seq>``: the rest of the generation being read (``rest``) when
+        its last archived transaction checks, or a whole generation between two others."""
+        fh = _open(path)
+        if fh is None:
+            return
+        with fh:
+            h = head_of(fh)
+            if h is None or h.seq != seq:
+                return
+            if rest:
+                if self._checks(fh, self.pos):
+                    self._read_on(fh, path, rep)
+            else:
+                self._generation(fh, path, h, now, rep)
+
+    def _checks(self, fh, pos: LogPosition) -> bool:
+        """The last archived transaction is still where ``pos`` says in the open log ``fh``."""
+        try:
+            if pos.last_len == 0:
+                h = head_of(fh)
+                return h is not None and (h.seq, h.created, h.header_end) == (pos.seq, pos.created, pos.offset)
+            fh.seek(pos.offset - pos.last_len)
+            return txn_hash(fh.read(pos.last_len)) == pos.last_hash
+        except (OSError, ValueError):
+            return False
+
+    def _read_on(self, fh, path: Path, rep: Report) -> None:
+        """Archive the committed steps of the open log ``fh`` after ``self.pos.offset``."""
+        pos = self.pos
+        assert pos is not None
+        while True:
+            fh.seek(pos.offset)
+            data = fh.read(READ_CHUNK)
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                return
+            steps = self._steps(data, 0, end, path, rep)
+            if not steps:
+                if len(data) < READ_CHUNK:
+                    return
+                data += fh.read()  # one step longer than a chunk: read it whole
+                end = data.rfind(b"\n") + 1
+                steps = self._steps(data, 0, end, path, rep)
+                if not steps:
+                    return
+            self._archive_steps(data, steps, pos.seq, pos.created, pos.offset, rep)
+            pos = self.pos
+            if len(data) < READ_CHUNK:
+                return
+
+    def _steps(self, data: bytes, start: int, end: int, path: Path, rep: Report) -> list:
+        steps: list = []
+
+        def on_step(s: int, e: int, _line: int, records: list, end_line: str | None = None) -> None:
+            steps.append((s, e, records, end_line))
+
+        def on_problem(line_no: int, message: str) -> None:
+            if not message.startswith("warning: the last transaction has no EndTransaction"):
+                rep.problems.append(f"{path}: {message} (line {line_no} of the part read)")
+
+        scan_steps(data, start, end, _Sink(), on_step, on_problem)  # type: ignore[arg-type]
+        return steps
+
+    def _times(self, steps: list, fallback: float | None) -> list[float]:
+        timing = TimeInference(self.last_time if self.last_time is not None else fallback, self.tz)
+        for _s, _e, records, end_line in steps:
+            timing.add_step(records, end_line)
+        times, _sources = timing.finish()
+        return list(times)
+
+    def _archive_steps(self, data: bytes, steps: list, seq: int, created: int, base: int, rep: Report,
+                       times: list[float] | None = None) -> None:
+        """Apply and queue ``steps`` (of ``data``, which starts at byte ``base`` of the log); a long
+        run is written every ``8 × frame_bytes`` so that segments roll and memory stays bounded."""
+        times = times or self._times(steps, created)
+        apply = self.state.apply_quiet
+        pending = self.pending
+        limit = self.frame_bytes * 8
+        for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
+            apply(records)
+            raw = data[s:e]
+            if not raw.startswith(b"105"):  # records outside a transaction: wrapped to stay one step
+                raw = b"105 \n" + raw + b"106 \n"
+            pending.append(Txn(raw, t))
+            self._pending_bytes += len(raw)
+            if self._pending_bytes >= limit and n + 1 < len(steps):
+                self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
+                self.last_time = t
+                self.flush(None)
+                pending = self.pending
+        if steps:
+            last_s, last_e = steps[-1][0], steps[-1][1]
+            self.pos = LogPosition(seq, created, base + last_e, txn_hash(data[last_s:last_e]), last_e - last_s)
+            self.last_time = times[-1]
+            rep.archived += len(steps)
+
+    def _generation(self, fh, path: Path, head: Head, now: float, rep: Report) -> None:
+        """Read a new generation of the log (open as ``fh``): its dump (the records before the
+        first 105) against the replayed state, then its transactions in chunks (``_read_on``):
+        memory is bounded by the dump, the live queue, not by the generation's length."""
+        try:
+            dump_bytes, first_txn = _dump_of(fh, head.header_end)
+        except OSError as exc:
+            rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+            return
+        dump = load_state(dump_bytes)
+        first = self._steps(first_txn, 0, len(first_txn), path, Report()) if first_txn else []
+        first_time = self._times(first[:1], head.created)[0] if first else None
+        rep.generations.append(head.seq)
+        if self.pos is None:  # the archive starts here
+            self.state = dump
+            self.base = dump.fork()
+        else:
+            diff = diff_records(self.state, dump)
+            if diff:
+                to = first_time if first_time is not None else max(now, self.last_time or now)
+                frm = self.last_time if self.last_time is not None else to
+                old_seq = self.pos.seq
+                gap = dict(t0=frm, t1=max(to, frm), seq_from=old_seq, seq_to=head.seq,
+                           why=(f"generation {head.seq} of {self.log.name} does not follow from what was "
+                                f"archived of generation {old_seq} (records missed while the recorder "
+                                "was not reading, or the log was replaced)"))
+                raw = "".join(R.format_record(r) + "\n" for r in [R.BEGIN, *diff, R.end_txn()]).encode(
+                    "utf-8", "surrogateescape")
+                self.state.apply_quiet([tuple(r) for r in diff])
+                self.pending.append(Txn(raw, max(to, frm), gap))
+                self._pending_bytes += len(raw)
+                self.last_time = max(to, frm)
+                rep.gaps.append(gap)
+                # the resumed state becomes a state checkpoint: the gap is written now (with the
+                # old position: a restart finds the dump equal to it) and a new segment follows
+                self.flush(None)
+                self.need_segment = True
+        self.marks.append(dict(kind="generation", txn=self.archive.meta.next_txn + len(self.pending),
+                               seq=head.seq, created=head.created,
+                               time=first_time if first_time is not None else self.last_time))
+        dump_end = head.header_end + len(dump_bytes)
+        if dump_bytes:  # the dump's last record is what the next read checks
+            prev = dump_bytes.rfind(b"\n", 0, len(dump_bytes) - 1) + 1
+            self.pos = LogPosition(head.seq, head.created, dump_end, txn_hash(dump_bytes[prev:]),
+                                   len(dump_bytes) - prev)
+        else:
+            self.pos = LogPosition(head.seq, head.created, head.header_end)
+        if first_txn:
+            self._read_on(fh, path, rep)
+
+
+    # ------------------------------------------------------------------ writing
+    def flush(self, now: float | None) -> int:
+        """Write what is waiting and advance ``recorder.json``; returns transactions written."""
+        if now is not None:
+            self.last_flush = now
+        committed = self.archive.meta.log
+        if not self.pending and not self.marks and not self.need_segment and self.pos == committed:
+            return 0
+        if self.pos is None:
+            return 0
+        new_segment = None
+        if self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes:
+            first_t = self.pending[0].time if self.pending else self.last_time
+            new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
+        n = len(self.pending)
+        self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes)
+        self.pending, self.marks, self.need_segment = [], [], False
+        self._pending_bytes = 0
+        self.base = self.state.fork()
+        return n
+
+
+_TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
+
+
+def _dump_of(fh, start: int) -> tuple[bytes, bytes]:
+    """(the complete lines from ``start`` up to the first 105 line, the text from that 105 to the
+    end of its transaction's 106 line, or b"" when there is none yet) of the open log ``fh``."""
+    fh.seek(start)
+    buf = bytearray()
+    m = None
+    while m is None:
+        chunk = fh.read(READ_CHUNK)
+        if not chunk:
+            break
+        scan_from = max(0, buf.rfind(b"\n") + 1)
+        buf += chunk
+        m = _TXN_START.search(buf, scan_from)
+    if m is None:
+        return bytes(buf[: buf.rfind(b"\n") + 1]), b""
+    at = m.start()
+    end = _END_TXN.search(buf, at)
+    while end is None:
+        chunk = fh.read(READ_CHUNK)
+        if not chunk:
+            return bytes(buf[:at]), b""
+        buf += chunk
+        end = _END_TXN.search(buf, at)
+    return bytes(buf[:at]), bytes(buf[at: end.end()])
+
+
+_END_TXN = re.compile(rb"^106[^\n]*\n", re.M)

@@ -1,0 +1,103 @@
+"""``routedeck record`` and ``routedeck replay DIR`` (issue 27).
+
+The log: the first steps of sample_configs/recordings/demo-3h.job_queue.log, compacted as the schedd
+does (htcondor.md §3.4, tests/helpers/compaction.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.cli.record import duration, size
+from tests.helpers.compaction import ScheddLog
+from tests.helpers.paths import REPO
+from tui.cli import main
+from engine.cli.record import _lock
+from engine.record.archive import Archive
+
+DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
+
+
+def run(capsys, argv):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.slow
+def test_record_once_then_replay_the_archive_as_the_log(tmp_path, capsys):
+    log = tmp_path / "job_queue.log"
+    log.write_bytes(DEMO.read_bytes())
+    arch = tmp_path / "archive"
+    rc, out, err = run(capsys, ["record", str(log), "--archive", str(arch), "--once"])
+    assert rc == 0 and "19,454 transactions archived" in out, err
+    for at in ("#5000", "01:30"):
+        rc, a, _ = run(capsys, ["replay", str(arch), "--at", at, "--tz", "UTC", "--json"])
+        rc2, b, _ = run(capsys, ["replay", str(log), "--at", at, "--tz", "UTC", "--json"])
+        da, db = json.loads(a), json.loads(b)
+        assert rc == rc2 == 0
+        assert da["replay"]["archive"] == {"start_transaction": 0, "gaps": [], "generations": [{"seq": 1, "step": 1}]}
+        for key in ("queue", "routes", "total_jobs", "time"):
+            assert da[key] == db[key], (at, key)
+        assert da["replay"]["transaction"] == db["replay"]["transaction"]
+    rc, out, _ = run(capsys, ["record", "--status", str(arch), "--json"])
+    st = json.loads(out)
+    assert rc == 0 and st["transactions"] == 19454 and st["gaps"] == [] and st["ratio"] < 0.15
+    assert st["log"]["state"] == "following" and st["log"]["bytes"] == 0
+    rc, out, _ = run(capsys, ["record", "--status", str(arch), "--tz", "UTC"])
+    assert rc == 0 and "19,454 transactions from 2026-11-21 00:00:00 UTC" in out
+
+
+def test_a_gap_is_reported_where_it_happens(tmp_path, capsys):
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes(), max_rotations=0)
+    arch = tmp_path / "archive"
+    schedd.advance(200)
+    assert run(capsys, ["record", str(schedd.path), "--archive", str(arch), "--once", "--json"])[0] == 0
+    schedd.advance(100)
+    schedd.compact()  # no rotated copy: the 100 transactions are lost to the archive
+    schedd.advance(50)
+    rc, out, err = run(capsys, ["record", str(schedd.path), "--archive", str(arch), "--once", "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["gaps"]) == 1 and doc["archived"] == 50
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "end", "--json", "--tz", "UTC"])
+    gap = json.loads(out)["replay"]["archive"]["gaps"]
+    assert len(gap) == 1 and gap[0]["transaction"] == 201 and gap[0]["before_shown"]
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "#100", "--json", "--tz", "UTC"])
+    assert not json.loads(out)["replay"]["archive"]["gaps"][0]["before_shown"]
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "end", "--tz", "UTC"])
+    assert "gap before this moment" in out
+
+
+def test_usage(tmp_path, capsys):
+    rc, out, err = run(capsys, ["record", str(DEMO)])
+    assert (rc, out) == (2, "") and "--archive" in err
+    rc, out, err = run(capsys, ["record", "--status", str(tmp_path)])
+    assert (rc, out) == (2, "") and "not a RouteDeck archive" in err
+    assert duration("30d") == 30 * 86400 and duration("90m") == 5400 and size("20GB") == 20 * 10**9
+    with pytest.raises(Exception):
+        duration("soon")
+
+
+def test_one_recorder_per_archive_and_readers_cut_nothing(tmp_path, capsys):
+
+    log = tmp_path / "job_queue.log"
+    ScheddLog(log, DEMO.read_bytes()).advance(50)
+    arch = tmp_path / "archive"
+    assert run(capsys, ["record", str(log), "--archive", str(arch), "--once"])[0] == 0
+    held = _lock(str(arch))
+    try:
+        rc, out, err = run(capsys, ["record", str(log), "--archive", str(arch), "--once"])
+        assert rc == 1 and "another recorder is writing" in err
+    finally:
+        held.close()
+    # a recorder between its frame write and its recorder.json: replay and --status leave the bytes
+    a = Archive.open(arch)
+    seg = a.seg_path(a.meta.segment)
+    with open(seg, "ab") as fh:
+        fh.write(b"RDF1 in flight")
+    size = seg.stat().st_size
+    assert run(capsys, ["replay", str(arch), "--at", "end", "--json"])[0] == 0
+    assert run(capsys, ["record", "--status", str(arch), "--json"])[0] == 0
+    assert seg.stat().st_size == size
