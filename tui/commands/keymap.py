@@ -9,7 +9,7 @@ The rules, the same on every screen (issue 11 item 4):
 - ``:`` opens the command line at the bottom, ``ctrl+p`` the palette, ``?`` this help.
 - ``esc`` goes back one level: it closes what is open (a filter, a dialog, the command line)
   or leaves a screen that was opened on top of a view; on a view's top screen with nothing
-  open it does nothing. ``q`` quits RouteDeck (``:q`` too) from any screen; it never means
+  open it does nothing. ``q`` quits RouteDeck (``:q`` and Ctrl-C too, as in k9s) from any screen; it never means
   "back" (in a dialog it does nothing: answer or Esc first).
 - ``space`` pauses and resumes the engine (demo and replay); ``+``/``-`` change the speed.
 - In tables: ↑/↓ (also ``k``; ``j`` is Jobs), PgUp/PgDn, Home/End, Enter opens the row.
@@ -47,6 +47,9 @@ APP = [
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
     Binding("q", "quit", "Quit", priority=False),
+    # Ctrl-C quits as in k9s (issue 29); not a priority binding, so a focused text box that
+    # copies with it (the route editor) keeps it, and Textual's "press ctrl+q" hint is replaced
+    Binding("ctrl+c", "quit", "Quit", show=False),
 ]
 
 # -- replay only (disabled and hidden in the other modes) ---------------------------------------
