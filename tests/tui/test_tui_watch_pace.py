@@ -174,3 +174,17 @@ async def test_demo_and_replay_keep_their_speed():
     replay = dataclasses.replace(make_snapshot(50), mode="replay", speed=10.0,
                                  controls=frozenset({"pause", "speed", "step", "seek", "jobs", "routes"}))
     assert "(×10)" in header_text(replay, True).plain
+
+
+def test_a_log_that_stopped_growing_says_when_it_last_changed():
+    """issue 29 handling list: watch kept "(live) · running" on a log that stopped growing. On a
+    log written in real time the header says when it last changed once a minute has passed
+    (Snapshot.log_lag, the wall time since the newest transaction); a virtual-time log's lag
+    means nothing on the wall clock and is not shown."""
+    base = make_snapshot(5)
+    live = dataclasses.replace(base, mode="watch", clock="real", controls=frozenset(), log_lag=30.0)
+    assert "(live)" in header_text(live, True).plain
+    quiet = dataclasses.replace(live, log_lag=7 * 60 + 5)
+    assert "(live, last change 7m5s ago)" in header_text(quiet, True).plain
+    virtual = dataclasses.replace(quiet, clock="virtual")
+    assert "(live)" in header_text(virtual, True).plain

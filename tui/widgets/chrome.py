@@ -6,7 +6,9 @@ state, totals), never the wall clock, so a frozen snapshot renders identically e
 The speed is shown where the mode has one to change (``"speed"`` in ``Snapshot.controls``: demo
 and replay). Watch has none: it is live, and says so — with the pace of the log's own clock when
 that is clearly not real time (``Snapshot.log_rate``: a log written by ``demo --speed 30``), never
-a "×1" that the log's clock contradicts.
+a "×1" that the log's clock contradicts; and when the log has not changed for a minute or more
+(``Snapshot.log_lag``, on a log written in real time), when it last did ("live, last change 7m ago"), so a schedd or recorder
+that stopped writing does not look like a running one.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine.contract.snapshot import Snapshot
-from tui.text.format import clock_time, count, measured_speed, speed
+from tui.text.format import ago, clock_time, count, measured_speed, speed
+
+
+QUIET = 60.0  # seconds without a new transaction before watch's header says when the log last changed
 
 
 def pace(snap: Snapshot) -> str:
@@ -24,6 +29,8 @@ def pace(snap: Snapshot) -> str:
         return speed(snap.speed)
     if snap.log_rate is not None:
         return f"live, log {measured_speed(snap.log_rate)}"
+    if snap.clock == "real" and snap.log_lag is not None and snap.log_lag >= QUIET:
+        return f"live, last change {ago(snap.log_lag)}"  # a log that stopped growing is not "running"
     return "live"
 
 
