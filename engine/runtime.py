@@ -42,6 +42,7 @@ import time
 import traceback
 from typing import Any, Callable, Protocol
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.clock import Clock, VirtualClock
 
@@ -255,22 +256,22 @@ class Runtime:
 
     def _command(self, cmd: Any) -> None:
         eng = self.engine
-        needs = S.control_of(cmd)
+        needs = C.control_of(cmd)
         controls = getattr(eng, "controls", S.CONTROLS)
         if needs is not None and needs not in controls:
             eng.emit(eng.now, "command-failed", f"{type(cmd).__name__} is not available in this mode", "error")
             return
-        if isinstance(cmd, S.Pause):
+        if isinstance(cmd, C.Pause):
             self._user_paused = True
             if hasattr(self.clock, "pause"):
                 self.clock.pause()
             self.state = "paused"
-        elif isinstance(cmd, S.Resume):
+        elif isinstance(cmd, C.Resume):
             self._user_paused = False
             if hasattr(self.clock, "resume") and not self.max_speed:
                 self.clock.resume()
             self.state = "running"
-        elif isinstance(cmd, S.Step):
+        elif isinstance(cmd, C.Step):
             for _ in range(max(1, cmd.count)):
                 t = eng.next_time()
                 if self.until is not None and t > self.until:
@@ -278,7 +279,7 @@ class Runtime:
                 if hasattr(self.clock, "jump_to"):
                     self.clock.jump_to(max(t, self.clock.now()))
                 self._step_to(t)
-        elif isinstance(cmd, S.SetSpeed):
+        elif isinstance(cmd, C.SetSpeed):
             if cmd.speed == math.inf or cmd.speed <= 0:
                 self.max_speed = True
                 if hasattr(self.clock, "pause"):
@@ -289,12 +290,12 @@ class Runtime:
                     self.clock.set_speed(cmd.speed)
                 if not self._user_paused and hasattr(self.clock, "resume"):
                     self.clock.resume()
-        elif isinstance(cmd, S.Stop):
+        elif isinstance(cmd, C.Stop):
             self._stop.set()
         else:
             err = eng.handle(cmd)
             if err:  # a refused table is its own kind: the UI's editor and toasts key on it
-                kind = "config-rejected" if isinstance(cmd, S.ApplyRoutes) else "command-failed"
+                kind = "config-rejected" if isinstance(cmd, C.ApplyRoutes) else "command-failed"
                 eng.emit(eng.now, kind, err, "error")
 
     def _step_to(self, t: float) -> None:

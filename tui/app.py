@@ -44,6 +44,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 from textual.widgets import Input, TextArea
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.commands import keymap
 from tui.commands.prompt import CommandLineMixin
@@ -61,7 +62,7 @@ TOAST_KINDS = {
 }
 EVENT_LOG = 2000
 GAP_TOAST_EVERY = 30.0  # seconds
-MUTATING = (S.HoldJob, S.ReleaseJob, S.RemoveJob, S.ApplyRoutes)
+MUTATING = (C.HoldJob, C.ReleaseJob, C.RemoveJob, C.ApplyRoutes)
 # Actions that need a feed control (``Snapshot.controls``, engine.contract.snapshot.CONTROLS): where the
 # feed does not offer it, check_action hides the key and a typed key is refused with a toast.
 CONTROL_OF_ACTION = {
@@ -275,8 +276,8 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
             return
         names = ", ".join(os.path.basename(f) for f in changed)
         # Not subject to --readonly: following the file is watching, not changing anything.
-        self.runtime.send(S.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})"))
-        self.post_message(CommandSent(S.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})")))
+        self.runtime.send(C.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})"))
+        self.post_message(CommandSent(C.ApplyRoutes(self.snapshot.config_files, reason=f"changed on disk ({names})")))
 
     def _show(self, snap: S.Snapshot | None) -> None:
         """Hand ``snap`` to the top main screen, also under a dialog or the ``:`` line, so what
@@ -356,7 +357,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self.post_message(CommandSent(command))
         return True
 
-    def confirm_job_command(self, command: S.HoldJob | S.ReleaseJob | S.RemoveJob) -> None:
+    def confirm_job_command(self, command: C.HoldJob | C.ReleaseJob | C.RemoveJob) -> None:
         """Ask (naming the job and what will happen), then send and say so (issue 11 item 6)."""
         from tui.screens.confirm import Confirm, job_question  # noqa: PLC0415
 
@@ -393,11 +394,11 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
 
     def action_toggle_pause(self) -> None:
         paused = self.snapshot.paused if self.snapshot else False
-        self.send(S.Resume() if paused else S.Pause())
+        self.send(C.Resume() if paused else C.Pause())
 
     def action_speed(self, factor: float) -> None:
         current = self.snapshot.speed if self.snapshot else 1.0
-        self.send(S.SetSpeed(max(0.125, min(10_000.0, current * factor))))
+        self.send(C.SetSpeed(max(0.125, min(10_000.0, current * factor))))
 
     # -- navigation -----------------------------------------------------------------------------
     def _go(self, name: str) -> Screen:

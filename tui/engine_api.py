@@ -1,5 +1,14 @@
-"""The screens' door to the engine's queries (they live in :mod:`engine.views.queries`, shared
-with the headless commands)."""
+"""The screens' and widgets' one door to the engine besides :mod:`engine.contract` (types,
+commands, codes): the engine's queries (they live in :mod:`engine.views.queries`, shared with the
+headless commands) and the few engine helpers the UI calls (ordering rows, parsing a replay moment,
+the jobs table's row sequence, a job ad's display lines). ``tui.screens`` and ``tui.widgets`` import
+nothing else of the engine (import-linter contract in pyproject.toml)."""
+
+from engine.feeds.replay.moment import FORMS as MOMENT_FORMS, parse_moment  # noqa: F401
+from engine.queue.records import job_order  # noqa: F401
+from engine.rowseq import RowSeq  # noqa: F401
+from engine.views.build import row_order  # noqa: F401
+from engine.views.job_ad import AdLine  # noqa: F401
 
 from engine.views.queries import (  # noqa: F401
     AD_BATCH,

@@ -48,7 +48,7 @@ from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
-from engine.contract.snapshot import Seek
+from engine.contract.commands import Seek
 
 MAX_PROBLEMS_SHOWN = 20
 
@@ -184,7 +184,7 @@ def check_recording(index, path: str) -> str | None:
 def build_runtime(args: argparse.Namespace, publish=None):
     """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
     ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
-    ``engine.feeds.replay.feed.AddBookmark``/``GotoBookmark``."""
+    ``engine.contract.commands.AddBookmark``/``GotoBookmark``."""
     from engine.clock import VirtualClock  # noqa: PLC0415
     from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415

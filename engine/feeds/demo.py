@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.classad import is_valid_expr
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.contract.codes import JobStatus
 from engine.lang.config import Config
@@ -376,17 +377,17 @@ class Simulation:
     def handle(self, command: Any) -> str | None:
         """Apply a job or table command at ``self.now``; returns an error text or None."""
         now = self.now
-        if isinstance(command, S.HoldJob):
+        if isinstance(command, C.HoldJob):
             ok = self.schedd.hold(command.job, now, command.reason)
-        elif isinstance(command, S.ReleaseJob):
+        elif isinstance(command, C.ReleaseJob):
             ok = self.schedd.release(command.job, now)
-        elif isinstance(command, S.RemoveJob):
+        elif isinstance(command, C.RemoveJob):
             ok = self.schedd.remove(command.job, now, command.reason)
-        elif isinstance(command, S.EditJob):
+        elif isinstance(command, C.EditJob):
             if "\n" in command.value or not is_valid_expr(command.value):
                 return f"EditJob: {command.name} = {command.value!r} is not a valid expression"
             ok = self.schedd.qedit(command.job, command.name, command.value, now)
-        elif isinstance(command, S.ApplyRoutes):
+        elif isinstance(command, C.ApplyRoutes):
             return self.apply_routes(command.config_files, command.reason)
         else:
             return f"unknown command {type(command).__name__}"

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine.clock import Clock, LogClock
+from engine.contract import commands as C
 from engine.crondor.zones import get_zone
 from engine.queue.records import is_proc_key, job_order
 from engine.queue.jobqueue import QueueReloaded, JobQueue
@@ -467,11 +468,6 @@ def make_follower(path: str, queue: Any) -> Any:
     return Follower(path, queue)
 
 
-@dataclass(frozen=True)
-class WakeUp:
-    """Command: the log changed (sent by the file watcher); poll now."""
-
-
 class WatchFeed:
     """Watch mode as an engine for :class:`engine.runtime.Runtime`.
 
@@ -527,7 +523,7 @@ class WatchFeed:
         self._told_waiting = self.engine.waiting
 
     def handle(self, command: object) -> str | None:
-        if isinstance(command, WakeUp):
+        if isinstance(command, C.WakeUp):
             self._poll(self.engine.clock.now())
             return None
         return f"{type(command).__name__} is not available in watch mode (read-only)"
@@ -552,6 +548,6 @@ class WatchFeed:
 
             @staticmethod
             def poll() -> None:
-                runtime.send(WakeUp())
+                runtime.send(C.WakeUp())
 
         return _Waker()

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
 from engine.feeds.demo import Simulation
@@ -35,7 +36,7 @@ def test_the_runtime_refuses_a_control_the_feed_does_not_offer(tmp_path):
     got: list[S.Snapshot] = []
     rt = Runtime(feed, VirtualClock(1_700_000_000.0), publish=got.append).start()
     try:
-        rt.send(S.Pause())
+        rt.send(C.Pause())
         rt.query(lambda _feed: None)  # the command was taken before this query ran
     finally:
         rt.stop()
@@ -71,7 +72,7 @@ async def test_the_app_gets_snapshots_through_the_publish_callback():
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.seq == runtime.snap.seq)
         first = app.snapshot.seq
-        runtime.send(S.Pause())
+        runtime.send(C.Pause())
         await wait_until(pilot, lambda: app.snapshot.seq == first + 1)
     assert runtime.stopped.is_set()
 

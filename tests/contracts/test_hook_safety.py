@@ -27,7 +27,7 @@ from engine.router.loader import load_routing_table
 from engine.feeds.demo import build_demo
 from tui.app import make_app
 from tests.helpers.tui_fixtures import wait_until
-from engine.feeds.watch import WakeUp
+from engine.contract.commands import WakeUp
 from engine.cli import replay as replay_cli, watch as watch_cli
 
 T0 = 1795300000.0

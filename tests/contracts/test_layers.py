@@ -45,6 +45,8 @@ def test_the_layer_contracts_hold():
     ("engine/views/build.py", "import textual"),  # engine -> Textual
     ("engine/router/candidates.py", "import classad2"),  # only engine.classad reads ClassAds
     ("engine/hookrun.py", "from engine.router import hooks"),  # the shared runner -> router
+    ("tui/widgets/job_model.py", "from engine.views import build"),  # widgets: only engine.contract / tui.engine_api
+    ("tui/screens/ad.py", "from engine.feeds.replay import moment"),  # screens: only engine.contract / tui.engine_api
 ])
 def test_an_upward_import_breaks_a_contract(tmp_path, module, upward):
     root = _copy(tmp_path)

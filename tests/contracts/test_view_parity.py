@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
@@ -185,7 +185,7 @@ def test_replay_after_a_jump_shows_the_events_that_led_to_the_moment(run):
                     polling_period=period)
     feed = ReplayFeed(player)
     moment = MOMENTS[len(MOMENTS) // 2]
-    assert feed.handle(S.Seek(time=moment)) is None
+    assert feed.handle(C.Seek(time=moment)) is None
     events = feed.snapshot().events
     routed = [e for e in events if e.kind == "job-routed"]
     assert routed and all(e.time <= moment for e in events)

@@ -4,7 +4,7 @@ at a bounded rate and replaceable in flight, prompt and clean stop, crash report
 import time
 
 from tests.helpers.runtime_fixture import FakeEngine
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.clock import VirtualClock
 from engine.runtime import Mailbox, Runtime
 
@@ -34,21 +34,21 @@ def test_pause_step_commands_and_prompt_stop():
     eng = FakeEngine()
     clock = VirtualClock(1000.0, speed=1.0)
     rt = Runtime(eng, clock, snapshot_interval=0.05).start()
-    rt.send(S.Pause())
+    rt.send(C.Pause())
     deadline = time.monotonic() + 5
     while rt.latest() is None or not rt.latest().paused:
         assert time.monotonic() < deadline
         rt._wake.wait(0.01)
     before = eng.now
-    rt.send(S.Step(3))
-    rt.send(S.HoldJob("1.0"))
-    rt.send(S.RemoveJob("bad"))
+    rt.send(C.Step(3))
+    rt.send(C.HoldJob("1.0"))
+    rt.send(C.RemoveJob("bad"))
     deadline = time.monotonic() + 5
     while len(eng.handled) < 2:
         assert time.monotonic() < deadline
         rt._wake.wait(0.01)
     assert eng.now >= before + 20  # three actions: this tick, +10, +20
-    assert eng.handled[0] == S.HoldJob("1.0")
+    assert eng.handled[0] == C.HoldJob("1.0")
     assert ("command-failed", "no such job", "error") in eng.events
     t0 = time.monotonic()
     rt.stop()
@@ -127,7 +127,7 @@ def test_a_command_is_served_during_a_long_catch_up():
         def step(self, now):
             FakeEngine.step(self, now)
             if len(self.ticks) == 3:
-                box[0].send(S.HoldJob("1.0"))  # arrives while 1,000 actions are still due
+                box[0].send(C.HoldJob("1.0"))  # arrives while 1,000 actions are still due
             if self.handled and not hasattr(self, "handled_at"):
                 self.handled_at = len(self.ticks)
 
@@ -143,4 +143,4 @@ def test_a_command_is_served_during_a_long_catch_up():
         assert time.monotonic() < deadline
         rt._wake.wait(0.01)
     rt.stop()
-    assert eng.handled == [S.HoldJob("1.0")] and eng.handled_at < 100
+    assert eng.handled == [C.HoldJob("1.0")] and eng.handled_at < 100

@@ -7,7 +7,7 @@ import threading
 import pytest
 from concurrent.futures import Future
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.clock import ManualClock, VirtualClock
 from engine.runtime import EngineNotRunning, Runtime
 from tests.helpers.runtime_fixture import FakeEngine
@@ -40,7 +40,7 @@ def test_query_is_answered_promptly_when_paused():
     clock = ManualClock(1000.0)
     eng = FakeEngine()
     rt = Runtime(eng, clock, snapshot_interval=3600.0)
-    rt.send(S.Pause())
+    rt.send(C.Pause())
     rt.start()
     try:
         assert _wait_for(lambda: rt.latest() is not None and rt.latest().paused, rt)
@@ -123,7 +123,7 @@ def test_the_uis_why_not_and_full_ads_are_engine_queries():
     engine = build_demo(seed=2, durable=False)
     engine.step(engine.start + 600)
     rt = Runtime(engine, ManualClock(engine.now), snapshot_interval=3600.0)
-    rt.send(S.Pause())
+    rt.send(C.Pause())
     threads = []
     real_query = rt.query
 

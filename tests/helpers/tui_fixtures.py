@@ -20,6 +20,7 @@ import threading
 from types import MappingProxyType
 import time
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 
 T0 = 1795271525.0  # 2026-11-21 14:32:05 UTC = 08:32:05 America/Chicago (product.md sketch time)
@@ -205,13 +206,13 @@ class FakeRuntime:
 
     def send(self, command: object) -> None:
         self.sent.append(command)
-        if isinstance(command, S.Pause):
+        if isinstance(command, C.Pause):
             self.update(paused=True, engine_state="paused")
-        elif isinstance(command, S.Resume):
+        elif isinstance(command, C.Resume):
             self.update(paused=False, engine_state="running")
-        elif isinstance(command, S.SetSpeed):
+        elif isinstance(command, C.SetSpeed):
             self.update(speed=command.speed)
-        elif isinstance(command, S.ApplyRoutes):
+        elif isinstance(command, C.ApplyRoutes):
             snap = self.latest()
             ev = S.Event(snap.events[-1].seq + 1 if snap.events else 1, snap.time, "config-reloaded",
                          f"config reloaded from {command.config_files[0]} ({command.reason})")

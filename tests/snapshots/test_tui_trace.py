@@ -21,7 +21,7 @@ from tui.screens.trace import render_trace
 
 from tests.helpers.demo_fixture import ROOT, EngineRuntime
 from tests.helpers.tui_fixtures import wait_until
-from engine.feeds.watch import WakeUp
+from engine.contract.commands import WakeUp
 from engine.queue.writer import open_queue
 from engine.cli import replay as replay_cli, watch as watch_cli
 

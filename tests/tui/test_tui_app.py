@@ -11,6 +11,7 @@ import pytest
 import gc
 import hashlib
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
@@ -156,7 +157,7 @@ async def test_keys_pause_and_speed_send_commands():
         await wait_until(pilot, lambda: app.snapshot.paused)
         await pilot.press("space", "plus")
         await wait_until(pilot, lambda: app.snapshot.speed == 120.0)
-        assert rt.sent == [S.Pause(), S.Resume(), S.SetSpeed(120.0)]
+        assert rt.sent == [C.Pause(), C.Resume(), C.SetSpeed(120.0)]
         assert [m.command for m in seen if isinstance(m, CommandSent)] == rt.sent
         assert "engine paused" not in str(app.screen.query_one("#status-header").render())
 
@@ -180,7 +181,7 @@ async def test_command_line_runs_commands_and_reports_bad_ones():
         await _cmd(pilot, "routes")
         await pilot.pause()
         assert type(app.screen).__name__ == "RoutesScreen"
-        assert rt.sent == [S.SetSpeed(60.0)]
+        assert rt.sent == [C.SetSpeed(60.0)]
         texts = [n.message for n in app._notifications]
         assert any("speed must be a number" in t for t in texts)
         assert any("unknown command 'frobnicate'" in t for t in texts)
@@ -228,7 +229,7 @@ async def test_readonly_refuses_job_and_table_changes():
         await _cmd(pilot, "undo")
         await _cmd(pilot, "pause")
         await pilot.pause()
-        assert rt.sent == [S.Pause()]  # viewing controls still work
+        assert rt.sent == [C.Pause()]  # viewing controls still work
         assert any("read-only" in n.message for n in app._notifications)
         assert "read-only" in str(app.screen.query_one("#status-header").render())
 
@@ -244,7 +245,7 @@ async def test_hold_release_remove_commands_name_the_job():
             await wait_until(pilot, lambda: type(app.screen).__name__ == "Confirm")
             await pilot.press("y")
             await pilot.pause()
-        assert rt.sent == [S.HoldJob("100.0"), S.ReleaseJob("100.0"), S.RemoveJob("101.0")]
+        assert rt.sent == [C.HoldJob("100.0"), C.ReleaseJob("100.0"), C.RemoveJob("101.0")]
 
 
 async def test_narrow_terminal_header_fits():
@@ -265,7 +266,7 @@ async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tm
         await pilot.pause(0.3)  # let the watcher start
         conf.write_text(text.replace("MaxJobs = 500", "MaxJobs = 400"))  # an admin's edit
         await wait_until(pilot, lambda: len(rt.sent) == 1)
-        assert rt.sent == [S.ApplyRoutes((str(conf),), reason="changed on disk (routes.conf)")]
+        assert rt.sent == [C.ApplyRoutes((str(conf),), reason="changed on disk (routes.conf)")]
         new = text.replace("MaxJobs = 500", "MaxJobs = 300")
         app.own_writes[str(conf)] = hashlib.sha256(new.encode()).hexdigest()
         conf.write_text(new)  # what the editor itself wrote: already applied, not sent again

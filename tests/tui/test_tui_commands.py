@@ -7,7 +7,7 @@ from tui.shell import launch as commands
 from tui.cli import build_parser
 import engine.cli.demo as headless
 import pytest
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from tui.commands.prompt import CommandLineMixin
 
 
@@ -47,4 +47,4 @@ def test_speed_command_refuses_what_the_command_line_refuses():
         with pytest.raises(ValueError, match="speed must be"):
             app.cmd_speed(bad)
     app.cmd_speed("x30")
-    assert app.sent == [S.SetSpeed(30.0)]
+    assert app.sent == [C.SetSpeed(30.0)]

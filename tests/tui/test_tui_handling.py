@@ -19,7 +19,7 @@ import dataclasses
 import pytest
 from textual import events
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from tui.app import make_app
 from tui.commands.palette import lookup
 
@@ -166,7 +166,7 @@ async def test_up_and_down_walk_the_history():
             await _type(pilot, text)
             await pilot.press("enter")
             await pilot.pause()
-        assert S.SetSpeed(30.0) in rt.sent and S.Pause() in rt.sent
+        assert C.SetSpeed(30.0) in rt.sent and C.Pause() in rt.sent
         await pilot.press("colon")
         box = app.screen.query_one("#command-input")
         await pilot.press("up")
@@ -290,7 +290,7 @@ async def test_space_pauses_in_every_mode_and_p_is_not_bound():
         await pilot.pause()
         assert rt.sent == []
         await pilot.press("space")
-        await wait_until(pilot, lambda: rt.sent == [S.Pause()])
+        await wait_until(pilot, lambda: rt.sent == [C.Pause()])
 
 
 def test_one_keymap_for_everything():
@@ -333,7 +333,7 @@ async def test_remove_asks_names_the_job_and_toasts():
         await pilot.press("X")
         await wait_until(pilot, lambda: _name(app) == "Confirm")
         await pilot.press("y")
-        await wait_until(pilot, lambda: rt.sent == [S.RemoveJob(job)])
+        await wait_until(pilot, lambda: rt.sent == [C.RemoveJob(job)])
         assert any(job in n.message and "remove" in n.message for n in app._notifications)
 
 
@@ -348,7 +348,7 @@ async def test_hold_command_asks_and_says_what_it_did():
         await wait_until(pilot, lambda: _name(app) == "Confirm")
         assert "3.0" in str(app.screen.query_one("#confirm-text").render())
         await pilot.press("y")
-        await wait_until(pilot, lambda: rt.sent == [S.HoldJob("3.0")])
+        await wait_until(pilot, lambda: rt.sent == [C.HoldJob("3.0")])
         assert any("hold sent for job 3.0" in n.message for n in app._notifications)
 
 

@@ -13,6 +13,7 @@ import threading
 import pytest
 import hashlib
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.screens import route_detail
@@ -175,7 +176,7 @@ async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_re
         assert rt.sent == []
         app.post_message(ConfigFilesChanged((str(conf),), ("0" * 64,)))
         await wait_until(pilot, lambda: len(rt.sent) == 1)
-        assert isinstance(rt.sent[0], S.ApplyRoutes)
+        assert isinstance(rt.sent[0], C.ApplyRoutes)
 
 
 async def test_main_views_are_composed_in_the_background_and_resumed_on_first_visit(tmp_path):

@@ -11,9 +11,10 @@ import argparse
 
 import pytest
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.cli.replay import build_runtime
-from engine.feeds.replay.feed import AddBookmark
+from engine.contract.commands import AddBookmark
 from tui.app import make_app
 from tui.shell.messages import CommandSent
 from tui.widgets.replay_bar import bar_text, parse_seek
@@ -142,7 +143,7 @@ async def test_replay_keys_do_nothing_outside_replay():
         await _cmd(pilot, "seek #3")
         await pilot.pause()
     commands = [m.command for m in sent if isinstance(m, CommandSent)]
-    assert not any(isinstance(c, (AddBookmark, S.Seek, S.Step)) for c in commands)
+    assert not any(isinstance(c, (AddBookmark, C.Seek, C.Step)) for c in commands)
 
 
 def test_parse_seek_forms():
@@ -151,11 +152,11 @@ def test_parse_seek_forms():
                            times_inferred=False)
     snap = S.Snapshot(seq=1, time=1000.0, mode="replay", clock="virtual", speed=1.0, paused=True,
                       engine_state="paused", routes=(), replay=pos)
-    assert parse_seek("#1", snap) == S.Seek(transaction=0)
-    assert parse_seek("#0", snap) == S.Seek(transaction=-1)
-    assert parse_seek("+60", snap) == S.Seek(time=960.0)
-    assert parse_seek("end", snap) == S.Seek(time=5000.0)
-    assert parse_seek("1970-01-01T00:20:00", snap) == S.Seek(time=1200.0)
+    assert parse_seek("#1", snap) == C.Seek(transaction=0)
+    assert parse_seek("#0", snap) == C.Seek(transaction=-1)
+    assert parse_seek("+60", snap) == C.Seek(time=960.0)
+    assert parse_seek("end", snap) == C.Seek(time=5000.0)
+    assert parse_seek("1970-01-01T00:20:00", snap) == C.Seek(time=1200.0)
     with pytest.raises(ValueError):
         parse_seek("soon", snap)
 
@@ -175,7 +176,7 @@ async def test_jumps_pressed_quickly_accumulate(log):
         assert target > index.step_at_time(t + 600)  # the recording is long enough to tell them apart
         await wait_until(pilot, _shown(app, target))
         assert _player(runtime).position == target
-        seeks = [m.command.time for m in seen if isinstance(m, CommandSent) and isinstance(m.command, S.Seek)]
+        seeks = [m.command.time for m in seen if isinstance(m, CommandSent) and isinstance(m.command, C.Seek)]
         assert seeks == [t + 600, t + 1200, t + 1800]
 
 

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import contextlib
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.files.config_files import backups_of
@@ -190,7 +191,7 @@ async def test_job_hold_key_sends_the_selected_job():
         assert rt.sent == []  # asks first (issue 11 item 6)
         await pilot.press("y")
         await pilot.pause()
-        assert rt.sent == [S.HoldJob(rt.latest().jobs[1].job)]
+        assert rt.sent == [C.HoldJob(rt.latest().jobs[1].job)]
 
 
 # ------------------------------------------------------------------------------------ crondor
@@ -265,12 +266,12 @@ async def test_editor_apply_writes_atomically_with_backup_and_undo_restores(tmp_
         await wait_until(pilot, lambda: any(isinstance(m, RoutesApplied) for m in seen))
         assert "MaxIdleJobs = 20" in conf.read_text()
         assert [b.read_text() for b in backups_of(conf)] == [original]
-        assert rt.sent == [S.ApplyRoutes((str(conf),), reason="edited in RouteDeck (routes.conf)")]
+        assert rt.sent == [C.ApplyRoutes((str(conf),), reason="edited in RouteDeck (routes.conf)")]
         await wait_until(pilot, lambda: app.snapshot.table_version == 4)  # the engine switched tables
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: any(isinstance(m, RoutesUndone) for m in seen))
         assert conf.read_text() == original
-        assert rt.sent[-1] == S.ApplyRoutes((str(conf),), reason="undo in RouteDeck")
+        assert rt.sent[-1] == C.ApplyRoutes((str(conf),), reason="undo in RouteDeck")
         assert editor.query_one("#editor").text == original
         await pilot.press("ctrl+r")  # nothing left to undo
         await pilot.pause()

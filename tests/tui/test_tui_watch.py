@@ -14,7 +14,7 @@ import pytest
 
 from engine.cli.watch import build_runtime
 from engine.queue.writer import open_queue
-from engine.feeds.watch import WakeUp
+from engine.contract.commands import WakeUp
 from tui.app import make_app
 from tui.screens.watch_board import WatchRoutesScreen
 

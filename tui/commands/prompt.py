@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import shlex
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from tui.commands.palette import lookup
 
 
@@ -79,13 +79,13 @@ class CommandLineMixin:
         screen.sort_by(parts[0], reverse=len(parts) > 1 and parts[1].startswith("desc"))
 
     def cmd_pause(self, arg: str) -> None:
-        self.send(S.Pause())
+        self.send(C.Pause())
 
     def cmd_resume(self, arg: str) -> None:
-        self.send(S.Resume())
+        self.send(C.Resume())
 
     def cmd_step(self, arg: str) -> None:
-        self.send(S.Step(int(arg) if arg else 1))
+        self.send(C.Step(int(arg) if arg else 1))
 
     def cmd_speed(self, arg: str) -> None:
         try:
@@ -94,16 +94,16 @@ class CommandLineMixin:
             raise ValueError(f"speed must be a number, not {arg!r}") from None
         if not math.isfinite(value) or value <= 0:  # --speed's rule (engine.cli.args.positive)
             raise ValueError(f"speed must be a finite number above 0, not {arg!r}")
-        self.send(S.SetSpeed(value))
+        self.send(C.SetSpeed(value))
 
     def cmd_hold(self, arg: str) -> None:
-        self.confirm_job_command(S.HoldJob(self._job_arg(arg)))
+        self.confirm_job_command(C.HoldJob(self._job_arg(arg)))
 
     def cmd_release(self, arg: str) -> None:
-        self.confirm_job_command(S.ReleaseJob(self._job_arg(arg)))
+        self.confirm_job_command(C.ReleaseJob(self._job_arg(arg)))
 
     def cmd_rm(self, arg: str) -> None:
-        self.confirm_job_command(S.RemoveJob(self._job_arg(arg)))
+        self.confirm_job_command(C.RemoveJob(self._job_arg(arg)))
 
     def _job_arg(self, arg: str) -> str:
         job = shlex.split(arg)[0] if arg else ""

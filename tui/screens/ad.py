@@ -17,8 +17,7 @@ from textual.widgets import Input, Static
 
 from engine.contract.snapshot import JobRow
 from tui.commands import keymap
-from engine.views.job_ad import AdLine
-from tui.engine_api import job_ad_lines
+from tui.engine_api import AdLine, job_ad_lines
 from tui.commands.typeahead import open_text_box
 
 

@@ -36,7 +36,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from engine.contract.snapshot import ApplyRoutes, Snapshot
+from engine.contract.snapshot import Snapshot
+from engine.contract.commands import ApplyRoutes
 from tui.commands import keymap
 from tui.files.config_files import unified_diff, write_with_backup
 from tui.engine_api import LintResult, lint_config

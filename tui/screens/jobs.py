@@ -16,7 +16,8 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from engine.contract.snapshot import HoldJob, ReleaseJob, RemoveJob, Snapshot
+from engine.contract.snapshot import Snapshot
+from engine.contract.commands import HoldJob, ReleaseJob, RemoveJob
 from tui.commands import keymap
 from tui.engine_api import constraint_hits, full_ads_of
 from tui.shell.messages import FilterChanged

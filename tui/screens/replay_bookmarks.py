@@ -1,7 +1,7 @@
 """The bookmark picker of replay mode (``'``): pick a bookmark to go to it.
 
 The list is the app's (``app.bookmarks``: name, 0-based transaction, time), in transaction
-order; the engine keeps the same names (``engine.feeds.replay.feed.AddBookmark``), so going to one is
+order; the engine keeps the same names (``engine.contract.commands.AddBookmark``), so going to one is
 a ``GotoBookmark(name)``. Dismisses with the chosen name, or None on Escape.
 """
 

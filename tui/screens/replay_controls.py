@@ -25,6 +25,7 @@ Design decisions:
 from __future__ import annotations
 
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.commands import keymap
 
@@ -57,7 +58,7 @@ class ReplayControls:
         elif self._seek_landed:
             self._seek_target = None
 
-    def _seek_to(self, command: S.Seek) -> None:
+    def _seek_to(self, command: C.Seek) -> None:
         self._seek_target = command.time
         self._seek_landed = False
         self.send(command)
@@ -68,15 +69,15 @@ class ReplayControls:
         if pos is None:
             return
         if self.snapshot is not None and not self.snapshot.paused:
-            self.send(S.Pause())
+            self.send(C.Pause())
         if n > 0:
             if pos.transaction + n > pos.transactions - 1:
                 # the runtime's Step would jump the clock to the feed's next_time() = +inf
                 self.notify("at the last transaction of the recording", severity="warning")
                 return
-            self.send(S.Step(n))
+            self.send(C.Step(n))
         else:
-            self.send(S.Seek(transaction=max(-1, pos.transaction + n)))
+            self.send(C.Seek(transaction=max(-1, pos.transaction + n)))
 
     def action_replay_arrow(self, n: int) -> None:
         if self.snapshot is not None and self.snapshot.paused:
@@ -86,10 +87,9 @@ class ReplayControls:
         pos = self._replay_pos()
         if pos is not None:
             base = self._seek_target if self._seek_target is not None else pos.time
-            self._seek_to(S.Seek(time=min(pos.end, max(pos.start - 1, base + seconds))))
+            self._seek_to(C.Seek(time=min(pos.end, max(pos.start - 1, base + seconds))))
 
     def add_replay_bookmark(self, name: str | None = None) -> str | None:
-        from engine.feeds.replay.feed import AddBookmark  # noqa: PLC0415
 
         pos = self._replay_pos()
         if pos is None:
@@ -101,7 +101,7 @@ class ReplayControls:
                 n += 1
             name = f"B{n}"
         self.bookmarks = [b for b in self.bookmarks if b[0] != name] + [(name, pos.transaction, pos.time)]
-        self.send(AddBookmark(name))
+        self.send(C.AddBookmark(name))
         self.notify(f"bookmark {name} at transaction {pos.transaction + 1}", title="bookmark")
         return name
 
@@ -109,14 +109,13 @@ class ReplayControls:
         self.add_replay_bookmark()
 
     def goto_replay_bookmark(self, name: str | None) -> None:
-        from engine.feeds.replay.feed import GotoBookmark  # noqa: PLC0415
 
         if not name:
             return
         if name not in {b[0] for b in self.bookmarks}:
             raise LookupError(f"no bookmark named {name!r}")
         self._seek_target = None
-        self.send(GotoBookmark(name))
+        self.send(C.GotoBookmark(name))
 
     def action_replay_bookmarks(self) -> None:
         from tui.screens.replay_bookmarks import BookmarkPicker  # noqa: PLC0415

@@ -36,9 +36,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from engine.queue.records import job_order
-from engine.rowseq import RowSeq
-from engine.views.build import row_order
+from tui.engine_api import RowSeq, job_order, row_order
 from engine.contract.codes import STATUS_NAMES
 from engine.contract.snapshot import JobRow
 

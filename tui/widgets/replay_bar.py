@@ -19,8 +19,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
-from engine.feeds.replay.moment import FORMS as MOMENT_FORMS
+from tui.engine_api import MOMENT_FORMS, parse_moment
 from tui.text.format import clock_time, count, duration, speed
 
 KEYS = ". , step  [ ] { } seek  m mark  ' marks "
@@ -71,11 +72,9 @@ def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = 
     return t
 
 
-def parse_seek(arg: str, snap: S.Snapshot | None) -> S.Seek:
+def parse_seek(arg: str, snap: S.Snapshot | None) -> C.Seek:
     """``:seek`` argument → ``Seek``, by the engine's parser that ``routedeck replay --at`` uses
     (:func:`engine.feeds.replay.moment.parse_moment`; naive times in the snapshot's zone)."""
-    from engine.feeds.replay.moment import parse_moment  # noqa: PLC0415
-
     text = arg.strip()
     if not text:
         raise ValueError(f"seek where? {SEEK_FORMS}")

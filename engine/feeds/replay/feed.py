@@ -29,9 +29,9 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Any
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
@@ -41,16 +41,6 @@ TIE = 1e-6  # clock seconds between transactions that share a time
 AFTER_END = 3600.0  # clock seconds to the next "action" once the last transaction is applied
 SEEK_EVENTS = SNAPSHOT_JOB_EVENTS  # router events shown after a jump (the ones just before the new moment)
 OWN_EVENT_KINDS = frozenset({"log-problem", "bookmark-added"})  # ours, kept across jumps
-
-
-@dataclass(frozen=True)
-class AddBookmark:
-    name: str | None = None
-
-
-@dataclass(frozen=True)
-class GotoBookmark:
-    name: str
 
 
 class ReplayFeed:
@@ -114,13 +104,13 @@ class ReplayFeed:
     def handle(self, command: Any) -> str | None:
         p = self.player
         try:
-            if isinstance(command, S.Seek):
+            if isinstance(command, C.Seek):
                 p.seek(step=command.transaction, time=command.time)
-            elif isinstance(command, AddBookmark):
+            elif isinstance(command, C.AddBookmark):
                 name = p.add_bookmark(command.name)
                 self.emit(self.now, "bookmark-added", f"bookmark {name} at transaction {p.position + 1}")
                 return None
-            elif isinstance(command, GotoBookmark):
+            elif isinstance(command, C.GotoBookmark):
                 p.goto_bookmark(command.name)
             else:
                 return f"{type(command).__name__} is not available in replay"

@@ -29,7 +29,7 @@ import re
 from datetime import date, datetime, time as dtime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
-from engine.contract.snapshot import Seek
+from engine.contract.commands import Seek
 
 FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (seconds or a duration such as "
          "1h30m, after the start / before the end), HH:MM[:SS] (on the log's day), an ISO date or date-time, "

@@ -31,7 +31,8 @@ from bisect import bisect_right
 from engine.clock import Clock
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
-from engine.contract.snapshot import Pause, ReplayPosition, Resume, Seek, SetSpeed, Snapshot, Step
+from engine.contract.snapshot import ReplayPosition, Snapshot
+from engine.contract.commands import Pause, Resume, Seek, SetSpeed, Step
 from engine.queue.timeline import COMMENT
 from engine.views import recorded as views
 from engine.views.recorded_rows import ReplayRows

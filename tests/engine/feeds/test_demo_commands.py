@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.feeds.demo import build_demo
 from tests.helpers.demo_fixture import ROOT, make_config_dir
 
@@ -27,11 +27,11 @@ def _job(e, template):
 
 def test_hold_release_remove(engine):
     j = _job(engine, "bigmem").key
-    assert engine.handle(S.HoldJob(j, "looking at it")) is None
+    assert engine.handle(C.HoldJob(j, "looking at it")) is None
     assert engine.queue.get(j).status == 5 and engine.queue.get(j).get("HoldReason") == '"looking at it"'
-    assert engine.handle(S.HoldJob(j)) is not None  # already held: refused with a reason
-    assert engine.handle(S.ReleaseJob(j)) is None and engine.queue.get(j).status == 1
-    assert engine.handle(S.RemoveJob(j, "not needed")) is None
+    assert engine.handle(C.HoldJob(j)) is not None  # already held: refused with a reason
+    assert engine.handle(C.ReleaseJob(j)) is None and engine.queue.get(j).status == 1
+    assert engine.handle(C.RemoveJob(j, "not needed")) is None
     engine.step(engine.now + 10)
     assert engine.queue.get(j) is None  # left the queue through the history file
     assert any(e.kind == "job-removed" and e.job == j for e in engine.events)
@@ -39,8 +39,8 @@ def test_hold_release_remove(engine):
 
 def test_qedit_makes_a_job_routable(engine):
     j = _job(engine, "bigmem").key
-    assert engine.handle(S.EditJob(j, "RequestMemory", "(")) is not None
-    assert engine.handle(S.EditJob(j, "RequestMemory", "2000")) is None
+    assert engine.handle(C.EditJob(j, "RequestMemory", "(")) is not None
+    assert engine.handle(C.EditJob(j, "RequestMemory", "2000")) is None
     engine.step(engine.now + 20)  # the next router poll picks it up
     assert engine.queue.get(j) is None or engine.queue.get(j).get("Managed") is not None
 
@@ -50,7 +50,7 @@ def test_apply_routes_in_flight_keeps_route_state(engine, tmp_path):
     version = engine.table.version
     classad = ROOT / "sample_configs/demo/routes-classad.conf"
     files = (engine.config_files[0], str(classad))
-    assert engine.handle(S.ApplyRoutes(files, "switched to ClassAd syntax")) is None
+    assert engine.handle(C.ApplyRoutes(files, "switched to ClassAd syntax")) is None
     assert engine.table.version == version + 1 and {r.syntax for r in engine.table.routes} == {"classad"}
     after = {r.name: r for r in engine.router.route_views(engine.now)}
     assert after["BlackHole"].throttle == before["BlackHole"].throttle  # CopyState by route name
@@ -65,7 +65,7 @@ def test_apply_routes_with_errors_is_refused(engine, tmp_path):
     with open(bad, "a") as f:
         f.write("JOB_ROUTER_ROUTE_NAMES = CMS_T2 Broken\nJOB_ROUTER_ROUTE_Broken @=jrt\n  REQUIREMENTS (\n@jrt\n")
     table = engine.table
-    err = engine.handle(S.ApplyRoutes((str(bad),)))
+    err = engine.handle(C.ApplyRoutes((str(bad),)))
     assert err and engine.table is table
 
 
@@ -78,7 +78,7 @@ def test_apply_routes_refuses_config_reader_errors_with_file_and_line(engine, tm
     bad.write_text(text + "\nfoo bar\n")
     line = len((text + "\nfoo bar\n").splitlines())
     table, version = engine.table, engine.table.version
-    err = engine.handle(S.ApplyRoutes((str(bad),)))
+    err = engine.handle(C.ApplyRoutes((str(bad),)))
     assert err and f"{bad}:{line}" in err and "foo bar" in err
     assert engine.table is table and engine.table.version == version
     assert engine.config_files != (str(bad),)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.clock import VirtualClock
 from engine.feeds.demo import build_demo
 from engine.views.rows import is_job_event
@@ -29,7 +29,7 @@ def test_notable_events_survive_a_maximum_speed_flood_of_job_events(tmp_path):
     engine = build_demo(config_dir=cfg, seed=3, state_dir=tmp_path / "state", durable=False)
     rt = Runtime(engine, VirtualClock(engine.now), speed="max", snapshot_interval=3600.0,
                  until=engine.now + 2 * 3600)
-    rt.send(S.ApplyRoutes(engine.config_files, reason="reloaded by the test"))
+    rt.send(C.ApplyRoutes(engine.config_files, reason="reloaded by the test"))
     rt.start()
     assert rt.done.wait(120) and rt.state == "stopped"
     last = rt.mailbox.take()

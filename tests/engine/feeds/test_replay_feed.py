@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-from engine.contract import snapshot as S
+from engine.contract import commands as C
 from engine.clock import VirtualClock
-from engine.feeds.replay.feed import AddBookmark, GotoBookmark, ReplayFeed
+from engine.feeds.replay.feed import ReplayFeed
+from engine.contract.commands import AddBookmark, GotoBookmark
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 from engine.clock import ManualClock
@@ -36,17 +37,17 @@ def test_step_seek_back_and_forth_with_a_forward_only_clock(tmp_path):
         feed.step(clock)
         assert feed.player.position == before + 1  # exactly one transaction, also among equal times
         assert as_expected(feed.player.state) == rec.states[feed.player.position]
-    assert feed.handle(S.Seek(transaction=2)) is None
+    assert feed.handle(C.Seek(transaction=2)) is None
     assert feed.player.position == 2 and as_expected(feed.player.state) == rec.states[2]
     clock += 1.0  # the clock went on; replay time continues from transaction 2's time
     feed.step(clock)
     assert abs(feed.replay_time - (ix.times[2] + 1.0)) < 1e-3
-    assert feed.handle(S.Seek(time=ix.times[-1])) is None and math.isfinite(feed.next_time())
+    assert feed.handle(C.Seek(time=ix.times[-1])) is None and math.isfinite(feed.next_time())
     assert feed.handle(AddBookmark("end")) is None
-    feed.handle(S.Seek(transaction=-1))
+    feed.handle(C.Seek(transaction=-1))
     assert feed.player.state.table == {}
     assert feed.handle(GotoBookmark("end")) is None and feed.player.position == ix.steps - 1
-    assert "not available" in feed.handle(S.HoldJob("1.0"))
+    assert "not available" in feed.handle(C.HoldJob("1.0"))
     snap = feed.snapshot(7, speed=2.0, paused=True)
     assert snap.replay.transaction == ix.steps - 1 and snap.mode == "replay" and snap.paused
     kinds = [e.kind for e in snap.events]  # our bookmark, and the recording's router events before the moment

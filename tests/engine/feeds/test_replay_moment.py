@@ -15,6 +15,7 @@ import io
 import sys
 import argparse
 
+from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.feeds.replay.moment import MomentError, parse_moment, step_of_transaction, transaction_number
 from tests.helpers.replay_logs import Recording
@@ -29,35 +30,35 @@ END = datetime(2026, 11, 21, 3, 0, 0, tzinfo=timezone.utc).timestamp()
 LOG = dict(start=START, end=END, transactions=19455, tz="UTC")
 
 
-def at(text: str, **kw) -> S.Seek:
+def at(text: str, **kw) -> C.Seek:
     return parse_moment(text, **{**LOG, **kw})
 
 
 def test_every_form():
-    assert at("01:30") == S.Seek(time=START - 5 + 5400)
-    assert at("01:30:10") == S.Seek(time=START - 5 + 5410)
+    assert at("01:30") == C.Seek(time=START - 5 + 5400)
+    assert at("01:30:10") == C.Seek(time=START - 5 + 5410)
     assert at("2026-11-21T01:30") == at("2026-11-21 01:30") == at("2026-11-21T01:30:00Z") == at("01:30")
     assert at("2026-11-21T02:30+01:00") == at("01:30")
-    assert at("2026-11-21") == S.Seek(time=START)  # the day the log begins: from its start
-    assert at(str(int(START + 60))) == S.Seek(time=START + 60)
-    assert at("+60") == S.Seek(time=START + 60)
-    assert at("-300") == S.Seek(time=END - 300)  # before the end, never epoch -300
+    assert at("2026-11-21") == C.Seek(time=START)  # the day the log begins: from its start
+    assert at(str(int(START + 60))) == C.Seek(time=START + 60)
+    assert at("+60") == C.Seek(time=START + 60)
+    assert at("-300") == C.Seek(time=END - 300)  # before the end, never epoch -300
     # durations as the replay bar writes them (tui.text.format.duration), as offsets
-    assert at("+1h30m") == at("+ 1h 30m") == at("+90m") == at("+5400") == S.Seek(time=START + 5400)
-    assert at("-45m") == S.Seek(time=END - 2700) and at("+9m05s") == S.Seek(time=START + 545)
-    assert at("+1h29m58s") == S.Seek(time=START + 5398) and at("+2.5s") == S.Seek(time=START + 2.5)
-    assert at("start") == S.Seek(time=START) and at("end") == S.Seek(time=END)
-    assert at("#1") == S.Seek(transaction=0) and at("#0") == S.Seek(transaction=-1)
-    assert at("#19455") == S.Seek(transaction=19454)
+    assert at("+1h30m") == at("+ 1h 30m") == at("+90m") == at("+5400") == C.Seek(time=START + 5400)
+    assert at("-45m") == C.Seek(time=END - 2700) and at("+9m05s") == C.Seek(time=START + 545)
+    assert at("+1h29m58s") == C.Seek(time=START + 5398) and at("+2.5s") == C.Seek(time=START + 2.5)
+    assert at("start") == C.Seek(time=START) and at("end") == C.Seek(time=END)
+    assert at("#1") == C.Seek(transaction=0) and at("#0") == C.Seek(transaction=-1)
+    assert at("#19455") == C.Seek(transaction=19454)
 
 
 def test_clock_time_is_on_the_logs_day_in_its_zone():
     # 2026-11-21 00:00:05 UTC is 2026-11-20 18:00:05 in Chicago (CST, UTC-6)
-    assert at("18:30", tz="America/Chicago") == S.Seek(time=START - 5 + 1800)
+    assert at("18:30", tz="America/Chicago") == C.Seek(time=START - 5 + 1800)
     # a log over midnight: 00:30 is on its second day
     start, end = START - 3600, START + 3600  # 23:00:05 .. 01:00:05 UTC
-    assert at("00:30", start=start, end=end) == S.Seek(time=START - 5 + 1800)
-    assert at("23:30", start=start, end=end) == S.Seek(time=START - 5 - 1800)
+    assert at("00:30", start=start, end=end) == C.Seek(time=START - 5 + 1800)
+    assert at("23:30", start=start, end=end) == C.Seek(time=START - 5 - 1800)
 
 
 @pytest.mark.parametrize("text, words", [

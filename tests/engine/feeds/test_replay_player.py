@@ -15,7 +15,7 @@ import pytest
 from engine.clock import ManualClock
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player, ReplayError
-from engine.contract.snapshot import Pause, Resume, Seek, SetSpeed, Step
+from engine.contract.commands import Pause, Resume, Seek, SetSpeed, Step
 from tests.helpers.replay_logs import T0, Recording, as_expected
 from engine.views import recorded as views
 from engine.views.recorded import _evaluated, literal

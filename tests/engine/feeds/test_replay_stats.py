@@ -224,7 +224,7 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     toast it), and playing on does not repeat it."""
     index = build_index(_black_hole(tmp_path))
     feed = ReplayFeed(Player(index, ManualClock(0)))
-    feed.handle(__import__("engine.contract.snapshot", fromlist=["Seek"]).Seek(time=T0 + 1100))
+    feed.handle(__import__("engine.contract.commands", fromlist=["Seek"]).Seek(time=T0 + 1100))
     told = [e for e in feed.ring.recent() if e.kind == "route-throttled"]
     assert len(told) == 1 and told[0].seq <= feed.history_upto and told[0].time == pytest.approx(T0 + 1 + 605, abs=1)
     feed.step(feed.now + 50)

@@ -17,7 +17,8 @@ import pytest
 
 from engine.cli.watch import build_runtime
 from engine.clock import ManualClock
-from engine.feeds.watch import WakeUp, WatchEngine, WatchFeed, resolve
+from engine.feeds.watch import WatchEngine, WatchFeed, resolve
+from engine.contract.commands import WakeUp
 from tui.app import make_app
 from tui.widgets.chrome import header_text
 

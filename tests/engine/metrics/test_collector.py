@@ -26,7 +26,7 @@ from tests.helpers.paths import REPO
 from engine.metrics.collector import SnapshotCollector
 import argparse
 from engine.cli.replay import build_runtime
-from engine.contract.snapshot import Seek
+from engine.contract.commands import Seek
 
 LOG = str(REPO / "sample_configs/recordings/demo-3h.job_queue.log")
 CONFIG = str(REPO / "sample_configs/demo/condor_config")
