@@ -74,9 +74,13 @@ class Entry:
 
 
 def route_book(table: Any, ads: Mapping[str, Mapping[str, str]], figures: Mapping[str, Any] | None,
-               now: float) -> dict[str, RouteStats]:
+               now: float, poll: float | None = None, close_of=None) -> dict[str, RouteStats]:
     """RouteStats per route (lower-case name) from the queue's copies and a replay's figures,
-    built as :func:`engine.views.recorded.route_views` builds the board's."""
+    built as :func:`engine.views.recorded.route_views` builds the board's. With the router's next
+    ``poll`` and ``close_of(window_start)`` (the poll that closes a throttle window,
+    engine.views.figures.next_close): a window that closes at that poll starts afresh (its recent
+    counts are 0, RouteStats.adjust_failure_throttle), since the poll adjusts the throttle before
+    it routes (htcondor.md §1.5)."""
     counts = route_counts(ads)
     book = {}
     for r in table.routes:
@@ -89,6 +93,10 @@ def route_book(table: Any, ads: Mapping[str, Mapping[str, str]], figures: Mappin
             recent_succeeded=fig.recent_succeeded if fig is not None else 0,
             recent_failed=fig.recent_failed if fig is not None else 0,
             throttle=fig.throttle if fig is not None else 0.0)
+        st = book[r.name.lower()]
+        if fig is not None and poll is not None and close_of is not None and poll >= close_of(st.stats_begin_time):
+            st.recent_routed = st.recent_succeeded = st.recent_failed = 0
+            st.stats_begin_time = poll
     return book
 
 
@@ -195,22 +203,33 @@ def job_entry(table: Any, job: LedgerJob, book: Mapping[str, RouteStats], now: f
 
 
 def ledger(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, *, figures: Mapping[str, Any] | None = None,
-           get=None, interval: float | None = None, jobs: list[str] | None = None) -> list[Entry]:
-    """Entries of every idle source job (not a routed copy, not managed) in queue order, or of ``jobs``."""
-    book = route_book(table, ads, figures, now)
+           get=None, interval: float | None = None, jobs: list[str] | None = None,
+           poll: float | None = None, close_of=None) -> list[Entry]:
+    """Entries of every idle source job (not a routed copy) in queue order, or of ``jobs``; the
+    routes' state is the one at the router's next ``poll`` (see :func:`route_book`)."""
+    book = route_book(table, ads, figures, now, poll, close_of)
     system = SystemPolicy.from_knobs(get) if get is not None else None
     if interval is None:
         interval = float(getattr(table.knobs, "periodic_expr_interval", 60) or 60)
     out = []
     for key, eff in iter_jobs(ads):
-        if jobs is not None and key not in jobs:
-            continue
         attrs = eff.as_dict()
         job = LedgerJob(key, attrs)
-        if jobs is None:
-            if literal_str(attrs.get("RouteName")) is not None or literal_str(attrs.get("RoutedFromJobId")):
-                continue  # a routed copy
-            if (job.get("JobStatus") or "").strip() != JobStatus.IDLE.text:
-                continue
-        out.append(job_entry(table, job, book, now, system, interval))
+        if literal_str(attrs.get("RouteName")) is not None or literal_str(attrs.get("RoutedFromJobId")):
+            if jobs is not None and key in jobs:
+                out.append(job_entry(table, job, book, now, system, interval))
+            continue  # a routed copy
+        if jobs is None and (job.get("JobStatus") or "").strip() != JobStatus.IDLE.text:
+            continue
+        entry = job_entry(table, job, book, now, system, interval)
+        if entry.verdict == "matched":
+            # ChooseRoute in the same poll sees the jobs routed before this one (queue order):
+            # the route's counts grow as JobRoute::IncrementCurrentRoutedJobs / ..._RecentRoutedJobs do
+            st = book.get(entry.detail.removeprefix("route ").lower()) or book.get(
+                next(r["route"] for r in entry.routes if r["verdict"] == "matched").lower())
+            if st is not None:
+                st.num_jobs += 1
+                st.recent_routed += 1
+        if jobs is None or key in jobs:
+            out.append(entry)
     return out
