@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tests.helpers.paths import REPO
+from tests.helpers.real_configs import DATA, HEAD
 from tui.cli import main
 
 LOG = REPO / "sample_configs/recordings/demo-3h.job_queue.log"
@@ -107,8 +108,6 @@ def test_ce_shipped_policy_is_reported_and_predicts_nothing(tmp_path, capsys):
     user_job_policy.cpp never fires a NULL policy): reported with parses false, exit 1, and no
     hold predicted. Corrected, the same job is held 1800 s after EnteredCurrentStatus, at the
     first 60-s PERIODIC_EXPR_INTERVAL tick after ``time() - EnteredCurrentStatus > 1800``."""
-    from tests.helpers.real_configs import DATA, HEAD  # noqa: PLC0415
-
     log, t0 = _ce_log(tmp_path)
     cfgs = [str(p) for p in HEAD + [DATA / "ce-head" / "02-ce-condor-defaults.conf"]]
     argv = ["why", str(log), "--at", "end", "--json"]
