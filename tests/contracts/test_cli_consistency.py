@@ -53,6 +53,7 @@ MISSING_INPUT: dict[str, list[list[str]] | None] = {
                [MISSING, "--reroute", "--config", CONFIG]],
     "router-q": [[MISSING], ["--queue-log", MISSING, "-S"]],
     "router-history": [["--history", MISSING]],
+    "why": [[MISSING, "--config", CONFIG], [LOG, "--config", MISSING]],
     "watch": [[MISSING, "--once"], ["--queue-log", MISSING, "--json", "--once"], ["--config", MISSING, "--once"]],
     "demo": [["--headless", "--config-dir", MISSING]],
     "cron next": None,
@@ -128,6 +129,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
         "cron explain": ["*/15 * * * *", "--json"],
         "hook check": [CONFIG, "--json"],
         "record": [LOG, "--archive", str(tmp_path / "archive"), "--once", "--json"],
+        "why": [LOG, "--config", CONFIG, "--json"],
         "hook run": ["MYHOOK", "PREPARE_JOB", "--job", str(ads), "--config", str(hook_conf), "--json",
                      "--allow-hooks"],
     }
@@ -234,7 +236,7 @@ def _jobs_shown(cmd: str, out: str) -> int:
         return json.loads(out.splitlines()[0] if cmd.startswith("watch") else out)["total_jobs"]
     pattern = {"queue": r": (\d+) jobs \(", "router-q": r"Total for query: (\d+) jobs", "replay --at end": r"jobs: (\d+) ",
                "watch --once": r": (\d+) jobs ", "route --compare --queue-log": r"Summary: (\d+) job\(s\)",
-               "record --once": r"the queue holds (\d+) jobs"}[cmd]
+               "record --once": r"the queue holds (\d+) jobs", "why": r"(\d+) idle source jobs at "}[cmd]
     return int(re.search(pattern, out)[1])
 
 
@@ -250,6 +252,7 @@ LOG_COMMANDS: dict[str, object] = {
     "watch --once --json": lambda log: ["watch", log, "--once", "--json"],
     "route --compare --queue-log": lambda log: ["route", "--compare", CONFIG, CONFIG, "--queue-log", log],
     "record --once": lambda log: ["record", log, "--archive", log + ".archive", "--once"],
+    "why": lambda log: ["why", log, "--config", CONFIG],
 }
 
 
@@ -361,6 +364,7 @@ CONFIG_COMMANDS: dict[str, object] = {
     "replay --json": lambda cfg, d, ads: ["replay", LOG, "--json", "--config", cfg],
     "replay --reroute": lambda cfg, d, ads: ["replay", LOG, "--reroute", "--config", cfg],
     "record --once": lambda cfg, d, ads: ["record", LOG, "--once", "--config", cfg, "--archive", d + "/archive"],
+    "why": lambda cfg, d, ads: ["why", LOG, "--config", cfg],
     "demo --headless": lambda cfg, d, ads: ["demo", "--headless", "--max-speed", "--duration", "600",
                                             "--config-dir", d],
 }

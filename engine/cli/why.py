@@ -1,0 +1,104 @@
+"""``routedeck why LOG --config CFG [--at TIME] [--job ID] [--json]``: why each idle source job waits
+(engine.router.ledger) at a moment of a recorded queue, and when the schedd's periodic policy holds it.
+
+The log, the moment and the table are read as ``routedeck replay`` reads them (engine.cli.replay's
+index_of / moment / make_player). Exit status (README "Every command"): 0 done; 1 the schedd would refuse the log, the config has errors or a system policy
+does not parse (each named on stderr); 2 usage, an unreadable log or a moment outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from engine.cli import args as argcheck
+from engine.cli.jsonout import emit
+from engine.cli.replay import NotARecording, _log_status, check_recording, index_of, make_player, moment
+from engine.contract.commands import Seek
+from engine.feeds.replay.moment import FORMS, MomentError
+from engine.feeds.replay.player import ReplayError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "why", help="why each idle source job waits, and when it is held",
+        description="Why each idle source job of a recorded queue waits at a moment (matched, no_match, "
+                    "route_full, throttled or not_candidate, with every route's verdict) and when the "
+                    "schedd's periodic policy holds it; reports system policies that do not parse.")
+    argcheck.add_log_argument(p, "a recorded job_queue.log")
+    p.add_argument("--at", metavar="TIME", help=f"moment: {FORMS}")
+    p.add_argument("--job", metavar="ID", help="only this job, with every route's detail")
+    p.add_argument("--json", action="store_true", help="one JSON line")
+    p.add_argument("--tz", type=argcheck.zone, help="time zone of naive --at times")
+    argcheck.add_config_argument(p, "HTCondor config file with the routing table and the periodic policy")
+    p.set_defaults(func=run, transaction=None, speed=1.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.lang.config import Config  # noqa: PLC0415
+    from engine.lang.user_policy import policy_checks  # noqa: PLC0415
+    from engine.views.figures import next_close  # noqa: PLC0415
+    from engine.views.ledger import ledger  # noqa: PLC0415
+    from engine.router.loader import load_routing_table  # noqa: PLC0415
+
+    try:
+        args.log = argcheck.log_of(args, "why", readable=True)
+    except argcheck.UsageError as exc:
+        return argcheck.usage_error("why", exc)
+    if not args.config:
+        return argcheck.usage_error("why", "give --config (the routing table and the periodic policy)")
+    for c in args.config:
+        bad = argcheck.unreadable(c)
+        if bad:
+            return argcheck.usage_error("why", bad)
+    try:
+        index, archive = index_of(args.log, args.tz)
+        empty = check_recording(index, args.log)
+        start, end = (index.times[0], index.times[-1]) if empty is None else (index.creation_timestamp or 0.0,) * 2
+        target = moment(args, start, end, index.steps)
+        player, errors = make_player(index, args)
+        if empty is None:
+            target = target or Seek(time=end)
+            player.seek(step=target.transaction, time=target.time)
+    except OSError as exc:
+        print(f"routedeck why: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (NotARecording, MomentError, ReplayError, ValueError) as exc:
+        print(f"routedeck why: {exc}", file=sys.stderr)
+        return 2
+    if empty is not None and index.records:
+        print(f"routedeck why: {empty}", file=sys.stderr)
+    log_status = 0 if archive is not None else _log_status(index, args.log)
+    cfg = Config.load(args.config)
+    table = load_routing_table(cfg)
+    now = player.time()
+    ads = player.state.table
+    figures = player.history.figures(player.position, now)
+    hist = player.history
+    first = hist.start + hist.period / 2  # the poll grid replay's figures use (engine.feeds.replay.stats)
+    poll = first if now < first else first + (math.floor((now - first) / hist.period) + 1) * hist.period
+    entries = ledger(table, ads, now, figures=figures, get=cfg.get, jobs=[args.job] if args.job else None,
+                     poll=poll, close_of=lambda begin: next_close(hist.start, hist.period, begin))
+    checks = policy_checks(cfg.get)
+    for e in errors:
+        print(e, file=sys.stderr)
+    for c in checks:
+        if not c.parses:
+            print(f"{c.knob}: {c.note}", file=sys.stderr)
+    status = argcheck.worst(log_status, argcheck.config_status(errors), 1 if any(not c.parses for c in checks) else 0)
+    if args.json:
+        emit({"time": now, "jobs": [e.to_json() for e in entries],
+              "policies": [{"knob": c.knob, "parses": c.parses, "note": c.note} for c in checks]})
+        return status
+    print(f"{len(entries)} idle source jobs at {now:.0f}")
+    print(f"{'JOB':<10} {'VERDICT':<14} {'HOLD IN':>9}  DETAIL")
+    for e in entries:
+        hold = f"{int(e.hold['in'])}s" if e.hold else "-"
+        print(f"{e.job:<10} {e.verdict:<14} {hold:>9}  {e.detail}")
+        if args.job:
+            for r in e.routes:
+                print(f"    {r['route']:<24} {r['verdict']:<12} {r['detail']}")
+            if e.hold:
+                print(f"    hold at {e.hold['at']:.0f} by {e.hold['policy']}: {e.hold['reason']}")
+    return status
