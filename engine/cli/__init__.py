@@ -24,6 +24,7 @@ MODULES: list[str] = [
     "engine.cli.routerhistory",
     "engine.cli.hook",
     "engine.cli.record",
+    "engine.cli.fleet",
     # filled in by each feature: "engine.cli.queue", "engine.cli.cron", …
 ]
 
