@@ -10,7 +10,6 @@ error (one line on stderr, nothing on stdout).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit

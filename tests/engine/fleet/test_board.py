@@ -9,6 +9,7 @@ import socket
 
 import pytest
 
+from engine.cli import MODULES
 from engine.cli import fleet as fleet_cli
 from engine.fleet.board import fleet
 from engine.fleet.promapi import Prometheus, PromError, base_url
@@ -110,5 +111,4 @@ def test_cli_usage_errors_exit_2(capsys, url, said):
 
 
 def test_registered_in_modules():
-    from engine.cli import MODULES
     assert fleet_cli.__name__ in MODULES
