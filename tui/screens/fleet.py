@@ -23,10 +23,10 @@ from engine.fleet.promapi import PromError
 from tui.screens.routes import STATE_STYLE
 from tui.widgets.gauge import gauge, sparkline
 
-CE_COLUMNS = (
-    ("Instance", "instance", 22), ("Schedd", "schedd", 22), ("Scrape", "state", 6), ("Routes", "routes", 6),
-    ("Idle", "idle", 6), ("Run", "running", 6), ("Held", "held", 6), ("Thr", "throttled", 4),
-    ("Full", "full", 4), ("Unrouted by reason", "unrouted", 26), ("Running 30m", "trend", 12),
+CE_COLUMNS = (  # 129 columns with DataTable's cell padding: whole on a 132-column terminal
+    ("Instance", "instance", 18), ("Schedd", "schedd", 18), ("Scrape", "state", 6), ("Routes", "routes", 6),
+    ("Idle", "idle", 5), ("Run", "running", 5), ("Held", "held", 5), ("Thr", "throttled", 3),
+    ("Full", "full", 4), ("Unrouted by reason", "unrouted", 28), ("Run 30m", "trend", 10),
 )
 # the local board's titles (tui.screens.routes.COLUMNS) for the figures Prometheus has
 ROUTE_COLUMNS = (
@@ -54,7 +54,7 @@ def ce_cells(c: dict[str, Any]) -> tuple:
                                       Text(str(c["routes_throttled"]), style="bold red" if c["routes_throttled"] else ""))
     full = "—" if dim else Text(str(c["routes_full"]), style="yellow" if c["routes_full"] else "")
     return (c["instance"], c["schedd"] or "?", state, *figures, full, "—" if dim else unrouted,
-            sparkline(c["trend"], width=12))
+            sparkline(c["trend"], width=10))
 
 
 def route_cells(r: dict[str, Any]) -> tuple:
