@@ -25,6 +25,7 @@ MODULES: list[str] = [
     "engine.cli.hook",
     "engine.cli.record",
     "engine.cli.why",
+    "engine.cli.fleet",
     # filled in by each feature: "engine.cli.queue", "engine.cli.cron", …
 ]
 

@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from tests.helpers.fake_prometheus import FakePrometheus, two_ces
 from tests.helpers.paths import TESTS
 from tui.cli import build_parser, main
 import tui.app
@@ -56,6 +57,7 @@ MISSING_INPUT: dict[str, list[list[str]] | None] = {
     "why": [[MISSING, "--config", CONFIG], [LOG, "--config", MISSING]],
     "watch": [[MISSING, "--once"], ["--queue-log", MISSING, "--json", "--once"], ["--config", MISSING, "--once"]],
     "demo": [["--headless", "--config-dir", MISSING]],
+    "fleet": None,  # reads no file (a URL: tests/engine/fleet/test_board.py checks a bad or unreachable one)
     "cron next": None,
     "cron explain": None,
     "hook run": [["MYHOOK", "PREPARE_JOB", "--job", MISSING, "--config", CONFIG]],
@@ -111,7 +113,9 @@ def _json_docs(text: str) -> list:
         return [json.loads(line) for line in text.splitlines()]  # JSON Lines
 
 
-def test_every_json_option_prints_json(capsys, tmp_path):
+def test_every_json_option_prints_json(capsys, tmp_path, request):
+    fake = FakePrometheus(*two_ces()).__enter__()  # fleet reads a Prometheus: a fake one on loopback
+    request.addfinalizer(lambda: fake.__exit__(None, None, None))
     ads = tmp_path / "jobs.ads"
     ads.write_text(JOBADS)
     hook = tmp_path / "prepare.sh"  # a PREPARE_JOB hook (seed 004) that adds one attribute
@@ -132,6 +136,7 @@ def test_every_json_option_prints_json(capsys, tmp_path):
         "why": [LOG, "--config", CONFIG, "--json"],
         "hook run": ["MYHOOK", "PREPARE_JOB", "--job", str(ads), "--config", str(hook_conf), "--json",
                      "--allow-hooks"],
+        "fleet": ["--prometheus", fake.url, "--once", "--json"],
     }
     with_json = {n for n, p in subcommands().items() if any("--json" in a.option_strings for a in p._actions)}
     assert with_json == set(runs)

@@ -16,6 +16,7 @@ import sys
 
 from engine.cli import args as argcheck
 from engine.cli import demo as demo_cli
+from engine.cli import fleet as fleet_cli
 from engine.cli import replay as replay_cli
 from engine.cli import watch as watch_cli
 
@@ -24,6 +25,7 @@ def register(subparsers) -> None:
     register_demo(subparsers)
     register_replay(subparsers)
     register_watch(subparsers)
+    register_fleet(subparsers)
 
 
 def register_replay(subparsers) -> None:
@@ -120,5 +122,31 @@ def run_demo(args: argparse.Namespace) -> int:
     from tui.app import make_app  # noqa: PLC0415
 
     app = make_app(runtime, mode="demo", readonly=args.readonly)
+    app.run()
+    return app.return_code or 0
+
+
+def register_fleet(subparsers) -> None:
+    p = subparsers.add_parser(
+        "fleet", help="the board of many CEs, read from Prometheus (headless: --json/--once)",
+        description="The board of many CEs from Prometheus's HTTP API (the series of `--metrics`): one row per "
+                    "CE, Enter for its routes; --json/--once print instead.")
+    fleet_cli.add_arguments(p)
+    p.set_defaults(func=run_fleet)
+
+
+def run_fleet(args: argparse.Namespace) -> int:
+    if args.json or args.once:
+        return fleet_cli.run_headless(args)
+    try:
+        prom = fleet_cli.client(args)
+    except ValueError as exc:
+        return argcheck.usage_error("fleet", exc)
+    from engine.clock import SystemClock  # noqa: PLC0415
+    from engine.fleet.board import fleet  # noqa: PLC0415
+    from tui.screens.fleet import FleetApp  # noqa: PLC0415
+
+    clock = SystemClock()
+    app = FleetApp(lambda: fleet(prom, clock.now()), prom.url, refresh=args.refresh)
     app.run()
     return app.return_code or 0

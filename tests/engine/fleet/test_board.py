@@ -1,0 +1,114 @@
+"""The fleet board's assembly and its HTTP client, against a fake Prometheus on loopback
+(tests/helpers/fake_prometheus.py: the JSON shapes of Prometheus's /api/v1/query and
+/api/v1/query_range)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from engine.cli import MODULES
+from engine.cli import fleet as fleet_cli
+from engine.fleet.board import fleet
+from engine.fleet.promapi import Prometheus, PromError, base_url
+from tests.helpers.fake_prometheus import FakePrometheus, two_ces
+from tui.cli import main
+
+NOW = 1_000_000_000.0
+
+
+def test_two_ces_one_up_one_down():
+    answers, ranges = two_ces()
+    with FakePrometheus(answers, ranges) as fake:
+        board = fleet(Prometheus(fake.url), NOW)
+    ces = board["ces"]
+    assert [c["instance"] for c in ces] == ["127.0.0.1:9101", "127.0.0.1:9102"]  # not Prometheus's own target
+    up, down = ces
+    assert (up["state"], up["up"], up["schedd"]) == ("up", True, "ce1.example.org")
+    assert (down["state"], down["up"], down["routes"]) == ("down", False, [])
+    a, b = up["routes"]
+    # idle counts the held copies too, as RouteView and replay --json do (collector: state=idle is not held)
+    assert (a["name"], a["idle"], a["running"], a["held"], a["routed"]) == ("Site_A", 4, 5, 1, 9)
+    assert (a["accepting"], a["throttled"], a["full"], a["max_jobs"], a["failure_rate"]) == (False, True, False, 100, 0.025)
+    assert a["max_idle_jobs"] is None  # absent series: no limit
+    assert (b["accepting"], b["full"], b["running"]) == (True, True, 2)
+    assert (up["idle"], up["running"], up["held"], up["routes_throttled"], up["routes_full"]) == (4, 7, 1, 1, 1)
+    assert up["unrouted"] == {"no_match": 4, "throttled": 2}
+    assert up["trend"] == [1, 4, 7] and down["trend"] == []
+
+
+def test_scraped_but_no_current_series_is_stale():
+    answers, ranges = two_ces()
+    answers["up"][1] = (answers["up"][1][0], 1)  # ce2 scraped fine, but its exporter has no snapshot now
+    with FakePrometheus(answers, ranges) as fake:
+        ces = fleet(Prometheus(fake.url), NOW)["ces"]
+    assert [c["state"] for c in ces] == ["up", "stale"]
+
+
+def test_trend_is_a_range_query_ending_now():
+    answers, ranges = two_ces()
+    with FakePrometheus(answers, ranges) as fake:
+        fleet(Prometheus(fake.url), NOW)
+    assert 'sum by (instance) (routedeck_route_jobs{state="running"})' in fake.queries
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:9090", "ftp://h/", "http://", "http://h:9090/?x=1"])
+def test_bad_urls(url):
+    with pytest.raises(ValueError):
+        base_url(url)
+
+
+def test_not_prometheus_and_too_large():
+    with FakePrometheus() as fake:
+        fake.raw = b"<html>hello</html>"
+        with pytest.raises(PromError, match="not JSON"):
+            Prometheus(fake.url).query("up")
+        fake.raw = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode() + b" " * 200
+        with pytest.raises(PromError, match="larger than 100 bytes"):
+            Prometheus(fake.url, max_bytes=100).query("up")
+
+
+def test_prometheus_error_is_said():
+    with FakePrometheus() as fake:
+        with pytest.raises(PromError, match="not_found"):
+            Prometheus(fake.url)._get("/api/v1/nothing", {})
+
+
+def unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_json_once(capsys):
+    answers, ranges = two_ces()
+    with FakePrometheus(answers, ranges) as fake:
+        assert main(["fleet", "--prometheus", fake.url, "--once", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1  # one line (jsonout.emit)
+    doc = json.loads(out)
+    assert [c["schedd"] for c in doc["ces"]] == ["ce1.example.org", "ce2.example.org"]
+    assert {"instance", "schedd", "up", "routes"} <= set(doc["ces"][0])
+    assert {"name", "idle", "running", "held", "accepting"} <= set(doc["ces"][0]["routes"][0])
+
+
+def test_cli_text_once(capsys):
+    answers, ranges = two_ces()
+    with FakePrometheus(answers, ranges) as fake:
+        assert main(["fleet", "--prometheus", fake.url, "--once"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("INSTANCE") and "down" in lines[2] and "no_match=4" in lines[1]
+
+
+@pytest.mark.parametrize("url, said", [("nonsense", "not an http(s) URL"), (None, "cannot reach")])
+def test_cli_usage_errors_exit_2(capsys, url, said):
+    url = url or f"http://127.0.0.1:{unused_port()}"
+    assert main(["fleet", "--prometheus", url, "--once", "--json", "--timeout", "5"]) == 2
+    got = capsys.readouterr()
+    assert got.out == "" and got.err.count("\n") == 1 and said in got.err and got.err.startswith("routedeck fleet: ")
+
+
+def test_registered_in_modules():
+    assert fleet_cli.__name__ in MODULES
