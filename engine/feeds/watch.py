@@ -42,6 +42,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from engine.contract.feed import FeedBase
 from engine.clock import Clock, LogClock
 from engine.crondor.zones import get_zone
 from engine.queue.records import is_proc_key, job_order
@@ -472,7 +473,7 @@ class WakeUp:
     """Command: the log changed (sent by the file watcher); poll now."""
 
 
-class WatchFeed:
+class WatchFeed(FeedBase):
     """Watch mode as an engine for :class:`engine.runtime.Runtime`.
 
     Read-only and live: no pause, speed, step or seek (``controls`` is empty; a paused view of a

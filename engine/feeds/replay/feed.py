@@ -32,6 +32,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
@@ -53,7 +54,7 @@ class GotoBookmark:
     name: str
 
 
-class ReplayFeed:
+class ReplayFeed(FeedBase):
     """A recording played on the runtime's clock (an ``engine.runtime.Feed``): read-only."""
 
     controls = frozenset({"pause", "speed", "step", "seek"})
