@@ -44,16 +44,17 @@ from typing import Any, Callable, Protocol
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
+from engine.contract.feed import FeedBase
 from engine.clock import Clock, VirtualClock
 
 MAX_SPEED = "max"
 
 
-def feed_controls(feed: Any) -> frozenset[str]:
+def feed_controls(feed: FeedBase) -> frozenset[str]:
     """What the UI may offer for ``feed`` (``Snapshot.controls``): the feed's own controls, with
     ``execute`` only when it has an embedded execute node (``feed.startd``)."""
-    own = frozenset(getattr(feed, "controls", S.CONTROLS)) - {S.EXECUTE}
-    return own | {S.EXECUTE} if getattr(feed, "startd", None) is not None else own
+    own = frozenset(feed.controls) - {S.EXECUTE}
+    return own | {S.EXECUTE} if feed.startd is not None else own
 
 
 class Feed(Protocol):
@@ -67,6 +68,8 @@ class Feed(Protocol):
 
     now: float
     controls: frozenset[str]
+    startd: Any  # see engine.contract.feed.FeedBase for the "not offered" defaults
+    write_error: str | None
 
     def next_time(self) -> float: ...
 
@@ -242,7 +245,7 @@ class Runtime:
         snap = dataclasses.replace(snap, controls=feed_controls(self.engine))
         if self.error is not None:
             snap = dataclasses.replace(snap, error=self.error)
-        stalled = getattr(self.engine, "write_error", None)
+        stalled = self.engine.write_error
         if stalled and self.state == "running":  # a failed write: nothing moves until it can write
             snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
         return snap

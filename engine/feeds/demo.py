@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.contract.feed import FeedBase
 from engine.classad import is_valid_expr
 from engine.contract import commands as C
 from engine.contract import snapshot as S
@@ -201,7 +202,7 @@ class DemoFiles:
                 + list(self.extra))
 
 
-class Simulation:
+class Simulation(FeedBase):
     """Everything the demo simulates, advanced by :meth:`step` (an ``engine.runtime.Feed``)."""
 
     controls = frozenset({"pause", "speed", "step", "jobs", "routes"})

@@ -42,6 +42,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from engine.contract.feed import FeedBase
 from engine.clock import Clock, LogClock
 from engine.contract import commands as C
 from engine.crondor.zones import get_zone
@@ -468,7 +469,7 @@ def make_follower(path: str, queue: Any) -> Any:
     return Follower(path, queue)
 
 
-class WatchFeed:
+class WatchFeed(FeedBase):
     """Watch mode as an engine for :class:`engine.runtime.Runtime`.
 
     Read-only and live: no pause, speed, step or seek (``controls`` is empty; a paused view of a

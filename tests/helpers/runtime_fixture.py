@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from engine.contract import snapshot as S
+from engine.contract.feed import FeedBase
 
 
-class FakeEngine:
+class FakeEngine(FeedBase):
     """Ticks every 10 s of engine time; records what it was asked to do."""
 
     def __init__(self, start=1000.0, crash_at=None):

@@ -12,6 +12,7 @@ import gc
 import hashlib
 
 from engine.contract import commands as C
+from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
@@ -276,7 +277,7 @@ async def test_config_file_changed_outside_is_reloaded_but_own_writes_are_not(tm
 
 async def test_real_runtime_crash_is_shown_and_the_last_snapshot_kept():
     """``engine.runtime.Runtime`` publishes a ``crashed`` snapshot carrying the traceback."""
-    class CrashingEngine:
+    class CrashingEngine(FeedBase):
         def __init__(self):
             self.now = 1_000.0
             self.steps = 0

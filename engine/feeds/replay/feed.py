@@ -32,6 +32,7 @@ from bisect import bisect_right
 from typing import Any
 
 from engine.contract import commands as C
+from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
@@ -43,7 +44,7 @@ SEEK_EVENTS = SNAPSHOT_JOB_EVENTS  # router events shown after a jump (the ones 
 OWN_EVENT_KINDS = frozenset({"log-problem", "bookmark-added"})  # ours, kept across jumps
 
 
-class ReplayFeed:
+class ReplayFeed(FeedBase):
     """A recording played on the runtime's clock (an ``engine.runtime.Feed``): read-only."""
 
     controls = frozenset({"pause", "speed", "step", "seek"})

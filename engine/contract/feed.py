@@ -1,0 +1,18 @@
+"""The optional abilities a feed (demo, watch, replay) may offer the runtime, with typed
+"not offered" defaults: a feed subclasses :class:`FeedBase` and overrides what it offers, so the
+runtime reads attributes instead of probing with ``getattr``/``hasattr`` (issue 26)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.contract import snapshot as S
+
+
+class FeedBase:
+    """Defaults for what a feed does not offer: the full command set, no embedded execute node
+    (``startd``), no failed write (``write_error``)."""
+
+    controls: frozenset[str] = frozenset(S.CONTROLS)
+    startd: Any = None  # the embedded execute node, None when the feed has none
+    write_error: str | None = None  # set while stalled on a failed write, None otherwise
