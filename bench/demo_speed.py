@@ -53,8 +53,12 @@ def parked_demo(queue: int, warm: float, durable: bool):
     return engine
 
 
-def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -> None:
+def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool, grouped: bool = False) -> None:
     engine = parked_demo(queue, warm, durable)
+    if grouped:  # issue 30: faster than real time, at most one fdatasync per GROUP_SYNC s of wall time
+        from engine.feeds.demo import GROUP_SYNC
+        engine.writer.monotonic = time.monotonic
+        engine.writer.set_grouping(GROUP_SYNC)
     syncs = [0, 0.0]
     name = "_datasync" if hasattr(W, "_datasync") else "fsync"  # before issue 14: os.fsync
     owner = W if name == "_datasync" else os
@@ -86,11 +90,12 @@ def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool) -
     setattr(owner, name, real_sync)
     W.QueueLogWriter.write_transaction = real_write
     print(f"queue {len(engine.queue):>7,} ads ({queue:,} parked jobs)  "
-          f"{'durable' if durable else 'non-durable'}: {virtual:.0f} virtual s in {wall:.2f} s wall "
+          f"{('grouped' if grouped else 'sync-each') if durable else 'no fsync'}: {virtual:.0f} virtual s in {wall:.2f} s wall "
           f"({cpu:.2f} s CPU) = x{virtual / wall:,.0f} (x{virtual / max(cpu, 1e-9):,.0f} by CPU); "
           f"{commits[0]} commits ({commits[0] / wall:,.0f}/s), {syncs[0]} fdatasyncs taking {syncs[1]:.2f} s "
           f"(x{virtual / max(wall - syncs[1], 1e-9):,.0f} without them); {engine.ticks} polls so far; "
-          f"{getattr(engine.schedd, 'policy_evaluations', 0):,} periodic-policy evaluations in all")
+          f"{getattr(engine.schedd, 'policy_evaluations', 0):,} periodic-policy evaluations in all; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if prof:
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(18)
@@ -104,10 +109,14 @@ def main() -> int:
     ap.add_argument("--virtual", type=float, default=1800.0)
     ap.add_argument("--warm", type=float, default=600.0)
     ap.add_argument("--no-fsync", action="store_true")
+    ap.add_argument("--modes", nargs="+", choices=["each", "grouped", "none"], default=None,
+                    help="issue 30: sync-each vs grouped vs no fsync (default: each, or none with --no-fsync)")
     ap.add_argument("--profile", action="store_true", help="print cProfile's top entries (by own time)")
     a = ap.parse_args()
+    modes = a.modes or (["none"] if a.no_fsync else ["each"])
     for n in a.queue:
-        run(n, a.virtual, a.warm, not a.no_fsync, a.profile)
+        for m in modes:
+            run(n, a.virtual, a.warm, m != "none", a.profile, grouped=m == "grouped")
     return 0
 
 

@@ -251,6 +251,8 @@ class Runtime:
         return snap
 
     def _publish(self) -> None:
+        # the log's grouped sync reaches the disk before a snapshot shows it (issue 30)
+        self.engine.sync_log(self.speed, time.monotonic)
         snap = self._snapshot()
         self._latest = snap
         self.mailbox.put(snap)

@@ -16,3 +16,8 @@ class FeedBase:
     controls: frozenset[str] = frozenset(S.CONTROLS)
     startd: Any = None  # the embedded execute node, None when the feed has none
     write_error: str | None = None  # set while stalled on a failed write, None otherwise
+
+    def sync_log(self, speed: float, monotonic: Any) -> None:
+        """Sync what the feed's own queue log holds before a snapshot is published (the demo's
+        grouped fdatasync above real time, issue 30); ``monotonic`` is the runtime's wall clock.
+        A feed that writes no log has nothing to sync."""

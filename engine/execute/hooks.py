@@ -48,7 +48,7 @@ import os
 import signal
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from engine.classad import ClassAdError, evaluate, make_ad, parse_old_ad
 from engine.contract.codes import HoldCode
@@ -177,6 +177,11 @@ def _bad(line: str) -> dict[str, str]:
     raise ClassAdError(f"x: not an 'Attr = expr' line: {line[:100]}", line)
 
 
+
+def _nothing() -> None:
+    """The default barrier: no queue log to sync."""
+
+
 @dataclass(frozen=True)
 class PrepareOutcome:
     """What the starter does after PREPARE_JOB: ``run`` (merge ``attrs``), ``hold`` or ``requeue``."""
@@ -296,6 +301,9 @@ class HookRunner:
                  max_output: int = MAX_OUTPUT) -> None:
         self.config = config
         self.allow_run = bool(allow_run)
+        # called before a hook or a job's program is spawned: the queue log's pending grouped sync
+        # (QueueLogWriter.barrier, issue 30) reaches the disk before a program sees a commit
+        self.barrier: Callable[[], None] = _nothing
         self.timeout = timeout
         self.max_output = max_output
         self.rejections: dict[str, str] = {}
@@ -360,6 +368,7 @@ class HookRunner:
                argv0: str | None = None) -> HookResult:
         if not self.allow_run:  # the one place an execute-side hook is spawned: refuse here too
             raise HooksNotAllowed(f"{hook} hook {path} not run: needs {ALLOW_FLAG}")
+        self.barrier()
         return run_hook(hook, path, stdin, timeout, self.max_output, args=args, env=env, cwd=cwd, argv0=argv0)
 
 

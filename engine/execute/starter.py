@@ -192,6 +192,7 @@ class Starter:
             self._close_files()
             return self._finish(now, "requeue", {"JobStatus": JobStatus.IDLE.text})
         self._before = {p.name for p in self.sandbox.iterdir()}
+        self.runner.barrier()  # the queue log's grouped sync first (issue 30)
         try:
             self.proc = subprocess.Popen(argv, cwd=str(self.sandbox), env=env, stdin=stdin, stdout=stdout,
                                          stderr=stderr, start_new_session=True)

@@ -59,7 +59,7 @@ import tomllib
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from engine.contract.feed import FeedBase
 from engine.classad import is_valid_expr
@@ -85,6 +85,9 @@ from engine.views.build import build_snapshot
 from engine.views.rows import EVENT_RING, EventRing
 from engine.router.loader import load_routing_table
 
+# faster than real time the log's fdatasyncs are grouped: at most one per 50 ms of wall time, and
+# always before a commit's effect leaves the log (issue 30; htcondor.md §3.2)
+GROUP_SYNC = 0.05
 DEMO_START = 1795219200  # 2026-11-21 00:00:00 UTC: a fixed virtual start for reproducible runs
 DEFAULT_CONFIG_DIR = Path(__file__).resolve().parents[2] / "sample_configs" / "demo"
 class DemoError(ValueError):
@@ -305,6 +308,24 @@ class Simulation(FeedBase):
             return
         if now > self.now:
             self.now = now
+
+    # ---------------------------------------------------------------------------- durability
+
+    def sync_log(self, speed: float | str, monotonic: Callable[[], float]) -> None:
+        """The runtime's call before it publishes a snapshot (issue 30): the log's syncs follow the
+        speed (at real time each durable commit is synced, as the schedd does; faster, they are
+        grouped, at most one per ``GROUP_SYNC`` seconds of ``monotonic`` time), then what is pending
+        is synced so no snapshot shows a commit that is not on disk."""
+        w = self.writer
+        if w is None or not hasattr(w, "set_grouping") or self.write_error is not None:
+            return
+        w.monotonic = monotonic
+        grouped = not isinstance(speed, (int, float)) or speed > 1
+        try:
+            w.set_grouping(GROUP_SYNC if grouped else None)
+            w.barrier()
+        except OSError as exc:
+            self._stall(exc)
 
     # ---------------------------------------------------------------------------- write faults
 
@@ -591,6 +612,22 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
         raise DemoError(files.names.text(str(exc))) from None
 
 
+def _wire_barrier(engine: Simulation, writer: Any) -> None:
+    """Before a commit's effect leaves the log (a hook or a job's program starting, a history
+    line) the log's pending grouped sync runs (issue 30)."""
+    barrier = getattr(writer, "barrier", None)
+    if barrier is None:
+        return
+    if engine.schedd.history is not None:
+        engine.schedd.history.barrier = barrier
+    if engine.router is not None:
+        engine.router.hooks.barrier = barrier
+    for part in (engine.startd, engine.schedd_cron):
+        runner = getattr(part, "runner", None)
+        if runner is not None:
+            runner.barrier = barrier
+
+
 def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None, seed: int,
            state_dir: str | Path | None, speed: float, start: float, classad_routes: bool, with_router: bool,
            durable: bool) -> Simulation:
@@ -646,6 +683,7 @@ def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None
                 engine.emit(now, "config-diagnostic", str(d), d.level)
     if resumed_at is not None:
         engine.emit(now, "engine-resumed", f"resumed from the job queue log at {int(now)}")
+    _wire_barrier(engine, writer)
     if state_dir is not None:
         engine.rebuild = lambda: build_demo(config_dir, seed, state_dir, speed, start=start,
                                             classad_routes=classad_routes, with_router=with_router,

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from engine.classad import evaluate, make_ad
 # the generic runner and the rules shared with the startd/starter hooks (engine.execute)
@@ -149,6 +149,11 @@ def cleanup_stdin(dest: Mapping[str, str]) -> str:
 
 # ------------------------------------------------------------------------------------------
 # results and what each hook's result means
+
+
+
+def _nothing() -> None:
+    """The default barrier: no queue log to sync."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +266,9 @@ class HookManager:
     ) -> None:
         self.config = config
         self.allow_run = bool(allow_run)  # False: no hook program is ever spawned (module docstring)
+        # called on the engine thread before a hook is handed to the pool: the queue log's pending
+        # grouped sync (QueueLogWriter.barrier, issue 30) reaches the disk before a hook sees a commit
+        self.barrier: Callable[[], None] = _nothing
         self.uses: dict[tuple[str, str], HookUse] = {}  # (hook type, path) -> what ran / would run
         self.max_output = max_output
         self.default_keyword = default_keyword or None
@@ -359,6 +367,7 @@ class HookManager:
         use.ran = True
         use.runs += 1
         use.jobs.add(job_key)
+        self.barrier()  # on the engine thread, before the hook can see a commit's effect
         if not self.background:
             return self._execute(hook_type, path, stdin)
         if self._pool is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from engine.classad import ClassAdError, format_ad, parse_old_ad
 
@@ -59,6 +59,9 @@ class HistoryWriter:
         self.path = Path(path)
         self._offset = self.path.stat().st_size if self.path.exists() else 0
         self.count = 0
+        # the queue log's pending grouped sync (QueueLogWriter.barrier, issue 30) is flushed
+        # before a history line can show a commit's effect
+        self.barrier: Callable[[], None] = lambda: None
 
     def append(self, attrs: Mapping[str, str]) -> None:
         self.append_many([attrs])
@@ -69,6 +72,7 @@ class HistoryWriter:
         a crash of the machine can lose the last records, as it can for HTCondor."""
         if not ads:
             return
+        self.barrier()
         parts = []
         offset = self._offset
         for attrs in ads:

@@ -144,3 +144,15 @@ def test_a_command_is_served_during_a_long_catch_up():
         rt._wake.wait(0.01)
     rt.stop()
     assert eng.handled == [C.HoldJob("1.0")] and eng.handled_at < 100
+
+
+def test_publication_syncs_the_queue_log_first_with_the_current_speed():
+    """Issue 30's decision: no published snapshot shows a commit the log has not synced; the
+    runtime hands the feed its speed and the monotonic clock (the one wall-clock reader)."""
+    order = []
+    eng = FakeEngine()
+    eng.sync_log = lambda speed, mono: order.append(("sync", speed, callable(mono)))
+    clock = VirtualClock(1000.0, speed=4.0)
+    rt = Runtime(eng, clock, lambda snap: order.append("publish"), snapshot_interval=60)
+    rt._publish()
+    assert order == [("sync", 4.0, True), "publish"]
