@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -35,28 +34,9 @@ from engine.feeds.replay.archive import open_archive, state_near
 from engine.record.archive import Archive
 from engine.record.recorder import Recorder
 from tests.helpers.compaction import ScheddLog
+from tests.helpers.demo_days import long_log
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
-_STAMP = re.compile(rb"^106 # (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)$", re.M)
-
-
-def long_log(copies: int) -> bytes:
-    """The demo ``copies`` times, each copy's 106 stamps shifted by 3 h more (same cluster ids:
-    each copy re-submits them, which a real CE would not, but the records are the same size)."""
-    from datetime import datetime, timedelta
-
-    data = DEMO.read_bytes()
-    head, body = data.split(b"\n", 1)
-    parts = [head + b"\n"]
-    for k in range(copies):
-        shift = timedelta(hours=3 * k)
-
-        def sub(m, shift=shift):
-            t = datetime.fromisoformat(m[1].decode()) + shift
-            return b"106 # " + t.isoformat(timespec="microseconds").encode()
-
-        parts.append(_STAMP.sub(sub, body) if k else body)
-    return b"".join(parts)
 
 
 def main() -> None:
