@@ -10,15 +10,18 @@ Prints:
   ``TruncateClassAdLog`` does, htcondor.md §3.4) and polled 1,000 transactions at a time;
 - archive size against the uncompacted log (target ≤ 0.15×), and peak memory of the recorder
   (tracemalloc) against the archive's length;
-- ``state_near`` (one checkpoint + one segment) at random transactions, and ``open_archive``
-  (the whole archive as one log, what ``replay DIR`` does today).
+- ``state_near`` (one checkpoint + one segment) at random transactions, ``replay DIR --at T
+  --json`` at random moments (a window of the archive), and with ``--whole`` ``open_archive``
+  (the whole archive as one log: the dashboard and ``--reroute``).
 
-    python bench/record.py [--days N] [--segment-mb M] [--memory]
+    python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import random
 import statistics
@@ -30,11 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.feeds.replay.archive import open_archive, state_near
+from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
 from engine.record.recorder import Recorder
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.demo_days import long_log
+from tui.cli import main as replay_main
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 
@@ -44,6 +48,7 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=1.0)
     ap.add_argument("--segment-mb", type=float, default=8)
     ap.add_argument("--memory", action="store_true", help="also measure peak memory (a second, slower pass)")
+    ap.add_argument("--whole", action="store_true", help="also time open_archive (the whole archive)")
     a = ap.parse_args()
     copies = max(1, round(a.days * 8))
     data = long_log(copies)
@@ -79,10 +84,21 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         print(f"state_near (one checkpoint + one segment): median {statistics.median(times) * 1e3:.0f} ms, "
               f"max {max(times) * 1e3:.0f} ms")
-        t = time.perf_counter()
-        arch = open_archive(d / "arch", tz="UTC")
-        print(f"open_archive (whole archive as one log, replay DIR today): {time.perf_counter() - t:.2f} s, "
-              f"{arch.index.steps:,} steps")
+        times = []
+        s = summarize(d / "arch", "UTC")
+        for _ in range(10):  # what `replay DIR --at T --json` costs: a window, a player, the snapshot
+            at = rng.uniform(s.start, s.end)
+            t = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                replay_main(["replay", str(d / "arch"), "--at", f"{at:.3f}", "--tz", "UTC", "--json"])
+            times.append(time.perf_counter() - t)
+        print(f"replay DIR --at T --json (a window of the archive): median {statistics.median(times):.2f} s, "
+              f"max {max(times):.2f} s (target <= 1 s)")
+        if a.whole:
+            t = time.perf_counter()
+            arch = open_archive(d / "arch", tz="UTC")
+            print(f"open_archive (whole archive as one log: the dashboard, --reroute): "
+                  f"{time.perf_counter() - t:.2f} s, {arch.index.steps:,} steps")
 
     if copies == 1:  # following with compactions (the demo alone)
         with tempfile.TemporaryDirectory() as d:

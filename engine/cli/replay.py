@@ -31,8 +31,8 @@ Design decisions:
   every command that reads one (engine.cli.args "What the input decides"): 1 when the schedd
   would refuse it (a corrupt record inside a committed transaction), named on stderr.
 - An archive directory (``routedeck record``) is read whole for the screen and ``--reroute``;
-  the headless moment (``--at``/``--transaction``/``--json``/the text) opens only the window
-  around it (``engine.feeds.replay.archive.open_window``: one state checkpoint and the segments
+  the headless moment (``--at``/``--transaction``/``--json``/the text) of an archive larger
+  than ``WHOLE_BELOW`` opens only the window around it (``engine.feeds.replay.archive.open_window``: one state checkpoint and the segments
   from it to the moment), and every number shown — transaction, transactions, start, end, the
   gaps' places — is the whole archive's. ``line`` is null for an archive (its text is made up).
 - Exit status: 0 done; 1 the log has a fatal problem, or ``--config`` has errors (each named on
@@ -151,13 +151,14 @@ def index_of(path: str, tz: str | None):
 
 def archive_summary(path: str, tz: str | None):
     """The whole archive's numbers (engine.feeds.replay.archive.summarize) when ``path`` is an
-    archive holding a transaction; None otherwise (a log, or an empty archive read whole)."""
-    from engine.feeds.replay.archive import is_archive, summarize  # noqa: PLC0415
+    archive read by windows: one holding more than ``WHOLE_BELOW`` bytes of transactions; None
+    otherwise (a log, or an archive read whole)."""
+    from engine.feeds.replay import archive as A  # noqa: PLC0415
 
-    if not is_archive(path):
+    if not A.is_archive(path):
         return None
-    summary = summarize(path, tz)
-    return summary if summary.steps else None
+    summary = A.summarize(path, tz)
+    return summary if summary.steps and summary.raw > A.WHOLE_BELOW else None
 
 
 def archive_json(archive, position: int) -> dict:
@@ -169,6 +170,10 @@ def archive_json(archive, position: int) -> dict:
                   "step": g["step"], "from": g["t0"], "to": g["t1"], "before_shown": g["step"] <= position,
                   "why": g["why"]} for g in archive.gaps],
         "generations": [{"seq": g["seq"], "step": g["step"]} for g in archive.generations],
+        # read from a window (engine.feeds.replay.archive.open_window): where it starts; the
+        # throttles are reconstructed from there on
+        "window": None if archive.summary is None else {
+            "from_transaction": transaction_number(archive.base), "from": archive.window_time},
     }
 
 

@@ -23,9 +23,13 @@ Design decisions and invariants:
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
   :func:`summarize` gives the whole archive's step count, start and end from the index and the
   first kept checkpoint only. What a window cannot know (documented departure): the throttle
-  carried over from windows before it (it starts at none at the window's start), router events
-  and cron deferrals older than the window, and a time the window must infer for a step without a
-  ``106 #`` stamp (carried from the window's checkpoint instead of from the steps before it).
+  carried over from windows before it (it starts at none at the window's start: a route the
+  whole recording shows throttled since hours may show none), router events and cron deferrals
+  older than the window, and a time the window must infer for a step without a ``106 #`` stamp
+  (carried from the window's checkpoint instead of from the steps before it). So an archive of
+  at most ``WHOLE_BELOW`` bytes of transactions (a few hours of a busy CE; read whole in about
+  the time a window takes) is read whole, and a window is said in ``--json``
+  (``replay.archive.window``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
+from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
 
@@ -49,6 +54,7 @@ class ArchiveReplay:
     gaps: list = field(default_factory=list)  # index lines of kind "gap", each with its "step"
     generations: list = field(default_factory=list)
     base: int = 0  # step in the whole archive of the index's step 0 (0 unless a window)
+    window_time: float | None = None  # a window: the time of its first frame
     summary: "ArchiveSummary | None" = None  # the whole archive (a window's index holds a part)
 
     def step_of(self, txn: int) -> int:
@@ -60,6 +66,7 @@ class ArchiveReplay:
 
 
 WINDOW = 2 * 600 + 60  # seconds of archive a window holds before its moment (module docstring)
+WHOLE_BELOW = 32 << 20  # bytes of archived transactions up to which replay reads the archive whole
 
 
 @dataclass
@@ -75,6 +82,7 @@ class ArchiveSummary:
     segments: list  # [(segment, first transaction, first time or None)] in order
     lines: list  # the index lines
     creation_timestamp: float | None = None
+    raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -164,64 +172,60 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
         end = start
     elif start is not None:
         end = max(end, start)
-    return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp)
+    return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp,
+                          arch.meta.raw_total)
 
 
 def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | None = None,
                 time: float | None = None, before: float = WINDOW,
                 summary: ArchiveSummary | None = None) -> ArchiveReplay:
-    """The archive around one moment (a whole-archive ``step``, or a ``time``): the state
-    checkpoint of the last segment starting ``before`` seconds or more before the moment, and
-    the frames of every segment from it to the one holding the moment (module docstring)."""
+    """The archive around one moment (a whole-archive ``step``, or a ``time``), read from one state
+    checkpoint and the frames after it up to the moment's (module docstring). The window starts
+    at the last frame beginning ``before`` seconds or more before the moment: the state there is
+    its segment's checkpoint with that segment's earlier frames applied (the fast loader),
+    written back as a compacted body (``state_dump``), so the window indexes and replays only
+    the minutes that matter."""
     arch = Archive.open(path, readonly=True)
     s = summary or summarize(path, tz, arch)
-    if not s.segments:
+    frames = [x for x in s.lines if x["kind"] == "frame" and x["first"] >= s.first_txn]
+    if not s.segments or not frames:
         return ArchiveReplay(build_index(os.fspath(path), tz=tz, data=b""), s.first_txn, 0, summary=s)
-    firsts = [f for _k, f, _t in s.segments]
-    t0s = [t for _k, _f, t in s.segments]
     if step is not None:
         txn = step - s.offset + s.first_txn
-        m = max(0, bisect_right(firsts, txn) - 1)
-        at = _time_of_txn(s.lines, txn)
-        if at is None:
-            at = t0s[m]
+        t = max(0, bisect_right([f["first"] for f in frames], txn) - 1)
+        at = frames[t]["t0"]
     else:
-        at = time
-        m = 0
-        for i, t in enumerate(t0s):  # the last segment whose first transaction is not after ``time``
-            if t is not None and at is not None and t <= at:
-                m = i
-    w = m
-    if at is not None:
-        while w > 0 and (t0s[w] is None or t0s[w] > at - before):
-            w -= 1
-    parts = []
-    k0 = s.segments[w][0]
-    state = arch.read_state(k0)
+        at = time if time is not None else s.end
+        t = max(0, bisect_right([f["t0"] for f in frames], at) - 1)
+    w = t
+    while w > 0 and frames[w]["t0"] > at - before:
+        w -= 1
+    seg_w = frames[w]["seg"]
+    state = arch.read_state(seg_w)
     nl = state.find(b"\n") + 1
-    has_state = len(state) > nl
-    parts.append(state)
-    first_txn = None
-    for k, _f, _t in s.segments[w:m + 1]:
+    parts: list[bytes] = []
+    wanted = {f["first"] for f in frames[w:t + 1]}
+    before_w = []  # the segment's frames before the window's first
+    for k in sorted({f["seg"] for f in frames[w:t + 1]}):
         for first, _count, raw in arch.frames(k):
-            if first_txn is None:
-                first_txn = first
-            parts.append(raw)
-    if first_txn is None:
-        first_txn = s.segments[w][1]
-    index = build_index(os.fspath(path), tz=tz, data=b"".join(parts))
-    base = s.step_of(first_txn) - (1 if has_state else 0)
-    rep = ArchiveReplay(index, s.first_txn, s.offset, base=base, summary=s)
+            if first > frames[t]["first"]:
+                break
+            if first in wanted:
+                parts.append(raw)
+            elif k == seg_w and first < frames[w]["first"]:
+                before_w.append(raw)
+    if before_w:  # the state at the window's first frame, as a compacted body
+        data = state + b"".join(before_w)
+        q = committed_state(data)
+        q = q if q is not None else load_state(data)
+        state = state[:nl] + b"".join(dump_chunks(q))
+    has_state = len(state) > nl
+    index = build_index(os.fspath(path), tz=tz, data=state + b"".join(parts))
+    base = s.step_of(frames[w]["first"]) - (1 if has_state else 0)
+    rep = ArchiveReplay(index, s.first_txn, s.offset, base=base, summary=s, window_time=frames[w]["t0"])
     _gaps_and_generations(rep, s.lines)
     _fix_times(index, rep.gaps, base)
     return rep
-
-
-def _time_of_txn(lines: list, txn: int) -> float | None:
-    for x in lines:
-        if x["kind"] == "frame" and x["first"] <= txn < x["first"] + x["count"]:
-            return x["t0"]
-    return None
 
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:

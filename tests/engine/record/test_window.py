@@ -6,7 +6,8 @@ checkpoint and the segments from it to the moment (engine.feeds.replay.archive.o
 number of segments and zstd decompressions does not grow with the archive's length, and what
 ``replay DIR --at T --json`` prints — transaction number, counts per status, per route (routed,
 idle, running, held and the recent started / succeeded / failed of the router's stats window,
-htcondor.md §1.5) — equals the whole archive opened and played to T.
+htcondor.md §1.5) — equals the whole archive opened and played to T. (Not the throttle: a window
+reconstructs it from its start only, the documented departure of engine.feeds.replay.archive.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import random
 import pytest
 import zstandard
 
+import engine.feeds.replay.archive as archive_mod_replay
 import engine.record.archive as archive_mod
 from engine.clock import ManualClock
 from engine.feeds.replay.archive import open_archive, open_window, summarize
@@ -93,10 +95,10 @@ def test_a_moment_costs_the_same_few_segments_however_long_the_archive(archives,
             assert len(count.states) == 1
             worst = max(worst, (len(count.segments), count.decompressions))
         costs[arch] = worst
-    # the long archive is three times the short one: a moment in it costs no more
-    assert costs[long_] <= costs[short]
-    # the window holds about 21 minutes of the demo (two stats windows and a poll) and the moment's segment
-    assert costs[long_][0] <= 6, costs
+    # the long archive is three times the short one: a moment in it costs no more segments, and
+    # about as many frames (where the moment falls in its segment moves the count a little)
+    assert costs[long_][0] <= costs[short][0] <= 4, costs
+    assert costs[long_][1] <= costs[short][1] * 1.25, costs
 
 
 def _route_rows(routes):
@@ -105,8 +107,9 @@ def _route_rows(routes):
 
 
 @pytest.mark.slow
-def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, capsys):
+def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, capsys, monkeypatch):
     arch = archives[1]
+    monkeypatch.setattr(archive_mod_replay, "WHOLE_BELOW", 0)  # read by windows, however small
     whole = open_archive(arch, tz="UTC")
     player = Player(whole.index, ManualClock(0.0), tz="UTC")
     s = summarize(arch, "UTC")
@@ -117,6 +120,7 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, 
     for at in moments:
         assert main(["replay", str(arch), "--at", at, "--tz", "UTC", "--json"]) == 0
         got = json.loads(capsys.readouterr().out)
+        assert got["replay"]["archive"]["window"] is not None
         if at.startswith("#"):
             player.seek(step=int(at[1:]) - 1)
         else:
