@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
-from engine.record.recorder import Recorder
+from engine.record.recorder import READ_CHUNK, Recorder
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.demo_days import long_log
 from tui.cli import main as replay_main
@@ -69,11 +69,12 @@ def main() -> None:
               f"{len(Archive.open(d / 'arch').segments())} segments")
         if a.memory:
             tracemalloc.start()
-            Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20))).poll(0, flush=True)
-            _, peak = tracemalloc.get_traced_memory()
+            rec2 = Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20)))
+            rec2.poll(0, flush=True)
+            after, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log is {len(data) / 1e6:.0f} MB, "
-                  "read 4 MiB at a time)")
+                  f"read {READ_CHUNK >> 20} MiB at a time; state after catch-up {after / 1e6:.1f} MB)")
 
         rng = random.Random(1)
         times = []
