@@ -16,8 +16,8 @@ Design decisions and invariants:
   and ``--reroute`` use. A moment (``replay DIR --at`` / ``--transaction`` / ``--json``) opens a
   *window* instead (:func:`open_window`): the state checkpoint of one segment and the frames of
   the segments from it to the one holding the moment — O(1) segments whatever the archive's
-  length. The window's segment is the last one starting at least ``WINDOW`` seconds (two of the
-  router's 600 s stats windows and a poll) before the moment, so the per-route recent figures,
+  length. The window starts at the last frame starting at least ``WINDOW`` seconds (the router's
+  600 s stats window and two polls) before the moment, so the per-route recent figures,
   computed on the window with the archive's own poll grid (``RouteHistory(grid_start=…)``), see
   every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
@@ -65,7 +65,10 @@ class ArchiveReplay:
         return step + self.base if step >= 0 else step
 
 
-WINDOW = 2 * 600 + 60  # seconds of archive a window holds before its moment (module docstring)
+# seconds of archive a window holds before its moment: the router's stats window in force at a
+# moment began at its last poll closing one, at most 600 s + a polling period earlier (periods up
+# to 150 s; engine.views.figures.next_close), and the recent figures count from there
+WINDOW = 600 + 300
 WHOLE_BELOW = 32 << 20  # bytes of archived transactions up to which replay reads the archive whole
 
 
