@@ -179,6 +179,9 @@ def archive_json(archive, position: int) -> dict:
 
 def archive_lines(archive, position: int, tz: str | None) -> list[str]:
     out = []
+    if archive.summary is not None and archive.window_time is not None:
+        out.append(f"read from {format_moment(archive.window_time, tz)} (transaction "
+                   f"{transaction_number(archive.base):,}) on: throttles are reconstructed from there")
     for g in archive.gaps:
         where = "before" if g["step"] <= position else "after"
         out.append(f"gap {where} this moment: {format_moment(g['t0'], tz)} .. {format_moment(g['t1'], tz)}: {g['why']}")

@@ -138,3 +138,7 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, 
         assert _route_rows(got["routes"]) == sorted(rows[r["name"]] for r in got["routes"]), at
         # a route the reused player keeps showing (stable rows) but not yet seen at this moment: all zero
         assert all(not any(rows[n][1:]) for n in set(rows) - {r["name"] for r in got["routes"]}), at
+    assert main(["replay", str(arch), "--at", "end", "--tz", "UTC"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{arch}: transaction {s.steps:,} of {s.steps:,}")
+    assert out[1].startswith("read from ") and "throttles are reconstructed from there" in out[1]
