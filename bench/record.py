@@ -10,18 +10,20 @@ Prints:
   ``TruncateClassAdLog`` does, htcondor.md §3.4) and polled 1,000 transactions at a time;
 - archive size against the uncompacted log (target ≤ 0.15×), and peak memory of the recorder
   (tracemalloc) against the archive's length;
-- ``state_near`` (one checkpoint + one segment) at random transactions, and ``open_archive``
-  (the whole archive as one log, what ``replay DIR`` does today).
+- ``state_near`` (one checkpoint + one segment) at random transactions, ``replay DIR --at T
+  --json`` at random moments (a window of the archive), and with ``--whole`` ``open_archive``
+  (the whole archive as one log: the dashboard and ``--reroute``).
 
-    python bench/record.py [--days N] [--segment-mb M] [--memory]
+    python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -31,32 +33,14 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.feeds.replay.archive import open_archive, state_near
+from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
-from engine.record.recorder import Recorder
+from engine.record.recorder import READ_CHUNK, Recorder
 from tests.helpers.compaction import ScheddLog
+from tests.helpers.demo_days import long_log
+from tui.cli import main as replay_main
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
-_STAMP = re.compile(rb"^106 # (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)$", re.M)
-
-
-def long_log(copies: int) -> bytes:
-    """The demo ``copies`` times, each copy's 106 stamps shifted by 3 h more (same cluster ids:
-    each copy re-submits them, which a real CE would not, but the records are the same size)."""
-    from datetime import datetime, timedelta
-
-    data = DEMO.read_bytes()
-    head, body = data.split(b"\n", 1)
-    parts = [head + b"\n"]
-    for k in range(copies):
-        shift = timedelta(hours=3 * k)
-
-        def sub(m, shift=shift):
-            t = datetime.fromisoformat(m[1].decode()) + shift
-            return b"106 # " + t.isoformat(timespec="microseconds").encode()
-
-        parts.append(_STAMP.sub(sub, body) if k else body)
-    return b"".join(parts)
 
 
 def main() -> None:
@@ -64,6 +48,7 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=1.0)
     ap.add_argument("--segment-mb", type=float, default=8)
     ap.add_argument("--memory", action="store_true", help="also measure peak memory (a second, slower pass)")
+    ap.add_argument("--whole", action="store_true", help="also time open_archive (the whole archive)")
     a = ap.parse_args()
     copies = max(1, round(a.days * 8))
     data = long_log(copies)
@@ -84,11 +69,12 @@ def main() -> None:
               f"{len(Archive.open(d / 'arch').segments())} segments")
         if a.memory:
             tracemalloc.start()
-            Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20))).poll(0, flush=True)
-            _, peak = tracemalloc.get_traced_memory()
+            rec2 = Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20)))
+            rec2.poll(0, flush=True)
+            after, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log is {len(data) / 1e6:.0f} MB, "
-                  "read 4 MiB at a time)")
+                  f"read {READ_CHUNK >> 20} MiB at a time; state after catch-up {after / 1e6:.1f} MB)")
 
         rng = random.Random(1)
         times = []
@@ -99,10 +85,21 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         print(f"state_near (one checkpoint + one segment): median {statistics.median(times) * 1e3:.0f} ms, "
               f"max {max(times) * 1e3:.0f} ms")
-        t = time.perf_counter()
-        arch = open_archive(d / "arch", tz="UTC")
-        print(f"open_archive (whole archive as one log, replay DIR today): {time.perf_counter() - t:.2f} s, "
-              f"{arch.index.steps:,} steps")
+        times = []
+        s = summarize(d / "arch", "UTC")
+        for _ in range(10):  # what `replay DIR --at T --json` costs: a window, a player, the snapshot
+            at = rng.uniform(s.start, s.end)
+            t = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                replay_main(["replay", str(d / "arch"), "--at", f"{at:.3f}", "--tz", "UTC", "--json"])
+            times.append(time.perf_counter() - t)
+        print(f"replay DIR --at T --json (a window of the archive): median {statistics.median(times):.2f} s, "
+              f"max {max(times):.2f} s (target <= 1 s)")
+        if a.whole:
+            t = time.perf_counter()
+            arch = open_archive(d / "arch", tz="UTC")
+            print(f"open_archive (whole archive as one log: the dashboard, --reroute): "
+                  f"{time.perf_counter() - t:.2f} s, {arch.index.steps:,} steps")
 
     if copies == 1:  # following with compactions (the demo alone)
         with tempfile.TemporaryDirectory() as d:

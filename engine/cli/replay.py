@@ -30,6 +30,11 @@ Design decisions:
   replay.index): the exit status still follows the schedd's verdict on the log, the rule of
   every command that reads one (engine.cli.args "What the input decides"): 1 when the schedd
   would refuse it (a corrupt record inside a committed transaction), named on stderr.
+- An archive directory (``routedeck record``) is read whole for the screen and ``--reroute``;
+  the headless moment (``--at``/``--transaction``/``--json``/the text) of an archive larger
+  than ``WHOLE_BELOW`` opens only the window around it (``engine.feeds.replay.archive.open_window``: one state checkpoint and the segments
+  from it to the moment), and every number shown — transaction, transactions, start, end, the
+  gaps' places — is the whole archive's. ``line`` is null for an archive (its text is made up).
 - Exit status: 0 done; 1 the log has a fatal problem, or ``--config`` has errors (each named on
   stderr; the replay is shown all the same); 2 usage, an unreadable log, a file that is not a
   job queue log or a moment outside the log (one line on stderr, nothing on stdout).
@@ -38,6 +43,7 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -143,6 +149,18 @@ def index_of(path: str, tz: str | None):
     return build_index(path, tz=tz), None
 
 
+def archive_summary(path: str, tz: str | None):
+    """The whole archive's numbers (engine.feeds.replay.archive.summarize) when ``path`` is an
+    archive read by windows: one holding more than ``WHOLE_BELOW`` bytes of transactions; None
+    otherwise (a log, or an archive read whole)."""
+    from engine.feeds.replay import archive as A  # noqa: PLC0415
+
+    if not A.is_archive(path):
+        return None
+    summary = A.summarize(path, tz)
+    return summary if summary.steps and summary.raw > A.WHOLE_BELOW else None
+
+
 def archive_json(archive, position: int) -> dict:
     """Where the archive starts and the gaps (each with its transaction number as replay counts
     them, and whether the shown moment is after it)."""
@@ -152,11 +170,18 @@ def archive_json(archive, position: int) -> dict:
                   "step": g["step"], "from": g["t0"], "to": g["t1"], "before_shown": g["step"] <= position,
                   "why": g["why"]} for g in archive.gaps],
         "generations": [{"seq": g["seq"], "step": g["step"]} for g in archive.generations],
+        # read from a window (engine.feeds.replay.archive.open_window): where it starts; the
+        # throttles are reconstructed from there on
+        "window": None if archive.summary is None else {
+            "from_transaction": transaction_number(archive.base), "from": archive.window_time},
     }
 
 
 def archive_lines(archive, position: int, tz: str | None) -> list[str]:
     out = []
+    if archive.summary is not None and archive.window_time is not None:
+        out.append(f"read from {format_moment(archive.window_time, tz)} (transaction "
+                   f"{transaction_number(archive.base):,}) on: throttles are reconstructed from there")
     for g in archive.gaps:
         where = "before" if g["step"] <= position else "after"
         out.append(f"gap {where} this moment: {format_moment(g['t0'], tz)} .. {format_moment(g['t1'], tz)}: {g['why']}")
@@ -207,8 +232,12 @@ def run_headless(args: argparse.Namespace) -> int:
         args.log = argcheck.log_of(args, "replay")
     except argcheck.UsageError as exc:
         return argcheck.usage_error("replay", exc)
+    window = None  # the whole archive's numbers when only a window around the moment is read
     try:
-        index, archive = index_of(args.log, args.tz)
+        if not args.reroute:
+            window = archive_summary(args.log, args.tz)
+        if window is None:
+            index, archive = index_of(args.log, args.tz)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -216,16 +245,31 @@ def run_headless(args: argparse.Namespace) -> int:
         print(f"routedeck replay: {exc}", file=sys.stderr)
         return 2
     try:
-        empty = check_recording(index, args.log)
-        if empty is None:
-            start, end = index.times[0], index.times[-1]
-        else:  # an empty queue: its one moment is the 107's CreationTimestamp (or none at all)
-            start = end = index.creation_timestamp or 0.0
-        target = moment(args, start, end, index.steps)
+        if window is not None:
+            empty, start, end, steps = None, window.start, window.end, window.steps
+        else:
+            empty = check_recording(index, args.log)
+            steps = index.steps
+            if empty is None:
+                start, end = index.times[0], index.times[-1]
+            else:  # an empty queue: its one moment is the 107's CreationTimestamp (or none at all)
+                start = end = index.creation_timestamp or 0.0
+        target = moment(args, start, end, steps)
         if empty is not None and target is not None and not (
                 target.transaction in (None, -1) and target.time in (None, start)):
             raise MomentError(f"{args.log} holds no committed transaction: give start, end or #0")
+        if window is not None:
+            from engine.feeds.replay.archive import open_window  # noqa: PLC0415
+
+            target = target or Seek(time=end)
+            archive = open_window(args.log, args.tz, step=target.transaction, time=target.time, summary=window)
+            index = archive.index
+            if target.transaction is not None:  # the window's own step
+                target = Seek(transaction=max(-1, target.transaction - archive.base) if target.transaction >= 0 else -1)
     except (NotARecording, MomentError) as exc:
+        print(f"routedeck replay: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # engine.record.archive.ArchiveError
         print(f"routedeck replay: {exc}", file=sys.stderr)
         return 2
     problems = index.problems
@@ -244,6 +288,11 @@ def run_headless(args: argparse.Namespace) -> int:
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit))
     try:
         player, errors = make_player(index, args)
+        if window is not None:  # the archive's poll grid: the windows close where they do in the whole
+            from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
+
+            h = player.history
+            player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start)
         target = target or Seek(time=end)
         player.seek(step=target.transaction, time=target.time)
     except (ReplayError, ValueError) as exc:
@@ -254,6 +303,11 @@ def run_headless(args: argparse.Namespace) -> int:
     status = argcheck.worst(status, argcheck.config_status(errors))
     snap = player.snapshot(with_jobs=args.jobs)
     pos = snap.replay
+    position = player.position if archive is None else archive.global_step(player.position)
+    if window is not None:  # the whole archive's numbers, not the window's
+        pos = dataclasses.replace(pos, transaction=position, transactions=window.steps, start=window.start,
+                                  end=window.end)
+        snap = dataclasses.replace(snap, replay=pos)
     number = transaction_number(pos.transaction)
     source = SOURCE_NAMES[player.step_time_source()] if player.position >= 0 else "start"
     timeless = empty is not None and index.creation_timestamp is None  # no record says when
@@ -263,7 +317,7 @@ def run_headless(args: argparse.Namespace) -> int:
             "log": args.log, "transaction": number, "transactions": pos.transactions,
             "time": pos.time, "start": pos.start, "end": pos.end, "times_inferred": pos.times_inferred,
             "time_source": source,
-            "line": index.lines[player.position] if player.position >= 0 else None,
+            "line": index.lines[player.position] if player.position >= 0 and archive is None else None,
         }
         if timeless:
             out["time"] = None
@@ -271,7 +325,7 @@ def run_headless(args: argparse.Namespace) -> int:
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         if archive is not None:
-            out["replay"]["archive"] = archive_json(archive, player.position)
+            out["replay"]["archive"] = archive_json(archive, position)
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in problems]
         emit(out)
@@ -284,7 +338,7 @@ def run_headless(args: argparse.Namespace) -> int:
         print(f"{args.log}: {where} at {format_moment(pos.time, args.tz)}"
               f" (time {source}{', log has no 106 # time stamps' if pos.times_inferred else ''})")
     if archive is not None:
-        for line in archive_lines(archive, player.position, args.tz):
+        for line in archive_lines(archive, position, args.tz):
             print(line)
     print(f"jobs: {snap.total_jobs}  " + "  ".join(f"{k} {v}" for k, v in sorted(snap.queue_counts.items())))
     print(f"{'Route':24} {'Routed':>7} {'Idle':>7} {'Running':>7} {'Held':>7} {'Max':>7} {'MaxIdle':>7}"

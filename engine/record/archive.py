@@ -111,7 +111,7 @@ def _failed(path: Path, exc: OSError) -> ArchiveError:
     return ArchiveError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
-@dataclass
+@dataclass(slots=True)
 class Txn:
     """One transaction to archive: its raw text (``105 … 106`` lines) and its time."""
 

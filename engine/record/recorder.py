@@ -54,7 +54,8 @@ from engine.queue.timeline import TimeInference
 from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 
-READ_CHUNK = 4 << 20  # bytes of log read (and their steps held) at a time: bounds memory
+READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
+PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
 MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
 
 
@@ -312,11 +313,12 @@ class Recorder:
     def _archive_steps(self, data: bytes, steps: list, seq: int, created: int, base: int, rep: Report,
                        times: list[float] | None = None) -> None:
         """Apply and queue ``steps`` (of ``data``, which starts at byte ``base`` of the log); a long
-        run is written every ``8 × frame_bytes`` so that segments roll and memory stays bounded."""
+        run is written every ``PENDING_FRAMES × frame_bytes`` so that segments roll and memory
+        stays bounded."""
         times = times or self._times(steps, created)
         apply = self.state.apply_quiet
         pending = self.pending
-        limit = self.frame_bytes * 8
+        limit = self.frame_bytes * PENDING_FRAMES
         for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
             apply(records)
             raw = data[s:e]

@@ -12,8 +12,24 @@ Design decisions and invariants:
   the gaps by step for the JSON and the text output.
 - Retention moves the start: the first kept segment's checkpoint is the state replay starts
   from, and ``start`` says so.
-- Reading the whole archive costs its decompression (a first step; a seek that reads one
-  checkpoint and one segment is ``state_near``).
+- Reading the whole archive costs its decompression: :func:`open_archive` is what the dashboard
+  and ``--reroute`` use. A moment (``replay DIR --at`` / ``--transaction`` / ``--json``) opens a
+  *window* instead (:func:`open_window`): the state checkpoint of one segment and the frames of
+  the segments from it to the one holding the moment — O(1) segments whatever the archive's
+  length. The window starts at the last frame starting at least ``WINDOW`` seconds (the router's
+  600 s stats window and two polls) before the moment, so the per-route recent figures,
+  computed on the window with the archive's own poll grid (``RouteHistory(grid_start=…)``), see
+  every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
+  window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
+  :func:`summarize` gives the whole archive's step count, start and end from the index and the
+  first kept checkpoint only. What a window cannot know (documented departure): the throttle
+  carried over from windows before it (it starts at none at the window's start: a route the
+  whole recording shows throttled since hours may show none), router events and cron deferrals
+  older than the window, and a time the window must infer for a step without a ``106 #`` stamp
+  (carried from the window's checkpoint instead of from the steps before it). So an archive of
+  at most ``WHOLE_BELOW`` bytes of transactions (a few hours of a busy CE; read whole in about
+  the time a window takes) is read whole, and a window is said in ``--json``
+  (``replay.archive.window``).
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
+from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
 
@@ -36,9 +53,62 @@ class ArchiveReplay:
     offset: int  # step of that transaction (1 when the checkpoint is a step, else 0)
     gaps: list = field(default_factory=list)  # index lines of kind "gap", each with its "step"
     generations: list = field(default_factory=list)
+    base: int = 0  # step in the whole archive of the index's step 0 (0 unless a window)
+    window_time: float | None = None  # a window: the time of its first frame
+    summary: "ArchiveSummary | None" = None  # the whole archive (a window's index holds a part)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
+
+    def global_step(self, step: int) -> int:
+        """The step in the whole archive of the index's ``step`` (-1 stays before the first)."""
+        return step + self.base if step >= 0 else step
+
+
+# seconds of archive a window holds before its moment: the router's stats window in force at a
+# moment began at its last poll closing one, at most 600 s + a polling period earlier (periods up
+# to 150 s; engine.views.figures.next_close), and the recent figures count from there
+WINDOW = 600 + 300
+WHOLE_BELOW = 32 << 20  # bytes of archived transactions up to which replay reads the archive whole
+
+
+@dataclass
+class ArchiveSummary:
+    """The whole archive as replay numbers it, from ``recorder.json``, the index and the first
+    kept segment's state checkpoint (no frame is read)."""
+
+    first_txn: int
+    offset: int  # 1 when the first checkpoint holds records (replay's step 0)
+    steps: int
+    start: float | None
+    end: float | None
+    segments: list  # [(segment, first transaction, first time or None)] in order
+    lines: list  # the index lines
+    creation_timestamp: float | None = None
+    raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
+
+    def step_of(self, txn: int) -> int:
+        return txn - self.first_txn + self.offset
+
+
+def _gaps_and_generations(rep: ArchiveReplay, lines: list) -> None:
+    for x in lines:
+        if x["kind"] == "gap" and x["txn"] >= rep.first_txn:
+            rep.gaps.append(dict(x, step=rep.step_of(x["txn"])))
+        elif x["kind"] == "generation" and x["txn"] >= rep.first_txn:
+            rep.generations.append(dict(x, step=rep.step_of(x["txn"])))
+
+
+def _fix_times(index: LogIndex, gaps: list, base: int) -> None:
+    """A gap's step takes the gap's end as its time; times stay non-decreasing."""
+    for g in gaps:
+        step = g["step"] - base
+        if 0 <= step < index.steps:
+            index.times[step] = max(index.times[step], g["t1"])
+    times = index.times
+    for i in range(1, len(times)):
+        if times[i] < times[i - 1]:
+            times[i] = times[i - 1]
 
 
 def is_archive(path: str | os.PathLike) -> bool:
@@ -69,18 +139,95 @@ def open_archive(path: str | os.PathLike, tz: str | None = None) -> ArchiveRepla
     data, first_txn, has_state = archive_text(arch)
     index = build_index(os.fspath(path), tz=tz, data=data)
     rep = ArchiveReplay(index, first_txn, 1 if has_state else 0)
-    for x in arch.index_lines():
-        if x["kind"] == "gap" and x["txn"] >= first_txn:
-            step = rep.step_of(x["txn"])
-            rep.gaps.append(dict(x, step=step))
-            if 0 <= step < index.steps:
-                index.times[step] = max(index.times[step], x["t1"])
-        elif x["kind"] == "generation" and x["txn"] >= first_txn:
-            rep.generations.append(dict(x, step=rep.step_of(x["txn"])))
-    times = index.times
-    for i in range(1, len(times)):  # keep time non-decreasing after the gaps' times
-        if times[i] < times[i - 1]:
-            times[i] = times[i - 1]
+    _gaps_and_generations(rep, arch.index_lines())
+    _fix_times(index, rep.gaps, 0)
+    return rep
+
+
+def summarize(path: str | os.PathLike, tz: str | None = None,
+              arch: Archive | None = None) -> ArchiveSummary:
+    """The whole archive's numbers without reading a frame (see :class:`ArchiveSummary`)."""
+    arch = arch or Archive.open(path, readonly=True)
+    lines = arch.index_lines()
+    segs = arch.segments()
+    seg_first = {x["seg"]: x["first"] for x in lines if x["kind"] == "segment"}
+    seg_t0: dict[int, float] = {}
+    end = None
+    for x in lines:
+        if x["kind"] == "frame":
+            seg_t0.setdefault(x["seg"], x["t0"])
+            end = x["t1"] if end is None else max(end, x["t1"])
+    segments = [(k, seg_first.get(k, arch.meta.next_txn), seg_t0.get(k)) for k in segs]
+    if not segs:
+        return ArchiveSummary(arch.meta.next_txn, 0, 0, None, None, [], lines)
+    state = arch.read_state(segs[0])
+    nl = state.find(b"\n") + 1
+    has_state = len(state) > nl
+    first_txn = next((x["first"] for x in lines if x["kind"] == "frame"), arch.meta.next_txn)
+    offset = 1 if has_state else 0
+    steps = offset + arch.meta.next_txn - first_txn
+    head = build_index(os.fspath(path), tz=tz, data=state)  # the checkpoint alone: step 0's time
+    start = head.times[0] if head.steps else next((t for _k, _f, t in segments if t is not None), None)
+    for x in lines:  # a gap's step is dated at the gap's end
+        if x["kind"] == "gap" and x["txn"] >= first_txn and end is not None:
+            end = max(end, x["t1"])
+    if end is None:
+        end = start
+    elif start is not None:
+        end = max(end, start)
+    return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp,
+                          arch.meta.raw_total)
+
+
+def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | None = None,
+                time: float | None = None, before: float = WINDOW,
+                summary: ArchiveSummary | None = None) -> ArchiveReplay:
+    """The archive around one moment (a whole-archive ``step``, or a ``time``), read from one state
+    checkpoint and the frames after it up to the moment's (module docstring). The window starts
+    at the last frame beginning ``before`` seconds or more before the moment: the state there is
+    its segment's checkpoint with that segment's earlier frames applied (the fast loader),
+    written back as a compacted body (``state_dump``), so the window indexes and replays only
+    the minutes that matter."""
+    arch = Archive.open(path, readonly=True)
+    s = summary or summarize(path, tz, arch)
+    frames = [x for x in s.lines if x["kind"] == "frame" and x["first"] >= s.first_txn]
+    if not s.segments or not frames:
+        return ArchiveReplay(build_index(os.fspath(path), tz=tz, data=b""), s.first_txn, 0, summary=s)
+    if step is not None:
+        txn = step - s.offset + s.first_txn
+        t = max(0, bisect_right([f["first"] for f in frames], txn) - 1)
+        at = frames[t]["t0"]
+    else:
+        at = time if time is not None else s.end
+        t = max(0, bisect_right([f["t0"] for f in frames], at) - 1)
+    w = t
+    while w > 0 and frames[w]["t0"] > at - before:
+        w -= 1
+    seg_w = frames[w]["seg"]
+    state = arch.read_state(seg_w)
+    nl = state.find(b"\n") + 1
+    parts: list[bytes] = []
+    wanted = {f["first"] for f in frames[w:t + 1]}
+    before_w = []  # the segment's frames before the window's first
+    for k in sorted({f["seg"] for f in frames[w:t + 1]}):
+        for first, _count, raw in arch.frames(k):
+            if first > frames[t]["first"]:
+                break
+            if first in wanted:
+                parts.append(raw)
+            elif k == seg_w and first < frames[w]["first"]:
+                before_w.append(raw)
+    if before_w:  # the state at the window's first frame, as a compacted body
+        data = state + b"".join(before_w)
+        q = committed_state(data)
+        q = q if q is not None else load_state(data)
+        state = state[:nl] + b"".join(dump_chunks(q))
+    has_state = len(state) > nl
+    index = build_index(os.fspath(path), tz=tz, data=state + b"".join(parts))
+    base = s.step_of(frames[w]["first"]) - (1 if has_state else 0)
+    rep = ArchiveReplay(index, s.first_txn, s.offset, base=base, summary=s, window_time=frames[w]["t0"])
+    _gaps_and_generations(rep, s.lines)
+    _fix_times(index, rep.gaps, base)
     return rep
 
 

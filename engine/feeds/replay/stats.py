@@ -24,6 +24,9 @@ re-implements the formula). Design decisions and invariants:
   copy that never ran is one the router gave up on.
 - Windows: every route starts its window at the log's first step (the router starts with the
   schedd), and windows close at router polls: a poll grid ``start + period/2 + k·period``
+  (``grid_start`` instead of ``start`` for a part of a longer recording, an archive's window:
+  the windows then close where they close in the whole recording, the first one in the part
+  being counted from the last close before the part's first step)
   (``JOB_ROUTER_POLLING_PERIOD``, default 10 s; the phase is unknown in a real log — half a
   period is RouteDeck's demo). At the first poll ≥ ``stats_begin_time + 600`` the route's
   ``adjust_failure_throttle(poll, FailureRateThreshold)`` runs with ``num_jobs`` = copies on
@@ -77,11 +80,16 @@ class RouteHistory:
     """Reconstructed per-route statistics of one recording (module docstring)."""
 
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
-                 polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC") -> None:
+                 polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC",
+                 grid_start: float | None = None) -> None:
         self.index = index
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
         self.start = index.times[0] if index.steps else 0.0
+        self.grid = self.start if grid_start is None else min(grid_start, self.start)
+        self.begin = self.grid  # the last window close of the grid at or before ``start``
+        while (c := next_close(self.grid, self.period, self.begin)) <= self.start:
+            self.begin = c
         self.closes = array("d")  # global window close times
         self.tracks: dict[str, _Track] = {}
         self.changes: list[tuple] = []  # router events in time order (see _note): throttles, copies
@@ -97,12 +105,12 @@ class RouteHistory:
         return self.rules.get(name, RouteRule())
 
     def _next_close(self, begin: float) -> float:
-        return next_close(self.start, self.period, begin)
+        return next_close(self.grid, self.period, begin)
 
     def _track(self, name: str, step: int) -> _Track:
         tr = self.tracks.get(name)
         if tr is None:
-            tr = self.tracks[name] = _Track(RouteStats(name=name, stats_begin_time=self.start), first=step)
+            tr = self.tracks[name] = _Track(RouteStats(name=name, stats_begin_time=self.begin), first=step)
             for _ in self.closes:  # windows closed before the route's first copy: nothing counted
                 tr.at_close.append((0, 0.0, 0.0))
         return tr
@@ -115,7 +123,7 @@ class RouteHistory:
         state = JobQueue()
         copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source proc, source cluster ads)
         step_no = [-1]
-        next_close = [self._next_close(self.start)]
+        next_close = [self._next_close(self.begin)]
 
         def close_until(t: float) -> None:
             while next_close[0] <= t:
@@ -261,7 +269,7 @@ class RouteHistory:
         """Every route's figures after step ``position`` at replay time ``time``."""
         self.build()
         k = bisect_right(self.closes, time) - 1  # last closed window
-        begin = self.closes[k] if k >= 0 else self.start
+        begin = self.closes[k] if k >= 0 else self.begin
         out = {}
         for name, tr in self.tracks.items():
             if tr.first > position:

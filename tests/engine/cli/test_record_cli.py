@@ -38,7 +38,8 @@ def test_record_once_then_replay_the_archive_as_the_log(tmp_path, capsys):
         rc2, b, _ = run(capsys, ["replay", str(log), "--at", at, "--tz", "UTC", "--json"])
         da, db = json.loads(a), json.loads(b)
         assert rc == rc2 == 0
-        assert da["replay"]["archive"] == {"start_transaction": 0, "gaps": [], "generations": [{"seq": 1, "step": 1}]}
+        assert da["replay"]["archive"] == {"start_transaction": 0, "gaps": [], "generations": [{"seq": 1, "step": 1}],
+                                          "window": None}  # read whole: under WHOLE_BELOW
         for key in ("queue", "routes", "total_jobs", "time"):
             assert da[key] == db[key], (at, key)
         assert da["replay"]["transaction"] == db["replay"]["transaction"]
