@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import tempfile
 import time
@@ -98,7 +99,7 @@ def main() -> int:
     ap.add_argument("--tables", nargs="+", default=["transform"], choices=["transform", "macros", "classad"])
     a = ap.parse_args()
     print(f"{'table':<10} {'routes':>8}  {'check -q wall/CPU':>19}  {'lints wall/CPU':>17}  "
-          f"{'shadowing':>10}  {'umbrella':>9}")
+          f"{'shadowing':>10}  {'umbrella':>9}  load")
     for kind in a.tables:
         for n in a.sizes:
             with tempfile.TemporaryDirectory(prefix="routedeck-bench-routes-") as d:
@@ -111,7 +112,7 @@ def main() -> int:
                 sw, _, _ = timed(lambda: lint_shadowing(table), a.repeat)
                 reqs = [r.requirements for r in table.routes]
                 uw, _, _ = timed(lambda: umbrella_core(table.knobs.source_job_constraint, reqs), a.repeat)
-            print(f"{kind:<10} {n:>8,}  {cw:8.2f} /{cc:7.2f} s  {lw:7.2f} /{lc:6.2f} s  {sw:8.2f} s  {uw:7.3f} s",
+            print(f"{kind:<10} {n:>8,}  {cw:8.2f} /{cc:7.2f} s  {lw:7.2f} /{lc:6.2f} s  {sw:8.2f} s  {uw:7.3f} s  {os.getloadavg()[0]:.2f}",
                   flush=True)
     return 0
 
