@@ -174,7 +174,7 @@ class QueueLogWriter:
             os.fsync(fh.fileno())
         self._fh.close()
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
         self._fh = self._open(path, "ab")
         self.seq += 1
         self.broken = False
@@ -222,7 +222,9 @@ def dump_chunks(queue: JobQueue, lines_per_chunk: int = 8192) -> Iterator[bytes]
         yield _encode(batch)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """fsync a directory (a rename or a new file in it is durable); a failure is ignored, as on
+    file systems that cannot sync a directory."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -49,6 +49,8 @@ from typing import Iterator
 
 import zstandard
 
+from engine.queue.writer import fsync_dir
+
 MAGIC = b"RDF1"
 HEAD = struct.Struct("<4sIQIddI")  # magic, payload length, first txn, count, t0, t1, crc32
 CHECKPOINT = "recorder.json"
@@ -63,19 +65,6 @@ class ArchiveError(Exception):
 
 class DiskFull(ArchiveError):
     """A write failed for lack of space: archiving stops, nothing archived is lost."""
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class Files:
@@ -101,7 +90,7 @@ class Files:
             except OSError:
                 pass
             raise
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def _failed(path: Path, exc: OSError) -> ArchiveError:
