@@ -16,7 +16,7 @@ from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.cli.replay import NotARecording, _log_status, check_recording, index_of, make_player, moment
 from engine.contract.commands import Seek
-from engine.feeds.replay.moment import FORMS, MomentError
+from engine.feeds.replay.moment import FORMS, MomentError, format_moment
 from engine.feeds.replay.player import ReplayError
 
 
@@ -91,14 +91,26 @@ def run(args: argparse.Namespace) -> int:
         emit({"time": now, "jobs": [e.to_json() for e in entries],
               "policies": [{"knob": c.knob, "parses": c.parses, "note": c.note} for c in checks]})
         return status
-    print(f"{len(entries)} idle source jobs at {now:.0f}")
+    print(f"{len(entries)} idle source jobs at {format_moment(now, args.tz)}")
     print(f"{'JOB':<10} {'VERDICT':<14} {'HOLD IN':>9}  DETAIL")
     for e in entries:
-        hold = f"{int(e.hold['in'])}s" if e.hold else "-"
+        hold = _span(e.hold["in"]) if e.hold else "-"
         print(f"{e.job:<10} {e.verdict:<14} {hold:>9}  {e.detail}")
         if args.job:
             for r in e.routes:
                 print(f"    {r['route']:<24} {r['verdict']:<12} {r['detail']}")
             if e.hold:
-                print(f"    hold at {e.hold['at']:.0f} by {e.hold['policy']}: {e.hold['reason']}")
+                print(f"    {e.hold.get('action', 'hold')} at {format_moment(e.hold['at'], args.tz)} "
+                      f"by {e.hold['policy']}: {e.hold['reason']}")
     return status
+
+
+def _span(seconds: float) -> str:
+    """A countdown as an operator reads it: ``45s``, ``29m``, ``22h21m``, ``3d4h`` (issue 29: not
+    raw seconds)."""
+    s = max(0, int(seconds))
+    for size, unit, sub, subunit in ((86_400, "d", 3600, "h"), (3600, "h", 60, "m")):
+        if s >= size:
+            big, rest = divmod(s, size)
+            return f"{big}{unit}{rest // sub}{subunit}" if rest // sub else f"{big}{unit}"
+    return f"{s // 60}m" if s >= 60 else f"{s}s"

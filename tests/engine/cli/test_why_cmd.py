@@ -1,6 +1,7 @@
 """``routedeck why`` on the shipped demo recording (htcondor.md §1.4 ChooseRoute, §8 route acceptance)."""
 
 import json
+import re
 
 import pytest
 
@@ -30,9 +31,11 @@ def test_json_shape_and_verdict_words(capsys):
             assert j["hold"] is None
             assert any(rt["verdict"] == "matched" for rt in j["routes"])
     assert all(p["parses"] for p in out["policies"])
-    assert main(["why", str(LOG), "--config", str(CFG), "--at", "+1h"]) == 0
+    assert main(["why", str(LOG), "--config", str(CFG), "--at", "+1h", "--tz", "UTC"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith(f"{len(out['jobs'])} idle source jobs at ")
+    # the moment and the countdowns as an operator reads them, not epoch seconds (issue 29)
+    assert text.startswith(f"{len(out['jobs'])} idle source jobs at 2026-11-21 00:59:57 UTC\n")
+    assert not re.search(r"\b\d{5,}s\b", text)
     assert all(j["job"] in text for j in out["jobs"])
 
 
