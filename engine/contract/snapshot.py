@@ -193,6 +193,16 @@ class Event:
 
 
 @dataclass(frozen=True)
+class PolicyState:
+    """One schedd periodic policy knob as the schedd takes it (engine.lang.user_policy.policy_checks):
+    whether it parses; one that does not never fires (htcondor.md §8)."""
+
+    knob: str
+    parses: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     level: str
     message: str
@@ -259,6 +269,9 @@ class Snapshot:
     # idle source jobs by why they wait (engine.router.unrouted.REASONS), when the feed was asked
     # to count them (``count_unrouted``: demo and watch with --metrics); None otherwise
     unrouted: Mapping[str, int] | None = None
+    # the schedd's SYSTEM_PERIODIC_* policies of the feed's config, each with whether it parses
+    # (routedeck_policy_parses); () without a config
+    policies: tuple[PolicyState, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The headless ``--json`` form (issue 5's documented keys). A limit that is not known or

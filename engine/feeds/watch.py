@@ -51,7 +51,7 @@ from engine.queue.jobqueue import QueueReloaded, JobQueue
 from engine.queue.timeline import parse_comment_time
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
-from engine.views.rows import EventRing
+from engine.views.rows import EventRing, policy_states
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
 from engine.lang.config import Config
 from engine.router.loader import load_routing_table
@@ -412,7 +412,8 @@ class WatchEngine:
                                    unrouted=self.unrouted(snap.routes, now),
                                    clock="virtual" if self.clock.on_log else "real",
                                    log_rate=self.pace.shown(self.clock.base.now()), log_lag=self.log_lag(),
-                                   log_problems=len(self.problems), log_generation=self.generation)
+                                   log_problems=len(self.problems), log_generation=self.generation,
+                                   policies=policy_states(getattr(self.setup.table, "config", None)))
 
     count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
 

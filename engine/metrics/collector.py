@@ -78,6 +78,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "routedeck_log_problems": ("gauge", "Problems found in the current generation of the followed log."),
     "routedeck_log_generation": ("gauge", "Times the followed log was read from its start: 1 for the first "
                                  "read, one more each time it was rotated or replaced."),
+    "routedeck_policy_parses": ("gauge", "1 when the schedd periodic policy knob parses as a ClassAd expression; "
+                                "0: the schedd never fires it (user_job_policy.cpp)."),
 }
 
 
@@ -201,4 +203,8 @@ def families(snap: Snapshot, schedd: str) -> list[Metric]:
         fam("routedeck_log_problems").add_metric([s], snap.log_problems)
     if snap.log_generation is not None:
         fam("routedeck_log_generation").add_metric([s], snap.log_generation)
+    if snap.policies:
+        parses = fam("routedeck_policy_parses", "knob")
+        for p in snap.policies:
+            parses.add_metric([s, p.knob], 1.0 if p.parses else 0.0)
     return out

@@ -18,6 +18,7 @@ from engine.queue.job import schedd_status
 from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
+from engine.views.rows import policy_states
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 from engine.router.unrouted import idle_unrouted
 
@@ -225,7 +226,8 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
-        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, unrouted=_unrouted(engine))
+        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, unrouted=_unrouted(engine),
+        policies=policy_states(getattr(engine, "config", None)))
 
 
 def _unrouted(engine: Any) -> Mapping[str, int] | None:

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from engine.contract import snapshot as S
 from engine.contract.codes import JobStatus
+from engine.lang.user_policy import policy_checks
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import schedule_of
@@ -141,3 +142,22 @@ class EventRing:
         if len(jobs) > job_limit:
             jobs = list(jobs)[-job_limit:]
         return tuple(heapq.merge(jobs, self.notable_events, key=lambda e: e.seq))
+
+
+_POLICIES: dict[int, tuple[Any, tuple[S.PolicyState, ...]]] = {}
+
+
+def policy_states(config: Any) -> tuple[S.PolicyState, ...]:
+    """The config's periodic policies and whether each parses (``Snapshot.policies``), worked out
+    once per config object (a reload is a new one)."""
+    if config is None or not hasattr(config, "get"):
+        return ()
+    kept = _POLICIES.get(id(config))
+    if kept is not None and kept[0] is config:
+        return kept[1]
+    states = tuple(S.PolicyState(c.knob, c.parses, c.note) for c in policy_checks(config.get))
+    if len(_POLICIES) > 16:
+        _POLICIES.clear()
+    _POLICIES[id(config)] = (config, states)
+    return states
+

@@ -23,6 +23,7 @@ from engine.metrics.server import exposition
 from engine.router.unrouted import REASONS
 from tests.helpers import promtool
 from tests.helpers.paths import REPO
+from tests.helpers.real_configs import HEAD
 from engine.metrics.collector import SnapshotCollector
 import argparse
 from engine.cli.replay import build_runtime
@@ -106,7 +107,7 @@ def test_demo_series_equal_the_snapshot(demo):
     jobs = {c.job for c in snap.cron_jobs}
     for name, labels in got:
         d = dict(labels)
-        assert set(d) <= {"schedd", "route", "state", "status", "reason", "job"}
+        assert set(d) <= {"schedd", "route", "state", "status", "reason", "job", "knob"}  # knob: a config knob, few
         assert "job" not in d or (name.startswith("routedeck_cron_") and d["job"] in jobs)
 
 
@@ -242,3 +243,24 @@ def test_replay_counters_at_the_end_equal_watchs(watched):
     replay = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in feed.snapshot(1).routes}
     watch = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in watched[1].routes}
     assert replay == watch and sum(t[0] for t in watch.values()) > 0
+
+
+def test_policy_parses_says_which_periodic_policy_never_fires(watched, tmp_path):
+    """routedeck_policy_parses{knob} (the "policy never fires" alert): the demo config's policies
+    parse (1); HTCondor-CE's shipped SYSTEM_PERIODIC_HOLD does not, so the schedd never fires it
+    (htcondor.md §8, user_job_policy.cpp) and the series is 0 (tests/data/config/ce-head)."""
+    _, snap = watched
+    got = samples(exposition(lambda: snap, "ce2"))
+    assert value(got, "routedeck_policy_parses", schedd="ce2", knob="SYSTEM_PERIODIC_REMOVE") == 1.0
+    assert value(got, "routedeck_policy_parses", schedd="ce2", knob="SYSTEM_PERIODIC_RELEASE") == 1.0
+    ce = [str(p) for p in HEAD] + [CONFIG]  # the CE's defaults, then the demo's routes (its knobs win)
+    cfg = tmp_path / "ce_then_demo.conf"
+    cfg.write_text("".join(f"include : {p}\n" for p in ce))
+    wall = ManualClock(LAST + 100)
+    engine = WatchEngine(resolve(LOG, [str(cfg)], None), wall, tz="UTC")
+    feed = WatchFeed(engine)
+    feed.step(wall.now())
+    ce_snap = feed.snapshot(1, clock="real")
+    got = samples(exposition(lambda: ce_snap, "ce"))
+    assert value(got, "routedeck_policy_parses", schedd="ce", knob="SYSTEM_PERIODIC_HOLD") == 0.0
+    assert [p.knob for p in ce_snap.policies if not p.parses] == ["SYSTEM_PERIODIC_HOLD"]
