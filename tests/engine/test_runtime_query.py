@@ -131,9 +131,11 @@ def test_the_uis_why_not_and_full_ads_are_engine_queries():
         return real_query(lambda e: (threads.append(threading.current_thread().name), fn(e))[1], timeout)
 
     rt.query = counting
+    # the rows are taken before the engine thread starts: a snapshot consumes the queue's change
+    # events, and two threads taking one at once crashed the engine (KeyError on a job, seen in CI)
+    rows = list(engine.snapshot().jobs)
     rt.start()
     try:
-        rows = list(engine.snapshot().jobs)
         verdict, checks = engine_api.why_not(rt, rows[0].job, engine.now)
         assert checks and threads == ["routedeck-engine"]
         ads = engine_api.FullAds(rt)
