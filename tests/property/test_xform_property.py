@@ -45,9 +45,10 @@ RESERVED = {"true", "false", "undefined", "error", "parent", "my", "target", "is
 
 names = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_]{0,7}\Z").filter(lambda n: n.lower() not in RESERVED)
 
-# string contents: printable, with quotes and backslashes, never '$' (a macro) nor a trailing '\'
+# string contents: printable, with quotes and backslashes, never '$' (a macro) nor a trailing '\';
+# nor a backslash just before a quote: RouteDeck refuses that value (test_backslash_before_a_quote below)
 _chars = st.characters(min_codepoint=32, max_codepoint=126, blacklist_characters="$")
-strings = st.text(_chars, max_size=12).filter(lambda s: not s.endswith("\\"))
+strings = st.text(_chars, max_size=12).filter(lambda s: not s.endswith("\\") and '\\"' not in s)
 
 scalars = st.one_of(
     st.integers(-10**9, 10**9).map(str),
@@ -113,6 +114,18 @@ def test_set_inserts_the_parsed_value(ad, attr, value):
     out = run(f"SET {attr} {value}", ad)
     assert canon(lower(out)[attr.lower()]) == canon(value)
     assert unchanged_except(ad, out, attr)
+
+
+@pytest.mark.xfail(strict=True, reason="known divergence, found by hypothesis in CI (session 8): the old "
+                   "ClassAd syntax reads a backslash before an escaped quote literally; RouteDeck's parse "
+                   "refuses the value as two adjacent strings")
+def test_backslash_before_a_quote_in_a_set_value():
+    """htcondor.md §1.3: SET parses with the old parser, where only ``\\"`` is an escape: the
+    string whose contents are a backslash and a quote is written ``"\\\\""`` (C.quote), which
+    HTCondor stores; RouteDeck warns "invalid expression" and drops the SET."""
+    value = C.quote('\\"')
+    out = run(f"SET A {value}", {})
+    assert "A" in out
 
 
 @BOUND
