@@ -250,6 +250,20 @@ def load_verdict(res) -> tuple[int, str | None]:
     return log_verdict(res.problems, res.not_a_log())
 
 
+def refused_log_status(res, command: str, after: str = "skips that record and shows the rest") -> int:
+    """:func:`load_verdict` of ``res`` (a ``LoadResult`` read with the schedd's rules, values not
+    parsed), saying on stderr which record the schedd would refuse to start on when it is not 0.
+    ``after`` says what ``command`` does about it. One message for every command that reads a log
+    the index read leniently (replay, why, record)."""
+    status, _why = load_verdict(res)
+    fatal = next((p for p in res.problems if p.severity == "fatal"), None)
+    if status and fatal is not None:
+        print(f"routedeck {command}: {fatal.file}: record {fatal.record} (byte offset {fatal.offset}): fatal: the "
+              f"schedd would refuse to start on this log ({fatal.message.split(';')[0]}, inside a committed "
+              f"transaction); {command} {after}", file=sys.stderr)
+    return status
+
+
 def config_status(errors) -> int:
     """The exit status a config that could be read decides: 1 when it has errors, else 0."""
     return FINDINGS if list(errors) else OK

@@ -98,13 +98,13 @@ def run(args: argparse.Namespace) -> int:
         if why := argcheck.unreadable(log):  # a service restarts on exit 2 (contrib/), a timer runs again
             raise argcheck.UsageError(why)
         if args.once:  # the schedd's verdict on the log decides the exit status, as everywhere
-            from engine.cli.replay import _log_status  # noqa: PLC0415
-            from engine.queue.reader import load_log  # noqa: PLC0415
+            from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-            verdict, why = argcheck.load_verdict(load_log(log, validate=False))
+            res = load_log(log, validate=False)  # read once: the verdict and its message
+            verdict, why = argcheck.load_verdict(res)
             if verdict == argcheck.USAGE:
                 raise argcheck.UsageError(why)
-            status = argcheck.worst(status, _log_status(None, log))
+            status = argcheck.worst(status, argcheck.refused_log_status(res, "record"))
     except argcheck.UsageError as exc:
         return argcheck.usage_error("record", exc)
     try:

@@ -281,7 +281,7 @@ def run_headless(args: argparse.Namespace) -> int:
         print(problem.where(args.log), file=sys.stderr)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         print(f"{args.log}: … {len(problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
-    status = 0 if archive is not None else _log_status(index, args.log)
+    status = 0 if archive is not None else log_status(args.log)
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
@@ -350,21 +350,14 @@ def run_headless(args: argparse.Namespace) -> int:
     return status
 
 
-def _log_status(index, path: str) -> int:
-    """The schedd's verdict on the log (engine.cli.args.log_verdict), said on stderr when it is
-    not 0. The log is read again with the schedd's rules: the index reads some lines more
+def log_status(path: str, command: str = "replay") -> int:
+    """The schedd's verdict on the log (engine.cli.args.refused_log_status), said on stderr when it
+    is not 0. The log is read again with the schedd's rules: the index reads some lines more
     leniently without a word (an empty line, a 105 without its blank), so its problems cannot
     tell. Values are not parsed (``validate=False``): one that does not parse is never fatal."""
-    from engine.queue.reader import load_log  # noqa: PLC0415
+    from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-    res = load_log(path, validate=False)
-    status, _why = argcheck.load_verdict(res)
-    fatal = next((p for p in res.problems if p.severity == "fatal"), None)
-    if status and fatal is not None:
-        print(f"routedeck replay: {fatal.file}: record {fatal.record} (byte offset {fatal.offset}): fatal: the "
-              f"schedd would refuse to start on this log ({fatal.message.split(';')[0]}, inside a committed "
-              "transaction); replay skips that record and shows the rest", file=sys.stderr)
-    return status
+    return argcheck.refused_log_status(load_log(path, validate=False), command)
 
 
 def _limit(n: int) -> str:

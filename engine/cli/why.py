@@ -14,7 +14,7 @@ import sys
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
-from engine.cli.replay import NotARecording, _log_status, check_recording, index_of, make_player, moment
+from engine.cli.replay import NotARecording, check_recording, index_of, log_status, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
 from engine.feeds.replay.player import ReplayError
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if empty is not None and index.records:
         print(f"routedeck why: {empty}", file=sys.stderr)
-    log_status = 0 if archive is not None else _log_status(index, args.log)
+    status_of_log = 0 if archive is not None else log_status(args.log, "why")
     cfg = Config.load(args.config)
     table = load_routing_table(cfg)
     now = player.time()
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     for c in checks:
         if not c.parses:
             print(f"{c.knob}: {c.note}", file=sys.stderr)
-    status = argcheck.worst(log_status, argcheck.config_status(errors), 1 if any(not c.parses for c in checks) else 0)
+    status = argcheck.worst(status_of_log, argcheck.config_status(errors), 1 if any(not c.parses for c in checks) else 0)
     if args.json:
         emit({"time": now, "jobs": [e.to_json() for e in entries],
               "policies": [{"knob": c.knob, "parses": c.parses, "note": c.note} for c in checks]})
