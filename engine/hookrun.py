@@ -290,3 +290,9 @@ def knob_text(config: Any, name: str) -> str | None:
         return None
     value = str(value).strip()
     return value or None
+
+
+def no_barrier() -> None:
+    """The default ``barrier`` of the hook runners (engine.router.hooks, engine.execute.hooks): no
+    queue log whose grouped sync must reach the disk before a program starts (issue 30)."""
+

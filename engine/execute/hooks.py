@@ -53,6 +53,7 @@ from typing import Any, Callable, Mapping, Sequence
 from engine.classad import ClassAdError, evaluate, make_ad, parse_old_ad
 from engine.contract.codes import HoldCode
 from engine.hookrun import (
+    no_barrier,
     knob_text,
     ALLOW_FLAG,
     MAX_OUTPUT,
@@ -177,11 +178,6 @@ def _bad(line: str) -> dict[str, str]:
     raise ClassAdError(f"x: not an 'Attr = expr' line: {line[:100]}", line)
 
 
-
-def _nothing() -> None:
-    """The default barrier: no queue log to sync."""
-
-
 @dataclass(frozen=True)
 class PrepareOutcome:
     """What the starter does after PREPARE_JOB: ``run`` (merge ``attrs``), ``hold`` or ``requeue``."""
@@ -303,7 +299,7 @@ class HookRunner:
         self.allow_run = bool(allow_run)
         # called before a hook or a job's program is spawned: the queue log's pending grouped sync
         # (QueueLogWriter.barrier, issue 30) reaches the disk before a program sees a commit
-        self.barrier: Callable[[], None] = _nothing
+        self.barrier: Callable[[], None] = no_barrier
         self.timeout = timeout
         self.max_output = max_output
         self.rejections: dict[str, str] = {}

@@ -68,6 +68,7 @@ from typing import Any, Callable, Mapping
 from engine.classad import evaluate, make_ad
 # the generic runner and the rules shared with the startd/starter hooks (engine.execute)
 from engine.hookrun import (  # noqa: F401  (re-exported: HookOutputError, PRIVATE_ATTRS, …)
+    no_barrier,
     knob_text,
     ALLOW_FLAG,
     EXIT_GRACE,
@@ -149,11 +150,6 @@ def cleanup_stdin(dest: Mapping[str, str]) -> str:
 
 # ------------------------------------------------------------------------------------------
 # results and what each hook's result means
-
-
-
-def _nothing() -> None:
-    """The default barrier: no queue log to sync."""
 
 
 @dataclass(frozen=True)
@@ -268,7 +264,7 @@ class HookManager:
         self.allow_run = bool(allow_run)  # False: no hook program is ever spawned (module docstring)
         # called on the engine thread before a hook is handed to the pool: the queue log's pending
         # grouped sync (QueueLogWriter.barrier, issue 30) reaches the disk before a hook sees a commit
-        self.barrier: Callable[[], None] = _nothing
+        self.barrier: Callable[[], None] = no_barrier
         self.uses: dict[tuple[str, str], HookUse] = {}  # (hook type, path) -> what ran / would run
         self.max_output = max_output
         self.default_keyword = default_keyword or None

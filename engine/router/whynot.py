@@ -29,7 +29,7 @@ from engine.contract.codes import JobStatus
 from engine.router.candidates import sanity_clauses, umbrella_core
 from engine.router.throttle import RouteStats, route_state
 
-_EMPTY = ClassAd()
+EMPTY_AD = ClassAd()
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
-def _values(job: Any, text: str) -> str:
+def clause_values(job: Any, text: str) -> str:
     """``Name = text`` of the job attributes ``text`` references (the job's spelling)."""
     try:
         refs = sorted(parse_expr(text).refs)
@@ -135,18 +135,18 @@ def _values(job: Any, text: str) -> str:
     return "; ".join(shown)
 
 
-def _eval(text: str, my: Any, target: Any, now: float) -> Any:
+def eval_clause(text: str, my: Any, target: Any, now: float) -> Any:
     try:
         return evaluate(parse_expr(text), my, target, now=now)
     except ClassAdError as exc:
         return f"(does not parse: {exc})"
 
 
-def _clauses(job: Any, text: str, my: Any, target: Any, now: float, label: str, route: str | None) -> list[Step]:
+def clause_steps(job: Any, text: str, my: Any, target: Any, now: float, label: str, route: str | None) -> list[Step]:
     out = []
     for clause in split_and(text):
-        v = _eval(clause, my, target, now)
-        vals = _values(job, clause)
+        v = eval_clause(clause, my, target, now)
+        vals = clause_values(job, clause)
         out.append(Step(f"{label}: {clause}", is_true(v), f"{_show(v)}" + (f" ({vals})" if vals else ""), route))
     return out
 
@@ -225,7 +225,7 @@ def _sane(router: Any, now: float):
         if status is not None and status.strip() != JobStatus.IDLE.text:
             return False  # the common case, without building the ad
         ad = job.classad()
-        return all(is_true(evaluate(e, _EMPTY, ad, now=now)) for e in texts)
+        return all(is_true(evaluate(e, EMPTY_AD, ad, now=now)) for e in texts)
 
     return ok
 
@@ -266,19 +266,19 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
     ad = job.classad()
     sanity_ok = True
     for label, text in sanity_clauses(name):
-        v = _eval(text, _EMPTY, ad, now)
+        v = eval_clause(text, EMPTY_AD, ad, now)
         ok = is_true(v)
         sanity_ok &= ok
-        vals = _values(job, text)
+        vals = clause_values(job, text)
         steps.append(Step(f"umbrella: {label}", ok, vals or _show(v)))
     sc = (table.knobs.source_job_constraint or "").strip()
     sc_ok = True
     if sc:
-        sc_steps = _clauses(job, sc, _EMPTY, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None)
+        sc_steps = clause_steps(job, sc, EMPTY_AD, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None)
         steps.extend(sc_steps)
         sc_ok = all(s.ok for s in sc_steps)
     core = umbrella_core(None, [r.requirements for r, a in zip(routes, accepting) if a])
-    route_or = core is not None and is_true(_eval(core, _EMPTY, ad, now))
+    route_or = core is not None and is_true(eval_clause(core, EMPTY_AD, ad, now))
     steps.append(Step("umbrella: one accepting route's requirements (job as TARGET, MY = empty ad)", route_or,
                       core or ""))
     if not (sanity_ok and sc_ok):
@@ -307,9 +307,9 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         else:
             req = r.classad_requirements if getattr(r, "syntax", "") == "classad" else r.requirements
             if getattr(r, "syntax", "") == "classad" and r.route_ad is not None:
-                steps.extend(_clauses(job, req or "true", r.route_ad, ad, now, "Requirements (route MY, job TARGET)", r.name))
+                steps.extend(clause_steps(job, req or "true", r.route_ad, ad, now, "Requirements (route MY, job TARGET)", r.name))
             else:
-                steps.extend(_clauses(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
+                steps.extend(clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
     if not route_or:
         return done(None, "not a candidate: no accepting route's requirements are true in the umbrella")
     if chosen is None:

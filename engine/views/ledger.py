@@ -34,7 +34,7 @@ from engine.contract.codes import JobStatus
 from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline
 from engine.router.candidates import sanity_clauses
 from engine.router.throttle import RouteStats, route_state
-from engine.router.whynot import _EMPTY, _clauses, _eval, _values
+from engine.router.whynot import EMPTY_AD, clause_steps, eval_clause, clause_values
 from engine.classad import is_true
 from engine.views.recorded import iter_jobs, literal_str, route_counts
 
@@ -164,12 +164,12 @@ def job_entry(table: Any, job: LedgerJob, book: Mapping[str, RouteStats], now: f
     if status != JobStatus.IDLE.text:
         return Entry(job.key, "not_candidate", (), None, f"JobStatus = {status or 'undefined'} (not idle)")
     for label, text in sanity_clauses(name):
-        if not is_true(_eval(text, _EMPTY, ad, now)):
-            vals = _values(job, text)
+        if not is_true(eval_clause(text, EMPTY_AD, ad, now)):
+            vals = clause_values(job, text)
             return out("not_candidate", [], f"umbrella: {label}" + (f" ({vals})" if vals else ""))
     sc = (table.knobs.source_job_constraint or "").strip()
     if sc:
-        failed = [s for s in _clauses(job, sc, _EMPTY, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None) if not s.ok]
+        failed = [s for s in clause_steps(job, sc, EMPTY_AD, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None) if not s.ok]
         if failed:
             return out("not_candidate", [], "; ".join(f"{s.check} is {s.detail}" for s in failed))
     routes, chosen, matching, blocked = [], None, [], None
@@ -189,9 +189,9 @@ def job_entry(table: Any, job: LedgerJob, book: Mapping[str, RouteStats], now: f
         else:
             req = r.classad_requirements if getattr(r, "syntax", "") == "classad" else r.requirements
             if getattr(r, "syntax", "") == "classad" and r.route_ad is not None:
-                steps = _clauses(job, req or "true", r.route_ad, ad, now, "Requirements", r.name)
+                steps = clause_steps(job, req or "true", r.route_ad, ad, now, "Requirements", r.name)
             else:
-                steps = _clauses(job, req or "true", ad, None, now, "REQUIREMENTS", r.name)
+                steps = clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS", r.name)
             bad = [f"{s.check.partition(': ')[2]} is {s.detail}" for s in steps if not s.ok]
             routes.append({"route": r.name, "verdict": "no_match", "detail": "; ".join(bad)})
     if chosen is not None:
