@@ -54,7 +54,8 @@ from typing import Any, Iterator
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.demo import DEFAULT_CONFIG_DIR, DemoError, DemoFiles, build_demo
+from engine.feeds.demo import build_demo
+from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:

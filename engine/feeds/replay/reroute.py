@@ -55,7 +55,8 @@ from engine.views.recorded import literal_int, literal_str
 from engine.schedd.workload import JobTemplate
 from engine.schedd.sites import SiteSpec, SiteSet
 from engine.lang.config import Config
-from engine.feeds.demo import Simulation, load_sites, system_policy
+from engine.feeds.demo import Simulation, system_policy
+from engine.feeds.demo_files import load_sites
 from engine.router.router import JobRouter
 from engine.router.loader import load_routing_table
 from engine.schedd.queue_store import QueueStore
