@@ -131,3 +131,18 @@ ns = SimpleNamespace
 def outcomes(events):
     """{source job: outcome} from the job-retired events in ``events``."""
     return {e.job: e.outcome for e in events if e.kind == "job-retired"}
+
+
+# A good two-route transform table (A for alice, B for the rest): the last good state that the
+# hostile-input tests break and expect kept.
+TWO_ROUTES = """\
+JOB_ROUTER_ROUTE_NAMES = A B
+JOB_ROUTER_ROUTE_A @=jrt
+  UNIVERSE 5
+  REQUIREMENTS Owner == "alice"
+@jrt
+JOB_ROUTER_ROUTE_B @=jrt
+  UNIVERSE 5
+  REQUIREMENTS true
+@jrt
+"""

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.paths import REPO
+from tests.helpers.router_fixtures import TWO_ROUTES
 from engine.lang import macros as mx
 from engine.lang.config import Config, ConfigError, MAX_SELF_GROWTH, MAX_FILE_SIZE
 from engine.router.loader import load_routing_table
@@ -39,17 +40,7 @@ REPO = REPO
 MIB = 1 << 20
 PEAK_BOUND = 64 * MIB  # the fuzz test's fixed memory bound (tracemalloc peak)
 
-ROUTES = """\
-JOB_ROUTER_ROUTE_NAMES = A B
-JOB_ROUTER_ROUTE_A @=jrt
-  UNIVERSE 5
-  REQUIREMENTS Owner == "alice"
-@jrt
-JOB_ROUTER_ROUTE_B @=jrt
-  UNIVERSE 5
-  REQUIREMENTS true
-@jrt
-"""
+ROUTES = TWO_ROUTES
 
 
 def write(path: Path, data: str | bytes) -> str:
