@@ -179,3 +179,20 @@ def stopwatch() -> Callable[[], float]:
     Tests replace ``engine.hookrun.stopwatch`` to freeze the figure."""
     t0 = time.monotonic()
     return lambda: time.monotonic() - t0
+
+
+def duration(seconds: float) -> str:
+    """How a span of time is written, on the screens and by the headless commands (one format):
+    ``4m12s``, ``1h27m53s``, ``1d11h``; negative values get a minus sign."""
+    sign = "-" if seconds < 0 else ""
+    s = int(abs(seconds))
+    d, s = divmod(s, 86_400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{sign}{d}d{h}h"
+    if h:
+        return f"{sign}{h}h{m:02d}m{s:02d}s"
+    if m:
+        return f"{sign}{m}m{s:02d}s"
+    return f"{sign}{s}s"

@@ -14,6 +14,7 @@ import sys
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
+from engine.clock import duration
 from engine.cli.replay import NotARecording, check_recording, index_of, log_status, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(entries)} idle source jobs at {format_moment(now, args.tz)}")
     print(f"{'JOB':<10} {'VERDICT':<14} {'HOLD IN':>9}  DETAIL")
     for e in entries:
-        hold = _span(e.hold["in"]) if e.hold else "-"
+        hold = duration(e.hold["in"]) if e.hold else "-"
         print(f"{e.job:<10} {e.verdict:<14} {hold:>9}  {e.detail}")
         if args.job:
             for r in e.routes:
@@ -103,14 +104,3 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {e.hold.get('action', 'hold')} at {format_moment(e.hold['at'], args.tz)} "
                       f"by {e.hold['policy']}: {e.hold['reason']}")
     return status
-
-
-def _span(seconds: float) -> str:
-    """A countdown as an operator reads it: ``45s``, ``29m``, ``22h21m``, ``3d4h`` (issue 29: not
-    raw seconds)."""
-    s = max(0, int(seconds))
-    for size, unit, sub, subunit in ((86_400, "d", 3600, "h"), (3600, "h", 60, "m")):
-        if s >= size:
-            big, rest = divmod(s, size)
-            return f"{big}{unit}{rest // sub}{subunit}" if rest // sub else f"{big}{unit}"
-    return f"{s // 60}m" if s >= 60 else f"{s}s"

@@ -11,6 +11,8 @@ from functools import lru_cache
 from itertools import accumulate
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from engine.clock import duration  # noqa: F401 - one duration format for the screens and the headless commands
+
 
 @lru_cache(maxsize=32)
 def zone(name: str):
@@ -34,22 +36,6 @@ def zoned(t: float, tz: str) -> str:
     """``2026-11-21 16:00 CST``: absolute time with the zone's abbreviation."""
     dt = datetime.fromtimestamp(t, zone(tz))
     return dt.strftime("%Y-%m-%d %H:%M ") + (dt.tzname() or tz)
-
-
-def duration(seconds: float) -> str:
-    """Compact duration: ``4m12s``, ``1h27m53s``, ``1d11h``; negative values get a minus sign."""
-    sign = "-" if seconds < 0 else ""
-    s = int(abs(seconds))
-    d, s = divmod(s, 86_400)
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    if d:
-        return f"{sign}{d}d{h}h"
-    if h:
-        return f"{sign}{h}h{m:02d}m{s:02d}s"
-    if m:
-        return f"{sign}{m}m{s:02d}s"
-    return f"{sign}{s}s"
 
 
 def ago(seconds: float) -> str:
