@@ -13,7 +13,9 @@ invariants:
   other statuses (transferring, suspended, …) are added when present.
 - A cron row's next runs and the ≥ 10.3 schedd's prediction come from the crondor engine at the
   snapshot's moment; its ``DeferralTime`` is the value the caller's schedd (live or rebuilt from
-  a log) holds. ``state`` is ``invalid`` for a schedule that cannot be parsed (held or not: the
+  a log) holds. ``waiting``/``running`` and the moment the next runs follow are
+  :func:`engine.crondor.deferral.run_state` (the one boundary rule: at the second
+  ``DeferralTime + DeferralOffset`` the job runs). ``state`` is ``invalid`` for a schedule that cannot be parsed (held or not: the
   schedd holds it with code 25), ``held`` for any other hold (``hold_code`` tells a missed run,
   20, from a user's hold, 1).
 - The event ring is two bounded rings numbered from one sequence: a burst of job events never
@@ -29,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from engine.contract import snapshot as S
 from engine.contract.codes import JobStatus
+from engine.crondor.deferral import run_state
 from engine.lang.user_policy import policy_checks
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
@@ -90,15 +93,9 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
     """One crondor row (module docstring). ``runs(attrs, now)`` gives (RouteDeck's next runs,
     the ≥ 10.3 schedd's); ``text``/``number`` read a string / integer attribute value."""
     sched = schedule_of(attrs.as_dict() if hasattr(attrs, "as_dict") else attrs)
-    if not sched.valid:
-        state = "invalid"
-    elif status == JobStatus.HELD:
-        state = "held"
-    elif status == JobStatus.RUNNING:
-        state = "waiting" if deferral is not None and now < deferral else "running"
-    else:
-        state = "idle"
-    next_runs, schedd = runs(attrs, now) if sched.valid else ((), ())
+    rs = run_state(sched.valid, status, deferral, now, number(attrs.get("DeferralOffset")) or 0)
+    state = rs.state
+    next_runs, schedd = runs(attrs, rs.runs_after) if sched.valid else ((), ())
     lints = ()
     if next_runs and schedd and next_runs[0] != schedd[0]:
         lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {next_runs[0]} "
