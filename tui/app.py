@@ -50,6 +50,7 @@ from tui.commands import keymap
 from tui.commands.prompt import CommandLineMixin
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.commands.palette import COMMANDS
+from tui.widgets.command_line import waiting_first
 from tui.shell.idle_gc import IdleGC
 from tui.shell.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
@@ -127,7 +128,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self._watching: tuple[str, ...] = ()
         self.bookmarks: list[tuple[str, int, float]] = []  # replay: (name, transaction, time)
         self.command_history: list[str] = []  # the ``:`` line's Up/Down
-        self._job_ids: tuple[int, list[str]] = (-1, [])
+        self._job_ids: tuple[int, list[str], list[str]] = (-1, [], [])  # (jobs_version, ids, why's order)
         self.last_hook_seq = 0  # the newest hook invocation seen (failure toasts: tui.screens.hooks)
         if mode == "watch":
             self._modes["routes"] = _watch_board
@@ -388,8 +389,9 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         if snap is not None:
             words["route"] = list(dict.fromkeys(r.name for r in snap.routes + snap.inactive_routes))
             if self._job_ids[0] != snap.jobs_version or not self._job_ids[1]:
-                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs])
+                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs], waiting_first(snap.jobs))
             words["job"] = self._job_ids[1]
+            words["waiting"] = self._job_ids[2]
         return words
 
     def action_toggle_pause(self) -> None:

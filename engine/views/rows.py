@@ -102,7 +102,7 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
     lints = ()
     if next_runs and schedd and next_runs[0] != schedd[0]:
         lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {next_runs[0]} "
-                 "(htcondor.md §2.3 item 4)",)
+                 "(its CronTab::nextRunTime; documented rule: the manual's Time Scheduling for Job Execution)",)
     fields = tuple((lambda v, raw: v if v is not None else raw)(text(attrs.get(n)), attrs.get(n)) for n in CRON_ATTRS)
     return S.CronView(
         job=job, fields=fields, status=status, deferral_time=deferral,

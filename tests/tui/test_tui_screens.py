@@ -217,7 +217,7 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await wait_until(pilot, lambda: cell("12.0", "in") == "1h26m55s")
         await pilot.press("down", "down")
         detail = str(app.screen.query_one("#cron-detail").render())
-        assert "htcondor.md §2.3 item 4" in detail and "schedd picks" in detail
+        assert "CronTab::nextRunTime" in detail and "schedd picks" in detail
         assert "held: 1 missed run, 0 invalid schedule" in detail and "1 waiting" in detail
 
 

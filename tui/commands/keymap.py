@@ -82,9 +82,17 @@ BOARD = [
 ]
 
 # the board's table: move the column the legend line explains
+# Home/End (g/G) go to the first/last row in every table, as in the jobs tables (JOB_TABLE); on
+# DataTable they moved a column on the board and a row in Jobs (issue 29). ``<``/``>`` move columns.
+ROW_ENDS = [
+    Binding("home,g", "scroll_top", "First", show=False),
+    Binding("end,G", "scroll_bottom", "Last", show=False),
+]
+
 BOARD_TABLE = [
     Binding("less_than_sign", "column(-1)", "Column ←", key_display="<", show=False),
     Binding("greater_than_sign", "column(1)", "Column →", key_display=">", show=False),
+    *ROW_ENDS,
 ]
 
 ROUTE = [
@@ -128,9 +136,9 @@ CRON = [
 # The crondor, hooks and slots tables: Enter is the DataTable's select (RowSelected → the
 # screen's action), shown in the footer under the screen's name for it. DataTable's own enter
 # binding is hidden and, the table having the focus, shadowed the screen's in the footer.
-CRON_TABLE = [Binding("enter", "select_cursor", "Open ad")]
-HOOKS_TABLE = [Binding("enter", "select_cursor", "stdin/stdout")]
-SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks")]
+CRON_TABLE = [Binding("enter", "select_cursor", "Open ad"), *ROW_ENDS]
+HOOKS_TABLE = [Binding("enter", "select_cursor", "stdin/stdout"), *ROW_ENDS]
+SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks"), *ROW_ENDS]
 
 HOOKS = [
     Binding("enter", "open_io", "stdin/stdout"),

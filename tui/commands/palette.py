@@ -29,7 +29,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("hooks", "[TEXT]", "execute node's hook invocations, optionally filtered (key h)", (), control="execute"),
     Command("slots", "", "execute node's slots (key o)", (), control="execute"),
     Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
-    Command("why", "JOB", "why is this idle job not routed", ("whynot",), "job"),
+    Command("why", "JOB", "why is this idle job not routed", ("whynot",), "waiting"),
     Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
     Command("sort", "COLUMN [desc]", "sort the jobs by a column", (), "column order"),

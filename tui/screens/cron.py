@@ -182,11 +182,12 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         return c.job if c else None
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]
-        return Table("cron", [t for t, _k, _w in COLUMNS], rows)
+        shown = self.visible(snap)
+        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in shown]
+        return Table("cron", [t for t, _k, _w in COLUMNS], rows, records_of(shown))
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)

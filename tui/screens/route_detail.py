@@ -279,10 +279,11 @@ class RouteDetailScreen(DeckScreen):
         return row.job if row else self.route_name
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
-        columns, rows = self.query_one(JobTable).export_rows()
-        return Table(f"route-{self.route_name}-jobs", columns, rows)
+        table = self.query_one(JobTable)
+        columns, rows = table.export_rows()
+        return Table(f"route-{self.route_name}-jobs", columns, rows, records_of(table.shown_rows()))
 
     def action_edit(self) -> None:
         self.app.open_editor(self.route_name)
