@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from typing import Iterable
 
 from textual import on
@@ -46,6 +45,7 @@ from textual.widgets import Input, TextArea
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
+from engine.views.rows import EventRing
 from tui.commands import keymap
 from tui.commands.prompt import CommandLineMixin
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
@@ -121,7 +121,11 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self.last_event_seq = 0
         self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
         # Every event seen, in order: the snapshot's ring is short, the board shows more history.
-        self.event_log: deque[S.Event] = deque(maxlen=EVENT_LOG)
+        # The events seen, in the engine's two rings (engine.views.rows.EventRing): per-job events
+        # (thousands an hour at speed) cannot push throttles and config lines out of the board's
+        # Events pane, as one shared 2,000-entry log did after a virtual hour or two (issue 29).
+        self.event_log = EventRing(job_ring=EVENT_LOG, notable_ring=EVENT_LOG)
+        self._history_upto = 0  # Snapshot.history_upto last seen: it grows at each replay jump
         self.missed_events = 0
         self._gap_toasted = -GAP_TOAST_EVERY
         self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
@@ -302,6 +306,12 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                 return
 
     def _toast_events(self, snap: S.Snapshot, quiet: bool) -> None:
+        if snap.history_upto > self._history_upto:
+            # A replay jump: the feed re-tells what the recording's router said up to the new
+            # moment and its own notes (bookmarks), newly numbered. The log starts again from
+            # them, or every seek added the bookmark line and the history once more (issue 29).
+            self._history_upto = snap.history_upto
+            self.event_log = EventRing(job_ring=EVENT_LOG, notable_ring=EVENT_LOG)
         new = [e for e in snap.events if e.seq > self.last_event_seq]
         if not new:
             return
@@ -319,7 +329,8 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                             "event ring holds between two snapshots)", severity="warning")
                 self.missed_events = 0
         self.last_event_seq = new[-1].seq
-        self.event_log.extend(new)
+        for e in new:
+            self.event_log.record(e)
         self.post_message(EventsSeen(tuple(e.kind for e in new), missed))
         if quiet:
             return

@@ -136,6 +136,13 @@ class EventRing:
         self.record(event)
         return event
 
+    def __iter__(self):
+        """Every event kept, oldest first (both rings merged by sequence number)."""
+        return heapq.merge(self.job_events, self.notable_events, key=lambda e: e.seq)
+
+    def __len__(self) -> int:
+        return len(self.job_events) + len(self.notable_events)
+
     def recent(self, job_limit: int = SNAPSHOT_JOB_EVENTS) -> tuple[S.Event, ...]:
         """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""
         jobs = self.job_events

@@ -565,3 +565,26 @@ async def test_home_and_end_go_to_the_first_and_last_row_in_every_table():
         assert cron.cursor_row == cron.row_count - 1 > 0
         await pilot.press("home")
         assert cron.cursor_row == 0
+
+
+async def test_the_events_pane_keeps_throttles_past_thousands_of_job_events():
+    """Issue 29's handling list: the board's Events pane lost throttle and config lines after a
+    virtual hour or two, because the app kept one 2,000-entry log shared with per-job events. The
+    app keeps them in the engine's two rings (engine.views.rows.EventRing), as the snapshot does."""
+    rt = FakeRuntime(make_snapshot(50, events=(
+        S.Event(1, T0, "route-throttled", "route BlackHole throttled: 56 failures in 605 s", "warning", "BlackHole"),
+        S.Event(2, T0, "config-reloaded", "routing table reloaded: 5 routes"))))
+    app = _app(rt)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        seq = 2
+        for batch in range(12):  # 3,600 job events, 300 a snapshot
+            events = tuple(S.Event(seq + i, T0 + batch, "job-routed", f"{seq + i}.0 routed to CMS_T2", job=f"{seq + i}.0")
+                           for i in range(1, 301))
+            seq += 300
+            new = rt.update(events=events, time=T0 + batch)
+            await wait_until(pilot, lambda new=new: app.snapshot.seq == new.seq)
+        await pilot.pause()
+        pane = str(app.screen.query_one("#events").render())
+        assert "BlackHole throttled" in pane and "routing table reloaded" in pane
+        assert [e.seq for e in app.event_log][-1] == seq

@@ -131,6 +131,14 @@ async def test_bookmark_add_and_go(log):
         await wait_until(pilot, _shown(app, 5))
         assert _player(runtime).position == 5
         assert "marks B1" in bar_text(app.snapshot, app.bookmarks).plain
+        for where in ("#30", "#12", "start"):  # the bookmark's line was logged again at every seek (issue 29)
+            await _cmd(pilot, f"seek {where}")
+            await pilot.pause()
+        await wait_until(pilot, lambda: app.snapshot.replay.transaction != 5)
+        marks = [e.message for e in app.event_log if e.kind == "bookmark-added"]
+        assert marks == ["bookmark B1 at transaction 6"]
+        seqs = [e.seq for e in app.event_log]
+        assert len(seqs) == len(set(seqs))
 
 
 async def test_replay_keys_do_nothing_outside_replay():

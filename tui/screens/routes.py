@@ -297,11 +297,11 @@ class RoutesScreen(FilterBox, DeckScreen):
             else Text("no route selected", style="dim"))
 
     def _show_events(self, snap: Snapshot) -> None:
-        # Route, config and engine events, from the app's log (the snapshot's ring is short and
-        # per-job events such as "job-routed" would push them out); job events only while
+        # Route, config and engine events, from the app's log (its notable ring: per-job events
+        # such as "job-routed" are kept apart and cannot push them out); job events only while
         # nothing else has happened.
-        log = self.app.event_log or snap.events
-        events = [e for e in log if not e.kind.startswith("job-")] or list(snap.events)
+        log = self.app.event_log
+        events = list(log.notable_events) or list(log.job_events) or list(snap.events)
         lines = Text()
         style = {"warning": "yellow", "error": "red"}
         for e in reversed(events[-30:]):
