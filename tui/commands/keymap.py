@@ -40,9 +40,10 @@ APP = [
     Binding("b", "show_routes", "Board"),
     Binding("j", "show_jobs", "Jobs"),
     Binding("c", "show_cron", "Crondor"),
-    # the execute node's views: only where the feed has one (Snapshot.controls "execute")
-    Binding("h", "show_hooks", "Hooks", show=False),
-    Binding("o", "show_slots", "Slots", show=False),
+    # the execute node's views: in the footer only where the feed has one (Snapshot.controls
+    # "execute"; check_action hides them elsewhere). Hidden everywhere, h/o were found by no one.
+    Binding("h", "show_hooks", "Hooks"),
+    Binding("o", "show_slots", "Slots"),
     Binding("space", "toggle_pause", "Pause/Play"),
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
