@@ -588,3 +588,22 @@ async def test_the_events_pane_keeps_throttles_past_thousands_of_job_events():
         pane = str(app.screen.query_one("#events").render())
         assert "BlackHole throttled" in pane and "routing table reloaded" in pane
         assert [e.seq for e in app.event_log][-1] == seq
+
+
+async def test_esc_from_why_not_and_trace_opened_on_a_job_ad_returns_to_the_ad():
+    """Issue 29's handling list: ``w`` (or ``t``) on a job's ad closed the ad first, so Esc from
+    the why-not landed on the jobs table. They open on top of the ad; Esc comes back to it."""
+    app = _app()
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _name(app) == "JobsScreen" and app.screen.table.selected is not None)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: _name(app) == "AdScreen")
+        for key, screen in (("w", "WhyNotScreen"), ("t", "TraceScreen")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: _name(app) == screen)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: _name(app) == "AdScreen")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: _name(app) == "JobsScreen")
