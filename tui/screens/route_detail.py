@@ -188,15 +188,19 @@ class RouteDetailScreen(DeckScreen):
                 self._reading = key
                 self._read_text(key)
             return
+        found = cache[key]
+        if not found:
+            # No definition text (a route known only from the recording): its live figures stand
+            # in, redrawn with every snapshot; they were drawn once and stayed beside the live
+            # History pane (issue 29).
+            self._text_key = key
+            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+            return
         if key == self._text_key:
             return  # already shown: nothing to redraw four times a second
         self._text_key = key
-        found = cache[key]
-        if found:
-            self.query_one("#route-text", Static).update(
-                Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
-        else:
-            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+        self.query_one("#route-text", Static).update(
+            Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
 
     @work(thread=True, exclusive=True, group="route-text")
     def _read_text(self, key: tuple[str | None, int]) -> None:
