@@ -109,6 +109,7 @@ JOBS = [
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
     Binding("t", "trace", "Trace", show=False),
+    Binding("x", "chain", "Chain", show=False),
     Binding("y", "copy", "Copy id", show=False),
     Binding("H", "hold", "Hold"),
     Binding("L", "release", "Release"),
@@ -157,6 +158,11 @@ WHY_NOT = [
     Binding("t", "trace", "Trace"),
 ]
 
+CHAIN = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "refresh_chain", "Re-read"),
+]
+
 TRACE = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "retrace", "Re-trace"),
@@ -172,6 +178,7 @@ AD = [
     Binding("Y", "copy_job", "Copy job id"),
     Binding("w", "why_not", "Why not"),
     Binding("t", "trace", "Trace", show=False),
+    Binding("x", "chain", "Chain", show=False),
 ]
 
 EDITOR = [
@@ -209,6 +216,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
     ("Transform trace", TRACE),
+    ("Chain (source → copy → grid)", CHAIN),
     ("Crondor", CRON),
     ("Hooks (execute node)", HOOKS),
     ("Slots (execute node)", SLOTS),

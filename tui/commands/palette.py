@@ -31,6 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "waiting"),
     Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
+    Command("chain", "[JOB]", "source job → routed copy → grid job, lags and orphans (key x)", ("xray",), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),
     Command("sort", "COLUMN [desc]", "sort the jobs by a column", (), "column order"),
     Command("pause", "", "pause the engine", (), control="pause"),

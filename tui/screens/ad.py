@@ -150,3 +150,6 @@ class AdScreen(ModalScreen[None]):
 
     def action_trace(self) -> None:
         self.app.open_trace(self.row.job)
+
+    def action_chain(self) -> None:
+        self.app.open_chain(self.row.job)

@@ -283,6 +283,10 @@ class JobsScreen(DeckScreen):
         if row is not None:
             self.app.open_trace(row.job)
 
+    def action_chain(self) -> None:
+        row = self.table.selected
+        self.app.open_chain(row.job if row is not None else None)
+
     def action_hold(self) -> None:
         if self.table.selected:
             self.app.confirm_job_command(HoldJob(self.table.selected.job))
