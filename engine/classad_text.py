@@ -166,3 +166,29 @@ def rewrite_scope_prefix(text: str, scope: str, replacement: str) -> str:
 def string_chunks(text: str) -> list[tuple[bool, str]]:
     """``text`` split into (is_string_literal, chunk) pieces, for lexical checks outside strings."""
     return _split_strings(text)
+
+
+# ----------------------------------------------------- one reader of attribute text (issue 26)
+
+def string_of(text: str | None) -> str | None:
+    """The value of a ClassAd string literal as a queue log holds it (``"a \\"b\\""`` → ``a "b"``);
+    None for anything else (absent, a number, an expression)."""
+    if text is None or len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    return text[1:-1].replace('\\"', '"')
+
+
+def integer_of(text: str | None) -> int | None:
+    """An integer attribute's value as ``EvaluateAttrInt`` reads a literal: ``3`` and ``3.0`` are 3
+    (a real converts), anything else (absent, a string, ``nan``, an expression) is None."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value == value and abs(value) != float("inf") else None

@@ -63,6 +63,7 @@ DEFAULT_EXCLUDE_REGEXP = (r"^((\..*)|(.*\.pl)|(.*\.py)|(.*\.sh)|(.*~)|(#.*)|(.*\
                           r"|(.*\.dpkg-old)|(.*\.dpkg-dist)|(.*\.cfsaved))$")
 MAX_INCLUDE_DEPTH = 20  # CONFIG_MAX_NESTING_DEPTH (condor_config.h)
 MAX_SELF_GROWTH = 4 * mx.MAX_SIZE  # characters added by definition-time self references, all knobs
+MAX_REPLACED = 10_000  # names whose earlier definitions are remembered (bounded)
 MAX_FILE_SIZE = 16 << 20  # bytes of one config file; real ones are kilobytes
 
 
@@ -101,6 +102,10 @@ class Config:
         self.warnings: list[ConfigError] = []
         self._loaded: set[str] = set()
         self._growth = 0  # characters self references added to the values now held
+        # name (lower case) -> where its earlier definitions stood, each replaced by a later one
+        # that does not refer to its own name (``X = $(X) more`` extends, it does not replace):
+        # the config reader keeps the last silently; a routing table's lints say so.
+        self.replaced: dict[str, list[Source]] = {}
 
     # ---------------------------------------------------------------------------- construction
 
@@ -448,6 +453,8 @@ class Config:
             self._error(source.file, source.line, f"{exc.message}; {name} is left empty")
             value = ""
         old = self._entries.get(key)
+        if old is not None and value == raw and old.raw != raw and len(self.replaced) < MAX_REPLACED:
+            self.replaced.setdefault(key, []).append(old.source)
         growth = max(0, len(value) - len(raw))
         self._growth += growth - (old.growth if old else 0)
         if growth and self._growth > MAX_SELF_GROWTH:

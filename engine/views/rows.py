@@ -99,7 +99,7 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
     lints = ()
     if next_runs and schedd and next_runs[0] != schedd[0]:
         lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {next_runs[0]} "
-                 "(htcondor.md §2.3 item 4)",)
+                 "(its CronTab::nextRunTime; documented rule: the manual's Time Scheduling for Job Execution)",)
     fields = tuple((lambda v, raw: v if v is not None else raw)(text(attrs.get(n)), attrs.get(n)) for n in CRON_ATTRS)
     return S.CronView(
         job=job, fields=fields, status=status, deferral_time=deferral,
@@ -132,6 +132,13 @@ class EventRing:
         event = S.Event(self.next_seq(), time, kind, message, level, route, job)
         self.record(event)
         return event
+
+    def __iter__(self):
+        """Every event kept, oldest first (both rings merged by sequence number)."""
+        return heapq.merge(self.job_events, self.notable_events, key=lambda e: e.seq)
+
+    def __len__(self) -> int:
+        return len(self.job_events) + len(self.notable_events)
 
     def recent(self, job_limit: int = SNAPSHOT_JOB_EVENTS) -> tuple[S.Event, ...]:
         """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""

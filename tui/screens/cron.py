@@ -59,6 +59,12 @@ def cron_cells(c: CronView, now: float) -> tuple:
         nxt, countdown = "—", Text("")
     if c.state == "waiting" and c.deferral_time is not None:
         nxt = f"deferred {zoned(c.deferral_time, c.tz)[11:]}"
+    elif c.state == "held":
+        # A held job has no next run: the DeferralTime it keeps is the run it missed (the In column
+        # says how long ago). On release the schedd computes a new one from the release time
+        # (htcondor.md §2.4); the detail pane says which that would be now (issue 29: "Next run"
+        # showed a past time).
+        nxt = Text("on release", style="dim")
     diff = schedd_pick(c)
     pick = Text(zoned(diff[1], c.tz), style="yellow") if diff else Text("same", style="dim")
     return (c.job, Text(c.state, style=STATE_STYLE.get(c.state, "")), countdown, nxt, schedule_text(c),
@@ -77,6 +83,11 @@ def cron_detail(c: CronView, now: float) -> Text:
         t.append(", ".join(zoned(r, c.tz) for r in c.schedd_runs[:N_RUNS]) + "\n")
     if c.hold_reason:
         t.append(f"held (code {c.hold_code}): {c.hold_reason}\n", style="red")
+    if c.state == "held":
+        if c.deferral_time is not None:
+            t.append(f"the run due {zoned(c.deferral_time, c.tz)} was missed; ", style="red")
+        t.append("released now, its next run would be "
+                 + (zoned(c.next_runs[0], c.tz) if c.next_runs else "none") + "\n")
     for lint in c.lints:
         t.append(f"⚠ {lint}\n", style="yellow")
     return t
@@ -182,11 +193,12 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         return c.job if c else None
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]
-        return Table("cron", [t for t, _k, _w in COLUMNS], rows)
+        shown = self.visible(snap)
+        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in shown]
+        return Table("cron", [t for t, _k, _w in COLUMNS], rows, records_of(shown))
 
     def action_back(self) -> None:
         box = self.query_one("#cron-filter", Input)

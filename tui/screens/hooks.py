@@ -265,11 +265,12 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
         return str(h.seq) if h else None
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in hook_cells(h, snap.tz)] for h in self.visible(snap)]
-        return Table("hooks", [t for t, _k, _w in COLUMNS], rows)
+        shown = self.visible(snap)
+        rows = [[c.plain if isinstance(c, Text) else str(c) for c in hook_cells(h, snap.tz)] for h in shown]
+        return Table("hooks", [t for t, _k, _w in COLUMNS], rows, records_of(shown))
 
     def action_back(self) -> None:
         box = self.query_one("#hooks-filter", Input)

@@ -188,15 +188,19 @@ class RouteDetailScreen(DeckScreen):
                 self._reading = key
                 self._read_text(key)
             return
+        found = cache[key]
+        if not found:
+            # No definition text (a route known only from the recording): its live figures stand
+            # in, redrawn with every snapshot; they were drawn once and stayed beside the live
+            # History pane (issue 29).
+            self._text_key = key
+            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+            return
         if key == self._text_key:
             return  # already shown: nothing to redraw four times a second
         self._text_key = key
-        found = cache[key]
-        if found:
-            self.query_one("#route-text", Static).update(
-                Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
-        else:
-            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+        self.query_one("#route-text", Static).update(
+            Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
 
     @work(thread=True, exclusive=True, group="route-text")
     def _read_text(self, key: tuple[str | None, int]) -> None:
@@ -279,10 +283,11 @@ class RouteDetailScreen(DeckScreen):
         return row.job if row else self.route_name
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
-        columns, rows = self.query_one(JobTable).export_rows()
-        return Table(f"route-{self.route_name}-jobs", columns, rows)
+        table = self.query_one(JobTable)
+        columns, rows = table.export_rows()
+        return Table(f"route-{self.route_name}-jobs", columns, rows, records_of(table.shown_rows()))
 
     def action_edit(self) -> None:
         self.app.open_editor(self.route_name)

@@ -127,9 +127,9 @@ class SlotsScreen(DeckScreen):
         return s.name if s else None
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
         rows = [[c.plain if isinstance(c, Text) else str(c) for c in slot_cells(s, snap.time, snap.tz)]
                 for s in snap.slots]
-        return Table("slots", [t for t, _k, _w in COLUMNS], rows)
+        return Table("slots", [t for t, _k, _w in COLUMNS], rows, records_of(snap.slots))
