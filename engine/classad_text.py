@@ -12,6 +12,15 @@ import re
 _TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
 
 
+def string_end(text: str, pos: int) -> int:
+    """Index of the ``"`` closing the string literal whose ``"`` is at ``pos`` (``\\"`` escapes a
+    quote); ``len(text)`` or more when the literal is not closed."""
+    i, n = pos + 1, len(text)
+    while i < n and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i
+
+
 def _split_strings(text: str) -> list[tuple[bool, str]]:
     """Split ``text`` into (is_string_literal, chunk) pieces. Handles ``\\"`` inside strings."""
     out: list[tuple[bool, str]] = []
@@ -22,9 +31,7 @@ def _split_strings(text: str) -> list[tuple[bool, str]]:
             break
         if i > start:
             out.append((False, text[start:i]))
-        j = i + 1
-        while j < n and text[j] != '"':
-            j += 2 if text[j] == "\\" else 1
+        j = string_end(text, i)
         out.append((True, text[i : j + 1]))
         start = j + 1
     if start < n:
@@ -125,9 +132,7 @@ def _matching_bracket(text: str, pos: int) -> int:
     while i < n:
         c = text[i]
         if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+            i = string_end(text, i)
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             if end < 0:

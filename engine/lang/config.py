@@ -50,7 +50,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from engine import classad as ca
 from engine.lang import bounded_re
@@ -212,25 +212,21 @@ class Config:
         return f"{entry.source.file}:{entry.source.line}" if entry is not None else None
 
     def get_bool(self, name: str, default: bool) -> bool:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_bool(value)
+        result = self._read(name, parse_bool)
         return default if result is None else result
 
     def get_int(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_number(value, want_int=True)
+        result = self._read(name, lambda value: parse_number(value, want_int=True))
         return default if result is None else int(result)
 
     def get_float(self, name: str, default: float) -> float:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_number(value, want_int=False)
+        result = self._read(name, lambda value: parse_number(value, want_int=False))
         return default if result is None else float(result)
+
+    def _read(self, name: str, parse: Callable[[str], Any]) -> Any:
+        """``name``'s value read by ``parse`` (None: not defined, or ``parse`` cannot read it)."""
+        value = self.get(name)
+        return None if value is None else parse(value)
 
     # ---------------------------------------------------------------------------- loading
 

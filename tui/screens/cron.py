@@ -17,8 +17,9 @@ from engine.contract.codes import HoldCode, JobStatus
 from engine.contract.snapshot import CronView, Snapshot
 from tui.commands import keymap
 from tui.text.format import ago, duration, short, zoned
-from tui.screens.base import DeckScreen, FittedTable, sync_rows
+from tui.screens.base import DeckScreen, FittedTable, RowPanel, plain, sync_rows
 from tui.screens.filter_box import FilterBox
+from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
@@ -112,24 +113,19 @@ class CronTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.CRON_TABLE
 
 
-class CronScreen(FittedTable, FilterBox, DeckScreen):
-    FIT_TABLE, FIT_COLUMNS = "#cron", COLUMNS
+class CronScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
+    TABLE = AUTO_FOCUS = "#cron"
+    FIT_COLUMNS = COLUMNS
     FILTER_INPUT = "#cron-filter"
-    FILTER_TABLE = "#cron"
-
-    AUTO_FOCUS = "#cron"
     BINDINGS = keymap.CRON
 
     def __init__(self) -> None:
         super().__init__()
-        self.filter_text = ""
         self._keys: list[str] = []
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
-        table = CronTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
-        table.border_title = "Crondor"
-        yield table
+        yield titled(CronTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1), "Crondor")
         yield Static(id="cron-detail")
 
     def on_mount(self) -> None:
@@ -152,12 +148,11 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
                                [k for _t, k, _w in COLUMNS], self.app.batch_update)
         self._detail(snap)
 
-    def selected(self, snap: Snapshot) -> CronView | None:
-        table = self.query_one("#cron", DataTable)
-        if not self._keys or not 0 <= table.cursor_row < len(self._keys):
-            return None
-        key = self._keys[table.cursor_row]
+    def row_for(self, snap: Snapshot, key: str) -> CronView | None:
         return next((c for c in snap.cron_jobs if c.job == key), None)
+
+    def row_id(self, row: CronView) -> str:
+        return row.job
 
     def _detail(self, snap: Snapshot) -> None:
         c = self.selected(snap)
@@ -165,10 +160,6 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting (deferred) · "
                     f"{held_summary(snap.cron_jobs)}\n", style="dim")
         self.query_one("#cron-detail", Static).update(head + (cron_detail(c, snap.time) if c else Text("")))
-
-    def on_data_table_row_highlighted(self, event) -> None:
-        if self.app.snapshot is not None:
-            self._detail(self.app.snapshot)
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_ad()
@@ -178,7 +169,7 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         from tui.screens.ad import AdScreen  # noqa: PLC0415
 
         snap = self.app.snapshot
-        c = self.selected(snap) if snap is not None else None
+        c = self.selected_now()
         if c is None:
             return
         row = next((r for r in snap.jobs if r.job == c.job), None)
@@ -187,22 +178,10 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
             return
         self.app.push_screen(AdScreen(row))
 
-    def selected_id(self) -> str | None:
-        snap = self.app.snapshot
-        c = self.selected(snap) if snap is not None else None
-        return c.job if c else None
-
     def table_export(self):
         from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
         shown = self.visible(snap)
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in shown]
+        rows = [plain(cron_cells(v, snap.time)) for v in shown]
         return Table("cron", [t for t, _k, _w in COLUMNS], rows, records_of(shown))
-
-    def action_back(self) -> None:
-        box = self.query_one("#cron-filter", Input)
-        if box.value or box.has_focus or box.has_class("-shown"):
-            box.value = ""
-            box.remove_class("-shown")
-            self.query_one("#cron", DataTable).focus()

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.widgets.chrome import titled
 
 
 def screen_sections(over) -> list[tuple[str, list]]:
@@ -55,10 +56,8 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = keymap.HELP
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box", classes="dialog") as box:
-            box.border_title = "RouteDeck help"
-            box.border_subtitle = "Esc close"
-            yield Static(self.render_help(), id="help-text")
+        yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
+                     "RouteDeck help", "Esc close")
 
     def on_mount(self) -> None:
         # Toasts stack at the bottom right, above every screen: at 80×24 they covered the help's
@@ -87,7 +86,5 @@ class TextScreen(ModalScreen[None]):
         self.title_text, self.text = title, text
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = "Esc close"
-            yield Static(Text(self.text), id="text-body")
+        yield titled(VerticalScroll(Static(Text(self.text), id="text-body"), classes="dialog"),
+                     self.title_text, "Esc close")

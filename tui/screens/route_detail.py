@@ -36,6 +36,7 @@ from tui.text.route_text import route_text
 from tui.screens.base import DeckScreen
 from tui.screens.jobs import HEAVY_EVERY, PREPARE_ABOVE
 from tui.screens.routes import route_detail
+from tui.widgets.chrome import titled
 from tui.widgets.gauge import sparkline
 from tui.widgets.job_model import copy_routes
 from tui.widgets.job_table import JobTable
@@ -133,16 +134,10 @@ class RouteDetailScreen(DeckScreen):
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="route-top"):
-            text = Static(id="route-text")
-            text.border_title = f"Route {self.route_name}"
-            yield text
+            yield titled(Static(id="route-text"), f"Route {self.route_name}")
             with Vertical(id="route-side"):
-                hist = Static(id="route-history")
-                hist.border_title = "History"
-                yield hist
-        jobs = JobTable(id="route-jobs")
-        jobs.border_title = f"Jobs on {self.route_name}"
-        yield jobs
+                yield titled(Static(id="route-history"), "History")
+        yield titled(JobTable(id="route-jobs"), f"Jobs on {self.route_name}")
 
     def on_mount(self) -> None:
         self.query_one(JobTable).focus()

@@ -24,7 +24,7 @@ from tui.engine_api import why_not_candidate
 from tui.files.export import Table, records_of
 from tui.text.format import clock_time, duration, fit_columns
 from tui.text.legend import BOARD, legend_line
-from tui.screens.base import DeckScreen
+from tui.screens.base import DeckScreen, plain
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 from tui.widgets.gauge import gauge, sparkline
@@ -199,10 +199,8 @@ class RoutesScreen(FilterBox, DeckScreen):
     DEFAULT_CSS = """
     RoutesScreen #board-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
     """
+    TABLE = AUTO_FOCUS = "#routes"
     FILTER_INPUT = "#route-filter"
-    FILTER_TABLE = "#routes"
-
-    AUTO_FOCUS = "#routes"
     BINDINGS = keymap.BOARD
 
     def __init__(self) -> None:
@@ -335,7 +333,7 @@ class RoutesScreen(FilterBox, DeckScreen):
         rows = []
         for r in self._routes:
             cells = route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide), self._bars)
-            rows.append([c.plain if isinstance(c, Text) else str(c) for c in cells])
+            rows.append(plain(cells))
         return Table("routes", [t for t, _k, _w in cols], rows, records_of(self._routes))
 
     @property
