@@ -44,7 +44,8 @@ def _engine(n: int):
 
 def _watch_times(n: int, repeat: int) -> list[float]:
     from engine.clock import ManualClock
-    from engine.feeds.watch import WatchEngine, WatchSetup
+    from engine.feeds.watch.follow import WatchEngine
+    from engine.feeds.watch.setup import WatchSetup
     from engine.queue.writer import open_queue
 
     path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"

@@ -78,7 +78,8 @@ def main() -> None:
 
     from engine.clock import SystemClock
     from engine.queue.filewatch import Watcher
-    from engine.feeds.watch import WatchEngine, WatchSetup
+    from engine.feeds.watch.follow import WatchEngine
+    from engine.feeds.watch.setup import WatchSetup
 
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "job_queue.log")

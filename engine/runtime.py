@@ -59,7 +59,7 @@ def feed_controls(feed: FeedBase) -> frozenset[str]:
 
 class Feed(Protocol):
     """What a data source gives the runtime (the demo's :class:`~engine.feeds.demo.Simulation`,
-    :class:`~engine.feeds.watch.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
+    :class:`~engine.feeds.watch.feed.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
 
     Time is the runtime clock's: ``now`` is where the feed is, ``next_time()`` when it next has
     something to do, ``step(t)`` does everything due up to ``t`` (never goes back). ``controls``

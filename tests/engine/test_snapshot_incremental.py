@@ -23,7 +23,8 @@ from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
-from engine.feeds.watch import WatchEngine, WatchSetup, queue_ads
+from engine.feeds.watch.follow import WatchEngine, queue_ads
+from engine.feeds.watch.setup import WatchSetup
 from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.store import StatusQueries

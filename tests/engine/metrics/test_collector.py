@@ -17,7 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
-from engine.feeds.watch import WatchEngine, WatchFeed, resolve
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import resolve
 from engine.metrics.collector import METRICS, Latest
 from engine.metrics.server import exposition
 from engine.router.unrouted import REASONS

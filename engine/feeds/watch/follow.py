@@ -1,29 +1,15 @@
-"""Watch mode: follow a live schedd's ``job_queue.log`` and show it as the routes board sees it.
+"""The watched schedd: follow its ``job_queue.log`` and keep what the board shows rebuilt from it.
 
 Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower rules), §3.4
 (rotation), §1.5 (the JobRouterLog table). Design decisions and invariants:
 
-- Inputs: the queue log path (``--queue-log``, else ``JOB_QUEUE_LOG``, else
-  ``$(SPOOL)/job_queue.log`` of the HTCondor config); the routing table from the same config
-  files (``CONDOR_CONFIG`` when no ``--config`` is given; ``LOCAL_CONFIG_DIR``/``_FILE`` as the
-  config reader follows them); optionally the router's ``JobRouterLog``. Nothing is written
-  anywhere: watch is read-only, and an edit target is only ever a file the admin names.
 - The queue is the foundation's :class:`~engine.queue.jobqueue.JobQueue`, fed by its follower (the
   router's rules: records apply as read, a partial last line waits for the next poll, a new
   sequence number or a changed probe record means a bulk reload). Any queue event bumps
   ``version``; a snapshot is built only when asked, and only when something changed does
   :meth:`WatchEngine.poll` say so, so a headless printer prints each change once.
-- RouteDeck's own figures per route come from the routed copies in the queue (the same
-  :mod:`engine.views.recorded` code as replay); the real router's figures (throttle, recent
-  started/succeeded/failed, its own submitted/idle counts) come from the last JobRouterLog
-  table and are attached as ``RouteView.reported`` beside them; routes only the router log
-  names are listed too.
 - No clock is read here: ``now`` comes from the injected clock; no waiting happens here either
   (the caller waits on :mod:`engine.queue.filewatch` or polls).
-- Watch has no speed: it is live. What it can say is how fast the log's own clock (its
-  transactions' ``106 #`` times) advances against the injected clock — a log written by
-  ``routedeck demo --speed 30`` runs at ×30 — measured by :class:`LogPace` from the transactions
-  already read, and put in ``Snapshot.log_rate`` only when clearly not real time.
 - An empty log (or one whose first record is still being written) is not an error: a live schedd
   may not have written yet. :attr:`WatchEngine.waiting` says so, and the commands show
   :data:`WAITING` instead of failing.
@@ -37,202 +23,29 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections import deque
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping
 
-from engine.contract.feed import FeedBase
 from engine.clock import Clock, LogClock
-from engine.contract import commands as C
+from engine.contract.snapshot import RouteView, Snapshot
 from engine.crondor.zones import get_zone
+from engine.feeds.watch.pace import LogPace
+from engine.feeds.watch.reported import merge_reported
+from engine.feeds.watch.setup import WatchSetup
+from engine.queue.jobqueue import JobQueue, QueueReloaded
 from engine.queue.records import is_proc_key, job_order
-from engine.queue.jobqueue import QueueReloaded, JobQueue
 from engine.queue.timeline import parse_comment_time
+from engine.router.routerlog import RouterLogFollower
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats
+from engine.router.unrouted import count_verdicts
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
-from engine.views.rows import EventRing, policy_states
-from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, table_rules
-from engine.lang.config import Config
-from engine.router.loader import load_routing_table
-from engine.router.routerlog import RouterLogFollower, RouterLogTable
-from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
-from engine.contract.snapshot import ReportedRoute, RouteView, Snapshot
+from engine.views.figures import LiveFigures
 from engine.views.recorded_rows import ReplayRows
-from types import MappingProxyType
-from engine.router.throttle import RouteStats
-from engine.router.unrouted import count_verdicts
-
-DEFAULT_CONDOR_CONFIG = "/etc/condor/condor_config"
+from engine.views.rows import EventRing, policy_states
 
 
 WAITING = "waiting for the first transaction (no complete record in the log yet)"
-
-
-class WatchError(ValueError):
-    pass
-
-
-PACE_WINDOW = 20.0  # seconds of the injected clock the log's pace is measured over
-PACE_MIN_SPAN = 5.0  # ... at least this many between two readings (a poll's latency is a second or less)
-PACE_CLEAR = 1.5  # a pace within this factor of real time is real time: nothing to say
-
-
-class LogPace:
-    """How fast a watched log's clock advances: log seconds per second of the injected clock.
-
-    ``saw(now, newest)`` is told, after each poll, the newest transaction time read so far and
-    the clock's time. Only polls that read newer transactions count (an idle schedd writes
-    nothing: that is not a log clock standing still), and a backlog read in one poll is a single
-    reading (its hours of log time took no clock time to write). The pace is the log time between
-    the oldest reading of the last ``PACE_WINDOW`` seconds and the newest, over the clock time
-    between them; none while they are less than ``PACE_MIN_SPAN`` apart or the newest is older
-    than the window (the log stopped: no pace to claim; when it resumes, the pace is measured
-    afresh, not across the pause)."""
-
-    def __init__(self) -> None:
-        self.readings: deque[tuple[float, float]] = deque()  # (clock time, newest log time)
-
-    def saw(self, now: float, newest: float | None) -> None:
-        r = self.readings
-        if newest is None or (r and newest <= r[-1][1]):
-            return
-        if r and now <= r[-1][0]:
-            r[-1] = (r[-1][0], newest)  # more read at the same instant: one reading
-        else:
-            r.append((now, newest))
-        while r[0][0] < now - PACE_WINDOW:
-            r.popleft()  # only the window's readings: after a pause the log's pace starts again
-
-    def rate(self, now: float) -> float | None:
-        r = self.readings
-        if len(r) < 2 or now - r[-1][0] > PACE_WINDOW:
-            return None
-        (t0, log0), (t1, log1) = r[0], r[-1]
-        if t1 - t0 < PACE_MIN_SPAN:
-            return None
-        return (log1 - log0) / (t1 - t0)
-
-    def shown(self, now: float) -> float | None:
-        """The pace when it is clearly not real time (``PACE_CLEAR``), else None."""
-        rate = self.rate(now)
-        if rate is None or 1 / PACE_CLEAR <= rate <= PACE_CLEAR:
-            return None
-        return rate
-
-    def reset(self) -> None:
-        self.readings.clear()
-
-
-@dataclass
-class WatchSetup:
-    """Everything watch needs, resolved from the command line and the HTCondor config."""
-
-    queue_log: str
-    config_files: tuple[str, ...] = ()
-    limits: dict[str, tuple[int, int]] | None = None  # route name → (MaxJobs, MaxIdleJobs), table order
-    rules: dict | None = None  # route name → engine.views.figures.RouteRule (failure threshold and test)
-    polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
-    router_log: str | None = None
-    diagnostics: list[str] = field(default_factory=list)
-    schedd_name: str | None = None  # the config's SCHEDD_NAME (the metrics' ``schedd`` label); None: unset
-    table: Any = None  # the routing table of the config (engine.router.loader), None without a config
-
-
-def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | None = None) -> list[str]:
-    """``--config`` files, else ``CONDOR_CONFIG`` (HTCondor's own rule), else the usual path."""
-    if explicit:
-        return list(explicit)
-    env = os.environ if env is None else env
-    path = env.get("CONDOR_CONFIG")
-    if path and path.upper() != "ONLY_ENV" and path != os.devnull:  # /dev/null: "no config file"
-        return [path]
-    return [DEFAULT_CONDOR_CONFIG] if os.path.exists(DEFAULT_CONDOR_CONFIG) else []
-
-
-def resolve(queue_log: str | None = None, config: list[str] | None = None, router_log: str | None = None,
-            env: Mapping[str, str] | None = None) -> WatchSetup:
-    """Find the queue log, the routing table's limits and the router log (module docstring)."""
-    paths = condor_config_paths(config, env)
-    diagnostics: list[str] = []
-    limits = rules = table = None
-    period = DEFAULT_POLLING_PERIOD
-    cfg = None
-    schedd_name = None
-    if paths:
-        cfg = Config.load(paths, env=env)
-        diagnostics += [str(e) for e in cfg.errors]
-        table = load_routing_table(cfg)
-        # no routes in the config: the copies' routes are unknown, not all "unlisted"
-        limits, rules, period = table_rules(table)
-        limits, rules = limits or None, rules or None
-        diagnostics += [str(d) for d in table.errors]
-        schedd_name = _expanded(cfg, "SCHEDD_NAME")
-    if queue_log is None:
-        if cfg is None:
-            raise WatchError("no queue log: give --queue-log, or --config / CONDOR_CONFIG for JOB_QUEUE_LOG or SPOOL")
-        queue_log = _expanded(cfg, "JOB_QUEUE_LOG")
-        if not queue_log:
-            spool = _expanded(cfg, "SPOOL")
-            if not spool:
-                raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
-            queue_log = os.path.join(spool, "job_queue.log")
-    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
-                      polling_period=period, router_log=router_log, diagnostics=diagnostics,
-                      schedd_name=schedd_name, table=table)
-
-
-def _expanded(cfg: Any, name: str) -> str | None:
-    try:
-        value = cfg.get(name)
-    except Exception as exc:  # a macro cycle or bad function: say which knob
-        raise WatchError(f"{name}: {exc}") from exc
-    return value.strip() if value and value.strip() else None
-
-
-def reported_of(table: RouterLogTable | None) -> dict[str, ReportedRoute]:
-    if table is None:
-        return {}
-    return {
-        r.name: ReportedRoute(
-            time=table.time, submitted=r.submitted, max_jobs=r.max_jobs, idle=r.idle, max_idle=r.max_idle,
-            throttle=r.throttle_per_window, recent_started=r.recent_started,
-            recent_succeeded=r.recent_succeeded, recent_failed=r.recent_failed,
-        )
-        for r in table.rows
-    }
-
-
-def merge_reported(routes: tuple[RouteView, ...], table: RouterLogTable | None,
-                   window_start: float | None = None) -> tuple[RouteView, ...]:
-    """Attach the router's own row to each route (adding routes only the router log names; their
-    window is the current one, ``window_start``, when known)."""
-    rep = reported_of(table)
-    if not rep:
-        return routes
-    out = []
-    for r in routes:
-        got = rep.pop(r.name, None)
-        if got is None:
-            out.append(r)
-            continue
-        out.append(dataclasses.replace(
-            r, reported=got, throttle=got.throttle,
-            recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
-            recent_failed=got.recent_failed or 0,
-            max_jobs=r.max_jobs if r.max_jobs >= 0 else got.max_jobs,
-            max_idle=r.max_idle if r.max_jobs >= 0 else got.max_idle,
-        ))
-    for name, got in rep.items():  # the router has the route, the queue has no copy on it yet
-        out.append(RouteView(
-            index=len(out) + 1, name=name, source_label="JobRouterLog", syntax="transform", state="accepting",
-            reason=None, routed=0, idle=0, running=0, held=0, max_jobs=got.max_jobs, max_idle=got.max_idle,
-            recent_started=got.recent_started or 0, recent_succeeded=got.recent_succeeded or 0,
-            recent_failed=got.recent_failed or 0, failure_rate=0.0, failure_threshold=0.0,
-            throttle=got.throttle, window_start=window_start or 0.0,
-            next_reevaluation=window_start + THROTTLE_UPDATE_INTERVAL if window_start else 0.0, reported=got,
-        ))
-    return tuple(out)
 
 
 def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
@@ -468,88 +281,3 @@ def make_follower(path: str, queue: Any) -> Any:
     from engine.queue.follower import Follower  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     return Follower(path, queue)
-
-
-class WatchFeed(FeedBase):
-    """Watch mode as an engine for :class:`engine.runtime.Runtime`.
-
-    Read-only and live: no pause, speed, step or seek (``controls`` is empty; a paused view of a
-    log that keeps changing would only mislead). All reading happens on the runtime's thread (``step``/``handle``), so the queue is never read
-    and written by two threads. ``next_time()`` asks for a poll every ``poll_interval`` seconds
-    of the (system) clock; :meth:`waker` gives the foundation's watcher (``run_watch``) an object
-    whose ``poll()`` just sends :class:`WakeUp` to the runtime, so a change is read at once."""
-
-    controls: frozenset[str] = frozenset()
-
-    def __init__(self, engine: WatchEngine, poll_interval: float = 1.0) -> None:
-        self.engine = engine
-        self.poll_interval = poll_interval
-        self.now = engine.clock.now()
-        self._last_poll = -float("inf")
-        self.ring = engine.ring  # one ring: the engine's notices and the router's events rebuilt here
-        self._told_waiting = False
-        self.history_upto = 0  # events of the log's backlog (its first read): history, not news
-
-    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
-             job: str | None = None) -> None:
-        self.ring.emit(time, kind, message, level, route, job)
-
-    def next_time(self) -> float:
-        return self._last_poll + self.poll_interval
-
-    def step(self, t: float) -> None:
-        if t >= self.next_time():
-            self._poll(t)
-        self.now = max(self.now, t)
-
-    def _drain(self) -> None:
-        """The router's events rebuilt from the log (engine.views.figures.LiveFigures) into the ring."""
-        figures = self.engine.figures
-        for e in figures.events:
-            self.ring.record(e.to_snapshot_event(self.ring.next_seq()))
-        figures.events.clear()
-
-    def _poll(self, t: float) -> None:
-        backlog = self._last_poll == -float("inf")
-        generation = self.engine.generation
-        self.engine.poll()
-        self._drain()
-        if backlog or self.engine.generation != generation:
-            # what the log held when it was first read (or read again from its start): logged on
-            # the Events panel, never toasted as if it had just happened
-            self.history_upto = self.ring.seq
-        self.engine.publish()  # after the history mark: a replaced log is news
-        self._last_poll = t
-        if self.engine.waiting and not self._told_waiting:
-            self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")
-        self._told_waiting = self.engine.waiting
-
-    def handle(self, command: object) -> str | None:
-        if isinstance(command, C.WakeUp):
-            self._poll(self.engine.clock.now())
-            return None
-        return f"{type(command).__name__} is not available in watch mode (read-only)"
-
-    def job_ad(self, job: str) -> dict[str, str]:
-        return self.engine.job_ad(job)
-
-    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "real", jobs: tuple = ()) -> Snapshot:
-        # the time and its "virtual"/"real" label are the log's clock's (engine.clock.LogClock), not
-        # the runtime's: a log written in virtual time (a demo recording) is watched on its own clock
-        snap = self.engine.snapshot(seq)
-        self._drain()  # windows the snapshot closed
-        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
-                                   events=self.ring.recent(), history_upto=self.history_upto)
-
-    def waker(self, runtime: Any) -> Any:
-        feed_path = self.engine.follower.path
-
-        class _Waker:
-            path = feed_path
-
-            @staticmethod
-            def poll() -> None:
-                runtime.send(C.WakeUp())
-
-        return _Waker()
