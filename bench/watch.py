@@ -97,9 +97,10 @@ def main() -> None:
         def on_poll(result) -> None:
             polls[0] += 1
             reloads[0] += bool(getattr(result, "reloaded", False))
-            if not engine.after_poll(result):
+            if not engine.read(result):
                 return
             t0 = time.perf_counter()
+            engine.advance()  # the change events taken into the rows and counts: a snapshot only reads them
             engine.snapshot(with_jobs=True)
             seen = time.time()
             snap_cost.append(time.perf_counter() - t0)

@@ -75,6 +75,9 @@ class Feed(Protocol):
 
     def step(self, t: float) -> None: ...
 
+    def advance(self) -> None:
+        """Settle what ``snapshot`` reads (engine.contract.feed.FeedBase.advance); called before each snapshot."""
+
     def handle(self, command: Any) -> str | None:
         """Apply a command; an error text, or None."""
 
@@ -253,6 +256,7 @@ class Runtime:
     def _publish(self) -> None:
         # the log's grouped sync reaches the disk before a snapshot shows it (issue 30)
         self.engine.sync_log(self.speed, time.monotonic)
+        self.engine.advance()  # then the snapshot: a read, which changes nothing
         snap = self._snapshot()
         self._latest = snap
         self.mailbox.put(snap)

@@ -221,13 +221,18 @@ class Player:
         j = self.state.get(job)
         return j.attrs if j is not None else {}
 
-    def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
-        """The recorded queue now; ``time`` (default: :meth:`time`) dates the route figures."""
+    def settle(self, time: float | None = None) -> views.RecordedView:
+        """Take this moment's changes into the rows, counts and row order, and return its view;
+        ``time`` (default: :meth:`time`) dates the route figures."""
         t = self.time() if time is None else time
-        return views.snapshot_of(
-            self.state.table, seq=seq, time=t, mode="replay", speed=self.speed,
-            paused=self.paused, position=self.replay_position(), limits=self.limits,
-            jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
-            figures=self.history.figures(self.position, t), rows=self.rows,
-            deferral=lambda job: self.history.deferral_at(job, t), route_order=self.route_order,
+        return views.settle(
+            self.state.table, rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
+            figures=self.history.figures(self.position, t), route_order=self.route_order,
+            deferral=lambda job: self.history.deferral_at(job, t),
         )
+
+    def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
+        """The recorded queue now, settled and shown at once (the headless ``replay``, on one
+        thread; the replay feed settles in its ``advance`` and only reads in its ``snapshot``)."""
+        return views.snapshot_of(self.settle(time), seq=seq, mode="replay", speed=self.speed, paused=self.paused,
+                                 replay=self.replay_position(), with_jobs=with_jobs, tz=self.tz)

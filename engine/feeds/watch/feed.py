@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from engine.contract import commands as C
@@ -30,6 +29,7 @@ class WatchFeed(FeedBase):
         self.ring = engine.ring  # one ring: the engine's notices and the router's events rebuilt here
         self._told_waiting = False
         self.history_upto = 0  # events of the log's backlog (its first read): history, not news
+        self.advance()
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
@@ -53,7 +53,7 @@ class WatchFeed(FeedBase):
     def _poll(self, t: float) -> None:
         backlog = self._last_poll == -float("inf")
         generation = self.engine.generation
-        self.engine.poll()
+        self.engine.read(self.engine.follower.poll())
         self._drain()
         if backlog or self.engine.generation != generation:
             # what the log held when it was first read (or read again from its start): logged on
@@ -64,6 +64,14 @@ class WatchFeed(FeedBase):
         if self.engine.waiting and not self._told_waiting:
             self.emit(self.engine.clock.now(), "log", f"{self.engine.setup.queue_log}: {WAITING}")
         self._told_waiting = self.engine.waiting
+        self.advance()
+
+    def advance(self) -> None:
+        """The engine advanced to its clock's now (windows closed, crondor run, notices and the
+        router's events in the ring); what :meth:`snapshot` reads is kept in ``settled``."""
+        self.engine.advance()
+        self._drain()  # windows the advance closed
+        self.settled = (self.ring.recent(), self.history_upto)
 
     def handle(self, command: object) -> str | None:
         if isinstance(command, C.WakeUp):
@@ -78,10 +86,9 @@ class WatchFeed(FeedBase):
                  clock: str = "real", jobs: tuple = ()) -> Snapshot:
         # the time and its "virtual"/"real" label are the log's clock's (engine.clock.LogClock), not
         # the runtime's: a log written in virtual time (a demo recording) is watched on its own clock
-        snap = self.engine.snapshot(seq)
-        self._drain()  # windows the snapshot closed
-        return dataclasses.replace(snap, speed=speed, paused=paused, engine_state=engine_state,
-                                   events=self.ring.recent(), history_upto=self.history_upto)
+        events, history_upto = self.settled
+        return self.engine.snapshot(seq, speed=speed, paused=paused, engine_state=engine_state, events=events,
+                                    history_upto=history_upto)
 
     def waker(self, runtime: Any) -> Any:
         feed_path = self.engine.follower.path

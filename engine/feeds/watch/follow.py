@@ -8,6 +8,11 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
   sequence number or a changed probe record means a bulk reload). Any queue event bumps
   ``version``; a snapshot is built only when asked, and only when something changed does
   :meth:`WatchEngine.poll` say so, so a headless printer prints each change once.
+- Advancing and showing are apart: :meth:`WatchEngine.advance` (after every poll, and by the
+  runtime before each snapshot) closes the router's windows and runs the crondor up to the clock's
+  now, publishes the notices and takes the queue's change events into the jobs table and the route
+  counts; :meth:`WatchEngine.snapshot` only reads what the last advance settled (``settled``,
+  immutable), so taking a snapshot changes nothing, on any thread (issue 26).
 - No clock is read here: ``now`` comes from the injected clock; no waiting happens here either
   (the caller waits on :mod:`engine.queue.filewatch` or polls).
 - An empty log (or one whose first record is still being written) is not an error: a live schedd
@@ -22,7 +27,6 @@ Sources: product.md §2 ("watch"), §5; htcondor.md §3.5 (the router's follower
 
 from __future__ import annotations
 
-import dataclasses
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -60,7 +64,8 @@ def queue_ads(queue: Any) -> Mapping[str, Mapping[str, str]]:
 
 
 class WatchEngine:
-    """One watched schedd. ``poll()`` reads what is new; ``snapshot()`` shows it."""
+    """One watched schedd. ``poll()`` reads what is new and advances; ``snapshot()`` shows what the
+    last advance settled."""
 
     def __init__(self, setup: WatchSetup, clock: Clock, *, follower: Any = None, tz: str = "UTC",
                  router_log_tz: str | None = None, collect_events: bool = True) -> None:
@@ -92,6 +97,7 @@ class WatchEngine:
         self.newest: float | None = None  # the newest transaction time read (its ``106 #`` comment)
         self.pace = LogPace()
         self.generation = 0  # reads of the log from its start (rotated, replaced): backlog again
+        self.advance()  # the empty queue's view, until the first poll
 
     # -- what the follower tells (engine.queue.jobqueue.TransactionHook) ---------------------
     def _time_of(self, end_line: str | None) -> float:
@@ -161,13 +167,19 @@ class WatchEngine:
         self.rows.jobs_version += 1
 
     def poll(self) -> bool:
-        """Read new records (and router log lines); True when a new snapshot is worth building."""
+        """Read new records (and router log lines) and advance; True when a new snapshot is worth building."""
         return self.after_poll(self.follower.poll())
 
     def after_poll(self, result: Any) -> bool:
         """What to do after one follower poll (also the ``on_poll`` of the foundation's watcher,
-        which polls the follower itself): note its problems, read the router log, and say
-        whether anything changed since the last time this returned True."""
+        which polls the follower itself): :meth:`read` it, then :meth:`advance`."""
+        changed = self.read(result)
+        self.advance()
+        return changed
+
+    def read(self, result: Any) -> bool:
+        """Take in one follower poll: note its problems, read the router log, and say whether
+        anything changed since the last time this returned True."""
         if self._reloaded:
             self._reloaded = False
             self._after_reload()
@@ -201,9 +213,11 @@ class WatchEngine:
             self.ring.emit(time, kind, message, level)
         self._notices.clear()
 
-    def snapshot(self, seq: int = 0, with_jobs: bool = True) -> Snapshot:
+    def advance(self) -> None:
+        """Bring what the snapshots show up to the clock's now: the router's windows closed, the
+        crondor run, the notices published, the queue's change events taken into the jobs table and
+        the route counts; what :meth:`snapshot` reads is kept in ``settled`` (immutable)."""
         ads = queue_ads(self.queue)
-        self.rows.rebind(ads)
         now = self.clock.now()
         figures = None
         if self.figures.start is None and self.queue.created is not None:
@@ -214,19 +228,25 @@ class WatchEngine:
         if self.cron is not None:
             self.cron.run_until(now, self._cron_ad, inclusive=True)
         self.publish()
-        snap = views.snapshot_of(
-            ads, rows=self.rows, seq=seq, time=now, mode="watch", paused=False, events=self.ring.recent(),
-            limits=self.setup.limits, jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
-            readonly=True, config_files=self.setup.config_files, figures=figures,
-            deferral=self.cron.deferral if self.cron is not None else None, route_order=self.route_order,
-        )
+        view = views.settle(ads, rows=self.rows, time=now, limits=self.setup.limits, figures=figures,
+                            route_order=self.route_order, jobs_version=self.version, tz=self.tz,
+                            deferral=self.cron.deferral if self.cron is not None else None)
         table = self.router_log.latest if self.router_log is not None else None
-        return dataclasses.replace(snap, routes=merge_reported(snap.routes, table, self.figures.last_close),
-                                   unrouted=self.unrouted(snap.routes, now),
-                                   clock="virtual" if self.clock.on_log else "real",
-                                   log_rate=self.pace.shown(self.clock.base.now()), log_lag=self.log_lag(),
-                                   log_problems=len(self.problems), log_generation=self.generation,
-                                   policies=policy_states(getattr(self.setup.table, "config", None)))
+        base_now = self.clock.base.now()
+        shown = MappingProxyType(dict(
+            routes=merge_reported(view.routes, table, self.figures.last_close),
+            unrouted=self.unrouted(view.routes, now), events=self.ring.recent(),
+            clock="virtual" if self.clock.on_log else "real", log_rate=self.pace.shown(base_now),
+            log_lag=self.log_lag(base_now), log_problems=len(self.problems), log_generation=self.generation,
+            policies=policy_states(getattr(self.setup.table, "config", None))))
+        self.settled = (view, shown)  # one assignment: a snapshot on another thread reads one or the other
+
+    def snapshot(self, seq: int = 0, with_jobs: bool = True, **given: Any) -> Snapshot:
+        """What the last :meth:`advance` settled, as a snapshot (a read: changes nothing); ``given``
+        are the fields the caller adds (the feed's run state, its events)."""
+        view, shown = self.settled
+        fields = {"paused": False, "readonly": True, "config_files": self.setup.config_files, **shown, **given}
+        return views.snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
 
     count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
 
@@ -264,14 +284,14 @@ class WatchEngine:
         self._unrouted_kept = (key, counts)
         return counts
 
-    def log_lag(self) -> float | None:
+    def log_lag(self, now: float | None = None) -> float | None:
         """Seconds from the newest transaction time read to now on the wall (base) clock; None
         before any timestamped transaction. A schedd or recorder that stopped writing makes it grow
         (routedeck_log_lag_seconds, the stale-log alert); a log written in virtual time (a demo
-        recording) lags or leads by its own clock's offset."""
+        recording) lags or leads by its own clock's offset. ``now``: the wall clock's, read if not given."""
         if self.newest is None:
             return None
-        return max(0.0, self.clock.base.now() - self.newest)
+        return max(0.0, (self.clock.base.now() if now is None else now) - self.newest)
 
 
 
