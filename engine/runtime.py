@@ -34,7 +34,6 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import math
 import queue as _queue
 import threading
@@ -85,7 +84,11 @@ class Feed(Protocol):
              job: str | None = None) -> None: ...
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot: ...
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
+        """One complete snapshot of what the last ``advance`` settled (a read): the runtime gives its
+        part — ``controls`` (None: every control, the contract's default) and ``error`` (a crash's or a
+        failed write's text)."""
 
     def job_ad(self, job: str) -> dict[str, str]: ...
 
@@ -240,18 +243,18 @@ class Runtime:
     # ---------------------------------------------------------------------------- loop
 
     def _snapshot(self) -> S.Snapshot:
+        """The feed's one snapshot, with the runtime's part (sequence, speed, pause, state, error,
+        controls) given to it: nothing is patched in afterwards."""
         self._seq += 1
         speed = self.speed
-        snap = self.engine.snapshot(
-            self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
-            engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
-        snap = dataclasses.replace(snap, controls=feed_controls(self.engine))
-        if self.error is not None:
-            snap = dataclasses.replace(snap, error=self.error)
+        state, error = self.state, self.error
         stalled = self.engine.write_error
-        if stalled and self.state == "running":  # a failed write: nothing moves until it can write
-            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
-        return snap
+        if stalled and state == "running":  # a failed write: nothing moves until it can write
+            state, error = "stalled", stalled
+        return self.engine.snapshot(
+            self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
+            engine_state=state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real",
+            controls=feed_controls(self.engine), error=error)
 
     def _publish(self) -> None:
         # the log's grouped sync reaches the disk before a snapshot shows it (issue 30)

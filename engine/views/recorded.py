@@ -34,8 +34,8 @@ routed copy). Design decisions and invariants:
   routes first, then recorded ones as they appeared — no row changes place between snapshots.
 - Settling and showing are apart: :func:`settle` (a feed's advance) takes the queue's change
   events into the rows and counts and appends new routes to ``route_order``, and returns an
-  immutable :class:`RecordedView`; :func:`snapshot_of` builds the snapshot from it and changes
-  nothing.
+  immutable :class:`~engine.views.snapshot.View`; :func:`engine.views.snapshot.snapshot_of`
+  builds the snapshot from it and changes nothing.
 - Cron rows carry the ``DeferralTime`` the feed's rebuilt schedd holds (``deferral``); it is not
   in the log (htcondor.md §2.4).
 """
@@ -54,8 +54,9 @@ from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import view_runs
 from engine.queue.job import schedd_status
 from engine.queue.records import job_order
-from engine.contract.snapshot import CronView, RouteView, Snapshot
+from engine.contract.snapshot import CronView, RouteView
 from engine.views.rows import cron_row, queue_counts, recorded_route_state
+from engine.views.snapshot import View
 
 
 def literal(text: str | None) -> Any:
@@ -286,23 +287,9 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class RecordedView:
-    """What a recorded queue shows at one moment, settled by :func:`settle` (module docstring):
-    immutable, so a snapshot built from it is a pure read, on any thread."""
-
-    time: float
-    routes: tuple[RouteView, ...]
-    queue_counts: Mapping[str, int]
-    total_jobs: int
-    jobs: Any  # the jobs table (engine.rowseq.RowSeq), shared with the next view where unchanged
-    jobs_version: int
-    cron_jobs: tuple[CronView, ...]
-
-
 def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
            figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
-           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> RecordedView:
+           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
     """Take the queue's change events into the rows and the tally, append new routes to
     ``route_order``, and return the view of ``ads`` at ``time`` (the feed's advance; nothing a
     snapshot does)."""
@@ -315,21 +302,9 @@ def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[s
     table = rows.table()
     if route_order is not None:
         extend_order(route_order, tally.counts, figures)
-    return RecordedView(
+    return View(
         time=time, routes=route_views(tally.counts, limits, figures, route_order, time),
         queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=table,
         jobs_version=jobs_version,
         cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)),
     )
-
-
-def snapshot_of(view: RecordedView, *, seq: int, mode: str = "replay", speed: float = 1.0, paused: bool = True,
-                with_jobs: bool = True, tz: str = "UTC", **given: Any) -> Snapshot:
-    """One snapshot of a settled view (module docstring for the rules): reads, changes nothing.
-    ``given`` are the fields the feed adds, or shows otherwise (watch's routes with the router's own figures)."""
-    fields: dict[str, Any] = dict(
-        clock="virtual" if mode == "replay" else "real", engine_state="paused" if paused else "running",
-        time=view.time, routes=view.routes, queue_counts=view.queue_counts, total_jobs=view.total_jobs,
-        jobs=view.jobs if with_jobs else (), jobs_version=view.jobs_version, cron_jobs=view.cron_jobs)
-    fields.update(given)
-    return Snapshot(seq=seq, mode=mode, speed=speed, paused=paused, tz=tz, **fields)

@@ -26,7 +26,6 @@ to ``next_time()``. Design decisions and invariants:
 
 from __future__ import annotations
 
-import dataclasses
 from array import array
 from bisect import bisect_right
 from typing import Any
@@ -36,7 +35,7 @@ from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
-from engine.views import recorded as views
+from engine.views.snapshot import snapshot_of
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, EventRing
 
 TIE = 1e-6  # clock seconds between transactions that share a time
@@ -149,16 +148,18 @@ class ReplayFeed(FeedBase):
         """Take the moment played to into the rows, counts and route order (the player's settle)
         and keep what :meth:`snapshot` reads in ``settled`` (immutable)."""
         p = self.player
-        pos = dataclasses.replace(p.replay_position(), time=min(self.replay_time, p.end))
+        pos = p.replay_position(min(self.replay_time, p.end))
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
         self.settled = (p.settle(pos.time), pos, (S.Diagnostic("info", f"time of this transaction: {source}"),),
                         self.ring.recent(), self.history_upto)
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
         view, pos, diagnostics, events, history_upto = self.settled
-        return views.snapshot_of(
+        return snapshot_of(
             view, seq=seq, mode="replay", speed=speed, paused=paused, engine_state=engine_state, clock=clock,
             replay=pos, events=events, history_upto=history_upto, config_files=self.config_files,
-            diagnostics=diagnostics, tz=self.player.tz,
+            diagnostics=diagnostics, tz=self.player.tz, error=error,
+            controls=S.CONTROLS if controls is None else controls,
         )

@@ -6,7 +6,7 @@ from typing import Any
 
 from engine.contract import commands as C
 from engine.contract.feed import FeedBase
-from engine.contract.snapshot import Snapshot
+from engine.contract.snapshot import CONTROLS, Snapshot
 from engine.feeds.watch.follow import WAITING, WatchEngine
 
 
@@ -83,12 +83,14 @@ class WatchFeed(FeedBase):
         return self.engine.job_ad(job)
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "real", jobs: tuple = ()) -> Snapshot:
+                 clock: str = "real", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> Snapshot:
         # the time and its "virtual"/"real" label are the log's clock's (engine.clock.LogClock), not
         # the runtime's: a log written in virtual time (a demo recording) is watched on its own clock
         events, history_upto = self.settled
         return self.engine.snapshot(seq, speed=speed, paused=paused, engine_state=engine_state, events=events,
-                                    history_upto=history_upto)
+                                    history_upto=history_upto, error=error,
+                                    controls=CONTROLS if controls is None else controls)
 
     def waker(self, runtime: Any) -> Any:
         feed_path = self.engine.follower.path

@@ -44,6 +44,7 @@ from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats
 from engine.router.unrouted import count_verdicts
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
+from engine.views.snapshot import snapshot_of
 from engine.views.figures import LiveFigures
 from engine.views.recorded_rows import ReplayRows
 from engine.views.rows import EventRing, policy_states
@@ -246,7 +247,7 @@ class WatchEngine:
         are the fields the caller adds (the feed's run state, its events)."""
         view, shown = self.settled
         fields = {"paused": False, "readonly": True, "config_files": self.setup.config_files, **shown, **given}
-        return views.snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
+        return snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
 
     count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
 
