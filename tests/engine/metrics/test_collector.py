@@ -240,7 +240,7 @@ def test_replay_counters_at_the_end_equal_watchs(watched):
 
     args = argparse.Namespace(log=LOG, queue_log_alias=None, config=[CONFIG], tz="UTC", speed=1.0, at="end",
                               transaction=None)
-    feed = build_runtime(args).engine
+    feed = build_runtime(args).feed
     feed.handle(Seek(time=LAST))
     replay = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in feed.snapshot(1).routes}
     watch = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in watched[1].routes}
