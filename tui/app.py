@@ -153,7 +153,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         """The controls the feed offers: the latest snapshot's, else the runtime's feed's."""
         if self.snapshot is not None:
             return self.snapshot.controls
-        feed = getattr(self.runtime, "engine", None)
+        feed = getattr(self.runtime, "feed", None)
         return frozenset(getattr(feed, "controls", S.CONTROLS))
 
     def offers(self, control: str) -> bool:

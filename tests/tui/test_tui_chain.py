@@ -21,7 +21,7 @@ def _chain_text(app) -> str:
 
 async def test_x_on_a_routed_job_shows_its_copy_and_grid_job():
     runtime = EngineRuntime()
-    engine = runtime.engine
+    engine = runtime.feed
     ads = {job.key: dict(job.attrs) for job in engine.queue}
     link = next(x for x in chains(ads, engine.now).links if x.grid_job_id)
     app = make_app(runtime, blink=False, watch_files=False)

@@ -54,7 +54,7 @@ async def _cmd(pilot, text: str) -> None:
 
 
 def _player(runtime):
-    return runtime.engine.player
+    return runtime.feed.player
 
 
 def _shown(app, transaction: int):

@@ -24,7 +24,8 @@ from engine.crondor.deferral import run_state, start_time
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
-from engine.feeds.watch import WatchEngine, WatchSetup
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import WatchSetup
 from engine.schedd.cron import CronKeeper, CronObserver
 from engine.views.figures import table_rules
 from tests.contracts.test_view_parity import POLL, _diff, _rows
