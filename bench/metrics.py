@@ -2,9 +2,11 @@
 
 1. Scrape cost at 50 and 500 routes: a snapshot built from the engine's real types (the demo's
    RouteViews at one virtual hour, copied under new names until there are N; its crondor jobs),
-   then the exposition prometheus_client generates for it (best of REPEAT, milliseconds), and the
-   same over HTTP from the real server on loopback (one GET of /metrics). Target: ≤ 5 ms at 500
-   routes.
+   then REPEAT GETs of /metrics over HTTP on loopback (median and p99, milliseconds): before,
+   prometheus_client's own server rendering at every scrape; after, the RouteDeck server serving
+   the bytes rendered once per published snapshot, idle and while a new snapshot is published
+   every 0.25 s. Plain text (no Accept header) and what Prometheus asks (OpenMetrics, gzip).
+   Target: ≤ 5 ms at 500 routes.
 2. Demo speed with and without ``--metrics``: the headless ``--max-speed`` loop
    (engine.cli.demo.snapshots_fast, one snapshot per 600 virtual seconds) for HOURS virtual
    hours, without metrics, then with them (idle-unrouted counted at each snapshot, the server up
@@ -17,6 +19,7 @@ Run: ``python bench/metrics.py [HOURS] [REPEAT]``. Prints figures only; not a te
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import sys
 import tempfile
 import threading
@@ -26,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prometheus_client.exposition import generate_latest
+from prometheus_client.exposition import generate_latest, start_http_server
 
 from engine.cli.demo import snapshots_fast
 from engine.feeds.demo import build_demo
@@ -36,6 +39,7 @@ from engine.metrics.server import MetricsServer, registry_of
 REPO = Path(__file__).resolve().parent.parent
 HOURS = float(sys.argv[1]) if len(sys.argv) > 1 else 6.0
 REPEAT = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+BUSY = 4.0  # seconds of scrapes while snapshots are published
 
 
 def demo(count_unrouted: bool):
@@ -52,35 +56,95 @@ def with_routes(snap, n: int):
     return dataclasses.replace(snap, routes=routes)
 
 
+PROMETHEUS = {"Accept": "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+              "Accept-Encoding": "gzip"}  # what a Prometheus server sends
+
+
+def get(port: int, headers: dict) -> float:
+    """One GET of /metrics: seconds."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=30) as r:
+        r.read()
+    return time.perf_counter() - t0
+
+
+def figures(times: list[float]) -> str:
+    times = sorted(times)
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return f"median {statistics.median(times) * 1e3:7.2f} ms, p99 {p99 * 1e3:7.2f} ms"
+
+
+class OldServer:
+    """Before: prometheus_client's own server over the collector, rendering at every scrape."""
+
+    def __init__(self, source) -> None:
+        self.httpd, self.thread = start_http_server(0, addr="127.0.0.1", registry=registry_of(source, "ce.example.org"))
+        self.port = self.httpd.server_port
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+def scrapes(port: int, headers: dict, n: int) -> list[float]:
+    get(port, headers)  # the first (which may render) is not counted
+    return [get(port, headers) for _ in range(n)]
+
+
 def scrape_cost() -> None:
     engine = demo(True)
     engine.run_until(engine.now + 3600)
     snap = engine.snapshot(1)
     engine.close()
-    print(f"scrape cost (best of {REPEAT}; {len(snap.cron_jobs)} crondor jobs):")
+    print(f"scrape cost over HTTP on loopback ({REPEAT} GETs each; {len(snap.cron_jobs)} crondor jobs); "
+          f"'plain': no Accept header (curl), 'prometheus': OpenMetrics + gzip as Prometheus asks:")
     for n in (50, 500):
         big = with_routes(snap, n)
-        registry = registry_of(lambda: big, "ce.example.org")
-        best = float("inf")
-        for _ in range(REPEAT):
-            t0 = time.perf_counter()
-            text = generate_latest(registry)
-            best = min(best, time.perf_counter() - t0)
+        text = generate_latest(registry_of(lambda b=big: b, "ce.example.org"))
+        samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
+        print(f"  {n} routes: {samples} samples, {len(text) / 1024:.1f} KiB")
         latest = Latest()
         latest.put(big)
-        srv = MetricsServer(("127.0.0.1", 0), latest.get, "ce.example.org").start()
-        try:
-            http = float("inf")
-            for _ in range(max(5, REPEAT // 5)):
-                t0 = time.perf_counter()
-                with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/metrics", timeout=10) as r:
-                    r.read()
-                http = min(http, time.perf_counter() - t0)
-        finally:
-            srv.stop()
-        samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
-        print(f"  {n:4d} routes: {samples:6d} samples, {len(text) / 1024:7.1f} KiB, generate {best * 1e3:6.2f} ms, "
-              f"HTTP GET {http * 1e3:6.2f} ms")
+        for name, headers in (("plain", {}), ("prometheus", PROMETHEUS)):
+            old = OldServer(latest.get)
+            try:
+                before = scrapes(old.port, headers, REPEAT)
+            finally:
+                old.stop()
+            srv = MetricsServer(("127.0.0.1", 0), latest.get, "ce.example.org")
+            latest.listeners = [srv.published]
+            srv.start()
+            try:
+                after = scrapes(srv.port, headers, REPEAT)
+                # the same while the engine publishes a new snapshot every 0.25 s (the runtime's
+                # rate), each rendered on the server's render thread
+                stop = threading.Event()
+                versions = [dataclasses.replace(big, seq=k) for k in range(8)]
+
+                def publish() -> None:
+                    k = 0
+                    while not stop.wait(0.25):
+                        k += 1
+                        latest.put(versions[k % len(versions)])
+
+                pub = threading.Thread(target=publish, daemon=True)
+                pub.start()
+                renders0 = srv.exposition.renders
+                busy: list[float] = []
+                t_end = time.perf_counter() + BUSY
+                while time.perf_counter() < t_end:  # back to back, through many renders
+                    busy.append(get(srv.port, headers))
+                stop.set()
+                pub.join(5)
+                renders = srv.exposition.renders - renders0
+            finally:
+                srv.stop()
+                latest.listeners = []
+            print(f"    {name:10s} before (render per scrape): {figures(before)}")
+            print(f"    {name:10s} after (kept bytes):         {figures(after)}")
+            print(f"    {name:10s} after, publishing at 4 Hz:  {figures(busy)} ({len(busy)} GETs, {renders} renders)")
 
 
 def demo_speed(metrics: bool) -> tuple[float, float, int]:
@@ -91,7 +155,9 @@ def demo_speed(metrics: bool) -> tuple[float, float, int]:
     srv = stop = scraper = None
     scrapes = [0]
     if metrics:
-        srv = MetricsServer(("127.0.0.1", 0), latest.get, "routedeck-demo").start()
+        srv = MetricsServer(("127.0.0.1", 0), latest.get, "routedeck-demo")
+        latest.listeners.append(srv.published)
+        srv.start()
         stop = threading.Event()
 
         def scrape() -> None:

@@ -37,13 +37,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --metrics: the schedd label (default: the config's SCHEDD_NAME)")
 
 
-def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str) -> MetricsServer | None:
-    """The metrics server asked for by ``args`` (not started), or None."""
+def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str,
+           listeners: list | None = None, families_of: Callable | None = None) -> MetricsServer | None:
+    """The metrics server asked for by ``args`` (not started), or None. ``listeners`` (a runtime's,
+    a ``Latest``'s) get its ``published``: each new state is rendered once, when published."""
     text = getattr(args, "metrics", None)
     if not text:
         return None
     name = getattr(args, "name", None) or default_name
-    return MetricsServer(parse_address(text), source, name)
+    srv = MetricsServer(parse_address(text), source, name, families_of)
+    if listeners is not None:
+        listeners.append(srv.published)
+    return srv
 
 
 def started(srv: MetricsServer) -> str | None:

@@ -24,9 +24,11 @@ Decisions:
   scrape happens to see: a window that closes between two scrapes would otherwise lose the jobs
   of its last seconds. They restart from 0 when the feed's statistics begin again (a new process,
   a watched log read again from its start), which Prometheus's ``rate()`` treats as a reset.
-- Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so a scrape costs
-  about 5 ms at 50 routes and 50 ms at 500 (13 series per route), on the HTTP server's thread;
-  the families of a snapshot are built once and kept for the next scrape of the same snapshot.
+- Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so rendering one
+  snapshot costs about 5 ms at 50 routes and 50 ms at 500 (13 series per route). The server
+  (engine.metrics.server.Exposition) renders each published snapshot once, on its own thread,
+  and scrapes copy the kept bytes; this collector (its fallback, ``exposition()``) keeps the
+  families of the last snapshot it read for the next collect of the same snapshot.
 - ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them (``Snapshot.unrouted``:
   the demo, and watch with a routing table in its config; ``--metrics`` turns the count on); the
   log series exist in watch (``Snapshot.log_*``).
@@ -85,15 +87,19 @@ METRICS: dict[str, tuple[str, str]] = {
 
 class Latest:
     """The last snapshot, for loops without a runtime (headless demo and watch): ``put`` from the
-    loop, ``get`` from the scrape thread (one reference, replaced whole)."""
+    loop, ``get`` from the scrape thread (one reference, replaced whole). ``listeners`` are called
+    with each snapshot put (the metrics server's ``published``: they must not block)."""
 
     def __init__(self) -> None:
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
+        self.listeners: list[Callable[[Snapshot], None]] = []
 
     def put(self, snap: Snapshot) -> None:
         with self._lock:
             self._snap = snap
+        for fn in self.listeners:
+            fn(snap)
 
     def get(self) -> Snapshot | None:
         with self._lock:
