@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.record.archive import Archive
+from engine.record.archive import Archive, Meta
 from engine.record.recorder import read_head
 
 
@@ -36,21 +36,28 @@ def archive_status(path: str | os.PathLike, now: float, log: str | os.PathLike |
         "generations": [x["seq"] for x in lines if x["kind"] == "generation"],
         "log": None,
     }
+    out["log"] = log_lag(m, now, log)
+    return out
+
+
+def log_lag(m: Meta, now: float, log: str | os.PathLike | None = None) -> dict | None:
+    """How far the archive of ``m`` is behind the live log it follows (``log``, else the one it
+    recorded): ``--status``'s ``log`` and the recorder's ``--metrics`` lag. None: no log known."""
     pos = m.log
     source = log if log is not None else m.source
-    if source is not None and pos is not None:
-        head = read_head(Path(source))
-        lag: dict = {"file": os.fspath(source), "seq": None if head is None else head.seq, "archived_seq": pos.seq,
-                     "seconds": None if m.last_time is None else max(0.0, now - m.last_time)}
-        if head is None:
-            lag["state"] = "cannot read the log's 107 record"
-        elif head.seq == pos.seq:
-            try:
-                lag["bytes"] = max(0, os.stat(source).st_size - pos.offset)
-                lag["state"] = "following"
-            except OSError as exc:
-                lag["state"] = f"cannot stat: {exc.strerror or exc}"
-        else:
-            lag["state"] = f"the log is at generation {head.seq}, the archive at {pos.seq}: not caught up"
-        out["log"] = lag
-    return out
+    if source is None or pos is None:
+        return None
+    head = read_head(Path(source))
+    lag: dict = {"file": os.fspath(source), "seq": None if head is None else head.seq, "archived_seq": pos.seq,
+                 "seconds": None if m.last_time is None else max(0.0, now - m.last_time)}
+    if head is None:
+        lag["state"] = "cannot read the log's 107 record"
+    elif head.seq == pos.seq:
+        try:
+            lag["bytes"] = max(0, os.stat(source).st_size - pos.offset)
+            lag["state"] = "following"
+        except OSError as exc:
+            lag["state"] = f"cannot stat: {exc.strerror or exc}"
+    else:
+        lag["state"] = f"the log is at generation {head.seq}, the archive at {pos.seq}: not caught up"
+    return lag
