@@ -142,14 +142,30 @@ class SnapshotCollector(Collector):
 
 def families(snap: Snapshot, schedd: str) -> list[Metric]:
     """The metric families of one snapshot."""
-    s = schedd
-    out: list[Metric] = []
+    return [f for _key, part in snapshot_parts(snap, schedd) for f in part()]
 
+
+def snapshot_parts(snap: Snapshot, schedd: str) -> list[tuple[object, Callable[[], list[Metric]]]]:
+    """The families of ``snap`` in three parts, in exposition order: ``(key, build)``, where a part
+    whose key equals the previous snapshot's gives the same families (the routes' part: its
+    ``RouteView``s, unchanged between most snapshots of a watch), None: build it every time. The
+    server renders only the parts that changed (engine.metrics.server.Exposition)."""
+    return [(None, lambda: _head(snap, schedd)), ((schedd, snap.routes), lambda: _routes(snap.routes, schedd)),
+            (None, lambda: _tail(snap, schedd))]
+
+
+def _adder(out: list[Metric], schedd: str) -> Callable[..., Metric]:
     def fam(name: str, *labels: str) -> Metric:
         f = _family(name, ["schedd", *labels])
         out.append(f)
         return f
 
+    return fam
+
+
+def _head(snap: Snapshot, s: str) -> list[Metric]:
+    out: list[Metric] = []
+    fam = _adder(out, s)
     fam("routedeck_snapshot_timestamp_seconds").add_metric([s], snap.time)
     f = fam("routedeck_engine_state", "state")
     for st in ENGINE_STATES:
@@ -158,7 +174,12 @@ def families(snap: Snapshot, schedd: str) -> list[Metric]:
     f = fam("routedeck_queue_jobs", "status")
     for status, n in sorted(snap.queue_counts.items()):
         f.add_metric([s, status], n)
+    return out
 
+
+def _routes(routes: tuple, s: str) -> list[Metric]:
+    out: list[Metric] = []
+    fam = _adder(out, s)
     jobs = fam("routedeck_route_jobs", "route", "state")
     max_jobs = fam("routedeck_route_max_jobs", "route")
     max_idle = fam("routedeck_route_max_idle_jobs", "route")
@@ -171,7 +192,7 @@ def families(snap: Snapshot, schedd: str) -> list[Metric]:
     started = fam("routedeck_route_jobs_started_total", "route")
     succeeded = fam("routedeck_route_jobs_succeeded_total", "route")
     failed = fam("routedeck_route_jobs_failed_total", "route")
-    for r in snap.routes:
+    for r in routes:
         lab = [s, r.name]
         jobs.add_metric([s, r.name, "idle"], max(0, r.idle - r.held))
         jobs.add_metric([s, r.name, "running"], r.running)
@@ -190,7 +211,12 @@ def families(snap: Snapshot, schedd: str) -> list[Metric]:
         started.add_metric(lab, r.started_total)
         succeeded.add_metric(lab, r.succeeded_total)
         failed.add_metric(lab, r.failed_total)
+    return out
 
+
+def _tail(snap: Snapshot, s: str) -> list[Metric]:
+    out: list[Metric] = []
+    fam = _adder(out, s)
     if snap.unrouted is not None:
         f = fam("routedeck_idle_unrouted_jobs", "reason")
         for reason, n in snap.unrouted.items():
