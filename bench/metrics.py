@@ -2,10 +2,12 @@
 
 1. Scrape cost at 50 and 500 routes: a snapshot built from the engine's real types (the demo's
    RouteViews at one virtual hour, copied under new names until there are N; its crondor jobs),
-   then REPEAT GETs of /metrics over HTTP on loopback (median and p99, milliseconds): before,
+   then REPEAT GETs of /metrics over HTTP on loopback from another process (median and p99,
+   milliseconds): before,
    prometheus_client's own server rendering at every scrape; after, the RouteDeck server serving
    the bytes rendered once per published snapshot, idle and while a new snapshot is published
-   every 0.25 s. Plain text (no Accept header) and what Prometheus asks (OpenMetrics, gzip).
+   every 0.25 s (with the same routes, or one route changed each time), GETs back to back for
+   BUSY seconds. Plain text (no Accept header) and what Prometheus asks (OpenMetrics, gzip).
    Target: ≤ 5 ms at 500 routes.
 2. Demo speed with and without ``--metrics``: the headless ``--max-speed`` loop
    (engine.cli.demo.snapshots_fast, one snapshot per 600 virtual seconds) for HOURS virtual
@@ -19,7 +21,10 @@ Run: ``python bench/metrics.py [HOURS] [REPEAT]``. Prints figures only; not a te
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -60,13 +65,34 @@ PROMETHEUS = {"Accept": "application/openmetrics-text;version=1.0.0;q=0.5,text/p
               "Accept-Encoding": "gzip"}  # what a Prometheus server sends
 
 
-def get(port: int, headers: dict) -> float:
-    """One GET of /metrics: seconds."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+CLIENT = """
+import json, sys, time, urllib.request
+port, headers, n, seconds = int(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+urllib.request.urlopen(req, timeout=30).read()  # the first (which may render) is not counted
+sys.stdout.write("go\\n"); sys.stdout.flush(); sys.stdin.readline()
+out, end = [], time.perf_counter() + seconds
+while len(out) < n or time.perf_counter() < end:
     t0 = time.perf_counter()
     with urllib.request.urlopen(req, timeout=30) as r:
         r.read()
-    return time.perf_counter() - t0
+    out.append(time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+class Client:
+    """GETs of /metrics from another process (the scraper's Python is not in the server's GIL):
+    started, it makes its first GET and waits; ``run()`` makes the counted ones."""
+
+    def __init__(self, port: int, headers: dict, n: int, seconds: float = 0.0) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", CLIENT, str(port), json.dumps(headers), str(n), str(seconds)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "go"
+
+    def run(self) -> list[float]:
+        out, _ = self.proc.communicate("\n", timeout=600)
+        return json.loads(out)
 
 
 def figures(times: list[float]) -> str:
@@ -89,11 +115,33 @@ class OldServer:
 
 
 def scrapes(port: int, headers: dict, n: int) -> list[float]:
-    get(port, headers)  # the first (which may render) is not counted
-    return [get(port, headers) for _ in range(n)]
+    return Client(port, headers, n).run()
+
+
+def publishing(srv, latest, versions, headers) -> tuple[list[float], int]:
+    """GETs back to back for BUSY seconds while a thread puts a new snapshot every 0.25 s."""
+    stop = threading.Event()
+
+    def publish() -> None:
+        k = 0
+        while not stop.wait(0.25):
+            k += 1
+            latest.put(versions[k % len(versions)])
+
+    pub = threading.Thread(target=publish, daemon=True)
+    client = Client(srv.port, headers, 0, BUSY)
+    renders0 = srv.exposition.renders
+    pub.start()
+    try:
+        times = client.run()
+    finally:
+        stop.set()
+        pub.join(5)
+    return times, srv.exposition.renders - renders0
 
 
 def scrape_cost() -> None:
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     engine = demo(True)
     engine.run_until(engine.now + 3600)
     snap = engine.snapshot(1)
@@ -119,32 +167,23 @@ def scrape_cost() -> None:
             try:
                 after = scrapes(srv.port, headers, REPEAT)
                 # the same while the engine publishes a new snapshot every 0.25 s (the runtime's
-                # rate), each rendered on the server's render thread
-                stop = threading.Event()
-                versions = [dataclasses.replace(big, seq=k) for k in range(8)]
-
-                def publish() -> None:
-                    k = 0
-                    while not stop.wait(0.25):
-                        k += 1
-                        latest.put(versions[k % len(versions)])
-
-                pub = threading.Thread(target=publish, daemon=True)
-                pub.start()
-                renders0 = srv.exposition.renders
-                busy: list[float] = []
-                t_end = time.perf_counter() + BUSY
-                while time.perf_counter() < t_end:  # back to back, through many renders
-                    busy.append(get(srv.port, headers))
-                stop.set()
-                pub.join(5)
-                renders = srv.exposition.renders - renders0
+                # rate), each rendered on the server's render thread: the same routes (a watch
+                # between two changes of the queue: only the few other series are encoded), or
+                # one route changed in each (all of it encoded again)
+                busy = {}
+                for kind in ("same routes", "routes changed"):
+                    versions = [dataclasses.replace(big, seq=k) if kind == "same routes" else
+                                dataclasses.replace(big, seq=k, routes=(dataclasses.replace(
+                                    big.routes[0], running=big.routes[0].running + k), *big.routes[1:]))
+                                for k in range(8)]
+                    busy[kind] = publishing(srv, latest, versions, headers)
             finally:
                 srv.stop()
                 latest.listeners = []
             print(f"    {name:10s} before (render per scrape): {figures(before)}")
             print(f"    {name:10s} after (kept bytes):         {figures(after)}")
-            print(f"    {name:10s} after, publishing at 4 Hz:  {figures(busy)} ({len(busy)} GETs, {renders} renders)")
+            for kind, (times, renders) in busy.items():
+                print(f"    {name:10s} after, 4 Hz, {kind:14s} {figures(times)} ({len(times)} GETs, {renders} renders)")
 
 
 def demo_speed(metrics: bool) -> tuple[float, float, int]:

@@ -1,4 +1,4 @@
-"""``--metrics HOST:PORT`` and ``--name NAME``: the Prometheus endpoint of ``watch`` and ``demo``.
+"""``--metrics HOST:PORT`` and ``--name NAME``: the Prometheus endpoint of ``watch``, ``demo`` and ``record``.
 
 One set of options for every command that serves metrics (README "Monitoring"):
 :func:`add_arguments` adds them, :func:`server` builds the :class:`engine.metrics.server.MetricsServer`
@@ -32,7 +32,7 @@ def address(text: str) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", metavar="HOST:PORT", type=address, default=None,
-                   help="serve Prometheus metrics of the last snapshot on http://HOST:PORT/metrics")
+                   help="serve Prometheus metrics of the last snapshot (record: of the recorder) on http://HOST:PORT/metrics")
     p.add_argument("--name", metavar="NAME", default=None,
                    help="with --metrics: the schedd label (default: the config's SCHEDD_NAME)")
 

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from prometheus_client.exposition import start_http_server
 
-from engine.metrics.collector import Latest, families
+from engine.metrics.collector import Latest, families, snapshot_parts
 from engine.metrics.server import Exposition, MetricsServer, registry_of
 from tests.helpers.demo_fixture import demo_engine
 
@@ -21,9 +21,13 @@ PROMETHEUS = {"Accept": "application/openmetrics-text;version=1.0.0;q=0.5,text/p
 
 @pytest.fixture(scope="module")
 def snaps():
+    """Three snapshots: the demo's; the same routes later; a route changed."""
     eng = demo_engine()
     first = eng.snapshot(1)
-    return first, dataclasses.replace(first, seq=2, time=first.time + 600)
+    later = dataclasses.replace(first, seq=2, time=first.time + 600)
+    r = first.routes[0]
+    changed = dataclasses.replace(later, seq=3, routes=(dataclasses.replace(r, running=r.running + 1), *first.routes[1:]))
+    return first, later, changed
 
 
 def get(port: int, headers: dict) -> tuple[str | None, str | None, bytes]:
@@ -35,22 +39,36 @@ def get(port: int, headers: dict) -> tuple[str | None, str | None, bytes]:
 @pytest.mark.parametrize("headers", [{}, {"Accept": "text/plain"}, PROMETHEUS, {"Accept-Encoding": "gzip"}],
                          ids=["none", "text", "prometheus", "gzip"])
 def test_the_same_bytes_as_prometheus_clients_own_server(snaps, headers):
-    """What a scrape gets is what prometheus_client's server answered before, for every variant."""
+    """What a scrape gets is what prometheus_client's server answered before, for every variant,
+    also for snapshots rendered in part (the same routes) after the first."""
     latest = Latest()
-    latest.put(snaps[0])
     httpd, thread = start_http_server(0, addr="127.0.0.1", registry=registry_of(latest.get, "ce1"))
-    srv = MetricsServer(("127.0.0.1", 0), latest.get, "ce1").start()
+    srv = MetricsServer(("127.0.0.1", 0), latest.get, "ce1")
+    latest.listeners.append(srv.published)
+    srv.start()
     try:
-        want = get(httpd.server_port, headers)
-        got = get(srv.port, headers)
+        for snap in snaps:
+            latest.put(snap)
+            srv.exposition.render(snap)  # the render thread's (waits for it)
+            want = get(httpd.server_port, headers)
+            got = get(srv.port, headers)
+            unzip = (lambda b: gzip.decompress(b)) if want[1] == "gzip" else (lambda b: b)
+            assert got[:2] == want[:2]
+            assert unzip(got[2]) == unzip(want[2])
     finally:
         srv.stop()
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
-    unzip = (lambda b: gzip.decompress(b)) if want[1] == "gzip" else (lambda b: b)
-    assert got[:2] == want[:2]
-    assert unzip(got[2]) == unzip(want[2])
+
+
+def test_only_the_parts_that_changed_are_encoded(snaps):
+    latest = Latest()
+    ex = Exposition(latest.get, lambda snap: snapshot_parts(snap, "ce1"))
+    for snap, encoded in zip(snaps, (3, 2, 3)):  # the first; the routes kept; a route changed
+        before = ex.parts_rendered
+        ex.render(snap)
+        assert ex.parts_rendered - before == encoded
 
 
 def test_rendered_once_per_published_snapshot(snaps):
@@ -61,7 +79,7 @@ def test_rendered_once_per_published_snapshot(snaps):
         return families(snap, "ce1")
 
     latest = Latest()
-    ex = Exposition(latest.get, counted)
+    ex = Exposition(latest.get, lambda snap: [(None, lambda: counted(snap))])
     latest.listeners.append(ex.published)
     latest.put(snaps[0])
     bodies = {ex.answer(None, None)[2] for _ in range(5)}  # not started: the first scrape renders
@@ -88,7 +106,7 @@ def test_a_scrape_during_a_render_gets_the_previous_snapshot_at_once(snaps):
         return families(snap, "ce1")
 
     latest = Latest()
-    ex = Exposition(latest.get, slow)
+    ex = Exposition(latest.get, lambda snap: [(None, lambda: slow(snap))])
     latest.listeners.append(ex.published)
     latest.put(snaps[0])
     first = ex.answer(None, None)[2]
