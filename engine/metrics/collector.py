@@ -48,7 +48,7 @@ from engine.contract.snapshot import Snapshot
 ENGINE_STATES = ("starting", "running", "paused", "stopped", "crashed", "stalled")
 JOB_STATES = ("idle", "running", "held")
 
-# name -> (type, help): every family the exporter can give (the dashboard's test checks its
+# name -> (type, help): every family the exporters can give (the dashboard's test checks its
 # PromQL names against these; counters are named here with their exposed ``_total``)
 METRICS: dict[str, tuple[str, str]] = {
     "routedeck_snapshot_timestamp_seconds": ("gauge", "The engine time of the snapshot these figures come from "
@@ -82,6 +82,22 @@ METRICS: dict[str, tuple[str, str]] = {
                                  "read, one more each time it was rotated or replaced."),
     "routedeck_policy_parses": ("gauge", "1 when the schedd periodic policy knob parses as a ClassAd expression; "
                                 "0: the schedd never fires it (user_job_policy.cpp)."),
+    # routedeck record --metrics: the recorder's own figures (engine.metrics.record)
+    "routedeck_record_transactions_archived_total": ("counter", "Transactions of the log archived by this "
+                                                     "recorder process."),
+    "routedeck_record_errors_total": ("counter", "Polls of this recorder process that failed (a write, a full "
+                                      "disk, the archive unreadable)."),
+    "routedeck_record_failing": ("gauge", "1 while archiving is stopped by the last failure (retried)."),
+    "routedeck_record_archive_size_bytes": ("gauge", "Bytes the archive takes on disk."),
+    "routedeck_record_archive_segments": ("gauge", "Segments in the archive."),
+    "routedeck_record_pending_bytes": ("gauge", "Bytes of transactions read from the log, waiting for the next "
+                                       "write to the archive."),
+    "routedeck_record_last_transaction_timestamp_seconds": ("gauge", "The time of the newest transaction in the "
+                                                            "archive (epoch seconds)."),
+    "routedeck_record_lag_seconds": ("gauge", "Seconds from the newest transaction in the archive to now."),
+    "routedeck_record_behind_bytes": ("gauge", "Bytes of the log's current generation not in the archive yet."),
+    "routedeck_record_following": ("gauge", "1 when the archive follows the log's current generation; 0: the log "
+                                   "cannot be read or has moved on to a generation not caught up yet."),
 }
 
 
@@ -106,7 +122,8 @@ class Latest:
             return self._snap
 
 
-def _family(name: str, labels: list[str]) -> Metric:
+def family(name: str, labels: list[str]) -> Metric:
+    """An empty family of ``name`` (its type and help from METRICS)."""
     kind, doc = METRICS[name]
     if kind == "counter":
         return CounterMetricFamily(name, doc, labels=labels)
@@ -125,7 +142,7 @@ class SnapshotCollector(Collector):
 
     def describe(self) -> Iterator[Metric]:
         for name in METRICS:
-            yield _family(name, [])
+            yield family(name, [])
 
     def collect(self) -> Iterator[Metric]:
         snap = self.source()
@@ -156,7 +173,7 @@ def snapshot_parts(snap: Snapshot, schedd: str) -> list[tuple[object, Callable[[
 
 def _adder(out: list[Metric], schedd: str) -> Callable[..., Metric]:
     def fam(name: str, *labels: str) -> Metric:
-        f = _family(name, ["schedd", *labels])
+        f = family(name, ["schedd", *labels])
         out.append(f)
         return f
 

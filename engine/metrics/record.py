@@ -11,40 +11,20 @@ not archived yet (read, or still waiting for the next write).
 
 from __future__ import annotations
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
+from engine.metrics.collector import family
 from engine.record.status import RecorderFigures
 
-# name -> (type, help), as engine.metrics.collector.METRICS (counters with their exposed ``_total``)
-RECORD_METRICS: dict[str, tuple[str, str]] = {
-    "routedeck_record_transactions_archived_total": ("counter", "Transactions of the log archived by this "
-                                                     "recorder process."),
-    "routedeck_record_errors_total": ("counter", "Polls of this recorder process that failed (a write, a full "
-                                      "disk, the archive unreadable)."),
-    "routedeck_record_failing": ("gauge", "1 while archiving is stopped by the last failure (retried)."),
-    "routedeck_record_archive_size_bytes": ("gauge", "Bytes the archive takes on disk."),
-    "routedeck_record_archive_segments": ("gauge", "Segments in the archive."),
-    "routedeck_record_pending_bytes": ("gauge", "Bytes of transactions read from the log, waiting for the next "
-                                       "write to the archive."),
-    "routedeck_record_last_transaction_timestamp_seconds": ("gauge", "The time of the newest transaction in the "
-                                                            "archive (epoch seconds)."),
-    "routedeck_record_lag_seconds": ("gauge", "Seconds from the newest transaction in the archive to now."),
-    "routedeck_record_behind_bytes": ("gauge", "Bytes of the log's current generation not in the archive yet."),
-    "routedeck_record_following": ("gauge", "1 when the archive follows the log's current generation; 0: the log "
-                                   "cannot be read or has moved on to a generation not caught up yet."),
-}
-
-
 def record_families(fig: RecorderFigures, schedd: str) -> list[Metric]:
+    """The families of ``fig`` (their names and help in engine.metrics.collector.METRICS)."""
     out: list[Metric] = []
 
     def put(name: str, value: float | None) -> None:
-        if value is None:
-            return
-        kind, doc = RECORD_METRICS[name]
-        f = (CounterMetricFamily if kind == "counter" else GaugeMetricFamily)(name, doc, labels=["schedd"])
-        f.add_metric([schedd], value)
-        out.append(f)
+        if value is not None:
+            f = family(name, ["schedd"])
+            f.add_metric([schedd], value)
+            out.append(f)
 
     put("routedeck_record_transactions_archived_total", fig.archived)
     put("routedeck_record_errors_total", fig.errors)
