@@ -10,8 +10,8 @@ Decisions:
 
 - :class:`Exposition` keeps the rendered bytes of one snapshot, keyed by its identity (snapshots
   are immutable), one body per variant asked for (content type × gzip). A snapshot is rendered
-  in parts (engine.metrics.collector.snapshot_parts): the routes' part, nearly all of the text,
-  is encoded again only when the routes changed; the parts' texts are joined as the encoder
+  in parts (engine.metrics.collector.snapshot_parts): a route family, nearly all of the text, is
+  encoded again only when its samples changed; the parts' texts are joined as the encoder
   joins families (its text of no family, OpenMetrics's ``# EOF``, once at the end), which the
   tests check against prometheus_client's own server byte for byte (once unzipped: gzip at
   level 1 here). Its render thread makes
@@ -96,8 +96,8 @@ class Exposition:
 
     ``source()`` is the last published state (a snapshot, or any immutable object) or None;
     ``parts_of(state)`` its metric families in parts (engine.metrics.collector.snapshot_parts):
-    a part whose key equals the one rendered before keeps its text, so a snapshot whose routes
-    did not change renders only its few other series."""
+    a part whose key equals the one rendered before keeps its text, so a snapshot encodes only
+    the route families that changed and its few other series."""
 
     def __init__(self, source: Callable[[], Any], parts_of: Callable[[Any], list[Part]]) -> None:
         self.source = source
