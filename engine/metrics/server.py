@@ -145,8 +145,12 @@ class Exposition:
                 return
             with self._render_lock:  # the newest pending, read under the lock a scrape renders with
                 state = self._pending
-                if state is not None:
-                    self.render(state)
+                try:
+                    if state is not None:
+                        self.render(state)
+                except Exception:  # noqa: BLE001 - the scrape's to report: with nothing kept it renders again and fails (500)
+                    self._kept = None
+                    self._parts = []
 
     def render(self, state: Any) -> dict[Variant, bytes]:
         """The bodies of ``state`` in every wanted variant (rendered once: kept until a newer one)."""

@@ -122,3 +122,32 @@ def test_a_scrape_during_a_render_gets_the_previous_snapshot_at_once(snaps):
     finally:
         release.set()
         ex.stop()
+
+
+def test_a_failing_render_is_the_scrapes_error_and_the_render_thread_goes_on(snaps):
+    failed = threading.Event()
+
+    def failing(snap):
+        if snap is snaps[1]:
+            failed.set()
+            raise RuntimeError("broken snapshot")
+        return families(snap, "ce1")
+
+    latest = Latest()
+    ex = Exposition(latest.get, lambda snap: [(None, lambda: failing(snap))])
+    latest.listeners.append(ex.published)
+    ex.start()
+    try:
+        latest.put(snaps[0])
+        ex.render(snaps[0])
+        latest.put(snaps[1])
+        assert failed.wait(10)
+        with ex._render_lock:  # the render thread is past its failure (it holds the lock until then)
+            pass
+        with pytest.raises(RuntimeError):
+            ex.answer(None, None)  # not the previous snapshot's bytes for ever: the error
+        latest.put(snaps[2])
+        ex.render(snaps[2])
+        assert ex.state() is snaps[2] and ex.answer(None, None)[2]
+    finally:
+        ex.stop()
