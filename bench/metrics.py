@@ -9,6 +9,8 @@
    every 0.25 s (with the same routes, or one route changed each time), GETs back to back for
    BUSY seconds. Plain text (no Accept header) and what Prometheus asks (OpenMetrics, gzip).
    Target: ≤ 5 ms at 500 routes.
+   Also the render thread's work per published snapshot: the first, one with the same routes,
+   one with a route changed (Exposition.render in process, best of REPEAT // 5).
 2. Demo speed with and without ``--metrics``: the headless ``--max-speed`` loop
    (engine.cli.demo.snapshots_fast, one snapshot per 600 virtual seconds) for HOURS virtual
    hours, without metrics, then with them (idle-unrouted counted at each snapshot, the server up
@@ -38,8 +40,8 @@ from prometheus_client.exposition import generate_latest, start_http_server
 
 from engine.cli.demo import snapshots_fast
 from engine.feeds.demo import build_demo
-from engine.metrics.collector import Latest
-from engine.metrics.server import MetricsServer, registry_of
+from engine.metrics.collector import Latest, snapshot_parts
+from engine.metrics.server import Exposition, MetricsServer, registry_of
 
 REPO = Path(__file__).resolve().parent.parent
 HOURS = float(sys.argv[1]) if len(sys.argv) > 1 else 6.0
@@ -140,6 +142,32 @@ def publishing(srv, latest, versions, headers) -> tuple[list[float], int]:
     return times, srv.exposition.renders - renders0
 
 
+def render_cost(big, n: int) -> None:
+    """The render thread's work per published snapshot (best of REPEAT // 5, ms): the first
+    (every part), one with the same routes, one with a route's running copies changed."""
+    r0 = big.routes[0]
+    for variant, headers in (("plain", {}), ("prometheus", PROMETHEUS)):
+        figs = {}
+        for kind in ("first", "same routes", "a route changed"):
+            best = float("inf")
+            for k in range(max(3, REPEAT // 5)):
+                ex = Exposition(lambda: None, lambda snap: snapshot_parts(snap, "ce.example.org"))
+                ex.answer(headers.get("Accept"), headers.get("Accept-Encoding"))  # the variant wanted
+                ex.render(dataclasses.replace(big, seq=1))
+                nxt = (dataclasses.replace(big, seq=2, time=big.time + 1) if kind == "same routes" else
+                       dataclasses.replace(big, seq=2, routes=(dataclasses.replace(r0, running=r0.running + 1),
+                                                               *big.routes[1:])))
+                if kind == "first":
+                    ex = Exposition(lambda: None, lambda snap: snapshot_parts(snap, "ce.example.org"))
+                    ex.answer(headers.get("Accept"), headers.get("Accept-Encoding"))
+                t0 = time.perf_counter()
+                ex.render(nxt)
+                best = min(best, time.perf_counter() - t0)
+            figs[kind] = best
+        print(f"    {variant:10s} render per published snapshot: " +
+              ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in figs.items()))
+
+
 def scrape_cost() -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     engine = demo(True)
@@ -153,6 +181,7 @@ def scrape_cost() -> None:
         text = generate_latest(registry_of(lambda b=big: b, "ce.example.org"))
         samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
         print(f"  {n} routes: {samples} samples, {len(text) / 1024:.1f} KiB")
+        render_cost(big, n)
         latest = Latest()
         latest.put(big)
         for name, headers in (("plain", {}), ("prometheus", PROMETHEUS)):
