@@ -24,7 +24,8 @@ Design decisions and invariants:
   for the consumer. A query wakes a paused or idle loop; when the loop ends (stop, crash, until)
   every pending query fails with :class:`EngineNotRunning`.
 - ``services`` (the ``--metrics`` server) are started after the loop and stopped after it; they
-  read ``latest()`` only, never the engine.
+  read ``latest()`` only, never the engine. ``listeners`` are called with each published snapshot
+  on the engine thread (the metrics server's ``published``, which only hands it over: never blocks).
 - Stopping is prompt: ``stop()`` sets a flag and wakes the loop; the thread finishes the engine
   action it is doing (a demo catching up many polls is stepped action by action, see
   ``_step_engine``) and exits; ``stop`` joins it. A crash in the engine is caught, published as a snapshot
@@ -149,6 +150,7 @@ class Runtime:
         self.error: str | None = None
         # started after the loop and stopped after it ends (the --metrics server: start()/stop())
         self.services: list[Any] = []
+        self.listeners: list[Callable[[S.Snapshot], None]] = []  # told of each published snapshot
         self._next_virtual = (feed.now + every_virtual) if every_virtual else None
         self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
         self.done = threading.Event()
@@ -263,6 +265,8 @@ class Runtime:
         snap = self._snapshot()
         self._latest = snap
         self.mailbox.put(snap)
+        for fn in self.listeners:
+            fn(snap)
         if self.publish is not None:
             self.publish(snap)
 

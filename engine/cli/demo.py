@@ -303,7 +303,7 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: each snapshot printed
-    srv = metrics_opt.server(args, latest.get, engine.schedd_name)
+    srv = metrics_opt.server(args, latest.get, engine.schedd_name, latest.listeners)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
         if why := metrics_opt.started(srv):
@@ -383,7 +383,7 @@ def build_runtime(args: argparse.Namespace, publish=None):
     engine = build_demo(**kwargs)
     clock = VirtualClock(start=engine.now, speed=args.speed)
     runtime = Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
-    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name)
+    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name, runtime.listeners)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
         if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)

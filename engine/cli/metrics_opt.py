@@ -1,4 +1,4 @@
-"""``--metrics HOST:PORT`` and ``--name NAME``: the Prometheus endpoint of ``watch`` and ``demo``.
+"""``--metrics HOST:PORT`` and ``--name NAME``: the Prometheus endpoint of ``watch``, ``demo`` and ``record``.
 
 One set of options for every command that serves metrics (README "Monitoring"):
 :func:`add_arguments` adds them, :func:`server` builds the :class:`engine.metrics.server.MetricsServer`
@@ -32,18 +32,23 @@ def address(text: str) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", metavar="HOST:PORT", type=address, default=None,
-                   help="serve Prometheus metrics of the last snapshot on http://HOST:PORT/metrics")
+                   help="serve Prometheus metrics of the last snapshot (record: of the recorder) on http://HOST:PORT/metrics")
     p.add_argument("--name", metavar="NAME", default=None,
                    help="with --metrics: the schedd label (default: the config's SCHEDD_NAME)")
 
 
-def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str) -> MetricsServer | None:
-    """The metrics server asked for by ``args`` (not started), or None."""
+def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str,
+           listeners: list | None = None, families_of: Callable | None = None) -> MetricsServer | None:
+    """The metrics server asked for by ``args`` (not started), or None. ``listeners`` (a runtime's,
+    a ``Latest``'s) get its ``published``: each new state is rendered once, when published."""
     text = getattr(args, "metrics", None)
     if not text:
         return None
     name = getattr(args, "name", None) or default_name
-    return MetricsServer(parse_address(text), source, name)
+    srv = MetricsServer(parse_address(text), source, name, families_of)
+    if listeners is not None:
+        listeners.append(srv.published)
+    return srv
 
 
 def started(srv: MetricsServer) -> str | None:

@@ -15,6 +15,9 @@ Design decisions:
   the loop opens the archive again at the next poll, which resumes from the last checkpoint.
   ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
 - One recorder per archive: ``DIR/.lock`` is held (flock) while it runs; a second one exits 1.
+- ``--metrics HOST:PORT`` (and ``--name``) serve the recorder's own figures to Prometheus after
+  each poll (engine.metrics.record: transactions archived, errors, size, segments, the newest
+  transaction's time, the lag ``--status`` shows).
 - Exit status: 0 done; 1 archiving failed (disk full, unreadable archive), another recorder holds
   the archive, the schedd would refuse the log (``--once``) or the config has errors; 2 usage.
 """
@@ -28,11 +31,12 @@ import sys
 import threading
 
 from engine.cli import args as argcheck
+from engine.cli import metrics_opt
 from engine.clock import SystemClock
 from engine.cli.jsonout import emit
 from engine.record.archive import ArchiveError
 from engine.record.recorder import Recorder, Report
-from engine.record.status import archive_status
+from engine.record.status import archive_status, recorder_figures
 
 RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -73,6 +77,7 @@ def register(subparsers) -> None:
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
     p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")
+    metrics_opt.add_arguments(p)  # the recorder's own figures (engine.metrics.record)
     p.set_defaults(func=run)
 
 
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.archive:
         return argcheck.usage_error("record", "give --archive DIR (or --status DIR)")
     status = 0
+    name = None  # the schedd label of --metrics: --name, the config's SCHEDD_NAME, the host's name
     try:
         log = argcheck.log_of(args, "record")
         if log is None or args.config:
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             except (WatchError, OSError) as exc:
                 raise argcheck.UsageError(str(exc)) from None
             log = setup.queue_log
+            name = setup.schedd_name
             for d in setup.diagnostics:  # the config's errors are findings (1), as in every command
                 print(d, file=sys.stderr)
             status = argcheck.config_status(setup.diagnostics)
@@ -115,7 +122,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"routedeck record: {args.archive}: another recorder is writing this archive", file=sys.stderr)
         return 1
     with lock:
-        return argcheck.worst(status, loop(log, args))
+        latest = srv = None
+        if getattr(args, "metrics", None):
+            import socket  # noqa: PLC0415
+
+            from engine.metrics.collector import Latest  # noqa: PLC0415
+            from engine.metrics.record import record_families  # noqa: PLC0415
+
+            latest = Latest()  # the figures after each poll
+            srv = metrics_opt.server(args, latest.get, name or socket.getfqdn(), latest.listeners, record_families)
+            if why := metrics_opt.started(srv):
+                return argcheck.usage_error("record", why)
+        try:
+            return argcheck.worst(status, loop(log, args, metrics=latest))
+        finally:
+            if srv is not None:
+                srv.stop()
 
 
 def _lock(archive: str):
@@ -174,15 +196,17 @@ def _say(args: argparse.Namespace, log: str, rep: Report, rec: Recorder) -> None
         print(f"routedeck record: {rep.missing}", file=sys.stderr)
 
 
-def loop(log: str, args: argparse.Namespace, clock=None) -> int:
-    """The run loop (the only place that reads the clock and waits)."""
+def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: threading.Event | None = None) -> int:
+    """The run loop (the only place that reads the clock and waits). ``metrics`` (a
+    :class:`engine.metrics.collector.Latest`) gets the recorder's figures after each poll;
+    ``stop`` ends the loop when set (as SIGTERM does)."""
     clock = clock or SystemClock()
-    stop = threading.Event()
+    stop = stop or threading.Event()
     if not args.once and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
     rec: Recorder | None = None
     status = 0
-    total = jobs = 0
+    total = jobs = errors = 0
     failed = ""  # the last failure told (a full disk), "" while archiving
     try:
         while True:
@@ -205,6 +229,9 @@ def loop(log: str, args: argparse.Namespace, clock=None) -> int:
                         emit({"log": log, "error": str(exc)})
                 failed = str(exc)
                 status = 1
+                errors += 1
+            if metrics is not None:
+                metrics.put(recorder_figures(rec, now, total, errors, bool(failed), log))
             if args.once or stop.wait(args.interval if not failed else max(args.interval, RETRY)):
                 break
             if rec is not None and failed:

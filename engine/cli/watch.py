@@ -115,7 +115,7 @@ def build_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
     setup = resolve(args.queue_log, args.config, args.router_log)
     feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
     runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
-    srv = metrics_opt.server(args, runtime.latest, schedd_name(setup))
+    srv = metrics_opt.server(args, runtime.latest, schedd_name(setup), runtime.listeners)
     if srv is not None:
         feed.engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
         if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
@@ -197,7 +197,7 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: a snapshot (without job rows) after every poll
-    srv = metrics_opt.server(args, latest.get, schedd_name(setup))
+    srv = metrics_opt.server(args, latest.get, schedd_name(setup), latest.listeners)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
         if why := metrics_opt.started(srv):

@@ -24,9 +24,12 @@ Decisions:
   scrape happens to see: a window that closes between two scrapes would otherwise lose the jobs
   of its last seconds. They restart from 0 when the feed's statistics begin again (a new process,
   a watched log read again from its start), which Prometheus's ``rate()`` treats as a reset.
-- Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so a scrape costs
-  about 5 ms at 50 routes and 50 ms at 500 (13 series per route), on the HTTP server's thread;
-  the families of a snapshot are built once and kept for the next scrape of the same snapshot.
+- Cost (bench/metrics.py): prometheus_client formats about 7 µs per sample, so rendering one
+  snapshot whole costs about 5 ms at 50 routes and 50 ms at 500 (13 series per route). The server
+  (engine.metrics.server.Exposition) renders each published snapshot once, on its own thread,
+  encoding only the route families whose samples changed (:func:`snapshot_parts`), and scrapes
+  copy the kept bytes; this collector (its fallback, ``exposition()``) keeps the
+  families of the last snapshot it read for the next collect of the same snapshot.
 - ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them (``Snapshot.unrouted``:
   the demo, and watch with a routing table in its config; ``--metrics`` turns the count on); the
   log series exist in watch (``Snapshot.log_*``).
@@ -46,7 +49,7 @@ from engine.contract.snapshot import Snapshot
 ENGINE_STATES = ("starting", "running", "paused", "stopped", "crashed", "stalled")
 JOB_STATES = ("idle", "running", "held")
 
-# name -> (type, help): every family the exporter can give (the dashboard's test checks its
+# name -> (type, help): every family the exporters can give (the dashboard's test checks its
 # PromQL names against these; counters are named here with their exposed ``_total``)
 METRICS: dict[str, tuple[str, str]] = {
     "routedeck_snapshot_timestamp_seconds": ("gauge", "The engine time of the snapshot these figures come from "
@@ -80,27 +83,48 @@ METRICS: dict[str, tuple[str, str]] = {
                                  "read, one more each time it was rotated or replaced."),
     "routedeck_policy_parses": ("gauge", "1 when the schedd periodic policy knob parses as a ClassAd expression; "
                                 "0: the schedd never fires it (user_job_policy.cpp)."),
+    # routedeck record --metrics: the recorder's own figures (engine.metrics.record)
+    "routedeck_record_transactions_archived_total": ("counter", "Transactions of the log archived by this "
+                                                     "recorder process."),
+    "routedeck_record_errors_total": ("counter", "Polls of this recorder process that failed (a write, a full "
+                                      "disk, the archive unreadable)."),
+    "routedeck_record_failing": ("gauge", "1 while archiving is stopped by the last failure (retried)."),
+    "routedeck_record_archive_size_bytes": ("gauge", "Bytes the archive takes on disk."),
+    "routedeck_record_archive_segments": ("gauge", "Segments in the archive."),
+    "routedeck_record_pending_bytes": ("gauge", "Bytes of transactions read from the log, waiting for the next "
+                                       "write to the archive."),
+    "routedeck_record_last_transaction_timestamp_seconds": ("gauge", "The time of the newest transaction in the "
+                                                            "archive (epoch seconds)."),
+    "routedeck_record_lag_seconds": ("gauge", "Seconds from the newest transaction in the archive to now."),
+    "routedeck_record_behind_bytes": ("gauge", "Bytes of the log's current generation not in the archive yet."),
+    "routedeck_record_following": ("gauge", "1 when the archive follows the log's current generation; 0: the log "
+                                   "cannot be read or has moved on to a generation not caught up yet."),
 }
 
 
 class Latest:
     """The last snapshot, for loops without a runtime (headless demo and watch): ``put`` from the
-    loop, ``get`` from the scrape thread (one reference, replaced whole)."""
+    loop, ``get`` from the scrape thread (one reference, replaced whole). ``listeners`` are called
+    with each snapshot put (the metrics server's ``published``: they must not block)."""
 
     def __init__(self) -> None:
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
+        self.listeners: list[Callable[[Snapshot], None]] = []
 
     def put(self, snap: Snapshot) -> None:
         with self._lock:
             self._snap = snap
+        for fn in self.listeners:
+            fn(snap)
 
     def get(self) -> Snapshot | None:
         with self._lock:
             return self._snap
 
 
-def _family(name: str, labels: list[str]) -> Metric:
+def family(name: str, labels: list[str]) -> Metric:
+    """An empty family of ``name`` (its type and help from METRICS)."""
     kind, doc = METRICS[name]
     if kind == "counter":
         return CounterMetricFamily(name, doc, labels=labels)
@@ -119,7 +143,7 @@ class SnapshotCollector(Collector):
 
     def describe(self) -> Iterator[Metric]:
         for name in METRICS:
-            yield _family(name, [])
+            yield family(name, [])
 
     def collect(self) -> Iterator[Metric]:
         snap = self.source()
@@ -136,14 +160,30 @@ class SnapshotCollector(Collector):
 
 def families(snap: Snapshot, schedd: str) -> list[Metric]:
     """The metric families of one snapshot."""
-    s = schedd
-    out: list[Metric] = []
+    return [f for _key, part in snapshot_parts(snap, schedd) for f in part()]
 
+
+def snapshot_parts(snap: Snapshot, schedd: str) -> list[tuple[object, Callable[[], list[Metric]]]]:
+    """The families of ``snap`` in parts, in exposition order: ``(key, build)``, where a part whose
+    key equals the previous snapshot's gives the same families (each route family, keyed by its
+    samples: most do not change between two snapshots), None: build it every time (the few
+    other series). The server encodes only the parts that changed (engine.metrics.server.Exposition)."""
+    return [(None, lambda: _head(snap, schedd)), *_route_parts(snap.routes, schedd),
+            (None, lambda: _tail(snap, schedd))]
+
+
+def _adder(out: list[Metric], schedd: str) -> Callable[..., Metric]:
     def fam(name: str, *labels: str) -> Metric:
-        f = _family(name, ["schedd", *labels])
+        f = family(name, ["schedd", *labels])
         out.append(f)
         return f
 
+    return fam
+
+
+def _head(snap: Snapshot, s: str) -> list[Metric]:
+    out: list[Metric] = []
+    fam = _adder(out, s)
     fam("routedeck_snapshot_timestamp_seconds").add_metric([s], snap.time)
     f = fam("routedeck_engine_state", "state")
     for st in ENGINE_STATES:
@@ -152,39 +192,51 @@ def families(snap: Snapshot, schedd: str) -> list[Metric]:
     f = fam("routedeck_queue_jobs", "status")
     for status, n in sorted(snap.queue_counts.items()):
         f.add_metric([s, status], n)
+    return out
 
-    jobs = fam("routedeck_route_jobs", "route", "state")
-    max_jobs = fam("routedeck_route_max_jobs", "route")
-    max_idle = fam("routedeck_route_max_idle_jobs", "route")
-    accepting = fam("routedeck_route_accepting", "route")
-    full = fam("routedeck_route_full", "route")
-    throttled = fam("routedeck_route_throttled", "route")
-    throttle = fam("routedeck_route_throttle_jobs", "route")
-    rate = fam("routedeck_route_failure_rate", "route")
-    threshold = fam("routedeck_route_failure_rate_threshold", "route")
-    started = fam("routedeck_route_jobs_started_total", "route")
-    succeeded = fam("routedeck_route_jobs_succeeded_total", "route")
-    failed = fam("routedeck_route_jobs_failed_total", "route")
-    for r in snap.routes:
-        lab = [s, r.name]
-        jobs.add_metric([s, r.name, "idle"], max(0, r.idle - r.held))
-        jobs.add_metric([s, r.name, "running"], r.running)
-        jobs.add_metric([s, r.name, "held"], r.held)
-        if r.max_jobs >= 0:
-            max_jobs.add_metric(lab, r.max_jobs)
-        if r.max_idle >= 0:
-            max_idle.add_metric(lab, r.max_idle)
-        accepting.add_metric(lab, 1.0 if r.state == "accepting" else 0.0)
-        full.add_metric(lab, 1.0 if r.state in ("full", "idle-limit") else 0.0)
-        throttled.add_metric(lab, 1.0 if r.state == "throttled" else 0.0)
-        if r.throttle is not None:
-            throttle.add_metric(lab, r.throttle)
-        rate.add_metric(lab, r.failure_rate)
-        threshold.add_metric(lab, r.failure_threshold)
-        started.add_metric(lab, r.started_total)
-        succeeded.add_metric(lab, r.succeeded_total)
-        failed.add_metric(lab, r.failed_total)
 
+def _one(v: float) -> tuple:
+    return (((), v),)
+
+
+# the routes' families in exposition order: (name, labels after ``route``, the samples of a route:
+# ((label values), value) each); a family is one part of the exposition, keyed by its samples
+ROUTE_SERIES: tuple[tuple[str, tuple[str, ...], Callable], ...] = (
+    ("routedeck_route_jobs", ("state",),
+     lambda r: ((("idle",), max(0, r.idle - r.held)), (("running",), r.running), (("held",), r.held))),
+    ("routedeck_route_max_jobs", (), lambda r: _one(r.max_jobs) if r.max_jobs >= 0 else ()),
+    ("routedeck_route_max_idle_jobs", (), lambda r: _one(r.max_idle) if r.max_idle >= 0 else ()),
+    ("routedeck_route_accepting", (), lambda r: _one(1.0 if r.state == "accepting" else 0.0)),
+    ("routedeck_route_full", (), lambda r: _one(1.0 if r.state in ("full", "idle-limit") else 0.0)),
+    ("routedeck_route_throttled", (), lambda r: _one(1.0 if r.state == "throttled" else 0.0)),
+    ("routedeck_route_throttle_jobs", (), lambda r: _one(r.throttle) if r.throttle is not None else ()),
+    ("routedeck_route_failure_rate", (), lambda r: _one(r.failure_rate)),
+    ("routedeck_route_failure_rate_threshold", (), lambda r: _one(r.failure_threshold)),
+    ("routedeck_route_jobs_started_total", (), lambda r: _one(r.started_total)),
+    ("routedeck_route_jobs_succeeded_total", (), lambda r: _one(r.succeeded_total)),
+    ("routedeck_route_jobs_failed_total", (), lambda r: _one(r.failed_total)),
+)
+
+
+def _route_parts(routes: tuple, s: str) -> list[tuple[object, Callable[[], list[Metric]]]]:
+    parts: list[tuple[object, Callable[[], list[Metric]]]] = []
+    for name, labels, samples_of in ROUTE_SERIES:
+        samples = tuple((r.name, samples_of(r)) for r in routes)
+
+        def build(name=name, labels=labels, samples=samples) -> list[Metric]:
+            f = family(name, ["schedd", "route", *labels])
+            for route, pairs in samples:
+                for values, v in pairs:
+                    f.add_metric([s, route, *values], v)
+            return [f]
+
+        parts.append(((s, name, samples), build))
+    return parts
+
+
+def _tail(snap: Snapshot, s: str) -> list[Metric]:
+    out: list[Metric] = []
+    fam = _adder(out, s)
     if snap.unrouted is not None:
         f = fam("routedeck_idle_unrouted_jobs", "reason")
         for reason, n in snap.unrouted.items():

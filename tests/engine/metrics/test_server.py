@@ -82,10 +82,11 @@ def demo_snapshot():
     return demo_engine().snapshot(1)
 
 
-def _wait_for(runtime, pred, seconds=30.0):
+def _wait_for(runtime, pred, seconds=30.0, srv=None):
+    """A snapshot published (with ``srv``: rendered by its server, what a scrape gets) that ``pred`` accepts."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        snap = runtime.latest()
+        snap = runtime.latest() if srv is None else srv.exposition.state()
         if snap is not None and pred(snap):
             return snap
         runtime.done.wait(0.05)  # bounded wait on the runtime's own event, no sleep
@@ -99,7 +100,7 @@ def test_demo_runtime_serves_its_metrics_under_its_name(tmp_path):
     [srv] = runtime.services
     runtime.start()
     try:
-        _wait_for(runtime, lambda s: s.routes)
+        _wait_for(runtime, lambda s: s.routes, srv=srv)
         got = scrape(srv.port)
         assert {s.labels["schedd"] for s in got["routedeck_route_accepting"]} == {"routedeck-demo"}
         assert {s.labels["reason"] for s in got["routedeck_idle_unrouted_jobs"]} >= {"no_match", "route_full"}
@@ -116,7 +117,7 @@ def test_watch_runtime_name_overrides(tmp_path):
     [srv] = runtime.services
     runtime.start()
     try:
-        _wait_for(runtime, lambda s: s.total_jobs > 0)
+        _wait_for(runtime, lambda s: s.total_jobs > 0, srv=srv)
         got = scrape(srv.port)
         assert {s.labels["schedd"] for s in got["routedeck_route_jobs"]} == {"ce-test.example.org"}
         assert got["routedeck_log_lag_seconds"][0].value > 0
