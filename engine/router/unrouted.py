@@ -25,15 +25,98 @@ of the followed queue, and leaves out the source jobs the real router manages (`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
 
-from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
+from engine.classad import ClassAd, ClassAdError, evaluate, is_true, make_ad, parse_expr
 from engine.contract.codes import JobStatus
+from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline
 from engine.router.candidates import Scanner
 from engine.router.throttle import RouteStats, route_state
 
 REASONS = ("matched", "no_match", "route_full", "throttled", "not_candidate")
 _EMPTY = ClassAd()
+MAX_TICKS_CHECKED = 3  # ticks after the crossing at which the hold is confirmed
+MAX_SCAN_TICKS = 60  # ticks tried for a policy whose time dependence cannot be analysed
+
+
+class LedgerJob:
+    """A recorded job as whynot's helpers read it (``key``, ``attrs``, ``get``, ``classad()``)."""
+
+    def __init__(self, key: str, attrs: Mapping[str, str]) -> None:
+        self.key = key
+        self.attrs = dict(attrs)
+        self._lower = {k.lower(): v for k, v in self.attrs.items()}
+        self._ad = None
+
+    def get(self, name: str) -> str | None:
+        return self._lower.get(name.lower())
+
+    def classad(self) -> Any:
+        if self._ad is None:
+            self._ad = make_ad(self.attrs)
+        return self._ad
+
+
+@dataclass(frozen=True)
+class Entry:
+    job: str
+    verdict: str
+    routes: tuple[dict, ...]
+    hold: dict | None
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"job": self.job, "verdict": self.verdict, "detail": self.detail,
+                "routes": list(self.routes), "hold": self.hold}
+
+
+def _only(system: SystemPolicy, base: str) -> SystemPolicy:
+    """``system`` with only the ``base`` family (nameless and named), so that a time-dependent
+    knob of another action (the CE's SYSTEM_PERIODIC_REMOVE reads JobCurrentStartDate) does not
+    hide the crossing of this one."""
+    keep = base.rsplit("_", 1)[1].lower()
+    return SystemPolicy(**{f: getattr(system, f) for f in ("hold", "release", "remove") if f == keep},
+                        **{f"{keep}_reason": getattr(system, f"{keep}_reason")},
+                        **({"hold_subcode": system.hold_subcode} if keep == "hold" else {}),
+                        named=tuple(n for n in system.named if n.base == base))
+
+
+def hold_countdown(job: LedgerJob, system: SystemPolicy, now: float, interval: float) -> dict | None:
+    """When the periodic policy holds (or removes) the idle ``job`` with time alone (module doc).
+
+    The candidate times are the crossings :func:`time_deadline` finds for each family (hold,
+    remove; the job's own PeriodicHold/PeriodicRemove with each); a family whose time dependence
+    cannot be analysed is tried at the next MAX_SCAN_TICKS ticks only. Each candidate is
+    confirmed with the schedd's own ``analyze_periodic`` (hold before remove) at the tick."""
+    interval = interval if interval and interval > 0 else 60.0
+    texts = job.attrs
+    status = int(JobStatus.IDLE)
+
+    def fires(t: float):
+        d = analyze_periodic(job.classad(), texts, status, system, t)
+        return d if d.action in ("hold", "remove") else None
+
+    def tick_at_or_after(t: float) -> float:
+        return math.ceil(t / interval) * interval
+
+    first = tick_at_or_after(now)
+    tries: set[float] = {first}
+    for base in ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_REMOVE"):
+        deadline = time_deadline(job.get, list(texts.values()), _only(system, base), now, status=status)
+        if deadline is UNBOUNDED:
+            tries.update(first + k * interval for k in range(MAX_SCAN_TICKS))
+        elif deadline is not None:
+            t = tick_at_or_after(max(deadline, now))
+            tries.update(t + k * interval for k in range(MAX_TICKS_CHECKED))
+    for t in sorted(tries):
+        d = fires(t)
+        if d is not None:
+            return {"at": t, "in": t - now, "policy": d.expr, "action": d.action, "reason": d.reason}
+    return None
+
+
 
 
 def _literal(text: str | None) -> str | None:
