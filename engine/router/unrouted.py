@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, make_ad, parse_expr
 from engine.contract.codes import JobStatus
 from engine.contract.snapshot import HELD_WITHIN, held_key
-from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline
+from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline, trivially_false
 from engine.router.candidates import Scanner, sanity_clauses
 from engine.router.throttle import RouteStats, route_state
 from engine.router.whynot import EMPTY_AD, clause_steps, clause_values, eval_clause
@@ -150,9 +150,13 @@ class Verdicts:
 
     def __init__(self, table: Any, name: str, stats_of: Callable[[str], RouteStats | None], managed: int,
                  now: float, owner: Any = None, *, system: SystemPolicy | None = None, interval: float = 60.0,
-                 detail: bool = True) -> None:
+                 detail: bool = True, holds_only: bool = False) -> None:
         self.table, self.name, self.now, self.detail = table, name, now, detail
         self.system, self.interval = system, interval
+        # holds_only (the metrics: held-soon counts holds only): no countdown where no hold can fire
+        self.holds_only = holds_only
+        self.may_hold = system is not None and bool(
+            system.hold or any(n.base == "SYSTEM_PERIODIC_HOLD" for n in system.named))
         self.quoted = '"' + name + '"'
         self.routes = list(table.routes)
         scanner = getattr(owner, "_unrouted_scanner", None) if owner is not None else None
@@ -264,7 +268,8 @@ class Verdicts:
 
     def _out(self, job: Any, verdict: str, routes: list, detail: str) -> Entry:
         hold = None
-        if verdict != "matched" and self.system is not None:
+        if verdict != "matched" and self.system is not None and (not self.holds_only or self.may_hold
+                                                                   or not trivially_false(job.get("PeriodicHold"))):
             hold = hold_countdown(job, self.system, self.now, self.interval)
             self.time_dependent = self.time_dependent or (hold is not None and hold["action"] == "hold")
         return Entry(job.key, verdict, tuple(routes), hold, detail)
@@ -315,7 +320,8 @@ def count_verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats |
     ``time_free`` is cleared while a hold is predicted, since the held-soon counts then change
     with time alone."""
     system, interval = system_policy(table)
-    v = Verdicts(table, name, stats_of, managed, now, owner, system=system, interval=interval, detail=False)
+    v = Verdicts(table, name, stats_of, managed, now, owner, system=system, interval=interval, detail=False,
+                 holds_only=True)
     counts = tally((v.judge(job) for job in jobs if v.idle_source(job) and not tracked(job)), now)
     v.scan.time_free = v.scanner[2] and not v.time_dependent
     return counts
