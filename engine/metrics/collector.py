@@ -31,8 +31,10 @@ Decisions:
   copy the kept bytes; this collector (its fallback, ``exposition()``) keeps the
   families of the last snapshot it read for the next collect of the same snapshot.
 - ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them (``Snapshot.unrouted``:
-  the demo, and watch with a routing table in its config; ``--metrics`` turns the count on); the
-  log series exist in watch (``Snapshot.log_*``).
+  the demo, and watch with a routing table in its config; ``--metrics`` turns the count on): the
+  tally of the why-not ledger's verdicts (engine.router.unrouted, the pipeline ``routedeck why``
+  prints), and ``routedeck_jobs_held_soon{within}`` the same tally's hold countdowns; the log
+  series exist in watch (``Snapshot.log_*``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from engine.contract.codes import HoldCode
-from engine.contract.snapshot import Snapshot
+from engine.contract.snapshot import HELD_PREFIX, Snapshot
 
 ENGINE_STATES = ("starting", "running", "paused", "stopped", "crashed", "stalled")
 JOB_STATES = ("idle", "running", "held")
@@ -73,6 +75,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "routedeck_route_jobs_failed_total": ("counter", "Routed copies that left the route as failures."),
     "routedeck_idle_unrouted_jobs": ("gauge", "Idle source jobs not routed, by why they wait (matched: taken at "
                                      "the next poll; no_match, route_full, throttled, not_candidate)."),
+    "routedeck_jobs_held_soon": ("gauge", "Idle source jobs the schedd's periodic policy (SYSTEM_PERIODIC_HOLD or the "
+                                 "job's PeriodicHold) holds within `within` seconds (cumulative: 300, 600, 1800, "
+                                 "3600), as the why-not ledger predicts."),
     "routedeck_cron_next_run_timestamp_seconds": ("gauge", "The crondor job's next run (epoch seconds)."),
     "routedeck_cron_missed_run": ("gauge", "1 when the crondor job is held for missing its run "
                                   "(hold code 20: its deferral window passed)."),
@@ -239,8 +244,13 @@ def _tail(snap: Snapshot, s: str) -> list[Metric]:
     fam = _adder(out, s)
     if snap.unrouted is not None:
         f = fam("routedeck_idle_unrouted_jobs", "reason")
-        for reason, n in snap.unrouted.items():
-            f.add_metric([s, reason], n)
+        held = None
+        for key, n in snap.unrouted.items():
+            if key.startswith(HELD_PREFIX):
+                held = held or fam("routedeck_jobs_held_soon", "within")
+                held.add_metric([s, key.removeprefix(HELD_PREFIX)], n)
+            else:
+                f.add_metric([s, key], n)
 
     nxt = fam("routedeck_cron_next_run_timestamp_seconds", "job")
     missed = fam("routedeck_cron_missed_run", "job")

@@ -275,16 +275,18 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
 
 
 def _unrouted(engine: Any) -> Mapping[str, int] | None:
-    """Idle source jobs by verdict (engine.router.unrouted), when the engine's ``count_unrouted``
-    is set (the demo with --metrics); recounted only after a router poll, a queue change or a new
-    table when the table reads no clock, else at every snapshot."""
+    """Idle source jobs by verdict and the held-soon counts (engine.router.unrouted.tally), when the
+    engine's ``count_unrouted`` is set (the demo with --metrics); recounted only after a router
+    poll, a queue change or a new table when the table reads no clock and no hold is predicted,
+    else at every snapshot."""
     router = getattr(engine, "router", None)
     if router is None or not getattr(engine, "count_unrouted", False):
         return None
 
     key = (getattr(engine, "jobs_version", 0), router.poll_count, id(router.table))
     kept = getattr(engine, "_unrouted_kept", None)
-    if kept is not None and kept[0] == key and router.scanner.time_free:
+    scanner = getattr(router, "_unrouted_scanner", None)  # engine.router.unrouted's: not time-free while a hold is due
+    if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
         return kept[1]
     counts = MappingProxyType(idle_unrouted(router, engine.now))
     engine._unrouted_kept = (key, counts)

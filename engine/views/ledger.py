@@ -1,76 +1,25 @@
-"""The routing ledger: for each idle source job at a moment, why it waits and when the schedd holds it.
-
-Per job (htcondor.md §1.4 ``GetCandidateJobs`` / ``ChooseRoute``, §8 "Route acceptance"):
-
-- ``verdict``: ``not_candidate`` (not idle, already managed/routed, a fixed umbrella clause or
-  ``JOB_ROUTER_SOURCE_JOB_CONSTRAINT`` false), ``matched`` (the first accepting route whose
-  REQUIREMENTS match, as ChooseRoute picks; round robin noted), else the verdict of the first
-  route whose REQUIREMENTS match but which does not accept jobs (``throttled`` /
-  ``route_full``), else ``no_match``.
-- ``routes``: every route in match order with its own verdict and detail. Acceptance is
-  :func:`engine.router.throttle.route_state` (JobRoute::AcceptingMoreJobs); REQUIREMENTS
-  clauses are split and evaluated by :mod:`engine.router.whynot`'s helpers.
-- ``hold``: when SYSTEM_PERIODIC_HOLD/REMOVE (named and nameless, via SystemPolicy) or the job's
-  own PeriodicHold/PeriodicRemove fires with time alone. The crossing is found by
-  :func:`engine.lang.user_policy.time_deadline` and confirmed with ``analyze_periodic`` at the
-  tick. Tick-phase assumption: the schedd's PERIODIC_EXPR_INTERVAL ticks are taken at multiples
-  of the interval in epoch seconds (the real phase depends on when the schedd started and is
-  not in the queue log), so ``at`` may be early or late by up to one interval. A ``matched``
-  job gets no prediction (the router takes it at its next poll). A policy that does not parse
-  predicts nothing (it never fires, user_job_policy.cpp).
+"""The routing ledger: for each idle source job of a recorded queue at a moment, why it waits and
+when the schedd holds it: the verdict pipeline engine.router.unrouted (its docstring has the
+verdicts; the metrics are a tally of the same pipeline) over the queue's ads.
 
 Route counts come from the recorded copies in the queue (engine.views.recorded.route_counts,
-the same as the board) and the recent figures from a replay's RouteHistory (figures).
+the same as the board), the recent figures from a replay's RouteHistory (figures), and the
+router's managed jobs (``JOB_ROUTER_MAX_JOBS``) are the recorded copies.
+
+Hold countdown tick-phase assumption: the schedd's PERIODIC_EXPR_INTERVAL ticks are taken at
+multiples of the interval in epoch seconds (the real phase depends on when the schedd started
+and is not in the queue log), so ``at`` may be early or late by up to one interval.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.classad import make_ad
-from engine.contract.codes import JobStatus
-from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline
-from engine.router.candidates import sanity_clauses
-from engine.router.throttle import RouteStats, route_state
-from engine.router.whynot import EMPTY_AD, clause_steps, eval_clause, clause_values
-from engine.classad import is_true
+from engine.lang.user_policy import SystemPolicy
+from engine.router.throttle import RouteStats
+from engine.router.unrouted import Entry, LedgerJob, Verdicts
 from engine.views.recorded import iter_jobs, literal_str, route_counts
 
-MAX_TICKS_CHECKED = 3  # ticks after the crossing at which the hold is confirmed
-MAX_SCAN_TICKS = 60  # ticks tried for a policy whose time dependence cannot be analysed
-
-
-class LedgerJob:
-    """A recorded job as whynot's helpers read it (``key``, ``attrs``, ``get``, ``classad()``)."""
-
-    def __init__(self, key: str, attrs: Mapping[str, str]) -> None:
-        self.key = key
-        self.attrs = dict(attrs)
-        self._lower = {k.lower(): v for k, v in self.attrs.items()}
-        self._ad = None
-
-    def get(self, name: str) -> str | None:
-        return self._lower.get(name.lower())
-
-    def classad(self) -> Any:
-        if self._ad is None:
-            self._ad = make_ad(self.attrs)
-        return self._ad
-
-
-@dataclass(frozen=True)
-class Entry:
-    job: str
-    verdict: str
-    routes: tuple[dict, ...]
-    hold: dict | None
-    detail: str = ""
-
-    def to_json(self) -> dict:
-        return {"job": self.job, "verdict": self.verdict, "detail": self.detail,
-                "routes": list(self.routes), "hold": self.hold}
 
 
 def route_book(table: Any, ads: Mapping[str, Mapping[str, str]], figures: Mapping[str, Any] | None,
@@ -100,108 +49,6 @@ def route_book(table: Any, ads: Mapping[str, Mapping[str, str]], figures: Mappin
     return book
 
 
-_ROUTE_VERDICT = {"throttled": "throttled", "idle-limit": "route_full", "full": "route_full", "disabled": "route_full"}
-
-
-def _only(system: SystemPolicy, base: str) -> SystemPolicy:
-    """``system`` with only the ``base`` family (nameless and named), so that a time-dependent
-    knob of another action (the CE's SYSTEM_PERIODIC_REMOVE reads JobCurrentStartDate) does not
-    hide the crossing of this one."""
-    keep = base.rsplit("_", 1)[1].lower()
-    return SystemPolicy(**{f: getattr(system, f) for f in ("hold", "release", "remove") if f == keep},
-                        **{f"{keep}_reason": getattr(system, f"{keep}_reason")},
-                        **({"hold_subcode": system.hold_subcode} if keep == "hold" else {}),
-                        named=tuple(n for n in system.named if n.base == base))
-
-
-def hold_countdown(job: LedgerJob, system: SystemPolicy, now: float, interval: float) -> dict | None:
-    """When the periodic policy holds (or removes) the idle ``job`` with time alone (module doc).
-
-    The candidate times are the crossings :func:`time_deadline` finds for each family (hold,
-    remove; the job's own PeriodicHold/PeriodicRemove with each); a family whose time dependence
-    cannot be analysed is tried at the next MAX_SCAN_TICKS ticks only. Each candidate is
-    confirmed with the schedd's own ``analyze_periodic`` (hold before remove) at the tick."""
-    interval = interval if interval and interval > 0 else 60.0
-    texts = job.attrs
-    status = int(JobStatus.IDLE)
-
-    def fires(t: float):
-        d = analyze_periodic(job.classad(), texts, status, system, t)
-        return d if d.action in ("hold", "remove") else None
-
-    def tick_at_or_after(t: float) -> float:
-        return math.ceil(t / interval) * interval
-
-    first = tick_at_or_after(now)
-    tries: set[float] = {first}
-    for base in ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_REMOVE"):
-        deadline = time_deadline(job.get, list(texts.values()), _only(system, base), now, status=status)
-        if deadline is UNBOUNDED:
-            tries.update(first + k * interval for k in range(MAX_SCAN_TICKS))
-        elif deadline is not None:
-            t = tick_at_or_after(max(deadline, now))
-            tries.update(t + k * interval for k in range(MAX_TICKS_CHECKED))
-    for t in sorted(tries):
-        d = fires(t)
-        if d is not None:
-            return {"at": t, "in": t - now, "policy": d.expr, "action": d.action, "reason": d.reason}
-    return None
-
-
-def job_entry(table: Any, job: LedgerJob, book: Mapping[str, RouteStats], now: float,
-              system: SystemPolicy | None = None, interval: float = 60.0, router_name: str | None = None) -> Entry:
-    name = router_name or table.knobs.name
-    ad = job.classad()
-    status = (job.get("JobStatus") or "").strip()
-
-    def out(verdict: str, routes: list, detail: str) -> Entry:
-        hold = None
-        if verdict not in ("matched",) and status == JobStatus.IDLE.text and system is not None and \
-                verdict != "managed":
-            hold = hold_countdown(job, system, now, interval)
-        return Entry(job.key, verdict, tuple(routes), hold, detail)
-
-    if status != JobStatus.IDLE.text:
-        return Entry(job.key, "not_candidate", (), None, f"JobStatus = {status or 'undefined'} (not idle)")
-    for label, text in sanity_clauses(name):
-        if not is_true(eval_clause(text, EMPTY_AD, ad, now)):
-            vals = clause_values(job, text)
-            return out("not_candidate", [], f"umbrella: {label}" + (f" ({vals})" if vals else ""))
-    sc = (table.knobs.source_job_constraint or "").strip()
-    if sc:
-        failed = [s for s in clause_steps(job, sc, EMPTY_AD, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None) if not s.ok]
-        if failed:
-            return out("not_candidate", [], "; ".join(f"{s.check} is {s.detail}" for s in failed))
-    routes, chosen, matching, blocked = [], None, [], None
-    for r in table.routes:
-        s = book.get(r.name.lower()) or RouteStats(r.name, now)
-        acc, state, reason = route_state(r, s)
-        limits = f"{s.num_jobs}/{r.max_jobs} jobs, {s.idle} idle (MaxIdleJobs {r.max_idle_jobs})"
-        if r.matches(ad, now):
-            if acc:
-                routes.append({"route": r.name, "verdict": "matched", "detail": limits})
-                matching.append(r.name)
-                chosen = chosen or r.name
-            else:
-                v = _ROUTE_VERDICT.get(state, "route_full")
-                routes.append({"route": r.name, "verdict": v, "detail": reason or state})
-                blocked = blocked or v
-        else:
-            req = r.classad_requirements if getattr(r, "syntax", "") == "classad" else r.requirements
-            if getattr(r, "syntax", "") == "classad" and r.route_ad is not None:
-                steps = clause_steps(job, req or "true", r.route_ad, ad, now, "Requirements", r.name)
-            else:
-                steps = clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS", r.name)
-            bad = [f"{s.check.partition(': ')[2]} is {s.detail}" for s in steps if not s.ok]
-            routes.append({"route": r.name, "verdict": "no_match", "detail": "; ".join(bad)})
-    if chosen is not None:
-        rr = table.knobs.round_robin and len(matching) > 1
-        return out("matched", routes, f"round robin over {', '.join(matching)}" if rr else f"route {chosen}")
-    if blocked is not None:
-        return out(blocked, routes, "every matching route refuses jobs")
-    return out("no_match", routes, "no route's REQUIREMENTS match")
-
-
 def ledger(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, *, figures: Mapping[str, Any] | None = None,
            get=None, interval: float | None = None, jobs: list[str] | None = None,
            poll: float | None = None, close_of=None) -> list[Entry]:
@@ -211,25 +58,22 @@ def ledger(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, *, figu
     system = SystemPolicy.from_knobs(get) if get is not None else None
     if interval is None:
         interval = float(getattr(table.knobs, "periodic_expr_interval", 60) or 60)
+    routed = sum(rc.routed for rc in route_counts(ads).values())
+    judge = Verdicts(table, table.knobs.name, lambda name: book.get(name.lower()), routed, now,
+                     system=system, interval=interval)
     out = []
     for key, eff in iter_jobs(ads):
         attrs = eff.as_dict()
         job = LedgerJob(key, attrs)
         if literal_str(attrs.get("RouteName")) is not None or literal_str(attrs.get("RoutedFromJobId")):
             if jobs is not None and key in jobs:
-                out.append(job_entry(table, job, book, now, system, interval))
+                out.append(judge.judge(job))
             continue  # a routed copy
-        if jobs is None and (job.get("JobStatus") or "").strip() != JobStatus.IDLE.text:
+        if not judge.idle_source(job):
+            if jobs is not None and key in jobs:
+                out.append(judge.judge(job))
             continue
-        entry = job_entry(table, job, book, now, system, interval)
-        if entry.verdict == "matched":
-            # ChooseRoute in the same poll sees the jobs routed before this one (queue order):
-            # the route's counts grow as JobRoute::IncrementCurrentRoutedJobs / ..._RecentRoutedJobs do
-            st = book.get(entry.detail.removeprefix("route ").lower()) or book.get(
-                next(r["route"] for r in entry.routes if r["verdict"] == "matched").lower())
-            if st is not None:
-                st.num_jobs += 1
-                st.recent_routed += 1
+        entry = judge.judge(job)
         if jobs is None or key in jobs:
             out.append(entry)
     return out

@@ -9,6 +9,7 @@ idle-unrouted verdicts), §2.5 (hold code 20: a crondor job that missed its wind
 
 from __future__ import annotations
 
+import json
 import tempfile
 from datetime import datetime, timezone
 
@@ -22,10 +23,12 @@ from engine.feeds.watch.follow import WatchEngine
 from engine.feeds.watch.setup import resolve
 from engine.metrics.collector import METRICS, Latest
 from engine.metrics.server import exposition
+from engine.contract.snapshot import HELD_WITHIN, held_key
+from engine.lang.config import Config
 from engine.router.unrouted import REASONS
 from tests.helpers import promtool
 from tests.helpers.paths import REPO
-from tests.helpers.real_configs import HEAD
+from tests.helpers.real_configs import DATA, HEAD
 from engine.metrics.collector import SnapshotCollector
 import argparse
 from engine.cli.replay import build_runtime
@@ -104,12 +107,15 @@ def test_demo_series_equal_the_snapshot(demo):
         assert value(got, "routedeck_cron_missed_run", schedd="ce1", job=c.job) == (c.hold_code == 20)
     for reason in REASONS:
         assert value(got, "routedeck_idle_unrouted_jobs", schedd="ce1", reason=reason) == snap.unrouted[reason]
+    for w in HELD_WITHIN:
+        assert value(got, "routedeck_jobs_held_soon", schedd="ce1", within=str(w)) == snap.unrouted[held_key(w)]
     assert value(got, "routedeck_log_lag_seconds", schedd="ce1") is None  # the demo follows no log
     # no per-job label but the crondor jobs'
     jobs = {c.job for c in snap.cron_jobs}
     for name, labels in got:
         d = dict(labels)
-        assert set(d) <= {"schedd", "route", "state", "status", "reason", "job", "knob"}  # knob: a config knob, few
+        # knob: a config knob, few; within: the held-soon windows (HELD_WITHIN)
+        assert set(d) <= {"schedd", "route", "state", "status", "reason", "job", "knob", "within"}
         assert "job" not in d or (name.startswith("routedeck_cron_") and d["job"] in jobs)
 
 
@@ -144,10 +150,10 @@ def test_idle_unrouted_verdicts_agree_with_the_router(demo):
     engine, snaps = demo
     router = engine.router
     snap = snaps[-1]
-    assert set(snap.unrouted) == set(REASONS)
+    assert set(snap.unrouted) == set(REASONS) | {held_key(w) for w in HELD_WITHIN}
     idle = [j for j in router.src_q if (j.get("JobStatus") or "").strip() == "1" and j.key not in router.jobs
             and (j.get("RoutedBy") or "").strip() != f'"{router.name}"']
-    assert sum(snap.unrouted.values()) == len(idle) > 0
+    assert sum(snap.unrouted[r] for r in REASONS) == len(idle) > 0
     # the router's why-not says "not a candidate" both for a job a fixed clause or the source
     # constraint rejects (the failing checks named) and, once those pass, for one no accepting
     # route's requirements match in the umbrella; the ledger's words split the second case by the
@@ -266,3 +272,57 @@ def test_policy_parses_says_which_periodic_policy_never_fires(watched, tmp_path)
     got = samples(exposition(lambda: ce_snap, "ce"))
     assert value(got, "routedeck_policy_parses", schedd="ce", knob="SYSTEM_PERIODIC_HOLD") == 0.0
     assert [p.knob for p in ce_snap.policies if not p.parses] == ["SYSTEM_PERIODIC_HOLD"]
+
+
+def _why_json(capsys, *configs: str) -> dict:
+    from tui.cli import main  # noqa: PLC0415 - the CLI entry point, only for this test
+
+    assert main(["why", LOG, *(a for c in configs for a in ("--config", c)), "--at", "end", "--json"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+def _managed(doc: dict) -> set[str]:
+    """Jobs ``why`` calls not_candidate because the real router manages them (Managed = "External"):
+    watch leaves them out of the idle-unrouted count (they are routed)."""
+    return {j["job"] for j in doc["jobs"] if j["detail"].startswith('umbrella: Managed isnt "External"')}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("corrected_ce_hold", [False, True])
+def test_metric_counts_are_the_tally_of_why_verdicts(capsys, tmp_path, corrected_ce_hold):
+    """One pipeline (engine.router.unrouted): ``routedeck_idle_unrouted_jobs{reason}`` and
+    ``routedeck_jobs_held_soon{within}`` of a watch equal the tally of ``routedeck why --json`` on
+    the same log and config at the same moment (the log's last commit). With HTCondor-CE's shipped
+    hold (htcondor.md §8: 30 minutes idle, after the policy is corrected so that it parses) added
+    to the demo config, the held-soon counts are the hold countdowns ``why`` prints."""
+    configs = [CONFIG]
+    if corrected_ce_hold:
+        text = (DATA / "ce-head" / "01-ce-router-defaults.conf").read_text()
+        assert "$(JobStatus != 3)" in text  # as shipped it does not parse and never fires
+        extra = tmp_path / "ce-hold.conf"
+        extra.write_text(text.replace("$(JobStatus != 3)", "(JobStatus != 3)"))
+        policy = Config.load([CONFIG, str(extra)])
+        kept = tmp_path / "hold-only.conf"  # the CE's hold, not its routes: the demo's routing table stays
+        kept.write_text("".join(f"{k} = {policy.get(k)}\n" for k in ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_HOLD_REASON")
+                                if policy.get(k)))
+        configs.append(str(kept))
+    wall = ManualClock(LAST)
+    engine = WatchEngine(resolve(LOG, configs, None), wall, tz="UTC")
+    engine.count_unrouted = True
+    feed = WatchFeed(engine)
+    feed.step(wall.now())
+    snap = feed.snapshot(1, clock="real")
+    got = samples(exposition(lambda: snap, "ce2"))
+    doc = _why_json(capsys, *configs)
+    assert doc["time"] == snap.time == LAST
+    managed = _managed(doc)
+    verdicts = [j for j in doc["jobs"] if j["job"] not in managed]
+    tally = {reason: sum(j["verdict"] == reason for j in verdicts) for reason in REASONS}
+    assert {r: value(got, "routedeck_idle_unrouted_jobs", schedd="ce2", reason=r) for r in REASONS} == tally
+    assert sum(tally.values()) > 0 and tally["no_match"] > 0
+    holds = [j["hold"] for j in verdicts if j["hold"] is not None and j["hold"]["action"] == "hold"]
+    for w in HELD_WITHIN:
+        n = sum(h["at"] - doc["time"] <= w for h in holds)
+        assert value(got, "routedeck_jobs_held_soon", schedd="ce2", within=str(w)) == n
+    if corrected_ce_hold:
+        assert holds, "the corrected CE hold predicts holds of the waiting jobs"

@@ -116,3 +116,20 @@ def test_no_match_names_the_false_clause(tmp_path):
     assert e.routes[0]["route"] == "Only_Bob"
     assert 'Owner == "bob"' in e.routes[0]["detail"] and '"alice"' in e.routes[0]["detail"]
     assert "JobUniverse == 5" not in e.routes[0]["detail"]
+
+
+def test_router_wide_max_jobs_is_a_route_job_limit(tmp_path):
+    """JOB_ROUTER_MAX_JOBS (htcondor.md §1.4 knob table: managed jobs across all routes; the global
+    check ``JOB_ROUTER_MAX_JOBS < 0 || managed < JOB_ROUTER_MAX_JOBS``): with 2 routed copies and
+    the limit at 2 the router takes no job although Condor_Pool accepts (route_full, the CE's
+    "route job limit"); at 3 it takes the first job and the second waits."""
+    ads = {"1.0": _job(), "2.0": _job(ClusterId=2), "101.0": _copy(1), "102.0": _copy(2)}
+    cfg, table = _load(tmp_path, corrected=True, extra="JOB_ROUTER_MAX_JOBS = 2\n")
+    a, b = ledger(table, ads, ECS + 100.0, get=cfg.get)
+    assert (a.verdict, b.verdict) == ("route_full", "route_full")
+    assert "JOB_ROUTER_MAX_JOBS" in a.detail and "limit 2" in a.detail
+    assert a.routes[0]["verdict"] == "matched"  # the route itself accepts
+    assert a.hold is not None  # waiting: the corrected policy holds it after 1800 s
+    cfg, table = _load(tmp_path, corrected=True, extra="JOB_ROUTER_MAX_JOBS = 3\n")
+    a, b = ledger(table, ads, ECS + 100.0, get=cfg.get)
+    assert (a.verdict, b.verdict) == ("matched", "route_full")
