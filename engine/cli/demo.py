@@ -56,6 +56,7 @@ from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import build_demo
 from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
+from engine.launch import metrics as launch_metrics
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
@@ -303,10 +304,10 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: each snapshot printed
-    srv = metrics_opt.server(args, latest.get, engine.schedd_name)
+    srv = launch_metrics.server(args, latest.get, engine.schedd_name)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
-        if why := metrics_opt.started(srv):
+        if why := launch_metrics.started(srv):
             engine.close()
             return argcheck.usage_error("demo", why)
     speed = float(args.speed)
@@ -370,25 +371,4 @@ def speed_note(virtual: float, real: float, asked: float | None) -> str | None:
                 f"({virtual:,.0f} virtual s in {real:.1f} s)")
     return None
 
-
-def build_runtime(args: argparse.Namespace, publish=None):
-    """The demo's runtime factory: the simulation on a virtual clock at ``--speed``."""
-    from engine.clock import VirtualClock  # noqa: PLC0415
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-    from engine.runtime import Runtime  # noqa: PLC0415
-
-    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
-    if getattr(args, "classad_routes", False):
-        kwargs["classad_routes"] = True
-    engine = build_demo(**kwargs)
-    clock = VirtualClock(start=engine.now, speed=args.speed)
-    runtime = Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
-    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name)
-    if srv is not None:
-        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
-        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
-            engine.close()
-            raise metrics_opt.MetricsError(why)
-        runtime.services.append(srv)
-    return runtime
 

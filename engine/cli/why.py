@@ -1,7 +1,7 @@
 """``routedeck why LOG --config CFG [--at TIME] [--job ID] [--json]``: why each idle source job waits
 (engine.router.ledger) at a moment of a recorded queue, and when the schedd's periodic policy holds it.
 
-The log, the moment and the table are read as ``routedeck replay`` reads them (engine.cli.replay's
+The log, the moment and the table are read as ``routedeck replay`` reads them (engine.launch.replay's
 index_of / moment / make_player). Exit status (README "Every command"): 0 done; 1 the schedd would refuse the log, the config has errors or a system policy
 does not parse (each named on stderr); 2 usage, an unreadable log or a moment outside it.
 """
@@ -15,7 +15,8 @@ import sys
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import duration
-from engine.cli.replay import NotARecording, check_recording, index_of, log_status, make_player, moment
+from engine.cli.replay import log_status
+from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
 from engine.feeds.replay.player import ReplayError

@@ -23,7 +23,8 @@ from tests.helpers.demo_fixture import ROOT, EngineRuntime
 from tests.helpers.tui_fixtures import wait_until
 from engine.contract.commands import WakeUp
 from engine.queue.writer import open_queue
-from engine.cli import replay as replay_cli, watch as watch_cli
+from engine.launch.replay import replay_runtime
+from engine.launch.watch import watch_runtime
 
 DEMO_CONFIG = "sample_configs/demo/condor_config"
 
@@ -191,7 +192,7 @@ def _replay_args(**kw):
 async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
     """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
     through the table of ``--config`` (the snapshot's config files), on the copy's route."""
-    runtime = replay_cli.build_runtime(_replay_args())
+    runtime = replay_runtime(_replay_args())
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and any(r.kind == "routed" for r in app.snapshot.jobs),
@@ -224,7 +225,7 @@ async def test_trace_in_watch_follows_the_live_log(tmp_path):
     job = f"{c}.0"
     args = argparse.Namespace(queue_log=str(log), config=[str(ROOT / DEMO_CONFIG)], router_log=None, tz="UTC",
                               slow_poll=60.0)
-    runtime = watch_cli.build_runtime(args)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         runtime.send(WakeUp())

@@ -21,7 +21,7 @@ from engine.feeds.replay.moment import MomentError, parse_moment, step_of_transa
 from tests.helpers.replay_logs import Recording
 from tui.cli import main
 from tui.widgets.replay_bar import parse_seek
-from engine.cli.replay import build_runtime
+from engine.launch.replay import replay_runtime
 from tui.app import make_app
 from tests.helpers.tui_fixtures import wait_until
 
@@ -196,7 +196,7 @@ async def test_seek_prompt_on_the_dashboard(log):
     path, rec = log
     args = argparse.Namespace(log=path, at=None, transaction=None, json=False, jobs=False, speed=1.0, config=[],
                               reroute=False, tz="UTC", seed=1, sites=None)
-    runtime = build_runtime(args)
+    runtime = replay_runtime(args)
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     player = runtime.engine.player
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.watch import build_runtime
+from engine.launch.watch import watch_runtime
 from engine.clock import ManualClock
 from engine.feeds.watch import WatchEngine, WatchFeed, resolve
 from engine.contract.commands import WakeUp
@@ -56,7 +56,7 @@ async def test_watching_a_finished_log_toasts_nothing_from_its_past():
     """The 3-hour recording throttles BlackHole at 00:30:05: opening watch on it later must not
     pop "route throttled" up as if it had just happened."""
     args = argparse.Namespace(queue_log=str(LOG), config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0)
-    runtime = build_runtime(args)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         runtime.send(WakeUp())

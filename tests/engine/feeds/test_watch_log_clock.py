@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from engine.cli.watch import build_runtime
+from engine.launch.watch import watch_runtime
 from engine.clock import ManualClock
 from engine.feeds.watch import WatchEngine, WatchFeed, resolve
 from engine.contract.commands import WakeUp
@@ -50,7 +50,7 @@ def test_snapshot_and_header_carry_the_logs_clock():
 @pytest.mark.anyio
 async def test_watch_board_header_shows_the_recordings_time():
     args = argparse.Namespace(queue_log=LOG, config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0)
-    runtime = build_runtime(args)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

@@ -11,8 +11,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine.cli import metrics_opt
-from engine.cli.demo import build_runtime as demo_runtime
-from engine.cli.watch import build_runtime as watch_runtime
+from engine.launch import metrics as launch_metrics
+from engine.launch.demo import demo_runtime
+from engine.launch.watch import watch_runtime
 from engine.metrics.collector import Latest
 from engine.metrics.server import AddressError, MetricsServer, parse_address
 from tests.helpers.paths import REPO
@@ -73,7 +74,7 @@ def test_a_port_in_use_is_said():
         s.listen(1)
         port = s.getsockname()[1]
         srv = MetricsServer(("127.0.0.1", port), Latest().get, "x")
-        why = metrics_opt.started(srv)
+        why = launch_metrics.started(srv)
         assert why is not None and f"127.0.0.1:{port}" in why and "cannot listen" in why
 
 

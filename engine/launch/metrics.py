@@ -1,0 +1,39 @@
+"""The ``--metrics`` server of a launched mode (README "Monitoring"): :func:`server` builds the
+:class:`engine.metrics.server.MetricsServer` over a snapshot source, or None without ``--metrics``;
+:func:`started` starts it. The ``schedd`` label is ``--name``, else the name the mode found (the
+config's ``SCHEDD_NAME``, the demo's). One the server cannot listen on (a port in use, an address
+not of this machine) is a usage error when the server starts; the options themselves are the
+CLI's (engine.cli.metrics_opt)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from engine.metrics.server import MetricsServer, parse_address
+
+
+class MetricsError(OSError):
+    """The server cannot listen (a usage error: 2, one line)."""
+
+
+def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str) -> MetricsServer | None:
+    """The metrics server asked for by ``args`` (not started), or None."""
+    text = getattr(args, "metrics", None)
+    if not text:
+        return None
+    name = getattr(args, "name", None) or default_name
+    return MetricsServer(parse_address(text), source, name)
+
+
+def started(srv: MetricsServer) -> str | None:
+    """Start ``srv``; a one-line problem when it cannot listen, else None (the address on stderr)."""
+    host, port = srv.address
+    try:
+        srv.start()
+    except OSError as exc:
+        return f"--metrics {host}:{port}: cannot listen: {exc.strerror or exc}"
+    shown = f"[{host}]" if ":" in host else host
+    print(f"routedeck: metrics of schedd {srv.schedd!r} on http://{shown}:{srv.port}/metrics", file=sys.stderr)
+    return None
