@@ -52,6 +52,7 @@ from engine.feeds.replay.moment import FORMS, MomentError, format_moment, transa
 from engine.feeds.replay.player import ReplayError
 from engine.queue.timeline import SOURCE_NAMES
 from engine.contract.commands import Seek
+from engine.launch.options import ReplayOptions
 from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 
 MAX_PROBLEMS_SHOWN = 20
@@ -86,6 +87,13 @@ def register(subparsers) -> None:
                               description=__doc__.split("\n\n")[0])
     add_arguments(p)
     p.set_defaults(func=run)
+
+
+def options(args: argparse.Namespace) -> ReplayOptions:
+    """Replay's launch options from its parsed arguments; ``args.log`` is the log already taken
+    from LOG or ``--queue-log`` (engine.cli.args.log_of)."""
+    return ReplayOptions(log=args.log, config=tuple(args.config or ()), speed=args.speed, tz=args.tz, at=args.at,
+                         transaction=args.transaction)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,7 +166,7 @@ def run_headless(args: argparse.Namespace) -> int:
                 start, end = index.times[0], index.times[-1]
             else:  # an empty queue: its one moment is the 107's CreationTimestamp (or none at all)
                 start = end = index.creation_timestamp or 0.0
-        target = moment(args, start, end, steps)
+        target = moment(options(args), start, end, steps)
         if empty is not None and target is not None and not (
                 target.transaction in (None, -1) and target.time in (None, start)):
             raise MomentError(f"{args.log} holds no committed transaction: give start, end or #0")
@@ -191,7 +199,7 @@ def run_headless(args: argparse.Namespace) -> int:
 
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit))
     try:
-        player, errors = make_player(index, args)
+        player, errors = make_player(index, options(args))
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
 

@@ -28,6 +28,7 @@ from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.watch import WAITING, WatchEngine, WatchError, resolve
 from engine.launch import metrics as launch_metrics
+from engine.launch.options import WatchOptions
 from engine.launch.watch import schedd_name
 
 
@@ -79,6 +80,14 @@ def checked(args: argparse.Namespace) -> str | None:
         if why := argcheck.unreadable(given, directory=True):
             return why
     return None
+
+
+def options(args: argparse.Namespace) -> WatchOptions:
+    """Watch's launch options from its parsed arguments, after :func:`checked` (which sets
+    ``args.queue_log``); a caller's own Namespace may leave out the metrics options."""
+    return WatchOptions(queue_log=args.queue_log, config=tuple(args.config or ()), router_log=args.router_log,
+                        tz=args.tz, slow_poll=args.slow_poll, metrics=getattr(args, "metrics", None),
+                        name=getattr(args, "name", None))
 
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
@@ -147,7 +156,8 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: a snapshot (without job rows) after every poll
-    srv = launch_metrics.server(args, latest.get, schedd_name(setup))
+    srv = launch_metrics.server(getattr(args, "metrics", None), getattr(args, "name", None), latest.get,
+                                schedd_name(setup))
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
         if why := launch_metrics.started(srv):

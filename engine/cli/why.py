@@ -15,7 +15,7 @@ import sys
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import duration
-from engine.cli.replay import log_status
+from engine.cli.replay import log_status, options
 from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
         index, archive = index_of(args.log, args.tz)
         empty = check_recording(index, args.log)
         start, end = (index.times[0], index.times[-1]) if empty is None else (index.creation_timestamp or 0.0,) * 2
-        target = moment(args, start, end, index.steps)
-        player, errors = make_player(index, args)
+        target = moment(options(args), start, end, index.steps)
+        player, errors = make_player(index, options(args))
         if empty is None:
             target = target or Seek(time=end)
             player.seek(step=target.transaction, time=target.time)

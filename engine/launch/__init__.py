@@ -8,5 +8,8 @@ inputs through the same functions. Modules:
   :class:`~engine.launch.watch.WatchRuntime`, a live log followed with its file watcher.
 - :mod:`engine.launch.replay`: :func:`~engine.launch.replay.replay_runtime` and opening a
   recording (shared with ``routedeck replay`` and ``routedeck why``).
+- :mod:`engine.launch.options`: what each takes (``DemoOptions``, ``WatchOptions``,
+  ``ReplayOptions``: frozen dataclasses; the CLI's ``engine.cli.<mode>.options`` makes them from
+  its parsed arguments).
 - :mod:`engine.launch.metrics`: the ``--metrics`` server a runtime starts and stops with it.
 """

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
+from engine.launch import metrics
+from engine.launch.options import DemoOptions
 
-from engine.launch import metrics as metrics_opt
 
-
-def demo_runtime(args: argparse.Namespace, publish=None):
-    """The demo's runtime factory: the simulation on a virtual clock at ``--speed``."""
+def demo_runtime(opts: DemoOptions, publish=None):
+    """The demo's runtime factory: the simulation on a virtual clock at ``opts.speed``; with
+    ``opts.metrics``, its server is one of the runtime's services (started and stopped with it)."""
     from engine.clock import VirtualClock  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
     from engine.feeds.demo import build_demo  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
     from engine.runtime import Runtime  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
-    if getattr(args, "classad_routes", False):
+    kwargs = {"config_dir": opts.config_dir, "seed": opts.seed, "state_dir": opts.state_dir, "speed": opts.speed}
+    if opts.classad_routes:
         kwargs["classad_routes"] = True
     engine = build_demo(**kwargs)
-    clock = VirtualClock(start=engine.now, speed=args.speed)
+    clock = VirtualClock(start=engine.now, speed=opts.speed)
     runtime = Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
-    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name)
-    if srv is not None:
+    if opts.metrics:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
-        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
-            engine.close()
-            raise metrics_opt.MetricsError(why)
-        runtime.services.append(srv)
+    try:
+        metrics.serve(runtime, opts.metrics, opts.name, engine.schedd_name)
+    except metrics.MetricsError:
+        engine.close()
+        raise
     return runtime

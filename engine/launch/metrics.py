@@ -7,7 +7,6 @@ CLI's (engine.cli.metrics_opt)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any, Callable
 
@@ -18,13 +17,13 @@ class MetricsError(OSError):
     """The server cannot listen (a usage error: 2, one line)."""
 
 
-def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str) -> MetricsServer | None:
-    """The metrics server asked for by ``args`` (not started), or None."""
-    text = getattr(args, "metrics", None)
-    if not text:
+def server(address: str | None, name: str | None, source: Callable[[], Any],
+           default_name: str) -> MetricsServer | None:
+    """The metrics server on ``address`` (HOST:PORT; not started) labelled ``name`` or else
+    ``default_name``, or None without an address."""
+    if not address:
         return None
-    name = getattr(args, "name", None) or default_name
-    return MetricsServer(parse_address(text), source, name)
+    return MetricsServer(parse_address(address), source, name or default_name)
 
 
 def started(srv: MetricsServer) -> str | None:
@@ -37,3 +36,16 @@ def started(srv: MetricsServer) -> str | None:
     shown = f"[{host}]" if ":" in host else host
     print(f"routedeck: metrics of schedd {srv.schedd!r} on http://{shown}:{srv.port}/metrics", file=sys.stderr)
     return None
+
+
+def serve(runtime: Any, address: str | None, name: str | None, default_name: str) -> MetricsServer | None:
+    """The server of :func:`server` over ``runtime.latest``, started (listening before the screen
+    opens) and one of the runtime's services (stopped with it); None without an address.
+    Raises :class:`MetricsError` when it cannot listen."""
+    srv = server(address, name, runtime.latest, default_name)
+    if srv is None:
+        return None
+    if why := started(srv):
+        raise MetricsError(why)
+    runtime.services.append(srv)
+    return srv

@@ -4,7 +4,6 @@ way: :func:`index_of`, :func:`check_recording`, :func:`moment`, :func:`make_play
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from engine.clock import ManualClock
@@ -12,21 +11,22 @@ from engine.contract.commands import Seek
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.moment import MomentError, parse_moment
 from engine.feeds.replay.player import Player
+from engine.launch.options import ReplayOptions
 from engine.queue.verdict import USAGE, load_verdict
 
 
-def moment(args: argparse.Namespace, start: float, end: float, transactions: int) -> Seek | None:
-    """``--at`` / ``--transaction`` as a ``Seek`` (None: neither given); MomentError in words."""
-    if args.transaction is not None and args.at is not None:
+def moment(opts: ReplayOptions, start: float, end: float, transactions: int) -> Seek | None:
+    """``opts.at`` / ``opts.transaction`` as a ``Seek`` (None: neither given); MomentError in words."""
+    if opts.transaction is not None and opts.at is not None:
         raise MomentError("give --at or --transaction, not both")
-    if args.transaction is not None:
-        return parse_moment(f"#{args.transaction}", start=start, end=end, transactions=transactions, tz=args.tz)
-    if args.at is not None:
-        return parse_moment(args.at, start=start, end=end, transactions=transactions, tz=args.tz)
+    if opts.transaction is not None:
+        return parse_moment(f"#{opts.transaction}", start=start, end=end, transactions=transactions, tz=opts.tz)
+    if opts.at is not None:
+        return parse_moment(opts.at, start=start, end=end, transactions=transactions, tz=opts.tz)
     return None
 
 
-def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
+def load_table(paths: tuple[str, ...] | list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
     """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
     from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
@@ -42,10 +42,10 @@ def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[
     return limits, rules, period, errors
 
 
-def make_player(index, args: argparse.Namespace, clock=None) -> tuple[Player, list[str]]:
-    """A player on ``index`` with --config's limits and failure rules (and the table's errors)."""
-    limits, rules, period, errors = load_table(args.config)
-    player = Player(index, clock or ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC",
+def make_player(index, opts: ReplayOptions, clock=None) -> tuple[Player, list[str]]:
+    """A player on ``index`` with the config's limits and failure rules (and the table's errors)."""
+    limits, rules, period, errors = load_table(opts.config)
+    player = Player(index, clock or ManualClock(0.0), speed=opts.speed, limits=limits, tz=opts.tz or "UTC",
                     rules=rules, polling_period=period)
     return player, errors
 
@@ -88,21 +88,21 @@ def check_recording(index, path: str) -> str | None:
     return f"{what}; nothing to replay"
 
 
-def replay_runtime(args: argparse.Namespace, publish=None):
-    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
-    ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
+def replay_runtime(opts: ReplayOptions, publish=None):
+    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start, or at
+    the moment asked) at ``opts.speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
     ``engine.contract.commands.AddBookmark``/``GotoBookmark``."""
     from engine.clock import VirtualClock  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
     from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
     from engine.runtime import Runtime  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-    index, _archive = index_of(args.log, args.tz)
-    if (empty := check_recording(index, args.log)) is not None:
+    index, _archive = index_of(opts.log, opts.tz)
+    if (empty := check_recording(index, opts.log)) is not None:
         raise NothingToReplay(empty)
-    player, _errors = make_player(index, args)
-    target = moment(args, player.start, player.end, index.steps)  # MomentError: a ValueError
+    player, _errors = make_player(index, opts)
+    target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
         player.seek(step=target.transaction, time=target.time)
-    feed = ReplayFeed(player, tuple(args.config or ()))
-    clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
+    feed = ReplayFeed(player, opts.config)
+    clock = VirtualClock(start=feed.now, speed=opts.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)

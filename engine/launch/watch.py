@@ -3,12 +3,12 @@ system clock, woken by the file watcher (engine.queue.filewatch)."""
 
 from __future__ import annotations
 
-import argparse
 import threading
 
 from engine.clock import SystemClock
 from engine.feeds.watch import WatchEngine, WatchFeed, resolve
-from engine.launch import metrics as metrics_opt
+from engine.launch import metrics
+from engine.launch.options import WatchOptions
 from engine.runtime import Runtime
 
 
@@ -39,18 +39,15 @@ class WatchRuntime(Runtime):
             self._watcher.join(timeout)
 
 
-def watch_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
-    """Watch's runtime factory: the log (and router log) of ``args`` followed on the log's clock;
-    with ``--metrics``, its server is one of the runtime's services (started and stopped with it)."""
-    setup = resolve(args.queue_log, args.config, args.router_log)
-    feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
-    runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
-    srv = metrics_opt.server(args, runtime.latest, schedd_name(setup))
-    if srv is not None:
+def watch_runtime(opts: WatchOptions, publish=None) -> WatchRuntime:
+    """Watch's runtime factory: the log (and router log) of ``opts`` followed on the log's clock;
+    with ``opts.metrics``, its server is one of the runtime's services (started and stopped with it)."""
+    setup = resolve(opts.queue_log, list(opts.config), opts.router_log)
+    feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=opts.tz), poll_interval=opts.slow_poll)
+    runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=opts.slow_poll)
+    if opts.metrics:
         feed.engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
-        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
-            raise metrics_opt.MetricsError(why)
-        runtime.services.append(srv)
+    metrics.serve(runtime, opts.metrics, opts.name, schedd_name(setup))
     return runtime
 
 

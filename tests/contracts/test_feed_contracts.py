@@ -50,6 +50,8 @@ def test_the_runtime_refuses_a_control_the_feed_does_not_offer(tmp_path):
 class _PublishOnly:
     """A runtime with no ``latest()``: the app can only get snapshots through ``publish``."""
 
+    controls = S.CONTROLS
+
     def __init__(self, snap: S.Snapshot) -> None:
         self.snap = snap
         self.publish = None

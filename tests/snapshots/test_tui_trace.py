@@ -25,6 +25,8 @@ from engine.contract.commands import WakeUp
 from engine.queue.writer import open_queue
 from engine.launch.replay import replay_runtime
 from engine.launch.watch import watch_runtime
+from engine.launch.options import WatchOptions
+from engine.cli.replay import options as replay_options
 
 DEMO_CONFIG = "sample_configs/demo/condor_config"
 
@@ -192,7 +194,7 @@ def _replay_args(**kw):
 async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
     """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
     through the table of ``--config`` (the snapshot's config files), on the copy's route."""
-    runtime = replay_runtime(_replay_args())
+    runtime = replay_runtime(replay_options(_replay_args()))
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and any(r.kind == "routed" for r in app.snapshot.jobs),
@@ -223,8 +225,8 @@ async def test_trace_in_watch_follows_the_live_log(tmp_path):
                      "JobStatus": "1", "ProcId": "0", "Cmd": '"/bin/true"'}.items():
             t.set_attribute(p, k, v)
     job = f"{c}.0"
-    args = argparse.Namespace(queue_log=str(log), config=[str(ROOT / DEMO_CONFIG)], router_log=None, tz="UTC",
-                              slow_poll=60.0)
+    args = WatchOptions(queue_log=str(log), config=(str(ROOT / DEMO_CONFIG),), router_log=None, tz="UTC",
+                        slow_poll=60.0)
     runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:

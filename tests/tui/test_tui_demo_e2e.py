@@ -8,7 +8,6 @@ The demo's configuration is copied to ``tmp_path`` so the repository's sample is
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from tests.helpers.paths import REPO
 from tui.app import make_app
 from engine.launch.demo import demo_runtime
+from engine.launch.options import DemoOptions
 from tui.shell.messages import RoutesApplied
 
 from tests.helpers.tui_fixtures import wait_until
@@ -34,8 +34,7 @@ def _route(app, name):
 async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
     conf_dir = tmp_path / "demo"
     shutil.copytree(DEMO, conf_dir)
-    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=SPEED,
-                              classad_routes=False)
+    args = DemoOptions(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=SPEED)
     runtime = demo_runtime(args)
     app = make_app(runtime, mode="demo", blink=False)
     seen = []
@@ -86,8 +85,7 @@ async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp
     its table when a reconfig fails) and the UI shows the error."""
     conf_dir = tmp_path / "demo"
     shutil.copytree(DEMO, conf_dir)
-    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=60.0,
-                              classad_routes=False)
+    args = DemoOptions(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=60.0)
     runtime = demo_runtime(args)
     app = make_app(runtime, mode="demo", blink=False)
     async with app.run_test(size=(120, 36)) as pilot:
