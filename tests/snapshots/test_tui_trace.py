@@ -1,5 +1,5 @@
 """The transform tracer in the TUI (issue 13 item 1): ``t`` from the jobs, job ad and why-not
-screens and ``:trace JOB`` open the Trace screen, built from ``engine.views.queries.trace_job`` —
+screens and ``:trace JOB`` open the Trace screen, built from ``engine.views.queries.trace.trace_job`` —
 the same ``engine.router.trace`` blocks ``routedeck route --trace`` prints.
 
 Sources: htcondor.md §1.3 (the pipeline order: VanillaToGrid, pre-route transforms, the route,
@@ -15,7 +15,7 @@ import argparse
 from engine.lang.config import Config
 from engine.router.dryrun import route_jobs
 from engine.router.loader import load_routing_table
-from engine.views.queries import trace_job
+from engine.views.queries.trace import trace_job
 from tui.app import make_app
 from tui.screens.trace import render_trace
 
