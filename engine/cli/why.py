@@ -38,11 +38,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.lang.config import Config  # noqa: PLC0415
     from engine.lang.user_policy import policy_checks  # noqa: PLC0415
     from engine.views.figures import next_close  # noqa: PLC0415
     from engine.views.ledger import ledger  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
     try:
         args.log = argcheck.log_of(args, "why", readable=True)
@@ -72,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if empty is not None and index.records:
         print(f"routedeck why: {empty}", file=sys.stderr)
     status_of_log = 0 if archive is not None else log_status(args.log, "why")
-    cfg = Config.load(args.config)
-    table = load_routing_table(cfg)
+    loaded = load_config_and_table(args.config)
+    cfg, table = loaded.config, loaded.table
     now = player.time()
     ads = player.state.table
     figures = player.history.figures(player.position, now)

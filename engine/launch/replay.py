@@ -32,14 +32,11 @@ def load_table(paths: tuple[str, ...] | list[str]) -> tuple[dict | None, dict | 
 
     if not paths:
         return None, None, DEFAULT_POLLING_PERIOD, []
-    from engine.lang.config import Config  # noqa: PLC0415 - only when a config is given
-    from engine.router.loader import load_routing_table  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415 - only when a config is given
 
-    cfg = Config.load(paths)
-    table = load_routing_table(cfg)
-    errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
-    limits, rules, period = table_rules(table)
-    return limits, rules, period, errors
+    loaded = load_config_and_table(paths)
+    limits, rules, period = table_rules(loaded.table)
+    return limits, rules, period, loaded.problems
 
 
 def make_player(index, opts: ReplayOptions, clock=None) -> tuple[Player, list[str]]:

@@ -107,16 +107,9 @@ def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
     ``text`` (the editor's buffer), so a route file is linted with the macros and
     ``JOB_ROUTER_ROUTE_NAMES`` of the files around it. Falls back to the text alone."""
     real = os.path.realpath(path)
-    if not files or real not in {os.path.realpath(f) for f in files} or not hasattr(Config, "_decode"):
+    if not files or real not in {os.path.realpath(f) for f in files}:
         return Config.from_text(text, name=path, follow_locals=False)
-
-    class EditedConfig(Config):
-        def _decode(self, data: bytes, filename: str) -> str:  # the reader's one hook for file text
-            if os.path.realpath(filename) == real:
-                return text
-            return super()._decode(data, filename)
-
-    return EditedConfig.load(files, env={})
+    return Config.load(files, env={}, edited={path: text})
 
 
 def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,

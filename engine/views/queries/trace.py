@@ -6,10 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from engine.lang.config import Config
 from engine.router.dryrun import forget_prior_routing, route_jobs
 from engine.router.hooks import HookManager
-from engine.router.loader import load_routing_table
+from engine.router.loader import load_config_and_table
 from engine.router.schedd_ops import View
 from engine.router.trace import trace_route
 from engine.views.queries.access import QUERY_TIMEOUT, _engine_ad, _has_query
@@ -83,7 +82,7 @@ def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = 
         files = tuple(config_files)
         if not files:
             raise LookupError("no routing table: this mode was started without a config (--config)")
-        table = load_routing_table(Config.load(list(files)))
+        table = load_config_and_table(files).table
         table_from = "the config files " + ", ".join(os.path.basename(f) for f in files)
     if route_name and table.route(route_name) is not None:
         attrs = dict(ad)
