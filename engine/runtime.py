@@ -227,6 +227,12 @@ class Runtime:
             if fut.set_running_or_notify_cancel():
                 fut.set_exception(EngineNotRunning(self._not_running()))
 
+    @property
+    def controls(self) -> frozenset[str]:
+        """What the feed offers (:func:`feed_controls`), as its snapshots say: the UI's keys
+        before the first snapshot arrives."""
+        return feed_controls(self.engine)
+
     def latest(self) -> S.Snapshot | None:
         return self._latest
 

@@ -4,7 +4,7 @@ Design decisions and invariants:
 
 - ``make_app(runtime, mode=..., readonly=...)`` is the only constructor; the CLI and the tests
   both use it (posting's ``make_posting`` habit). ``runtime`` is ``engine.runtime.Runtime`` or
-  any object with ``start/send/stop`` and a ``publish`` callback attribute (the tests' fake).
+  any object with ``start/send/stop``, ``controls`` and a ``publish`` callback attribute (the tests' fake).
 - The engine runs in its runtime; a *thread worker* (``_bridge``) sets the runtime's ``publish``
   callback to :meth:`publish` and starts it; each snapshot is forwarded with ``post_message`` —
   thread-safe and non-blocking, no polling. ``SnapshotArrived`` is replaceable, so a busy UI
@@ -150,11 +150,11 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
     # -- what the feed offers (Snapshot.controls) ---------------------------------------------
     @property
     def controls(self) -> frozenset[str]:
-        """The controls the feed offers: the latest snapshot's, else the runtime's feed's."""
+        """The controls the feed offers: the latest snapshot's, else the runtime's
+        (``engine.runtime.Runtime.controls``)."""
         if self.snapshot is not None:
             return self.snapshot.controls
-        feed = getattr(self.runtime, "feed", None)
-        return frozenset(getattr(feed, "controls", S.CONTROLS))
+        return self.runtime.controls
 
     def offers(self, control: str) -> bool:
         return not control or control in self.controls

@@ -10,31 +10,15 @@ from engine.rowseq import RowSeq  # noqa: F401
 from engine.views.build import row_order  # noqa: F401
 from engine.views.job_ad import AdLine  # noqa: F401
 
-from engine.views.queries import (  # noqa: F401
-    AD_BATCH,
-    Check,
-    FullAds,
-    LintResult,
-    NO_EXPLANATION,
-    TraceResult,
-    QUERY_TIMEOUT,
-    WhatIf,
-    constraint_hits,
-    full_ads_of,
-    job_ad,
-    job_ads,
-    lint_config,
-    load_config,
-    load_table,
-    normalise_checks,
-    row_ad,
-    table_route_names,
-    trace_job,
-    what_if,
-    why_not,
-    why_not_candidate,
-    job_ad_lines,
+from engine.views.queries.access import QUERY_TIMEOUT  # noqa: F401
+from engine.views.queries.ads import (  # noqa: F401
+    AD_BATCH, FullAds, constraint_hits, full_ads_of, job_ad, job_ad_lines, job_ads, row_ad,
 )
+from engine.views.queries.lint import (  # noqa: F401
+    LintResult, WhatIf, lint_config, load_config, load_table, table_route_names, what_if,
+)
+from engine.views.queries.trace import TraceResult, trace_job  # noqa: F401
+from engine.views.queries.whynot import NO_EXPLANATION, Check, normalise_checks, why_not, why_not_candidate  # noqa: F401
 
 
 def job_chains(runtime, rows, now: float, jobs=None):

@@ -60,6 +60,10 @@ import re
 import stat
 import sys
 
+# the queue log's verdict lives below the CLI (engine.queue.verdict), so the launchers share it
+from engine.queue.verdict import FINDINGS as FINDINGS, OK as OK, USAGE as USAGE
+from engine.queue.verdict import load_verdict as load_verdict, log_verdict as log_verdict
+
 _JOB_ID = re.compile(r"([0-9]{1,10})(?:\.([0-9]{1,10}))?")
 _INT_MAX = 2**31 - 1
 
@@ -179,9 +183,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{prefix}: {text}\n")
 
 
-OK, FINDINGS, USAGE = 0, 1, 2
-
-
 def usage_error(command: str, message: str) -> int:
     """Print ``routedeck COMMAND: message`` (one line) on stderr; return exit status 2."""
     print(f"routedeck {command}: {' '.join(str(message).split())}", file=sys.stderr)
@@ -226,28 +227,6 @@ def log_of(args: argparse.Namespace, command: str, *, readable: bool = False) ->
     if readable and given and (why := unreadable(given[0])):
         raise UsageError(why)
     return given[0] if given else None
-
-
-def log_verdict(problems, not_a_log: str | None = None) -> tuple[int, str | None]:
-    """The exit status a queue log decides, and the one line that says why (None with 0): see
-    the module docstring. ``problems`` are ``engine.queue.result.Problem`` (record 0 with
-    severity ``fatal``: the file could not be read); ``not_a_log`` is ``LoadResult.not_a_log()``
-    (None for an empty or blank file: an empty queue)."""
-    problems = list(problems)
-    for p in problems:
-        if p.severity == "fatal" and p.record == 0:
-            return USAGE, str(p)
-    if not_a_log:
-        return USAGE, not_a_log
-    for p in problems:
-        if p.severity == "fatal":
-            return FINDINGS, str(p)
-    return OK, None
-
-
-def load_verdict(res) -> tuple[int, str | None]:
-    """:func:`log_verdict` of an ``engine.queue.result.LoadResult``."""
-    return log_verdict(res.problems, res.not_a_log())
 
 
 def refused_log_status(res, command: str, after: str = "skips that record and shows the rest") -> int:

@@ -19,7 +19,7 @@ from typing import TextIO
 from engine.cli import args as argcheck
 from engine.lang.config import Config
 from engine.lang.user_policy import policy_checks
-from engine.router.loader import config_diagnostics, load_routing_table
+from engine.router.loader import config_diagnostics, load_config_and_table
 from engine.router.table import Diagnostic, RoutingTable
 
 LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if why := argcheck.unreadable(path, directory=True):
             return argcheck.usage_error("check", why)
     out = out or sys.stdout
-    cfg = Config.load(args.configs)
-    table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+    loaded = load_config_and_table(args.configs, allow_cmd=args.allow_cmd)
+    cfg, table = loaded.config, loaded.table
     diags = config_diagnostics(cfg) + policy_diagnostics(cfg) + table.diagnostics
     shown = [d for d in diags if not (args.quiet and d.level == "info")]
     for d in shown:

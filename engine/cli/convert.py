@@ -20,9 +20,8 @@ from typing import TextIO
 
 from engine.cli import args as argcheck
 from engine.cli.check import config_diagnostics
-from engine.lang.config import Config
 from engine.router.convert import convert_classic_table
-from engine.router.loader import load_routing_table
+from engine.router.loader import load_config_and_table
 
 
 def register(subparsers) -> None:
@@ -40,8 +39,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return argcheck.usage_error("convert", why)
     out = out or sys.stdout
     err = err or sys.stderr
-    cfg = Config.load(args.configs)
-    table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+    loaded = load_config_and_table(args.configs, allow_cmd=args.allow_cmd)
+    cfg, table = loaded.config, loaded.table
     diags = config_diagnostics(cfg) + table.diagnostics
     for d in diags:
         if d.level != "info":

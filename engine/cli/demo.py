@@ -56,6 +56,8 @@ from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import build_demo
 from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
+from engine.launch import metrics as launch_metrics
+from engine.launch.options import DemoOptions
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
@@ -182,12 +184,20 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
     yield engine.snapshot(seq, speed=speed, engine_state="stopped")
 
 
-def unreadable_input(args: argparse.Namespace) -> str | None:
+def options(args: argparse.Namespace) -> DemoOptions:
+    """The demo's launch options from its parsed arguments (a caller's own Namespace may leave
+    out ``--classad-routes`` and the metrics options)."""
+    return DemoOptions(config_dir=args.config_dir, state_dir=args.state_dir, seed=args.seed, speed=args.speed,
+                       classad_routes=bool(getattr(args, "classad_routes", False)),
+                       metrics=getattr(args, "metrics", None), name=getattr(args, "name", None))
+
+
+def unreadable_input(opts: DemoOptions) -> str | None:
     """Why the demo's configuration cannot be read (one line), or None: ``--config-dir`` and the
     files the demo reads from it (a file that reads but has errors is :func:`build_status`'s)."""
-    if args.config_dir and (why := argcheck.unreadable(args.config_dir, directory=True)):
+    if opts.config_dir and (why := argcheck.unreadable(opts.config_dir, directory=True)):
         return why
-    files = DemoFiles.in_dir(args.config_dir or DEFAULT_CONFIG_DIR, bool(getattr(args, "classad_routes", False)))
+    files = DemoFiles.in_dir(opts.config_dir or DEFAULT_CONFIG_DIR, opts.classad_routes)
     for path in [*files.config_paths(), files.sites, files.workload]:
         if why := argcheck.unreadable(str(path)):
             return why
@@ -269,7 +279,7 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.clock import VirtualClock  # noqa: PLC0415
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
-    if why := unreadable_input(args):
+    if why := unreadable_input(options(args)):
         return argcheck.usage_error("demo", why)
     temporary = not args.state_dir
     state_dir = args.state_dir or tempfile.mkdtemp(prefix="routedeck-demo-")
@@ -303,10 +313,11 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: each snapshot printed
-    srv = metrics_opt.server(args, latest.get, engine.schedd_name, latest.listeners)
+    srv = launch_metrics.server(getattr(args, "metrics", None), getattr(args, "name", None), latest.get,
+                                engine.schedd_name, latest.listeners)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
-        if why := metrics_opt.started(srv):
+        if why := launch_metrics.started(srv):
             engine.close()
             return argcheck.usage_error("demo", why)
     speed = float(args.speed)
@@ -370,25 +381,4 @@ def speed_note(virtual: float, real: float, asked: float | None) -> str | None:
                 f"({virtual:,.0f} virtual s in {real:.1f} s)")
     return None
 
-
-def build_runtime(args: argparse.Namespace, publish=None):
-    """The demo's runtime factory: the simulation on a virtual clock at ``--speed``."""
-    from engine.clock import VirtualClock  # noqa: PLC0415
-    from engine.feeds.demo import build_demo  # noqa: PLC0415
-    from engine.runtime import Runtime  # noqa: PLC0415
-
-    kwargs = {"config_dir": args.config_dir, "seed": args.seed, "state_dir": args.state_dir, "speed": args.speed}
-    if getattr(args, "classad_routes", False):
-        kwargs["classad_routes"] = True
-    engine = build_demo(**kwargs)
-    clock = VirtualClock(start=engine.now, speed=args.speed)
-    runtime = Runtime(engine, clock, publish=publish, snapshot_interval=0.25)
-    srv = metrics_opt.server(args, runtime.latest, engine.schedd_name, runtime.listeners)
-    if srv is not None:
-        engine.count_unrouted = True  # routedeck_idle_unrouted_jobs (engine.views.build)
-        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
-            engine.close()
-            raise metrics_opt.MetricsError(why)
-        runtime.services.append(srv)
-    return runtime
 

@@ -11,14 +11,8 @@ use, an address not of this machine) is a usage error when the server starts (:f
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any, Callable
 
-from engine.metrics.server import AddressError, MetricsServer, parse_address
-
-
-class MetricsError(OSError):
-    """The server cannot listen (a usage error: 2, one line)."""
+from engine.metrics.server import AddressError, parse_address
 
 
 def address(text: str) -> str:
@@ -37,27 +31,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --metrics: the schedd label (default: the config's SCHEDD_NAME)")
 
 
-def server(args: argparse.Namespace, source: Callable[[], Any], default_name: str,
-           listeners: list | None = None, families_of: Callable | None = None) -> MetricsServer | None:
-    """The metrics server asked for by ``args`` (not started), or None. ``listeners`` (a runtime's,
-    a ``Latest``'s) get its ``published``: each new state is rendered once, when published."""
-    text = getattr(args, "metrics", None)
-    if not text:
-        return None
-    name = getattr(args, "name", None) or default_name
-    srv = MetricsServer(parse_address(text), source, name, families_of)
-    if listeners is not None:
-        listeners.append(srv.published)
-    return srv
-
-
-def started(srv: MetricsServer) -> str | None:
-    """Start ``srv``; a one-line problem when it cannot listen, else None (the address on stderr)."""
-    host, port = srv.address
-    try:
-        srv.start()
-    except OSError as exc:
-        return f"--metrics {host}:{port}: cannot listen: {exc.strerror or exc}"
-    shown = f"[{host}]" if ":" in host else host
-    print(f"routedeck: metrics of schedd {srv.schedd!r} on http://{shown}:{srv.port}/metrics", file=sys.stderr)
-    return None

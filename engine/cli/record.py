@@ -32,6 +32,7 @@ import threading
 
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
+from engine.launch import metrics as launch_metrics
 from engine.clock import SystemClock
 from engine.cli.jsonout import emit
 from engine.record.archive import ArchiveError
@@ -130,8 +131,10 @@ def run(args: argparse.Namespace) -> int:
             from engine.metrics.record import record_families  # noqa: PLC0415
 
             latest = Latest()  # the figures after each poll
-            srv = metrics_opt.server(args, latest.get, name or socket.getfqdn(), latest.listeners, record_families)
-            if why := metrics_opt.started(srv):
+            srv = launch_metrics.server(args.metrics, getattr(args, "name", None), latest.get, name or socket.getfqdn(),
+                                        latest.listeners,
+                                        record_families)
+            if why := launch_metrics.started(srv):
                 return argcheck.usage_error("record", why)
         try:
             return argcheck.worst(status, loop(log, args, metrics=latest))

@@ -44,17 +44,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 
-from engine.clock import ManualClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit, row_json, snapshot_json
-from engine.feeds.replay.index import build_index
-from engine.feeds.replay.moment import FORMS, MomentError, format_moment, parse_moment, transaction_number
-from engine.feeds.replay.player import Player, ReplayError
+from engine.feeds.replay.moment import FORMS, MomentError, format_moment, transaction_number
+from engine.feeds.replay.player import ReplayError
 from engine.queue.timeline import SOURCE_NAMES
 from engine.contract.commands import Seek
+from engine.launch.options import ReplayOptions
+from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 
 MAX_PROBLEMS_SHOWN = 20
 
@@ -90,63 +89,15 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def moment(args: argparse.Namespace, start: float, end: float, transactions: int) -> Seek | None:
-    """``--at`` / ``--transaction`` as a ``Seek`` (None: neither given); MomentError in words."""
-    if args.transaction is not None and args.at is not None:
-        raise MomentError("give --at or --transaction, not both")
-    if args.transaction is not None:
-        return parse_moment(f"#{args.transaction}", start=start, end=end, transactions=transactions, tz=args.tz)
-    if args.at is not None:
-        return parse_moment(args.at, start=start, end=end, transactions=transactions, tz=args.tz)
-    return None
-
-
-def load_table(paths: list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
-    """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
-    from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415
-
-    if not paths:
-        return None, None, DEFAULT_POLLING_PERIOD, []
-    from engine.lang.config import Config  # noqa: PLC0415  (only when a config is given)
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
-
-    cfg = Config.load(paths)
-    table = load_routing_table(cfg)
-    errors = [str(e) for e in cfg.errors] + [str(d) for d in table.errors]
-    limits, rules, period = table_rules(table)
-    return limits, rules, period, errors
-
-
-def make_player(index, args: argparse.Namespace, clock=None) -> tuple[Player, list[str]]:
-    """A player on ``index`` with --config's limits and failure rules (and the table's errors)."""
-    limits, rules, period, errors = load_table(args.config)
-    player = Player(index, clock or ManualClock(0.0), speed=args.speed, limits=limits, tz=args.tz or "UTC",
-                    rules=rules, polling_period=period)
-    return player, errors
+def options(args: argparse.Namespace) -> ReplayOptions:
+    """Replay's launch options from its parsed arguments; ``args.log`` is the log already taken
+    from LOG or ``--queue-log`` (engine.cli.args.log_of)."""
+    return ReplayOptions(log=args.log, config=tuple(args.config or ()), speed=args.speed, tz=args.tz, at=args.at,
+                         transaction=args.transaction)
 
 
 def run(args: argparse.Namespace) -> int:
     return run_headless(args)
-
-
-class NotARecording(ValueError):
-    """The file is not a job queue log (see the module docstring); the message is one line."""
-
-
-class NothingToReplay(Exception):
-    """The log is an empty queue: no committed transaction (see the module docstring); the
-    message is one line. Not an error: the screen is not opened, the exit status is 0."""
-
-
-def index_of(path: str, tz: str | None):
-    """(LogIndex, ArchiveReplay or None): a recorder's archive directory (engine.record) is
-    replayed as the one log it holds (engine.feeds.replay.archive); anything else is a log."""
-    from engine.feeds.replay.archive import is_archive, open_archive  # noqa: PLC0415
-
-    if is_archive(path):
-        archive = open_archive(path, tz=tz)
-        return archive.index, archive
-    return build_index(path, tz=tz), None
 
 
 def archive_summary(path: str, tz: str | None):
@@ -188,45 +139,6 @@ def archive_lines(archive, position: int, tz: str | None) -> list[str]:
     return out
 
 
-def check_recording(index, path: str) -> str | None:
-    """None when ``index`` (of ``path``) has a step to replay; else the line saying that the log
-    is an empty queue with nothing to replay, or :class:`NotARecording` when the file is not a
-    job queue log at all (the schedd's reading of the whole file, engine.queue.reader)."""
-    if index.steps:
-        return None
-    if os.path.isdir(path):
-        return f"{path}: the archive holds no transaction; nothing to replay"
-    from engine.queue.reader import load_log  # noqa: PLC0415  (only for a file without steps)
-
-    res = load_log(path)
-    status, why = argcheck.load_verdict(res)
-    if status == argcheck.USAGE:
-        raise NotARecording(why)
-    what = res.no_record() or f"{path}: no committed transaction: an empty queue"
-    return f"{what}; nothing to replay"
-
-
-def build_runtime(args: argparse.Namespace, publish=None):
-    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start) at
-    ``--speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
-    ``engine.contract.commands.AddBookmark``/``GotoBookmark``."""
-    from engine.clock import VirtualClock  # noqa: PLC0415
-    from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415
-    from engine.runtime import Runtime  # noqa: PLC0415
-
-    args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
-    index, _archive = index_of(args.log, args.tz)
-    if (empty := check_recording(index, args.log)) is not None:
-        raise NothingToReplay(empty)
-    player, _errors = make_player(index, args)
-    target = moment(args, player.start, player.end, index.steps)  # MomentError: a ValueError
-    if target is not None:
-        player.seek(step=target.transaction, time=target.time)
-    feed = ReplayFeed(player, tuple(args.config or ()))
-    clock = VirtualClock(start=feed.now, speed=args.speed, paused=True)
-    return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
-
-
 def run_headless(args: argparse.Namespace) -> int:
     try:
         args.log = argcheck.log_of(args, "replay")
@@ -254,7 +166,7 @@ def run_headless(args: argparse.Namespace) -> int:
                 start, end = index.times[0], index.times[-1]
             else:  # an empty queue: its one moment is the 107's CreationTimestamp (or none at all)
                 start = end = index.creation_timestamp or 0.0
-        target = moment(args, start, end, steps)
+        target = moment(options(args), start, end, steps)
         if empty is not None and target is not None and not (
                 target.transaction in (None, -1) and target.time in (None, start)):
             raise MomentError(f"{args.log} holds no committed transaction: give start, end or #0")
@@ -287,7 +199,7 @@ def run_headless(args: argparse.Namespace) -> int:
 
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit))
     try:
-        player, errors = make_player(index, args)
+        player, errors = make_player(index, options(args))
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
 

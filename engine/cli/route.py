@@ -41,7 +41,6 @@ from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
-from engine.lang.config import Config
 from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
 
@@ -114,10 +113,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"routedeck route: {exc}", file=sys.stderr)
     if bad_ads and not ads:
         return 2  # nothing could be read
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
-    cfg = Config.load(args.configs)
-    table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
+    loaded = load_config_and_table(args.configs, allow_cmd=args.allow_cmd)
+    cfg, table = loaded.config, loaded.table
     errors = list(cfg.errors) + [d for d in table.diagnostics if d.level == "error"]
     for e in errors:
         print(f"routedeck route: {e}", file=sys.stderr)
@@ -243,7 +242,7 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     """``--compare OLD NEW``: exit 0 when both tables route every job the same, 1 when anything
     differs (or an input has errors), 2 when the jobs cannot be read."""
     from engine.router.compare import compare_tables, format_comparison  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
     if not args.compare:
         print("routedeck route: --queue-log goes with --compare OLD_CONFIG NEW_CONFIG", file=sys.stderr)
@@ -257,9 +256,9 @@ def run_compare(args: argparse.Namespace, out: TextIO) -> int:
     tables = []
     errors = False
     for side, path in zip(("old", "new"), args.compare):
-        cfg = Config.load(list(args.configs or []) + [path])
-        table = load_routing_table(cfg, allow_cmd=args.allow_cmd)
-        for e in list(cfg.errors) + table.errors:
+        loaded = load_config_and_table(list(args.configs or []) + [path], allow_cmd=args.allow_cmd)
+        table = loaded.table
+        for e in loaded.problems:
             print(f"routedeck route: {side} table: {e}", file=sys.stderr)
             errors = True
         tables.append(table)

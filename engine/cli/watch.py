@@ -26,10 +26,11 @@ from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.watch.feed import WatchFeed
 from engine.feeds.watch.follow import WAITING, WatchEngine
 from engine.feeds.watch.setup import WatchError, resolve
-from engine.runtime import Runtime
+from engine.launch import metrics as launch_metrics
+from engine.launch.options import WatchOptions
+from engine.launch.watch import schedd_name
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,53 +83,12 @@ def checked(args: argparse.Namespace) -> str | None:
     return None
 
 
-class WatchRuntime(Runtime):
-    """The watch runtime and the file watcher thread that wakes it, started and stopped together:
-    the watcher only wakes the runtime (``WakeUp``), which reads the log on its own thread."""
-
-    def __init__(self, feed: WatchFeed, clock, publish=None, slow_poll: float = 1.0) -> None:
-        super().__init__(feed, clock, publish=publish, snapshot_interval=0.25)
-        self.waker = feed.waker(self)
-        self.slow_poll = slow_poll
-        self._watch_stop = threading.Event()
-        self._watcher: threading.Thread | None = None
-
-    def start(self) -> "WatchRuntime":
-        from engine.queue.filewatch import run_watch  # noqa: PLC0415
-
-        super().start()
-        self._watcher = threading.Thread(target=run_watch, args=(self.waker, self._watch_stop),
-                                         kwargs={"slow_poll": self.slow_poll}, name="routedeck-watch", daemon=True)
-        self._watcher.start()
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._watch_stop.set()
-        super().stop(timeout)
-        if self._watcher is not None:
-            self._watcher.join(timeout)
-
-
-def build_runtime(args: argparse.Namespace, publish=None) -> WatchRuntime:
-    """Watch's runtime factory: the log (and router log) of ``args`` followed on the log's clock;
-    with ``--metrics``, its server is one of the runtime's services (started and stopped with it)."""
-    setup = resolve(args.queue_log, args.config, args.router_log)
-    feed = WatchFeed(WatchEngine(setup, SystemClock(), tz=args.tz), poll_interval=args.slow_poll)
-    runtime = WatchRuntime(feed, SystemClock(), publish=publish, slow_poll=args.slow_poll)
-    srv = metrics_opt.server(args, runtime.latest, schedd_name(setup), runtime.listeners)
-    if srv is not None:
-        feed.engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
-        if why := metrics_opt.started(srv):  # listening before the screen opens (stopped with the runtime)
-            raise metrics_opt.MetricsError(why)
-        runtime.services.append(srv)
-    return runtime
-
-
-def schedd_name(setup) -> str:
-    """The ``schedd`` label: the config's SCHEDD_NAME, else HTCondor's default, the host's name."""
-    import socket  # noqa: PLC0415
-
-    return setup.schedd_name or socket.getfqdn()
+def options(args: argparse.Namespace) -> WatchOptions:
+    """Watch's launch options from its parsed arguments, after :func:`checked` (which sets
+    ``args.queue_log``); a caller's own Namespace may leave out the metrics options."""
+    return WatchOptions(queue_log=args.queue_log, config=tuple(args.config or ()), router_log=args.router_log,
+                        tz=args.tz, slow_poll=args.slow_poll, metrics=getattr(args, "metrics", None),
+                        name=getattr(args, "name", None))
 
 
 def _emit(engine: WatchEngine, seq: int, args: argparse.Namespace) -> None:
@@ -197,10 +157,11 @@ def run_headless(args: argparse.Namespace) -> int:
     from engine.metrics.collector import Latest  # noqa: PLC0415
 
     latest = Latest()  # what --metrics serves: a snapshot (without job rows) after every poll
-    srv = metrics_opt.server(args, latest.get, schedd_name(setup), latest.listeners)
+    srv = launch_metrics.server(getattr(args, "metrics", None), getattr(args, "name", None), latest.get,
+                                schedd_name(setup), latest.listeners)
     if srv is not None:
         engine.count_unrouted = True  # routedeck_idle_unrouted_jobs
-        if why := metrics_opt.started(srv):
+        if why := launch_metrics.started(srv):
             return argcheck.usage_error("watch", why)
     stop = threading.Event()
     deadline = clock.now() + args.duration if args.duration is not None else None

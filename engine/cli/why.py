@@ -1,7 +1,7 @@
 """``routedeck why LOG --config CFG [--at TIME] [--job ID] [--json]``: why each idle source job waits
 (engine.router.ledger) at a moment of a recorded queue, and when the schedd's periodic policy holds it.
 
-The log, the moment and the table are read as ``routedeck replay`` reads them (engine.cli.replay's
+The log, the moment and the table are read as ``routedeck replay`` reads them (engine.launch.replay's
 index_of / moment / make_player). Exit status (README "Every command"): 0 done; 1 the schedd would refuse the log, the config has errors or a system policy
 does not parse (each named on stderr); 2 usage, an unreadable log or a moment outside it.
 """
@@ -15,7 +15,8 @@ import sys
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import duration
-from engine.cli.replay import NotARecording, check_recording, index_of, log_status, make_player, moment
+from engine.cli.replay import log_status, options
+from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
 from engine.feeds.replay.player import ReplayError
@@ -37,11 +38,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.lang.config import Config  # noqa: PLC0415
     from engine.lang.user_policy import policy_checks  # noqa: PLC0415
     from engine.views.figures import next_close  # noqa: PLC0415
     from engine.views.ledger import ledger  # noqa: PLC0415
-    from engine.router.loader import load_routing_table  # noqa: PLC0415
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
     try:
         args.log = argcheck.log_of(args, "why", readable=True)
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
         index, archive = index_of(args.log, args.tz)
         empty = check_recording(index, args.log)
         start, end = (index.times[0], index.times[-1]) if empty is None else (index.creation_timestamp or 0.0,) * 2
-        target = moment(args, start, end, index.steps)
-        player, errors = make_player(index, args)
+        target = moment(options(args), start, end, index.steps)
+        player, errors = make_player(index, options(args))
         if empty is None:
             target = target or Seek(time=end)
             player.seek(step=target.transaction, time=target.time)
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if empty is not None and index.records:
         print(f"routedeck why: {empty}", file=sys.stderr)
     status_of_log = 0 if archive is not None else log_status(args.log, "why")
-    cfg = Config.load(args.config)
-    table = load_routing_table(cfg)
+    loaded = load_config_and_table(args.config)
+    cfg, table = loaded.config, loaded.table
     now = player.time()
     ads = player.state.table
     figures = player.history.figures(player.position, now)

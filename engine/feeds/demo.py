@@ -83,7 +83,7 @@ from engine.feeds.demo_files import (
 )
 from engine.views.build import build_snapshot
 from engine.views.rows import EVENT_RING, EventRing
-from engine.router.loader import load_routing_table
+from engine.router.loader import load_config_and_table, load_routing_table
 
 # faster than real time the log's fdatasyncs are grouped: at most one per 50 ms of wall time, and
 # always before a commit's effect leaves the log (issue 30; htcondor.md §3.2)
@@ -321,13 +321,12 @@ class Simulation(FeedBase):
 
     def _apply_routes(self, files: tuple[str, ...], reason: str) -> str | None:
         try:
-            config = Config.load(files, env={})
+            loaded = load_config_and_table(files, env={}, previous=self.table)
         except Exception as exc:  # noqa: BLE001 - refused, not fatal; the config reader names file and line
             return str(exc)
-        errors = getattr(config, "errors", ())
-        if errors:  # refused whatever the router makes of the rest (a line like `foo bar`)
-            return "; ".join(str(e) for e in errors)
-        table = load_routing_table(config, previous=self.table)
+        config, table = loaded.config, loaded.table
+        if config.errors:  # refused whatever the router makes of the rest (a line like `foo bar`)
+            return "; ".join(str(e) for e in config.errors)
         if table.kept_previous:
             return "; ".join(str(d) for d in table.errors) or "the new table has errors"
         self.table, self.config = table, config

@@ -106,6 +106,7 @@ class Config:
         # that does not refer to its own name (``X = $(X) more`` extends, it does not replace):
         # the config reader keeps the last silently; a routing table's lints say so.
         self.replaced: dict[str, list[Source]] = {}
+        self._edited: dict[str, str] = {}  # real path -> text read in place of the file's (Config.load's edited)
 
     # ---------------------------------------------------------------------------- construction
 
@@ -117,8 +118,10 @@ class Config:
         env: Mapping[str, str] | None = None,
         defaults: Mapping[str, str] | None = None,
         follow_locals: bool = True,
+        edited: Mapping[str, str] | None = None,
     ) -> "Config":
-        """Read ``paths`` in order. ``CONFIG_ROOT`` is the directory of the first (the root config
+        """Read ``paths`` in order; a file named in ``edited`` (path → text, e.g. the editor's
+        buffer) is read with that text in place of what it holds. ``CONFIG_ROOT`` is the directory of the first (the root config
         file; a directory given as the first path is its own root), as HTCondor detects it
         (``condor_config.cpp``: ``insert_macro("CONFIG_ROOT", condor_dirname(config_source))``),
         made absolute; a file may define it again."""
@@ -128,6 +131,7 @@ class Config:
             root = str(first if first.is_dir() else first.parent)
             defaults = {"CONFIG_ROOT": root, **(defaults or {})}
         cfg = cls(env=env, defaults=defaults)
+        cfg._edited = {os.path.realpath(p): text for p, text in (edited or {}).items()}
         for path in paths:
             cfg._load_path(Path(path), 0, [], None, required=True)
         if follow_locals:
@@ -313,6 +317,7 @@ class Config:
                             f"{MAX_FILE_SIZE}: not read (is it a config file?)")
                 return
             text = self._decode(path.read_bytes(), str(path))
+            text = self._edited.get(real, text)
         except OSError as exc:
             where = origin or Source(str(path), 0)
             self._error(where.file, where.line, f"cannot open config source {str(path)!r}: {exc.strerror}")

@@ -11,8 +11,8 @@ import os
 import shlex
 import stat
 import subprocess
-from dataclasses import replace
-from typing import Any, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping
 
 from engine import classad as C
 from engine.lang import macros as mx
@@ -555,6 +555,35 @@ def load_routing_table(
             return kept
         table.version = previous.version + (0 if table.fingerprint == previous.fingerprint else 1)
     return table
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A configuration and the routing table it defines (:func:`load_config_and_table`)."""
+
+    config: Config
+    table: RoutingTable
+
+    @property
+    def problems(self) -> list[str]:
+        """The config reader's errors, then the routing table's, each ``file:line: …``."""
+        return [str(e) for e in self.config.errors] + [str(d) for d in self.table.errors]
+
+
+def load_config_and_table(
+    paths: Iterable[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    allow_cmd: bool = False,
+    previous: RoutingTable | None = None,
+    edited: Mapping[str, str] | None = None,
+) -> Loaded:
+    """The one loader of "config + routing table": :meth:`Config.load` of ``paths`` (``env``:
+    the environment its ``$ENV()`` and ``_CONDOR_`` overrides read, ``os.environ`` when None;
+    ``edited``: path → text read in place of that file, the editor's buffer), then
+    :func:`load_routing_table` of it. Never raises on bad input: the problems are in the result."""
+    config = Config.load(list(paths), env=env, edited=edited)
+    return Loaded(config, load_routing_table(config, allow_cmd=allow_cmd, previous=previous))
 
 
 def config_diagnostics(cfg: Any) -> list[Diagnostic]:

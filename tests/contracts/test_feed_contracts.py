@@ -19,7 +19,9 @@ from engine.feeds.watch.setup import WatchSetup
 from engine.runtime import Runtime
 from tui.app import make_app
 from tests.helpers.tui_fixtures import make_snapshot, wait_until
-from engine.cli import demo, replay, watch
+from engine.launch.demo import demo_runtime
+from engine.launch.replay import replay_runtime
+from engine.launch.watch import watch_runtime
 
 
 def test_each_feed_declares_its_controls():
@@ -49,6 +51,8 @@ def test_the_runtime_refuses_a_control_the_feed_does_not_offer(tmp_path):
 
 class _PublishOnly:
     """A runtime with no ``latest()``: the app can only get snapshots through ``publish``."""
+
+    controls = S.CONTROLS
 
     def __init__(self, snap: S.Snapshot) -> None:
         self.snap = snap
@@ -80,4 +84,4 @@ async def test_the_app_gets_snapshots_through_the_publish_callback():
 
 
 def test_every_mode_has_its_runtime_factory_in_the_engine():
-    assert all(callable(m.build_runtime) for m in (demo, replay, watch))
+    assert all(callable(f) for f in (demo_runtime, replay_runtime, watch_runtime))

@@ -28,7 +28,10 @@ from engine.feeds.demo import build_demo
 from tui.app import make_app
 from tests.helpers.tui_fixtures import wait_until
 from engine.contract.commands import WakeUp
-from engine.cli import replay as replay_cli, watch as watch_cli
+from engine.launch.replay import replay_runtime
+from engine.launch.watch import watch_runtime
+from engine.launch.options import WatchOptions
+from engine.cli.replay import options as replay_options
 
 T0 = 1795300000.0
 HOOKS = ("TRANSLATE_JOB", "UPDATE_JOB_INFO", "JOB_FINALIZE", "JOB_CLEANUP")
@@ -271,7 +274,7 @@ async def test_tui_replay_screen_runs_no_hook(setup):
     args = argparse.Namespace(log=str(setup.log), at=None, transaction=None, json=False, jobs=False, speed=1.0,
                               config=[str(setup.config)], reroute=False, tz="UTC", seed=1, sites=None,
                               allow_hooks=True)
-    runtime = replay_cli.build_runtime(args)
+    runtime = replay_runtime(replay_options(args))
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
@@ -285,9 +288,9 @@ async def test_tui_replay_screen_runs_no_hook(setup):
 @pytest.mark.anyio
 async def test_tui_watch_screen_runs_no_hook(setup):
     """The watch screen follows the queue log with the config's routing table: no hook runs."""
-    args = argparse.Namespace(queue_log=str(setup.log), config=[str(setup.config)], router_log=None, tz="UTC",
-                              slow_poll=60.0)
-    runtime = watch_cli.build_runtime(args)
+    args = WatchOptions(queue_log=str(setup.log), config=(str(setup.config),), router_log=None, tz="UTC",
+                        slow_poll=60.0)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

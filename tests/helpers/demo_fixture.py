@@ -18,6 +18,7 @@ import shutil
 from tests.helpers.paths import REPO
 from engine.contract import snapshot as S
 from engine.feeds.demo import build_demo
+from engine.runtime import feed_controls
 
 HOURS = 1.0
 ROOT = REPO
@@ -46,6 +47,10 @@ class EngineRuntime:
         self._snap = self.feed.snapshot(1, speed=60.0, paused=True, engine_state="paused")
         self.sent: list[object] = []
         self.publish = None  # set by the app before start (Runtime's publish callback)
+
+    @property
+    def controls(self) -> frozenset[str]:
+        return feed_controls(self.engine)
 
     def start(self) -> None:
         if self.publish:

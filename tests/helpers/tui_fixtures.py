@@ -166,6 +166,8 @@ class Check:
 class FakeRuntime:
     """Same methods as ``engine.runtime.Runtime``; state changes by commands are simulated."""
 
+    controls = S.CONTROLS  # before the first snapshot: every control (its snapshots say their own)
+
     def __init__(self, snapshot: S.Snapshot | None = None, *, fail_on_start: str | None = None,
                  publish=None) -> None:
         self._snap = snapshot if snapshot is not None else make_snapshot(2_000)

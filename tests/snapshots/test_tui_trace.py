@@ -1,5 +1,5 @@
 """The transform tracer in the TUI (issue 13 item 1): ``t`` from the jobs, job ad and why-not
-screens and ``:trace JOB`` open the Trace screen, built from ``engine.views.queries.trace_job`` —
+screens and ``:trace JOB`` open the Trace screen, built from ``engine.views.queries.trace.trace_job`` —
 the same ``engine.router.trace`` blocks ``routedeck route --trace`` prints.
 
 Sources: htcondor.md §1.3 (the pipeline order: VanillaToGrid, pre-route transforms, the route,
@@ -15,7 +15,7 @@ import argparse
 from engine.lang.config import Config
 from engine.router.dryrun import route_jobs
 from engine.router.loader import load_routing_table
-from engine.views.queries import trace_job
+from engine.views.queries.trace import trace_job
 from tui.app import make_app
 from tui.screens.trace import render_trace
 
@@ -23,7 +23,10 @@ from tests.helpers.demo_fixture import ROOT, EngineRuntime
 from tests.helpers.tui_fixtures import wait_until
 from engine.contract.commands import WakeUp
 from engine.queue.writer import open_queue
-from engine.cli import replay as replay_cli, watch as watch_cli
+from engine.launch.replay import replay_runtime
+from engine.launch.watch import watch_runtime
+from engine.launch.options import WatchOptions
+from engine.cli.replay import options as replay_options
 
 DEMO_CONFIG = "sample_configs/demo/condor_config"
 
@@ -191,7 +194,7 @@ def _replay_args(**kw):
 async def test_trace_in_replay_uses_the_recorded_job_and_the_config():
     """Replay has no router: ``:trace`` of a recorded routed copy traces its recorded source job
     through the table of ``--config`` (the snapshot's config files), on the copy's route."""
-    runtime = replay_cli.build_runtime(_replay_args())
+    runtime = replay_runtime(replay_options(_replay_args()))
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and any(r.kind == "routed" for r in app.snapshot.jobs),
@@ -222,9 +225,9 @@ async def test_trace_in_watch_follows_the_live_log(tmp_path):
                      "JobStatus": "1", "ProcId": "0", "Cmd": '"/bin/true"'}.items():
             t.set_attribute(p, k, v)
     job = f"{c}.0"
-    args = argparse.Namespace(queue_log=str(log), config=[str(ROOT / DEMO_CONFIG)], router_log=None, tz="UTC",
-                              slow_poll=60.0)
-    runtime = watch_cli.build_runtime(args)
+    args = WatchOptions(queue_log=str(log), config=(str(ROOT / DEMO_CONFIG),), router_log=None, tz="UTC",
+                        slow_poll=60.0)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         runtime.send(WakeUp())

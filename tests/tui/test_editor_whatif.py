@@ -1,5 +1,5 @@
 """The editor's what-if is the migration check's comparison (issue 13 item 2 / brief item 3):
-``engine.views.queries.what_if`` routes the idle, not yet routed jobs through the current and the
+``engine.views.queries.lint.what_if`` routes the idle, not yet routed jobs through the current and the
 edited table with ``engine.router.compare.compare_tables`` — one polling cycle of a fresh router
 per table, the first matching route that is accepting jobs wins and MaxIdleJobs fills up as jobs
 are assigned (htcondor.md §1.4) — and the pane shows jobs per route, the jobs that change route,
@@ -11,7 +11,8 @@ from __future__ import annotations
 from engine.lang.config import Config
 from engine.router.compare import compare_tables
 from engine.router.loader import load_routing_table
-from engine.views.queries import lint_config, row_ad, what_if
+from engine.views.queries.ads import row_ad
+from engine.views.queries.lint import lint_config, what_if
 from tui.screens.editor import what_if_text
 
 from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf

@@ -8,7 +8,6 @@ The demo's configuration is copied to ``tmp_path`` so the repository's sample is
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
@@ -16,7 +15,8 @@ import pytest
 
 from tests.helpers.paths import REPO
 from tui.app import make_app
-from engine.cli.demo import build_runtime
+from engine.launch.demo import demo_runtime
+from engine.launch.options import DemoOptions
 from tui.shell.messages import RoutesApplied
 
 from tests.helpers.tui_fixtures import wait_until
@@ -34,9 +34,8 @@ def _route(app, name):
 async def test_edit_max_idle_jobs_in_the_demo(tmp_path):
     conf_dir = tmp_path / "demo"
     shutil.copytree(DEMO, conf_dir)
-    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=SPEED,
-                              classad_routes=False)
-    runtime = build_runtime(args)
+    args = DemoOptions(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=SPEED)
+    runtime = demo_runtime(args)
     app = make_app(runtime, mode="demo", blink=False)
     seen = []
     async with app.run_test(size=(120, 36), message_hook=seen.append) as pilot:
@@ -86,9 +85,8 @@ async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp
     its table when a reconfig fails) and the UI shows the error."""
     conf_dir = tmp_path / "demo"
     shutil.copytree(DEMO, conf_dir)
-    args = argparse.Namespace(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=60.0,
-                              classad_routes=False)
-    runtime = build_runtime(args)
+    args = DemoOptions(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1, speed=60.0)
+    runtime = demo_runtime(args)
     app = make_app(runtime, mode="demo", blink=False)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app._watching, timeout=LONG)

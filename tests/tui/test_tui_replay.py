@@ -1,6 +1,6 @@
 """Pilot tests of replay mode: the replay bar's keys and ``:seek`` drive the real replay engine
 (``engine.feeds.replay.feed.ReplayFeed`` under ``engine.runtime.Runtime``, built by
-``routedeck replay``'s ``build_runtime``), and the assertions are on the player's position and
+``engine.launch.replay.replay_runtime``), and the assertions are on the player's position and
 state. The recording is RouteDeck's random test log (tests/replay_logs.py, htcondor.md §3.1/§3.2
 format with ``106 #`` times); product.md §6 lists the controls.
 """
@@ -13,7 +13,8 @@ import pytest
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
-from engine.cli.replay import build_runtime
+from engine.launch.replay import replay_runtime
+from engine.cli.replay import options as replay_options
 from engine.contract.commands import AddBookmark
 from tui.app import make_app
 from tui.shell.messages import CommandSent
@@ -42,7 +43,7 @@ def _args(log, **kw):
 
 
 def _app(log):
-    runtime = build_runtime(_args(log))
+    runtime = replay_runtime(replay_options(_args(log)))
     return make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False), runtime
 
 
@@ -193,7 +194,7 @@ async def test_replay_with_config_shows_it_read_only(log, tmp_path):
     "no config file" editor), and the footer offers View config, not Edit."""
     conf = tmp_path / "routes.conf"
     text = write_routes_conf(conf)
-    runtime = build_runtime(_args(log, config=[str(conf)]))
+    runtime = replay_runtime(replay_options(_args(log, config=[str(conf)])))
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)

@@ -8,11 +8,11 @@ timeout.
 
 from __future__ import annotations
 
-import argparse
 
 import pytest
 
-from engine.cli.watch import build_runtime
+from engine.launch.options import WatchOptions
+from engine.launch.watch import watch_runtime
 from engine.queue.writer import open_queue
 from engine.contract.commands import WakeUp
 from tui.app import make_app
@@ -54,8 +54,8 @@ async def test_watch_follows_the_log_and_shows_the_router_log(tmp_path):
         "Route Name               Source      Submitted/Max        Idle/Max     Throttle Recent: Started Succeeded Failed\n"
         + "%-24s %-11s %7d/%7d %7d/%7d %8s" % ("Site1", "entries:001", 3, 100, 1, 50, "0.00566667 jobs/sec")
         + "         %7d %9d %6d\n" % (4, 2, 39))
-    args = argparse.Namespace(queue_log=str(log), config=[], router_log=str(rl), tz="UTC", slow_poll=60.0)
-    runtime = build_runtime(args)
+    args = WatchOptions(queue_log=str(log), router_log=str(rl), tz="UTC", slow_poll=60.0)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

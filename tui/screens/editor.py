@@ -84,7 +84,7 @@ ATTRS_SHOWN = 6  # attributes listed
 
 
 def what_if_text(result: LintResult | None, snap: Snapshot | None) -> Text:
-    """Route set and order changes, then the what-if (``engine.views.queries.what_if``: the
+    """Route set and order changes, then the what-if (``engine.views.queries.lint.what_if``: the
     migration check's ``compare_tables`` over the idle, not yet routed jobs): jobs per route under
     each table, the jobs that change route (old → new, a few ids), the jobs that keep their route
     with a different routed ad and the attributes that change value."""

@@ -4,7 +4,7 @@ Each step of the pipeline in HTCondor's order (VanillaToGrid, each pre-route tra
 route, each post-route transform, the router's attributes; htcondor.md §1.3, §1.6), each statement
 at its config file:line with what it did to the ad — attributes set (+), changed (~), deleted
 (-), renamed (→) — the macro values it assigned, ``if`` branches taken or not, statements
-skipped and why. The data is :func:`engine.views.queries.trace_job` (the same
+skipped and why. The data is :func:`engine.views.queries.trace.trace_job` (the same
 ``engine.router.trace`` the headless ``routedeck route --trace`` prints), asked from a thread
 worker so a slow table load never freezes the UI. Opened with ``t`` from the jobs, job ad and
 why-not screens, or ``:trace JOB``. The body scrolls (↑/↓, PgUp/PgDn) at any size.

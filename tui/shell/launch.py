@@ -57,9 +57,12 @@ def run_replay(args: argparse.Namespace) -> int:
     engine = replay_cli
     if replay_is_headless(args):
         return int(engine.run_headless(args) or 0)
+    from engine.launch.replay import NothingToReplay, replay_runtime  # noqa: PLC0415
+
     try:
-        runtime = engine.build_runtime(args)
-    except engine.NothingToReplay as exc:  # an empty queue: said, no screen, not an error
+        args.log = argcheck.log_of(args, "replay")  # UsageError: a ValueError, exit 2
+        runtime = replay_runtime(engine.options(args))
+    except NothingToReplay as exc:  # an empty queue: said, no screen, not an error
         print(f"routedeck replay: {exc}", file=sys.stderr)
         return 0
     except OSError as exc:
@@ -83,8 +86,10 @@ def run_watch(args: argparse.Namespace) -> int:
 
     if problem := engine.checked(args):
         return argcheck.usage_error("watch", problem)
+    from engine.launch.watch import watch_runtime  # noqa: PLC0415
+
     try:
-        runtime = engine.build_runtime(args)
+        runtime = watch_runtime(engine.options(args))
     except (WatchError, OSError) as exc:
         return argcheck.usage_error("watch", exc)
     from tui.app import make_app  # noqa: PLC0415
@@ -113,10 +118,13 @@ def register_demo(subparsers) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     if args.headless:
         return int(demo_cli.run_headless(args) or 0)
-    if why := demo_cli.unreadable_input(args):
+    opts = demo_cli.options(args)
+    if why := demo_cli.unreadable_input(opts):
         return argcheck.usage_error("demo", why)
+    from engine.launch.demo import demo_runtime  # noqa: PLC0415
+
     try:
-        runtime = demo_cli.build_runtime(args)
+        runtime = demo_runtime(opts)
     except (OSError, ValueError) as exc:  # DemoError is a ValueError: a bad demo config names its file
         return demo_cli.build_failed(exc)  # the headless rule: 2 unreadable, 1 a config with errors
     from tui.app import make_app  # noqa: PLC0415

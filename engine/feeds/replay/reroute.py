@@ -54,11 +54,10 @@ from engine.queue.records import is_proc_key
 from engine.views.recorded import literal_int, literal_str
 from engine.schedd.workload import JobTemplate
 from engine.schedd.sites import SiteSpec, SiteSet
-from engine.lang.config import Config
 from engine.feeds.demo import Simulation, system_policy
 from engine.feeds.demo_files import load_sites
 from engine.router.router import JobRouter
-from engine.router.loader import load_routing_table
+from engine.router.loader import load_config_and_table
 from engine.schedd.queue_store import QueueStore
 from engine.schedd.schedd import Schedd
 
@@ -221,10 +220,8 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
 
     Returns (per-route tallies, unrouted source jobs, route names in table order, diagnostics,
     the hook programs that ran or — without ``allow_hooks`` — would have run)."""
-    config = Config.load(config_files)
-    diagnostics = [str(e) for e in config.errors]
-    table = load_routing_table(config)
-    diagnostics += [str(d) for d in table.errors]
+    loaded = load_config_and_table(config_files)
+    config, table, diagnostics = loaded.config, loaded.table, loaded.problems
     names = [r.name for r in table.routes]
     if sites_file is None and config_files:
         beside = Path(config_files[0]).resolve().parent / "sites.toml"

@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 import pytest
 import io
 import sys
-import argparse
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
@@ -21,7 +20,8 @@ from engine.feeds.replay.moment import MomentError, parse_moment, step_of_transa
 from tests.helpers.replay_logs import Recording
 from tui.cli import main
 from tui.widgets.replay_bar import parse_seek
-from engine.cli.replay import build_runtime
+from engine.launch.options import ReplayOptions
+from engine.launch.replay import replay_runtime
 from tui.app import make_app
 from tests.helpers.tui_fixtures import wait_until
 
@@ -194,9 +194,8 @@ async def test_seek_prompt_on_the_dashboard(log):
     """``:seek HH:MM:SS``, ``:seek -S`` and ``:seek #N`` move the real replay engine as ``--at``
     would; a moment outside the log is an error toast with the range, and nothing moves."""
     path, rec = log
-    args = argparse.Namespace(log=path, at=None, transaction=None, json=False, jobs=False, speed=1.0, config=[],
-                              reroute=False, tz="UTC", seed=1, sites=None)
-    runtime = build_runtime(args)
+    args = ReplayOptions(log=path, speed=1.0, tz="UTC")
+    runtime = replay_runtime(args)
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
     player = runtime.feed.player
 

@@ -4,12 +4,12 @@ news (the replay's ``history_upto`` rule, engine.contract.snapshot.Snapshot)."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
-from engine.cli.watch import build_runtime
+from engine.launch.options import WatchOptions
+from engine.launch.watch import watch_runtime
 from engine.clock import ManualClock
 from engine.feeds.watch.feed import WatchFeed
 from engine.feeds.watch.follow import WatchEngine
@@ -57,8 +57,8 @@ def test_backlog_events_are_history_and_appended_ones_are_news(tmp_path):
 async def test_watching_a_finished_log_toasts_nothing_from_its_past():
     """The 3-hour recording throttles BlackHole at 00:30:05: opening watch on it later must not
     pop "route throttled" up as if it had just happened."""
-    args = argparse.Namespace(queue_log=str(LOG), config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0)
-    runtime = build_runtime(args)
+    args = WatchOptions(queue_log=str(LOG), config=(CONFIG,), router_log=None, tz="UTC", slow_poll=60.0)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(80, 24)) as pilot:
         runtime.send(WakeUp())

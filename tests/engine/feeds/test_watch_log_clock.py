@@ -10,12 +10,12 @@ see its README.md): its last transaction is committed at 2026-11-21T02:59:55 (UT
 
 from __future__ import annotations
 
-import argparse
 from datetime import datetime, timezone
 
 import pytest
 
-from engine.cli.watch import build_runtime
+from engine.launch.options import WatchOptions
+from engine.launch.watch import watch_runtime
 from engine.clock import ManualClock
 from engine.feeds.watch.feed import WatchFeed
 from engine.feeds.watch.follow import WatchEngine
@@ -52,8 +52,8 @@ def test_snapshot_and_header_carry_the_logs_clock():
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_watch_board_header_shows_the_recordings_time():
-    args = argparse.Namespace(queue_log=LOG, config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0)
-    runtime = build_runtime(args)
+    args = WatchOptions(queue_log=LOG, config=(CONFIG,), router_log=None, tz="UTC", slow_poll=60.0)
+    runtime = watch_runtime(args)
     app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
     async with app.run_test(size=(120, 40)) as pilot:
         runtime.send(WakeUp())

@@ -30,8 +30,8 @@ from tests.helpers import promtool
 from tests.helpers.paths import REPO
 from tests.helpers.real_configs import DATA, HEAD
 from engine.metrics.collector import SnapshotCollector
-import argparse
-from engine.cli.replay import build_runtime
+from engine.launch.options import ReplayOptions
+from engine.launch.replay import replay_runtime
 from engine.contract.commands import Seek
 
 LOG = str(REPO / "sample_configs/recordings/demo-3h.job_queue.log")
@@ -244,9 +244,8 @@ def test_replay_counters_at_the_end_equal_watchs(watched):
     watch's live ones (engine.views.figures.LiveFigures): the cumulative started / succeeded /
     failed of every route agree at the log's end (the counters the exporter serves)."""
 
-    args = argparse.Namespace(log=LOG, queue_log_alias=None, config=[CONFIG], tz="UTC", speed=1.0, at="end",
-                              transaction=None)
-    feed = build_runtime(args).feed
+    args = ReplayOptions(log=LOG, config=(CONFIG,), tz="UTC", speed=1.0, at="end")
+    feed = replay_runtime(args).feed
     feed.handle(Seek(time=LAST))
     replay = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in feed.snapshot(1).routes}
     watch = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in watched[1].routes}

@@ -11,8 +11,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine.cli import metrics_opt
-from engine.cli.demo import build_runtime as demo_runtime
-from engine.cli.watch import build_runtime as watch_runtime
+from engine.launch import metrics as launch_metrics
+from engine.launch.demo import demo_runtime
+from engine.launch.options import DemoOptions, WatchOptions
+from engine.launch.watch import watch_runtime
 from engine.metrics.collector import Latest
 from engine.metrics.server import AddressError, MetricsServer, parse_address
 from tests.helpers.paths import REPO
@@ -73,7 +75,7 @@ def test_a_port_in_use_is_said():
         s.listen(1)
         port = s.getsockname()[1]
         srv = MetricsServer(("127.0.0.1", port), Latest().get, "x")
-        why = metrics_opt.started(srv)
+        why = launch_metrics.started(srv)
         assert why is not None and f"127.0.0.1:{port}" in why and "cannot listen" in why
 
 
@@ -94,8 +96,7 @@ def _wait_for(runtime, pred, seconds=30.0, srv=None):
 
 
 def test_demo_runtime_serves_its_metrics_under_its_name(tmp_path):
-    args = argparse.Namespace(config_dir=None, seed=1, state_dir=str(tmp_path), speed=600.0, metrics="127.0.0.1:0",
-                              name=None)
+    args = DemoOptions(config_dir=None, seed=1, state_dir=str(tmp_path), speed=600.0, metrics="127.0.0.1:0")
     runtime = demo_runtime(args)
     [srv] = runtime.services
     runtime.start()
@@ -111,8 +112,8 @@ def test_demo_runtime_serves_its_metrics_under_its_name(tmp_path):
 
 
 def test_watch_runtime_name_overrides(tmp_path):
-    args = argparse.Namespace(queue_log=LOG, config=[CONFIG], router_log=None, tz="UTC", slow_poll=60.0,
-                              metrics="127.0.0.1:0", name="ce-test.example.org")
+    args = WatchOptions(queue_log=LOG, config=(CONFIG,), router_log=None, tz="UTC", slow_poll=60.0,
+                        metrics="127.0.0.1:0", name="ce-test.example.org")
     runtime = watch_runtime(args)
     [srv] = runtime.services
     runtime.start()

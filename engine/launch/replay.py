@@ -1,0 +1,105 @@
+"""Opening a recording (a job_queue.log, or a recorder's archive directory) and replay's runtime
+for a screen. The headless ``routedeck replay`` and ``routedeck why`` open a recording the same
+way: :func:`index_of`, :func:`check_recording`, :func:`moment`, :func:`make_player`."""
+
+from __future__ import annotations
+
+import os
+
+from engine.clock import ManualClock
+from engine.contract.commands import Seek
+from engine.feeds.replay.index import build_index
+from engine.feeds.replay.moment import MomentError, parse_moment
+from engine.feeds.replay.player import Player
+from engine.launch.options import ReplayOptions
+from engine.queue.verdict import USAGE, load_verdict
+
+
+def moment(opts: ReplayOptions, start: float, end: float, transactions: int) -> Seek | None:
+    """``opts.at`` / ``opts.transaction`` as a ``Seek`` (None: neither given); MomentError in words."""
+    if opts.transaction is not None and opts.at is not None:
+        raise MomentError("give --at or --transaction, not both")
+    if opts.transaction is not None:
+        return parse_moment(f"#{opts.transaction}", start=start, end=end, transactions=transactions, tz=opts.tz)
+    if opts.at is not None:
+        return parse_moment(opts.at, start=start, end=end, transactions=transactions, tz=opts.tz)
+    return None
+
+
+def load_table(paths: tuple[str, ...] | list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
+    """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
+    from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+    if not paths:
+        return None, None, DEFAULT_POLLING_PERIOD, []
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415 - only when a config is given
+
+    loaded = load_config_and_table(paths)
+    limits, rules, period = table_rules(loaded.table)
+    return limits, rules, period, loaded.problems
+
+
+def make_player(index, opts: ReplayOptions, clock=None) -> tuple[Player, list[str]]:
+    """A player on ``index`` with the config's limits and failure rules (and the table's errors)."""
+    limits, rules, period, errors = load_table(opts.config)
+    player = Player(index, clock or ManualClock(0.0), speed=opts.speed, limits=limits, tz=opts.tz or "UTC",
+                    rules=rules, polling_period=period)
+    return player, errors
+
+
+class NotARecording(ValueError):
+    """The file is not a job queue log (engine.cli.replay's docstring); the message is one line."""
+
+
+class NothingToReplay(Exception):
+    """The log is an empty queue: no committed transaction (engine.cli.replay's docstring); the
+    message is one line. Not an error: the screen is not opened, the exit status is 0."""
+
+
+def index_of(path: str, tz: str | None):
+    """(LogIndex, ArchiveReplay or None): a recorder's archive directory (engine.record) is
+    replayed as the one log it holds (engine.feeds.replay.archive); anything else is a log."""
+    from engine.feeds.replay.archive import is_archive, open_archive  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+    if is_archive(path):
+        archive = open_archive(path, tz=tz)
+        return archive.index, archive
+    return build_index(path, tz=tz), None
+
+
+def check_recording(index, path: str) -> str | None:
+    """None when ``index`` (of ``path``) has a step to replay; else the line saying that the log
+    is an empty queue with nothing to replay, or :class:`NotARecording` when the file is not a
+    job queue log at all (the schedd's reading of the whole file, engine.queue.reader)."""
+    if index.steps:
+        return None
+    if os.path.isdir(path):
+        return f"{path}: the archive holds no transaction; nothing to replay"
+    from engine.queue.reader import load_log  # noqa: PLC0415 - only for a file without steps
+
+    res = load_log(path)
+    status, why = load_verdict(res)
+    if status == USAGE:
+        raise NotARecording(why)
+    what = res.no_record() or f"{path}: no committed transaction: an empty queue"
+    return f"{what}; nothing to replay"
+
+
+def replay_runtime(opts: ReplayOptions, publish=None):
+    """For a screen: an ``engine.runtime.Runtime`` playing the log (paused at its start, or at
+    the moment asked) at ``opts.speed`` on a virtual clock; the UI sends Seek/Step/Pause/Resume/SetSpeed and
+    ``engine.contract.commands.AddBookmark``/``GotoBookmark``."""
+    from engine.clock import VirtualClock  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+    from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+    from engine.runtime import Runtime  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+    index, _archive = index_of(opts.log, opts.tz)
+    if (empty := check_recording(index, opts.log)) is not None:
+        raise NothingToReplay(empty)
+    player, _errors = make_player(index, opts)
+    target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
+    if target is not None:
+        player.seek(step=target.transaction, time=target.time)
+    feed = ReplayFeed(player, opts.config)
+    clock = VirtualClock(start=feed.now, speed=opts.speed, paused=True)
+    return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)
