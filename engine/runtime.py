@@ -231,7 +231,7 @@ class Runtime:
     def controls(self) -> frozenset[str]:
         """What the feed offers (:func:`feed_controls`), as its snapshots say: the UI's keys
         before the first snapshot arrives."""
-        return feed_controls(self.engine)
+        return feed_controls(self.feed)
 
     def latest(self) -> S.Snapshot | None:
         return self._latest

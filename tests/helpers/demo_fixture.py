@@ -50,7 +50,7 @@ class EngineRuntime:
 
     @property
     def controls(self) -> frozenset[str]:
-        return feed_controls(self.engine)
+        return feed_controls(self.feed)
 
     def start(self) -> None:
         if self.publish:
