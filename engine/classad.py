@@ -159,7 +159,15 @@ def _refs_of(tree: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+# A lone integer or a string literal of printable ASCII without a backslash: what parse_expr
+# accepts without a doubt (no adjacent strings, no operators, the same text in both syntaxes), so
+# a route's ``SET RoutedSite = "site7"`` is not parsed only to be found valid
+_PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"|0|[1-9][0-9]{0,17}')
+
+
 def is_valid_expr(text: str) -> bool:
+    if _PLAIN_LITERAL.fullmatch(text.strip()):
+        return True
     try:
         parse_expr(text)
         return True

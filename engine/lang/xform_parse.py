@@ -83,6 +83,7 @@ class Parsed:
     statements: list[Statement] = field(default_factory=list)
     name: str | None = None
     requirements: str | None = None
+    requirements_expr: ca.Expr | None = None  # REQUIREMENTS parsed once, here (the router evaluates this tree)
     requirements_line: int = 0
     universe: int | None = None
     transform_args: str | None = None
@@ -186,7 +187,7 @@ def _handle_meta(out: Parsed, meta: tuple[str, str], lineno: int, line: str) -> 
             out.name = args
     elif kind == "requirements":
         try:
-            ca.parse_expr(args)
+            out.requirements_expr = ca.parse_expr(args)
         except ca.ClassAdError:
             raise XformError(lineno, line.find(args) + 1, f"invalid REQUIREMENTS : {args}") from None
         out.requirements = args

@@ -196,7 +196,7 @@ class CountingKey(str):
 
 
 def shadowing_comparisons(monkeypatch, routes) -> tuple[int, list[Diagnostic]]:
-    monkeypatch.setattr(lints, "_normal", lambda text: CountingKey(_normal(text)))
+    monkeypatch.setattr(lints, "_normal", lambda text, parsed=None: CountingKey(_normal(text, parsed)))
     CountingKey.comparisons = 0
     diags = lint_shadowing(fixture_table(routes))
     return CountingKey.comparisons, diags
