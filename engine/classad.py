@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
 import classad2
@@ -82,8 +82,13 @@ class Expr:
     text: str
     tree: Any  # classad2.ExprTree
     uses_time: bool
-    refs: frozenset[str] = field(default_factory=frozenset)  # attribute names, lower-cased
     stored: str | None = None
+
+    @functools.cached_property
+    def refs(self) -> frozenset[str]:
+        """The attribute names the expression references, lower-cased (asked for by few callers,
+        so worked out on the first ask, not at every parse)."""
+        return _refs_of(self.tree)
 
     def __str__(self) -> str:
         return self.text
@@ -134,9 +139,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
             raise ClassAdError(f"brackets nested {depth} deep, more than the ClassAd parser takes: "
                                f"{_clip(src, 40)}", text) from exc
         raise ClassAdError(f"cannot parse expression: {_clip(src, 200)}", text) from exc
-    refs = _refs_of(tree)
-    return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs,
-                plain if rewritten != plain else None)
+    # a reference to CurrentTime is spelled in the text: the references are listed only then
+    uses_time = "CurrentTime" in rewritten or ("currenttime" in src.lower() and "currenttime" in _refs_of(tree))
+    return Expr(src, tree, uses_time, plain if rewritten != plain else None)
 
 
 _EMPTY_AD = None

@@ -19,6 +19,7 @@ import re
 
 import pytest
 
+from engine import classad
 from engine.lang import xform as X
 from engine.lang.config import Config
 from engine.lang.xform import XformError
@@ -345,3 +346,61 @@ def test_one_run_of_a_route_body_reads_every_macro_as_one_run_per_macro_did():
             assert got == want, (transform.text, name)
             failed += isinstance(want, tuple)
     assert failed >= 10  # the failing bodies did fail, and more than once each
+
+
+# ------------------------------------------------------------------------------------------- parses, counted
+
+
+def many_routes(n: int) -> str:
+    """A transform table like bench/routes_scaling.py's: every route's REQUIREMENTS differ."""
+    names = [f"Site{i}" for i in range(n)]
+    lines = ["JOB_ROUTER_SOURCE_JOB_CONSTRAINT = WantJobRouter =?= true",
+             "JOB_ROUTER_ROUTE_NAMES = " + " ".join(names)]
+    for i, name in enumerate(names):
+        lines += [f"JOB_ROUTER_ROUTE_{name} @=rt",
+                  f'  REQUIREMENTS VO == "vo{i % 10}" && RequestMemory <= {1024 * (i + 1)} && '
+                  f'(DESIRED_Sites is undefined || stringListMember("site{i}", DESIRED_Sites))',
+                  f'  GridResource = "batch slurm site{i}"', f'  SET RoutedSite = "site{i}"', "@rt"]
+    return "\n".join(lines) + "\n"
+
+
+def counted_parses(monkeypatch):
+    """Count every call of engine.classad.parse_expr (cache hits included: a parse cache smaller
+    than the table, 65,536 entries for 100,000 routes, turns each of them back into a parse)."""
+    calls = [0]
+    real = classad.parse_expr
+
+    def counting(text, new=False):
+        calls[0] += 1
+        return real(text, new)
+
+    monkeypatch.setattr(classad, "parse_expr", counting)
+    return calls
+
+
+def test_loading_and_linting_a_table_parses_each_route_requirements_once(monkeypatch):
+    # issue 25 item 6: check -q took ~32 s on 100,000 routes, most of it parsing each route's
+    # REQUIREMENTS three times (the transform parser, the shadowing lint's normal form, and the
+    # SET literal the transform-text lint checks). One parse per route, at any size.
+    calls = counted_parses(monkeypatch)
+    counts = {}
+    for n in (500, 1000):
+        cfg = Config.from_text(many_routes(n), env={})
+        calls[0] = 0
+        table = load_routing_table(cfg)
+        assert len(table.routes) == n and not table.errors
+        assert not [d for d in table.diagnostics if d.level != "info"], table.diagnostics[:3]
+        counts[n] = calls[0]
+    assert counts[1000] <= n + 5, counts
+    assert counts[1000] <= 2 * counts[500] + 5, counts
+
+
+def test_matching_a_job_against_every_route_does_not_parse_requirements_again(monkeypatch):
+    # The router evaluates each route's REQUIREMENTS for each job (JobRouter::ChooseRoute,
+    # htcondor.md §1.4): with the route's own parse, not one from a cache that 100,000 routes evict.
+    table = load_routing_table(Config.from_text(many_routes(300), env={}))
+    job = classad.make_ad({"VO": '"vo7"', "RequestMemory": "2048", "WantJobRouter": "true"})
+    calls = counted_parses(monkeypatch)
+    matched = [r.name for r in table.routes if r.matches(job, now=1_700_000_000)]
+    assert matched == [f"Site{i}" for i in range(300) if i % 10 == 7 and i >= 1]
+    assert calls[0] == 0, calls
