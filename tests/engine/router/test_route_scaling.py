@@ -23,13 +23,14 @@ from engine import classad
 from engine.lang import xform as X
 from engine.lang.config import Config
 from engine.lang.xform import XformError
-from engine.router import classic, lints, loader
+from engine.router import classic, lints, loader, whynot
 from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
 from tests.helpers.real_configs import BUNDLES, DATA
+from tui.cli import main as cli_main
 from engine.lang import macros as mx
 from engine.lang.xform_apply import MacroSet, Run
 
@@ -404,3 +405,36 @@ def test_matching_a_job_against_every_route_does_not_parse_requirements_again(mo
     matched = [r.name for r in table.routes if r.matches(job, now=1_700_000_000)]
     assert matched == [f"Site{i}" for i in range(300) if i % 10 == 7 and i >= 1]
     assert calls[0] == 0, calls
+
+
+def test_routedeck_route_without_explain_does_not_explain_every_failing_route(monkeypatch, tmp_path, capsys):
+    # `routedeck route` (no --explain, no --json) prints one line per job: route and verdict. It
+    # built the clause-by-clause explanation of every route before the chosen one for each job
+    # (parsing each clause): on 100,000 routes, jobs × routes parses. The lines stay the same;
+    # --explain still explains every route (JobRouter::ChooseRoute order, htcondor.md §1.4).
+    # 300 routes: from about 400 of these the umbrella's chain of || is deeper than classad2
+    # evaluates (Error), and no job is a candidate — a separate question (see the bench)
+    cfg = tmp_path / "routes.conf"
+    cfg.write_text(many_routes(300))
+    base = 'ProcId = 0\nJobStatus = 1\nWantJobRouter = true\nOwner = "u"\nJobUniverse = 5\n'
+    ads = tmp_path / "jobs.ad"
+    ads.write_text(f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
+                   f'ClusterId = 2\n{base}VO = "vo3"\nRequestMemory = 1024\nDESIRED_Sites = "site293"\n')
+    calls = [0]
+    real = whynot.clause_steps
+
+    def counting(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(whynot, "clause_steps", counting)
+    argv = ["route", "-c", str(cfg), "--jobads", str(ads), "--now=1700000000"]
+    assert cli_main(argv) == 0
+    lines = capsys.readouterr().out
+    assert lines == "1.0\tSite7\twould be routed to Site7\n2.0\tSite293\twould be routed to Site293\n"
+    assert calls[0] <= 2, calls  # JOB_ROUTER_SOURCE_JOB_CONSTRAINT, once per job
+    calls[0] = 0
+    assert cli_main([*argv, "--explain"]) == 0
+    explained = capsys.readouterr().out
+    assert explained.startswith("Job 1.0: would be routed to Site7\n") and "Job 2.0: would be routed to Site293" in explained
+    assert calls[0] >= 293, calls  # every route before Site293 explained, as before
