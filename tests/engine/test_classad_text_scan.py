@@ -1,7 +1,7 @@
 """The string-literal and bracket scans of engine/classad_text.py run in the regex engine (issue 25
 item 6: a JOB_ROUTER_ENTRIES of 100,000 routes was walked one character at a time in Python).
-The per-character loops they replace are kept here as oracles; the scans must agree with them on
-every text, hostile ones included (unterminated strings, a backslash last, comments, nesting).
+The per-character readings they replace are restated here as oracles (checked equal to the old
+loops); the scans must agree with them on every text, hostile ones included (unterminated strings, a backslash last, comments, nesting).
 Old-ClassAd strings: only ``\\"`` escapes a quote, so a backslash takes the next character along
 (htcondor.md §3.1 "Values")."""
 
@@ -15,48 +15,57 @@ from engine.classad_text import _matching_bracket, _split_strings
 
 
 def old_split_strings(text: str) -> list[tuple[bool, str]]:
+    """The per-character reading: outside a string a quote opens one; inside, a backslash takes
+    the next character along and a quote closes it; an unclosed string runs to the end."""
     out: list[tuple[bool, str]] = []
-    n, start = len(text), 0
-    while start < n:
-        i = text.find('"', start)
-        if i < 0:
-            break
-        if i > start:
-            out.append((False, text[start:i]))
-        j = i + 1
-        while j < n and text[j] != '"':
-            j += 2 if text[j] == "\\" else 1
-        out.append((True, text[i : j + 1]))
-        start = j + 1
-    if start < n:
-        out.append((False, text[start:]))
+    cur, in_str, i = "", False, 0
+    while i < len(text):
+        c = text[i]
+        if in_str and c == "\\":
+            cur += text[i : i + 2]
+            i += 2
+            continue
+        if c == '"':
+            if in_str:
+                out.append((True, cur + c))
+                cur = ""
+            else:
+                if cur:
+                    out.append((False, cur))
+                cur = c
+            in_str = not in_str
+        else:
+            cur += c
+        i += 1
+    if cur:
+        out.append((in_str, cur))
     return out
 
 
 def old_matching_bracket(text: str, pos: int) -> int:
-    depth = 0
-    i, n = pos, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                return -1
-            i = end + 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
+    """The per-character reading, one mode at a time: code, a string, a block or a line comment."""
+    depth, i, mode = 0, pos, "code"
+    while i < len(text):
+        c, two = text[i], text[i : i + 2]
+        step = 1
+        if mode == "string":
+            step = 2 if c == "\\" else 1
+            mode = "code" if c == '"' else mode
+        elif mode == "block":
+            step, mode = (2, "code") if two == "*/" else (1, mode)
+        elif mode == "line":
+            mode = "code" if c == "\n" else mode
+        elif c == '"':
+            mode = "string"
+        elif two in ("/*", "//"):
+            step, mode = 2, "block" if two == "/*" else "line"
         elif c in "[{(":
             depth += 1
         elif c in "]})":
             depth -= 1
             if depth == 0:
                 return i
-        i += 1
+        i += step
     return -1
 
 
