@@ -12,7 +12,7 @@ best of ``--repeat`` and median:
 3. the jobs screen adopting that snapshot on the UI thread (``JobsScreen._adopt`` + a compositor
    refresh, no filter), in a headless app (``App.run_test``, 120x36) fed the engine's own
    snapshots;
-4. watch mode's snapshot (``WatchEngine.snapshot``) of a log of that many jobs (one in ten a
+4. watch mode's snapshot (``WatchEngine.advance`` then ``snapshot``) of a log of that many jobs (one in ten a
    routed copy) after one transaction that changes 20 jobs was written and followed.
 
 Target: from 10k to 100k each grows <= 2x. The routing poll alone is ``bench/router.py`` part 6.
@@ -44,7 +44,8 @@ def _engine(n: int):
 
 def _watch_times(n: int, repeat: int) -> list[float]:
     from engine.clock import ManualClock
-    from engine.feeds.watch import WatchEngine, WatchSetup
+    from engine.feeds.watch.follow import WatchEngine
+    from engine.feeds.watch.setup import WatchSetup
     from engine.queue.writer import open_queue
 
     path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"
@@ -78,8 +79,9 @@ def _watch_times(n: int, repeat: int) -> list[float]:
             for key in procs[i * 20:(i + 1) * 20]:
                 t.set_attribute(key, "JobStatus", "2")
         clock.set(now + i)
-        watch.poll()
+        watch.read(watch.follower.poll())
         t0 = time.perf_counter()
+        watch.advance()  # the change events taken into the rows and counts: a snapshot only reads them
         watch.snapshot()
         times.append(time.perf_counter() - t0)
     return times

@@ -13,10 +13,24 @@ _TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
 
 
 # A string literal from its opening quote: a backslash takes the next character with it, the
-# literal ends at the next quote, or at the end of the text when none closes it (a backslash as
-# the last character included). Possessive: one pass, never a backtrack, in the regex engine
-# rather than a Python loop per character (route tables of 100,000 routes).
-_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\[\s\S])*+(?:\\\Z)?"?')
+# literal ends at the next quote (group 2), or at the end of the text when none closes it (group 1:
+# a backslash as the last character). Possessive: one pass, never a backtrack, in the regex engine
+# rather than a Python loop per character (route tables of 100,000 routes, issue 25 item 6).
+_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\[\s\S])*+(\\\Z)?(")?')
+
+
+def string_end(text: str, pos: int) -> int:
+    """Index of the ``"`` closing the string literal whose ``"`` is at ``pos`` (``\\"`` escapes a
+    quote); ``len(text)`` or more when the literal is not closed."""
+    m = _STRING_LITERAL.match(text, pos)
+    if m is None:  # no quote at pos: as the character loop, the literal starts after it
+        i, n = pos + 1, len(text)
+        while i < n and text[i] != '"':
+            i += 2 if text[i] == "\\" else 1
+        return i
+    if m.group(2) is not None:
+        return m.start(2)
+    return len(text) + (1 if m.group(1) is not None else 0)
 
 
 def _split_strings(text: str) -> list[tuple[bool, str]]:
@@ -29,9 +43,9 @@ def _split_strings(text: str) -> list[tuple[bool, str]]:
             break
         if i > start:
             out.append((False, text[start:i]))
-        end = _STRING_LITERAL.match(text, i).end()  # type: ignore[union-attr]
-        out.append((True, text[i:end]))
-        start = end
+        j = string_end(text, i)
+        out.append((True, text[i : j + 1]))
+        start = j + 1
     if start < n:
         out.append((False, text[start:]))
     return out
@@ -133,7 +147,7 @@ def _matching_bracket(text: str, pos: int) -> int:
             return -1
         i, c = m.start(), m.group()
         if c == '"':
-            i = _STRING_LITERAL.match(text, i).end()  # type: ignore[union-attr]
+            i = string_end(text, i) + 1
             continue
         if c == "/*":
             end = text.find("*/", i + 2)
@@ -178,3 +192,29 @@ def rewrite_scope_prefix(text: str, scope: str, replacement: str) -> str:
 def string_chunks(text: str) -> list[tuple[bool, str]]:
     """``text`` split into (is_string_literal, chunk) pieces, for lexical checks outside strings."""
     return _split_strings(text)
+
+
+# ----------------------------------------------------- one reader of attribute text (issue 26)
+
+def string_of(text: str | None) -> str | None:
+    """The value of a ClassAd string literal as a queue log holds it (``"a \\"b\\""`` → ``a "b"``);
+    None for anything else (absent, a number, an expression)."""
+    if text is None or len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    return text[1:-1].replace('\\"', '"')
+
+
+def integer_of(text: str | None) -> int | None:
+    """An integer attribute's value as ``EvaluateAttrInt`` reads a literal: ``3`` and ``3.0`` are 3
+    (a real converts), anything else (absent, a string, ``nan``, an expression) is None."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value == value and abs(value) != float("inf") else None

@@ -34,7 +34,6 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import math
 import queue as _queue
 import threading
@@ -59,7 +58,7 @@ def feed_controls(feed: FeedBase) -> frozenset[str]:
 
 class Feed(Protocol):
     """What a data source gives the runtime (the demo's :class:`~engine.feeds.demo.Simulation`,
-    :class:`~engine.feeds.watch.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
+    :class:`~engine.feeds.watch.feed.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
 
     Time is the runtime clock's: ``now`` is where the feed is, ``next_time()`` when it next has
     something to do, ``step(t)`` does everything due up to ``t`` (never goes back). ``controls``
@@ -75,6 +74,9 @@ class Feed(Protocol):
 
     def step(self, t: float) -> None: ...
 
+    def advance(self) -> None:
+        """Settle what ``snapshot`` reads (engine.contract.feed.FeedBase.advance); called before each snapshot."""
+
     def handle(self, command: Any) -> str | None:
         """Apply a command; an error text, or None."""
 
@@ -82,7 +84,11 @@ class Feed(Protocol):
              job: str | None = None) -> None: ...
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot: ...
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
+        """One complete snapshot of what the last ``advance`` settled (a read): the runtime gives its
+        part — ``controls`` (None: every control, the contract's default) and ``error`` (a crash's or a
+        failed write's text)."""
 
     def job_ad(self, job: str) -> dict[str, str]: ...
 
@@ -116,10 +122,10 @@ class Mailbox:
 
 
 class Runtime:
-    def __init__(self, engine: Feed, clock: Clock, publish: Callable[[S.Snapshot], None] | None = None,
+    def __init__(self, feed: Feed, clock: Clock, publish: Callable[[S.Snapshot], None] | None = None,
                  snapshot_interval: float = 0.25, *, speed: float | str | None = None,
                  every_virtual: float | None = None, until: float | None = None) -> None:
-        self.engine = engine
+        self.feed = feed  # the demo, watch or replay feed this loop advances
         self.clock = clock
         self.publish = publish
         self.snapshot_interval = snapshot_interval
@@ -143,7 +149,7 @@ class Runtime:
         self.error: str | None = None
         # started after the loop and stopped after it ends (the --metrics server: start()/stop())
         self.services: list[Any] = []
-        self._next_virtual = (engine.now + every_virtual) if every_virtual else None
+        self._next_virtual = (feed.now + every_virtual) if every_virtual else None
         self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
         self.done = threading.Event()
 
@@ -169,13 +175,13 @@ class Runtime:
             service.stop()
 
     def query(self, fn: Callable[[Any], Any], timeout: float | None = 10.0) -> Any:
-        """``fn(engine)`` run on the engine thread between two steps; its result (or exception).
+        """``fn(feed)`` run on the engine thread between two steps; its result (or exception).
 
         Raises :class:`EngineNotRunning` when the loop is not running or ends before answering,
         and ``TimeoutError`` when no answer came within ``timeout`` seconds (the query is then
         cancelled if it has not started)."""
         if threading.current_thread() is self._thread:
-            return fn(self.engine)  # from a publish callback: already between steps
+            return fn(self.feed)  # from a publish callback: already between steps
         if self._thread is None or self.done.is_set():
             raise EngineNotRunning(self._not_running())
         fut: concurrent.futures.Future = concurrent.futures.Future()
@@ -206,7 +212,7 @@ class Runtime:
             if not fut.set_running_or_notify_cancel():
                 continue  # the asker gave up
             try:
-                fut.set_result(fn(self.engine))
+                fut.set_result(fn(self.feed))
             except BaseException as exc:  # noqa: BLE001 - the asker gets the query's own error
                 fut.set_exception(exc)
 
@@ -237,22 +243,23 @@ class Runtime:
     # ---------------------------------------------------------------------------- loop
 
     def _snapshot(self) -> S.Snapshot:
+        """The feed's one snapshot, with the runtime's part (sequence, speed, pause, state, error,
+        controls) given to it: nothing is patched in afterwards."""
         self._seq += 1
         speed = self.speed
-        snap = self.engine.snapshot(
+        state, error = self.state, self.error
+        stalled = self.feed.write_error
+        if stalled and state == "running":  # a failed write: nothing moves until it can write
+            state, error = "stalled", stalled
+        return self.feed.snapshot(
             self._seq, speed=0.0 if speed == MAX_SPEED else float(speed), paused=self.paused,
-            engine_state=self.state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real")
-        snap = dataclasses.replace(snap, controls=feed_controls(self.engine))
-        if self.error is not None:
-            snap = dataclasses.replace(snap, error=self.error)
-        stalled = self.engine.write_error
-        if stalled and self.state == "running":  # a failed write: nothing moves until it can write
-            snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
-        return snap
+            engine_state=state, clock="virtual" if isinstance(self.clock, VirtualClock) else "real",
+            controls=feed_controls(self.feed), error=error)
 
     def _publish(self) -> None:
         # the log's grouped sync reaches the disk before a snapshot shows it (issue 30)
-        self.engine.sync_log(self.speed, time.monotonic)
+        self.feed.sync_log(self.speed, time.monotonic)
+        self.feed.advance()  # then the snapshot: a read, which changes nothing
         snap = self._snapshot()
         self._latest = snap
         self.mailbox.put(snap)
@@ -260,11 +267,11 @@ class Runtime:
             self.publish(snap)
 
     def _command(self, cmd: Any) -> None:
-        eng = self.engine
+        feed = self.feed
         needs = C.control_of(cmd)
-        controls = getattr(eng, "controls", S.CONTROLS)
+        controls = getattr(feed, "controls", S.CONTROLS)
         if needs is not None and needs not in controls:
-            eng.emit(eng.now, "command-failed", f"{type(cmd).__name__} is not available in this mode", "error")
+            feed.emit(feed.now, "command-failed", f"{type(cmd).__name__} is not available in this mode", "error")
             return
         if isinstance(cmd, C.Pause):
             self._user_paused = True
@@ -278,7 +285,7 @@ class Runtime:
             self.state = "running"
         elif isinstance(cmd, C.Step):
             for _ in range(max(1, cmd.count)):
-                t = eng.next_time()
+                t = feed.next_time()
                 if self.until is not None and t > self.until:
                     break
                 if hasattr(self.clock, "jump_to"):
@@ -298,10 +305,10 @@ class Runtime:
         elif isinstance(cmd, C.Stop):
             self._stop.set()
         else:
-            err = eng.handle(cmd)
+            err = feed.handle(cmd)
             if err:  # a refused table is its own kind: the UI's editor and toasts key on it
                 kind = "config-rejected" if isinstance(cmd, C.ApplyRoutes) else "command-failed"
-                eng.emit(eng.now, kind, err, "error")
+                feed.emit(feed.now, kind, err, "error")
 
     def _step_to(self, t: float) -> None:
         """Step the engine to ``t``, stopping at every virtual snapshot time on the way."""
@@ -314,25 +321,25 @@ class Runtime:
         self._step_engine(t)
 
     def _step_engine(self, t: float) -> bool:
-        """``engine.step(t)``; an engine whose outcome does not depend on how time is sliced
+        """``feed.step(t)``; a feed whose outcome does not depend on how time is sliced
         (``sliceable``, the demo) is stepped one action time at a time, and a long catch-up
         (an engine behind its clock) hands control back to the loop between two actions when
         ``stop()`` was called, a command or query waits, or a snapshot is due — so none of them
         waits for the catch-up to end. False when interrupted on the way (the loop goes on from
         where the engine is)."""
-        eng = self.engine
-        if getattr(eng, "sliceable", False):
+        feed = self.feed
+        if getattr(feed, "sliceable", False):
             while True:
                 if (self._stop.is_set() or not self.commands.empty() or not self._queries.empty()
                         or time.monotonic() >= self._yield_at):
                     return False
-                n = eng.next_time()
+                n = feed.next_time()
                 if n >= t:
                     break
-                eng.step(n)
-                if eng.next_time() <= n:
+                feed.step(n)
+                if feed.next_time() <= n:
                     return True  # no progress: a stalled engine (a failed write) waits for the next turn
-        eng.step(t)
+        feed.step(t)
         return True
 
     def _run(self) -> None:
@@ -353,7 +360,7 @@ class Runtime:
                 if self._stop.is_set():
                     break
                 if self.max_speed and not self.paused:
-                    target = self.engine.next_time()
+                    target = self.feed.next_time()
                     if self._next_virtual is not None:
                         target = min(target, self._next_virtual)
                     if self.until is not None:
@@ -366,7 +373,7 @@ class Runtime:
                 if self.every_virtual is None and not self.max_speed:
                     self._yield_at = max(last_pub, time.monotonic()) + self.snapshot_interval
                 self._step_to(now)
-                if self.until is not None and self.engine.now >= self.until:
+                if self.until is not None and self.feed.now >= self.until:
                     self.state = "stopped"
                     self._publish()
                     break
@@ -378,7 +385,7 @@ class Runtime:
                     continue
                 wait = self.snapshot_interval
                 if hasattr(self.clock, "real_seconds_until"):
-                    nxt = self.engine.next_time()
+                    nxt = self.feed.next_time()
                     if self._next_virtual is not None:
                         nxt = min(nxt, self._next_virtual)
                     wait = min(wait, self.clock.real_seconds_until(nxt))

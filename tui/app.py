@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from typing import Iterable
 
 from textual import on
@@ -46,10 +45,12 @@ from textual.widgets import Input, TextArea
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
+from engine.views.rows import EventRing
 from tui.commands import keymap
 from tui.commands.prompt import CommandLineMixin
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
 from tui.commands.palette import COMMANDS
+from tui.widgets.command_line import waiting_first
 from tui.shell.idle_gc import IdleGC
 from tui.shell.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
@@ -120,14 +121,18 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self.last_event_seq = 0
         self.apply_history: list[tuple[str, str]] = []  # (config path, backup path), newest last
         # Every event seen, in order: the snapshot's ring is short, the board shows more history.
-        self.event_log: deque[S.Event] = deque(maxlen=EVENT_LOG)
+        # The events seen, in the engine's two rings (engine.views.rows.EventRing): per-job events
+        # (thousands an hour at speed) cannot push throttles and config lines out of the board's
+        # Events pane, as one shared 2,000-entry log did after a virtual hour or two (issue 29).
+        self.event_log = EventRing(job_ring=EVENT_LOG, notable_ring=EVENT_LOG)
+        self._history_upto = 0  # Snapshot.history_upto last seen: it grows at each replay jump
         self.missed_events = 0
         self._gap_toasted = -GAP_TOAST_EVERY
         self.own_writes: dict[str, str] = {}  # path -> digest of what RouteDeck's editor wrote
         self._watching: tuple[str, ...] = ()
         self.bookmarks: list[tuple[str, int, float]] = []  # replay: (name, transaction, time)
         self.command_history: list[str] = []  # the ``:`` line's Up/Down
-        self._job_ids: tuple[int, list[str]] = (-1, [])
+        self._job_ids: tuple[int, list[str], list[str]] = (-1, [], [])  # (jobs_version, ids, why's order)
         self.last_hook_seq = 0  # the newest hook invocation seen (failure toasts: tui.screens.hooks)
         if mode == "watch":
             self._modes["routes"] = _watch_board
@@ -148,7 +153,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         """The controls the feed offers: the latest snapshot's, else the runtime's feed's."""
         if self.snapshot is not None:
             return self.snapshot.controls
-        feed = getattr(self.runtime, "engine", None)
+        feed = getattr(self.runtime, "feed", None)
         return frozenset(getattr(feed, "controls", S.CONTROLS))
 
     def offers(self, control: str) -> bool:
@@ -301,6 +306,12 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                 return
 
     def _toast_events(self, snap: S.Snapshot, quiet: bool) -> None:
+        if snap.history_upto > self._history_upto:
+            # A replay jump: the feed re-tells what the recording's router said up to the new
+            # moment and its own notes (bookmarks), newly numbered. The log starts again from
+            # them, or every seek added the bookmark line and the history once more (issue 29).
+            self._history_upto = snap.history_upto
+            self.event_log = EventRing(job_ring=EVENT_LOG, notable_ring=EVENT_LOG)
         new = [e for e in snap.events if e.seq > self.last_event_seq]
         if not new:
             return
@@ -318,7 +329,8 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                             "event ring holds between two snapshots)", severity="warning")
                 self.missed_events = 0
         self.last_event_seq = new[-1].seq
-        self.event_log.extend(new)
+        for e in new:
+            self.event_log.record(e)
         self.post_message(EventsSeen(tuple(e.kind for e in new), missed))
         if quiet:
             return
@@ -388,8 +400,9 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         if snap is not None:
             words["route"] = list(dict.fromkeys(r.name for r in snap.routes + snap.inactive_routes))
             if self._job_ids[0] != snap.jobs_version or not self._job_ids[1]:
-                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs])
+                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs], waiting_first(snap.jobs))
             words["job"] = self._job_ids[1]
+            words["waiting"] = self._job_ids[2]
         return words
 
     def action_toggle_pause(self) -> None:

@@ -35,3 +35,14 @@ from engine.views.queries import (  # noqa: F401
     why_not_candidate,
     job_ad_lines,
 )
+
+
+def job_chains(runtime, rows, now: float, jobs=None):
+    """The source → routed copy → grid job chains (``engine.views.chain``) of the routed jobs in
+    ``rows`` (sources and copies: the only ones a chain has), their ads read in one engine query;
+    ``jobs`` keeps the chains of those jobs (a copy stands for its source)."""
+    from engine.views.chain import chains  # noqa: PLC0415 - the chain screen only
+
+    routed = [r for r in rows if r.kind in ("source", "routed")]
+    ads = {r.job: ad for r, ad in zip(routed, job_ads(runtime, routed))}
+    return chains(ads, now, jobs=jobs)

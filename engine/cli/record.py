@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         log = argcheck.log_of(args, "record")
         if log is None or args.config:
-            from engine.feeds.watch import WatchError, resolve  # noqa: PLC0415
+            from engine.feeds.watch.setup import WatchError, resolve  # noqa: PLC0415
 
             try:
                 setup = resolve(log, args.config)

@@ -26,7 +26,9 @@ from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.watch import WAITING, WatchEngine, WatchError, WatchFeed, resolve
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WAITING, WatchEngine
+from engine.feeds.watch.setup import WatchError, resolve
 from engine.runtime import Runtime
 
 

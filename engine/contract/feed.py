@@ -21,3 +21,9 @@ class FeedBase:
         """Sync what the feed's own queue log holds before a snapshot is published (the demo's
         grouped fdatasync above real time, issue 30); ``monotonic`` is the runtime's wall clock.
         A feed that writes no log has nothing to sync."""
+
+    def advance(self) -> None:
+        """Bring the state a snapshot reads up to the feed's now (windows closed, change events taken
+        into the jobs table, events published), so that ``snapshot()`` only reads and changes
+        nothing (issue 26); the runtime calls it before each snapshot. A feed whose snapshot reads
+        its state as it is has nothing to do."""

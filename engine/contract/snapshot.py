@@ -256,12 +256,12 @@ class Snapshot:
     hooks: tuple[HookRow, ...] = ()  # its hook invocations, oldest first; () without one
     # watch (no speed: live): log seconds per second of the runtime's clock, when the watched log's
     # own clock clearly does not run at real time (a log written by ``demo --speed 30``: ~30);
-    # None when about real time or not measured (engine.feeds.watch.LogPace)
+    # None when about real time or not measured (engine.feeds.watch.pace.LogPace)
     log_rate: float | None = None
     # watch: the followed log's health (engine.metrics exports them; None in the other modes).
     # log_lag: seconds from the newest transaction's ``106 #`` time to now on the runtime's own
     # (wall) clock, None when the log has no timestamps yet; log_problems: the current log
-    # generation's problems (engine.feeds.watch.WatchEngine.problems, the last 50); generation:
+    # generation's problems (engine.feeds.watch.follow.WatchEngine.problems, the last 50); generation:
     # how many times the log was read again from its start (rotated, replaced)
     log_lag: float | None = None
     log_problems: int | None = None

@@ -11,6 +11,13 @@ Design decisions and invariants:
 - The execute side (``Starter::jobWaitUntilExecuteTime``): wait, start (on time, or late within
   the window; exactly at the window edge still starts), or missed, which the schedd turns into
   a hold with code 20 "Job missed deferred execution time".
+- One boundary rule (issue 25 item 4): the starter's DaemonCore timer is due at the whole second
+  ``DeferralTime + DeferralOffset`` (``now -= DeferralOffset``; ``deltaT = DeferralTime - now``;
+  ``timer_manager.cpp`` fires every timer whose ``when <= time(NULL)``), so the payload starts
+  at that second (:func:`start_time`), and a Running cron job is ``waiting`` before it and
+  ``running`` from it on (:func:`run_state`): at the second itself it runs, and its next run shown
+  is the one after. Every feed (the demo's simulated site and execute node, the rows of demo,
+  replay and watch) asks these two functions.
 - :func:`compute_deferral` is the schedd's ``calculateCronTabSchedule``: only Idle jobs; forced
   when the job enters the queue, is requeued, is released after a hold that came through the
   shadow, or on reconfig (the cached CronTab is gone); otherwise only when ``DeferralTime`` is
@@ -68,6 +75,7 @@ class DeferralParams:
     window: int = DEFERRAL_WINDOW_DEFAULT
     prep_time: int = DEFERRAL_PREP_TIME_DEFAULT
     schedd_interval: int = SCHEDD_INTERVAL_DEFAULT
+    offset: int = 0  # DeferralOffset: the starter's clock minus the shadow's (read by the starter only)
 
 
 def is_runnable(
@@ -124,6 +132,42 @@ def execute_decision(deferral_time, window: int, now: float, offset: int = 0, jo
     return Wait(delta)
 
 
+def start_time(deferral_time, window: int, arrival: float, offset: int = 0) -> float | None:
+    """When the payload of a job that reaches the starter's deferral check at ``arrival`` starts:
+    the whole second ``DeferralTime + DeferralOffset`` when it is early (the timer's due second,
+    not a fraction after), ``arrival`` when it is on time or late within ``DeferralWindow``; None
+    when it missed its time or its DeferralTime is invalid (module docstring)."""
+    d = execute_decision(deferral_time, window, arrival, offset)
+    if isinstance(d, Wait):
+        return float(int(arrival // 1) + d.seconds)
+    if isinstance(d, Start):
+        return float(arrival)
+    return None
+
+
+@dataclass(frozen=True)
+class RunState:
+    state: str  # "invalid", "held", "idle", "waiting", "running"
+    runs_after: float  # the moment the next runs shown follow
+
+
+def run_state(valid: bool, status: int | None, deferral_time: int | None, now: float, offset: int = 0) -> RunState:
+    """A cron job's state at ``now`` and the moment its next runs are counted from (the one
+    boundary rule, module docstring). ``valid``: its schedule parses; ``status``: its JobStatus;
+    ``deferral_time``: the DeferralTime its schedd holds (None: unknown). A Running job waits for
+    its starter until the second ``DeferralTime + DeferralOffset``, and its next run shown is that
+    DeferralTime while it waits; from that second on it runs and the next run is the one after."""
+    if not valid:
+        return RunState("invalid", now)
+    if status == JobStatus.HELD:
+        return RunState("held", now)
+    if status != JobStatus.RUNNING:
+        return RunState("idle", now)
+    if deferral_time is not None and now < deferral_time + (offset or 0):
+        return RunState("waiting", min(now, deferral_time - 1))
+    return RunState("running", now)
+
+
 # -------------------------------------------------------------------------------------------
 # job ads
 
@@ -172,6 +216,7 @@ def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=
         _int_attr(ad, names, "DeferralWindow", DEFERRAL_WINDOW_DEFAULT, now),
         _int_attr(ad, names, "DeferralPrepTime", DEFERRAL_PREP_TIME_DEFAULT, now),
         _int_attr(ad, names, "ScheddInterval", SCHEDD_INTERVAL_DEFAULT, now),
+        _int_attr(ad, names, "DeferralOffset", 0, now),
     )
 
 

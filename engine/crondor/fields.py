@@ -140,6 +140,15 @@ def _low(x: int) -> int:
     return (x & -x).bit_length() - 1
 
 
+def _values_of(index: int) -> property:
+    """A read-only attribute: the allowed values (ascending) of field ``index`` (MINUTE … DOW)."""
+
+    def values(self: Schedule) -> tuple[int, ...]:
+        return self.fields[index].values
+
+    return property(values)
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """A parsed crondor schedule. Invariant: ``valid`` implies every mask below is non-zero
@@ -165,25 +174,11 @@ class Schedule:
     # weekday, as a bit mask.
     dow_day_masks: tuple[int, ...] = field(default=(), repr=False)
 
-    @property
-    def minutes(self) -> tuple[int, ...]:
-        return self.fields[MINUTE].values
-
-    @property
-    def hours(self) -> tuple[int, ...]:
-        return self.fields[HOUR].values
-
-    @property
-    def doms(self) -> tuple[int, ...]:
-        return self.fields[DOM].values
-
-    @property
-    def months(self) -> tuple[int, ...]:
-        return self.fields[MONTH].values
-
-    @property
-    def dows(self) -> tuple[int, ...]:
-        return self.fields[DOW].values
+    minutes = _values_of(MINUTE)
+    hours = _values_of(HOUR)
+    doms = _values_of(DOM)
+    months = _values_of(MONTH)
+    dows = _values_of(DOW)
 
     @property
     def absent(self) -> bool:

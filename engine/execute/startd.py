@@ -365,9 +365,12 @@ class Startd:
 
     def next_time(self, now: float) -> float | None:
         """When a step next has something to do: a running or waiting starter needs polling
-        (the next whole second), else the next fetch or the next Startd Cron run."""
+        (the next second, or a waiting deferred job's start second if sooner), else the next
+        fetch or the next Startd Cron run."""
         if self.busy():
-            return now + 1
+            waits = [s.claim.starter.wait_until for s in self.slots if s.claim is not None and s.claim.starter is not None
+                     and s.claim.starter.phase == "waiting" and s.claim.starter.wait_until is not None]
+            return min([now + 1, *waits])
         times = [s.next_fetch_at for s in self.slots if s.next_fetch_at is not None]
         cron = self.cron.next_time()
         if cron is not None:

@@ -7,7 +7,8 @@ Design decisions and invariants:
   ``RemoteWallClockTime`` is engine time (start step → exit step).
 - Order (``src/condor_starter.V6.1/starter.cpp``, htcondor.md §2.5, §4.3): sandbox and input
   transfer → PREPARE_JOB (waited for) → ``DeferralTime`` check (``Starter::jobWaitUntilExecuteTime``
-  via :func:`engine.crondor.deferral.execute_decision`; the job shows Running while it waits) →
+  via :func:`engine.crondor.deferral.execute_decision`, started at
+  :func:`engine.crondor.deferral.start_time`; the job shows Running while it waits) →
   spawn → updates at ``STARTER_INITIAL_UPDATE_INTERVAL`` (8 s, capped at the interval) then every
   ``STARTER_UPDATE_INTERVAL`` (300 s) (``JobInfoCommunicator::startUpdateTimer``), each running
   UPDATE_JOB_INFO → exit → JOB_EXIT (waited for, ``JOB_EXIT`` timeout 30 s) → output transfer →
@@ -40,7 +41,7 @@ from typing import Any, Callable, Mapping
 
 from engine.classad import evaluate, format_value, make_ad, quote
 from engine.contract.codes import HoldCode, JobStatus
-from engine.crondor.deferral import Abort, Missed, Start, Wait, execute_decision
+from engine.crondor.deferral import Abort, Missed, Start, Wait, execute_decision, start_time
 from engine.execute import hooks as hk
 from engine.execute.argsenv import ArgsError, job_arguments, job_environment
 from engine.hookrun import kill_group
@@ -125,14 +126,16 @@ class Starter:
             window = _get(values, "DeferralWindow")
             window = window if isinstance(window, int) and not isinstance(window, bool) else 0
             dt = _get(values, "DeferralTime")
-            decision = execute_decision(dt if isinstance(dt, int) and not isinstance(dt, bool) else None,
-                                        window, now, job_id=self.job_id)
+            dt = dt if isinstance(dt, int) and not isinstance(dt, bool) else None
+            offset = _get(values, "DeferralOffset")
+            offset = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+            decision = execute_decision(dt, window, now, offset, job_id=self.job_id)
             if isinstance(decision, Missed):
                 return self._hold(now, decision.hold.reason, decision.hold.code, decision.hold.subcode)
             if isinstance(decision, Abort):
                 return self._finish(now, "requeue", {"JobStatus": JobStatus.IDLE.text, "LastHoldReason": quote(decision.message)})
             if isinstance(decision, Wait):
-                self.phase, self.wait_until = "waiting", now + decision.seconds
+                self.phase, self.wait_until = "waiting", start_time(dt, window, now, offset)  # the timer's whole second
                 return
             assert isinstance(decision, Start)
         self._spawn(now)

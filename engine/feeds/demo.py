@@ -344,10 +344,10 @@ class Simulation(FeedBase):
     # ---------------------------------------------------------------------------- views
 
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False,
-                 engine_state: str = "running", clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
-
+                 engine_state: str = "running", clock: str = "virtual", jobs: tuple = (),
+                 controls: frozenset[str] | None = None, error: str | None = None) -> S.Snapshot:
         return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
-                              clock=clock, jobs=jobs)
+                              clock=clock, jobs=jobs, controls=controls, error=error)
 
     @property
     def schedd_name(self) -> str:

@@ -50,7 +50,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from engine import classad as ca
 from engine.lang import bounded_re
@@ -63,6 +63,7 @@ DEFAULT_EXCLUDE_REGEXP = (r"^((\..*)|(.*\.pl)|(.*\.py)|(.*\.sh)|(.*~)|(#.*)|(.*\
                           r"|(.*\.dpkg-old)|(.*\.dpkg-dist)|(.*\.cfsaved))$")
 MAX_INCLUDE_DEPTH = 20  # CONFIG_MAX_NESTING_DEPTH (condor_config.h)
 MAX_SELF_GROWTH = 4 * mx.MAX_SIZE  # characters added by definition-time self references, all knobs
+MAX_REPLACED = 10_000  # names whose earlier definitions are remembered (bounded)
 MAX_FILE_SIZE = 16 << 20  # bytes of one config file; real ones are kilobytes
 
 
@@ -101,6 +102,10 @@ class Config:
         self.warnings: list[ConfigError] = []
         self._loaded: set[str] = set()
         self._growth = 0  # characters self references added to the values now held
+        # name (lower case) -> where its earlier definitions stood, each replaced by a later one
+        # that does not refer to its own name (``X = $(X) more`` extends, it does not replace):
+        # the config reader keeps the last silently; a routing table's lints say so.
+        self.replaced: dict[str, list[Source]] = {}
 
     # ---------------------------------------------------------------------------- construction
 
@@ -207,25 +212,21 @@ class Config:
         return f"{entry.source.file}:{entry.source.line}" if entry is not None else None
 
     def get_bool(self, name: str, default: bool) -> bool:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_bool(value)
+        result = self._read(name, parse_bool)
         return default if result is None else result
 
     def get_int(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_number(value, want_int=True)
+        result = self._read(name, lambda value: parse_number(value, want_int=True))
         return default if result is None else int(result)
 
     def get_float(self, name: str, default: float) -> float:
-        value = self.get(name)
-        if value is None:
-            return default
-        result = parse_number(value, want_int=False)
+        result = self._read(name, lambda value: parse_number(value, want_int=False))
         return default if result is None else float(result)
+
+    def _read(self, name: str, parse: Callable[[str], Any]) -> Any:
+        """``name``'s value read by ``parse`` (None: not defined, or ``parse`` cannot read it)."""
+        value = self.get(name)
+        return None if value is None else parse(value)
 
     # ---------------------------------------------------------------------------- loading
 
@@ -448,6 +449,8 @@ class Config:
             self._error(source.file, source.line, f"{exc.message}; {name} is left empty")
             value = ""
         old = self._entries.get(key)
+        if old is not None and value == raw and old.raw != raw and len(self.replaced) < MAX_REPLACED:
+            self.replaced.setdefault(key, []).append(old.source)
         growth = max(0, len(value) - len(raw))
         self._growth += growth - (old.growth if old else 0)
         if growth and self._growth > MAX_SELF_GROWTH:

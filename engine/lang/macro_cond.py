@@ -235,11 +235,7 @@ class IfStack:
             self.frames.append([value, value, False])
             return True
         if kw == "elif":
-            if not self.frames:
-                raise ConditionError("elif without matching if")
-            f = self.frames[-1]
-            if f[2]:
-                raise ConditionError("elif is not allowed after else")
+            f = self._open_frame(kw, after_else=False)
             value = False
             if not f[1] and self._outer_enabled():
                 value = test(rest.strip())
@@ -247,19 +243,24 @@ class IfStack:
             f[1] = f[1] or value
             return True
         if kw == "else":
-            if not self.frames:
-                raise ConditionError("else without matching if")
-            f = self.frames[-1]
-            if f[2]:
-                raise ConditionError("else is not allowed after else")
+            f = self._open_frame(kw, after_else=False)
             f[0], f[2] = not f[1], True
             return True
         if kw == "endif":
-            if not self.frames:
-                raise ConditionError("endif without matching if")
+            self._open_frame(kw, after_else=True)
             self.frames.pop()
             return True
         return False
+
+    def _open_frame(self, kw: str, *, after_else: bool) -> list[bool]:
+        """The innermost if's frame, which ``kw`` (elif/else/endif) continues; ConditionError when
+        there is none, or when it is in its else branch and ``kw`` may not follow one."""
+        if not self.frames:
+            raise ConditionError(f"{kw} without matching if")
+        f = self.frames[-1]
+        if f[2] and not after_else:
+            raise ConditionError(f"{kw} is not allowed after else")
+        return f
 
 
 _FIRST_SPACE = re.compile(r"\s")

@@ -27,7 +27,7 @@ Design decisions and invariants:
   (a rewrite that rolls a transaction back changes the sequence number and forces a reload).
 - Bulk reloads use the fast loader in follower mode; additions go record by record through
   ``JobQueue.apply`` inside one batch, so subscribers see one coalesced set of events per poll.
-- No waiting here: ``watch.py`` decides when to call ``poll()``.
+- No waiting here: ``engine.feeds.watch`` decides when to call ``poll()``.
 """
 
 from __future__ import annotations

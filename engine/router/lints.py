@@ -279,3 +279,46 @@ def lint_parse_warnings(transform: Any, label: str, cfg: Any, route: str | None)
         file, ln = _where(src if src is not None else cfg.location(label))
         out.append(Diagnostic("warning", f"{label}: {m.group(2) if m else w}", file, ln, route))
     return out
+
+
+# -------------------------------------------------------------------- lints that need the config
+
+HTCONDOR_DEFAULT_LIMITS = (100, 50)  # JOB_ROUTER_DEFAULT_MAX_JOBS_PER_ROUTE / ..._MAX_IDLE_JOBS_PER_ROUTE
+CE_DEFAULT_LIMITS = (10000, 2000)  # HTCondor-CE's 01-ce-router-defaults.conf (htcondor.md §6)
+
+
+def lint_config_routes(table: RoutingTable, cfg: Any) -> list[Diagnostic]:
+    """Lints an admin needs that the table alone cannot tell (issue 29):
+
+    - a route knob defined twice: the config reader keeps the later definition silently
+      (``Config.replaced``), so an edit to the first one does nothing;
+    - on an HTCondor-CE (its ``CONDORCE_*`` knobs are in the config), routes running with
+      HTCondor's default limits (MaxJobs 100, MaxIdleJobs 50) because the CE's defaults
+      (10000/2000, ``01-ce-router-defaults.conf``) are not in force.
+    """
+    out: list[Diagnostic] = []
+    replaced = getattr(cfg, "replaced", None) or {}
+    for route in table.routes:
+        knob = (route.source_label or "").lower()
+        earlier = replaced.get(knob)
+        if earlier:
+            where = ", ".join(f"{s.file}:{s.line}" for s in earlier)
+            out.append(_diag("warning", f"route {route.name}: {route.source_label} is defined more than once "
+                             f"(also at {where}); HTCondor uses the last definition only, so edits to the "
+                             "earlier ones do nothing", route))
+    names = getattr(cfg, "names", None)
+    on_ce = names is not None and any(n.lower().startswith("condorce_") for n in names())
+    knobs = table.knobs
+    if on_ce and (knobs.default_max_jobs, knobs.default_max_idle_jobs) == HTCONDOR_DEFAULT_LIMITS:
+        at_default = [r.name for r in table.routes
+                      if (r.max_jobs, r.max_idle_jobs) == HTCONDOR_DEFAULT_LIMITS]
+        if at_default:
+            shown = ", ".join(at_default[:5]) + (f" and {len(at_default) - 5} more" if len(at_default) > 5 else "")
+            out.append(Diagnostic(
+                "warning", f"{'routes' if len(at_default) > 1 else 'route'} {shown} "
+                f"{'run' if len(at_default) > 1 else 'runs'} with HTCondor's default limits MaxJobs "
+                f"{HTCONDOR_DEFAULT_LIMITS[0]} / MaxIdleJobs {HTCONDOR_DEFAULT_LIMITS[1]}: this is an HTCondor-CE "
+                f"config (CONDORCE_* knobs), whose defaults are {CE_DEFAULT_LIMITS[0]} / {CE_DEFAULT_LIMITS[1]} "
+                "(JOB_ROUTER_DEFAULT_MAX_JOBS_PER_ROUTE, JOB_ROUTER_DEFAULT_MAX_IDLE_JOBS_PER_ROUTE in "
+                "01-ce-router-defaults.conf), but those are not set here", None, None, at_default[0]))
+    return out

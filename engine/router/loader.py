@@ -22,7 +22,7 @@ from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.hookrun import MAX_OUTPUT, run_bounded
 from engine.router.candidates import gc_paused
-from engine.router.lints import lint_table
+from engine.router.lints import lint_config_routes, lint_table
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,
     Diagnostic, DisabledRoute, Route, RouterKnobs, RoutingTable, fingerprint,
@@ -541,6 +541,7 @@ def load_routing_table(
     with gc_paused():  # a table of 100,000 routes: the collector's full passes cost a third of the load
         table = TableLoader(config, allow_cmd=allow_cmd, cmd_runner=cmd_runner).load()
         table.diagnostics.extend(lint_table(table))
+        table.diagnostics.extend(lint_config_routes(table, config))
     table.fingerprint = fingerprint(table)
     if previous is not None:
         # Config errors count too: a file cut in the middle of an @= block loses routes with

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
+from engine.classad_text import string_end
 from engine.contract.codes import JobStatus
 from engine.router.candidates import sanity_clauses, umbrella_core
 from engine.router.throttle import RouteStats, route_state
@@ -81,9 +82,7 @@ def _split_top(t: str) -> list[str]:
     while i < n:
         c = t[i]
         if c == '"':
-            i += 1
-            while i < n and t[i] != '"':
-                i += 2 if t[i] == "\\" else 1
+            i = string_end(t, i)
         elif c in "([{":
             depth += 1
         elif c in ")]}":

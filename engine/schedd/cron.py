@@ -178,7 +178,7 @@ class CronKeeper:
         p = D.deferral_params(attrs, now)
         if not D.is_runnable(now, dt, p.window, p.prep_time, p.schedd_interval):
             return False
-        return lambda t: starter_decision(dt, p.window, t)
+        return lambda t: starter_decision(dt, p.window, t, p.offset)
 
     def view_runs(self, attrs: Mapping[str, str], now: float, n: int = 5) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return view_runs(attrs, now, self.zone, n)
@@ -206,7 +206,8 @@ class CronObserver:
     When the schedd calculates is not in the log either: RouteDeck assumes the demo's schedd cycle
     (the first one half a polling period after the log's first step, then every ``period``
     seconds; the periodic pass over every idle cron job every ``interval`` seconds from the first
-    cycle). A real schedd computes at its own negotiation cycle, so a time computed at an entry
+    cycle; a job seen starting is calculated as the Idle job it was, at its start, if no cycle
+    did so before: the cycle that started it did). A real schedd computes at its own negotiation cycle, so a time computed at an entry
     can differ from a real schedd's by that phase when the two straddle a minute boundary
     (documented limitation). Holds the keeper asks for are not applied: the log says what the
     schedd did.
@@ -246,6 +247,11 @@ class CronObserver:
         elif status == JobStatus.IDLE and old_status in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT,
                                                            JobStatus.SUSPENDED):
             k.job_requeued(job, now)
+        elif status == JobStatus.RUNNING and old_status == JobStatus.IDLE:
+            # started: the schedd computed its DeferralTime while it was Idle, at the latest in the
+            # cycle that started it (the runnable clause held at once) — which is this moment
+            idle = dict(attrs, JobStatus=JobStatus.IDLE.text)
+            k.calculate(job, idle, now, k.dirty.pop(job, None) or D.PERIODIC)
 
     def run_until(self, t: float, ads: "Callable[[str], Mapping[str, str] | None]", inclusive: bool = False) -> None:
         """Run the schedd cycles due before ``t`` (and at ``t`` when ``inclusive``): the pending
@@ -277,14 +283,9 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-
-
-def starter_decision(deferral_time: int, window: int, t: float) -> tuple[str, float]:
-    """The starter's check when the job arrives (``execute_decision``, htcondor.md §2.5), as the
-    simulated site needs it: ("missed", t), or ("start", when the payload begins)."""
-    d = D.execute_decision(int(deferral_time), window, t)
-    if isinstance(d, (D.Missed, D.Abort)):
-        return ("missed", t)
-    if isinstance(d, D.Wait):
-        return ("start", float(int(t // 1) + d.seconds))
-    return ("start", t)
+def starter_decision(deferral_time: int, window: int, t: float, offset: int = 0) -> tuple[str, float]:
+    """The starter's check when the job arrives at ``t``, as the simulated site needs it:
+    ("missed", t), or ("start", when the payload begins) by :func:`engine.crondor.deferral.start_time`
+    (htcondor.md §2.5: the whole second DeferralTime + DeferralOffset, or at once when late)."""
+    at = D.start_time(int(deferral_time), window, t, offset)
+    return ("missed", t) if at is None else ("start", at)

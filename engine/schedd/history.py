@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from engine.classad_text import integer_of
 from engine.classad import ClassAdError, format_ad, parse_old_ad
 
 
@@ -37,11 +38,8 @@ class HistoryError(ValueError):
 
 
 def _int_text(attrs: Mapping[str, str], name: str) -> int:
-    text = attrs.get(name)
-    try:
-        return int(float(text)) if text is not None else -1
-    except ValueError:
-        return -1
+    value = integer_of(attrs.get(name))
+    return -1 if value is None else value
 
 
 def banner(attrs: Mapping[str, str], offset: int) -> str:

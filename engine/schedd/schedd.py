@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from engine.classad import evaluate, format_value, is_true, make_ad, quote
+from engine.classad_text import integer_of, string_of
 from engine.contract.codes import HoldCode, JobStatus
 from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
@@ -52,24 +53,36 @@ from engine.schedd.workload import JobTemplate
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
                                           JobStatus.HELD)
 PERIODIC_EXPR_INTERVAL = 60  # htcondor.md §1.3 timing knobs
+# GridJobStatus: the remote status by getJobStatusString's names (src/condor_utils/proc.cpp), as the
+# gridmanager's batch job writes it (infnbatchjob.cpp ProcessRemoteAd → SetRemoteJobStatus)
+GRID_STATUS = {IDLE: "IDLE", RUNNING: "RUNNING", REMOVED: "REMOVED", COMPLETED: "COMPLETED", HELD: "HELD"}
+
+
+def grid_job_id(grid_resource: str | None, site: str, job: str, seq: int) -> str:
+    """The ``GridJobId`` the gridmanager writes after submitting ``job`` (the demo's stand-in for
+    it). For a ``batch`` resource, ``INFNBatchJob::SetRemoteIds`` writes ``batch <type> <sandbox id>
+    <batch job id>`` (infnbatchjob.cpp); an HTCondor resource gets ``condor <schedd> <pool>
+    <cluster.proc>``; the ids here are made up from the site's name and a counter."""
+    words = (grid_resource or "batch").split()
+    kind = words[0].lower()
+    if kind == "batch":
+        lrms = words[1] if len(words) > 1 else "pbs"
+        return f"batch {lrms} {site}#{job} {lrms}/{seq}"
+    if kind == "condor":
+        schedd = words[1] if len(words) > 1 else site
+        pool = words[2] if len(words) > 2 else site
+        return f"condor {schedd} {pool} {seq}.0"
+    return f"{kind} {site} {seq}"
 REAP_BATCH = 100
 
 
 def _str(attrs: Mapping[str, str], name: str) -> str | None:
-    t = attrs.get(name)
-    if t is None or len(t) < 2 or t[0] != '"':
-        return None
-    return t[1:-1].replace('\\"', '"')
+    return string_of(attrs.get(name))
 
 
 def _int(attrs: Mapping[str, str], name: str, default: int | None = None) -> int | None:
-    t = attrs.get(name)
-    if t is None:
-        return default
-    try:
-        return int(float(t))
-    except ValueError:
-        return default
+    value = integer_of(attrs.get(name))
+    return default if value is None else value
 
 
 @dataclass
@@ -98,6 +111,7 @@ class Schedd:
     # incremental periodic policy (see ``periodic``): job -> time its result may change, a heap of
     # (time, job) with stale entries skipped, jobs re-evaluated at every interval, the policy the
     # bookkeeping is for, and a count of evaluations (for tests and bench/)
+    _grid_seq: int = field(default=0, repr=False)  # GridJobIds handed out (grid_job_id)
     _deadlines: dict[str, float] = field(default_factory=dict, repr=False)
     _deadline_heap: list[tuple[float, str]] = field(default_factory=list, repr=False)
     _unbounded: set[str] = field(default_factory=set, repr=False)
@@ -247,6 +261,7 @@ class Schedd:
     def dispatch(self, now: float) -> None:
         """Hand idle grid and local jobs to their sites (the gridmanager's / local starter's role)."""
         starts: list[tuple[str, Mapping[str, str]]] = []
+        grid: list[tuple[str, str]] = []  # (routed copy, its GridJobId) handed to a grid site
         location = self.sites.location
         # filtered before sorting: most idle jobs are at a site already or managed by the router
         ready = [(job, view) for job, view in self.store.dispatch_views()
@@ -257,6 +272,8 @@ class Schedd:
                 site = self.sites.site_for(_str(view, "RouteName"), _str(view, "GridResource"), 9)
                 if site is not None:
                     self.sites.submit(site, job, now)
+                    self._grid_seq += 1
+                    grid.append((job, grid_job_id(_str(view, "GridResource"), site.spec.name, job, self._grid_seq)))
             elif universe == 12:
                 named = self.placement.get(job)
                 site = self.sites.site_named(named) if named else self.sites.site_for(None, None, 12)
@@ -268,6 +285,11 @@ class Schedd:
                     continue
                 self.sites.submit(site, job, now, self.runtimes.get(job), gate=gate or None)
                 starts.append((job, attrs))
+        if grid:  # the gridmanager's submit: the remote id and the remote status, in its one transaction
+            with self.store.transaction(now) as tx:
+                for job, gid in grid:
+                    tx.set(job, "GridJobId", quote(gid))
+                    tx.set(job, "GridJobStatus", quote(GRID_STATUS[IDLE]))
         if starts:  # a local job shows Running as soon as its starter is spawned (htcondor.md §2.5)
             # spawnLocalStarter → mark_serial_job_running commits non-durably (schedd.cpp: "nothing
             # that has been written in this transaction needs to be immediately synced to disk")
@@ -297,6 +319,10 @@ class Schedd:
                 if attrs is None:
                     continue
                 status = _int(attrs, "JobStatus")
+                if "GridJobStatus" in attrs:  # the gridmanager mirrors the remote status it polled
+                    remote = {"running": RUNNING, "exited": COMPLETED}.get(r.kind)
+                    if remote is not None and (r.kind != "running" or r.job not in exited):
+                        tx.set(r.job, "GridJobStatus", quote(GRID_STATUS[remote]))
                 if r.kind == "running":
                     if status == IDLE and r.job not in exited:
                         self._running(tx, r.job, attrs, r.started, r.time)

@@ -9,7 +9,7 @@ everything returned is immutable.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from engine.contract import snapshot as S
 from engine.rowseq import CHUNK, ChunkedRows, RowSeq
@@ -20,6 +20,7 @@ from engine.queue.records import job_order
 from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import policy_states
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
+from engine.views.snapshot import View, snapshot_of
 from engine.router.unrouted import idle_unrouted
 
 
@@ -39,23 +40,66 @@ def _i(attrs: dict[str, str], name: str) -> int | None:
         return None
 
 
-def source_route(engine: Any, job: str, routed_to: str | None) -> str | None:
+class JobSource(Protocol):
+    """What the jobs table (:class:`RowIndex`) is kept from: the demo's live queue and router
+    (:class:`DemoJobs`) or a recorded queue (:class:`engine.views.recorded_rows.ReplayRows`)."""
+
+    jobs_version: int  # changes whenever a job changed: the table is rebuilt only then
+
+    def job_keys(self) -> Iterable[str]:
+        """Every job's id ("c.p")."""
+
+    def attrs(self, job: str) -> Mapping[str, str] | None:
+        """The job's attribute texts (its cluster ad chained), None when it is gone."""
+
+    def deferral(self, job: str) -> int | None:
+        """The ``DeferralTime`` the schedd holds for it (htcondor.md §2.4: never in the log)."""
+
+    def tracked_route(self, job: str) -> str | None:
+        """The route a live router tracks a source job on (claimed, or retired to history); None
+        without a live router."""
+
+
+class DemoJobs:
+    """The demo's queue, crondor and router as the jobs table's :class:`JobSource`."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    @property
+    def jobs_version(self) -> int:
+        return self.engine.jobs_version
+
+    def job_keys(self) -> Iterable[str]:
+        return self.engine.store.status
+
+    def attrs(self, job: str) -> Mapping[str, str] | None:
+        return self.engine.store.attrs(job)
+
+    def deferral(self, job: str) -> int | None:
+        cron = self.engine.schedd.cron
+        return cron.deferral.get(job) if cron is not None else None
+
+    def tracked_route(self, job: str) -> str | None:
+        router = self.engine.router
+        tracked = getattr(router, "jobs", {}).get(job) if router is not None else None
+        return (tracked.route_name or tracked.last_route or None) if tracked is not None else None
+
+
+def source_route(source: JobSource, job: str, routed_to: str | None) -> str | None:
     """A source job's route (``JobRow.route`` contract): the ``RouteName`` of the copy its
     ``RoutedToJobId`` points to, else the route the router tracks it on (claimed, copy not yet
     recorded in the source; or retired, copy gone to history)."""
     if routed_to:
-        copy = engine.store.attrs(routed_to)
+        copy = source.attrs(routed_to)
         name = _s(copy, "RouteName") if copy is not None else None
         if name is not None:
             return name
-    tracked = getattr(engine.router, "jobs", {}).get(job) if engine.router is not None else None
-    if tracked is not None:
-        return tracked.route_name or tracked.last_route or None
-    return None
+    return source.tracked_route(job)
 
 
-def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
-    a = engine.store.attrs(job)
+def _row(source: JobSource, job: str) -> S.JobRow | None:
+    a = source.attrs(job)
     if a is None:
         return None
     routed_from = _s(a, "RoutedFromJobId")
@@ -63,13 +107,13 @@ def _row(engine: Any, job: str, deferral: dict) -> S.JobRow | None:
     kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
     route = _s(a, "RouteName")
     if kind == "source" and route is None:
-        route = source_route(engine, job, routed_to)
+        route = source_route(source, job, routed_to)
     return S.JobRow(
         job=job, status=schedd_status(_i(a, "JobStatus"), _i(a, "InitialJobStatus")), owner=_s(a, "Owner") or "",
         route=route,
         kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
         entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
-        hold_reason=_s(a, "HoldReason"), deferral_time=deferral.get(job))
+        hold_reason=_s(a, "HoldReason"), deferral_time=source.deferral(job))
 
 
 def row_order(row: S.JobRow) -> tuple[int, int]:
@@ -90,8 +134,8 @@ class RowIndex:
     one, so a snapshot of 100,000 jobs costs what changed plus a reference per chunk — not a copy
     of 100,000 references (issue 14 item 2), nor 100,000 new rows, nor a lookup per row."""
 
-    def __init__(self, engine: Any, chunk: int = CHUNK) -> None:
-        self.engine = engine
+    def __init__(self, source: JobSource, chunk: int = CHUNK) -> None:
+        self.source = source
         self.rows: dict[str, S.JobRow] = {}
         self.dirty: set[str] = set()
         self.ordered = ChunkedRows(row_order, chunk)  # the rows of ``rows`` in job_order of their job
@@ -118,15 +162,14 @@ class RowIndex:
             del self.status_counts[status]
 
     def table(self) -> RowSeq:
-        eng = self.engine
-        if self.version == eng.jobs_version and not self.full:
+        source = self.source
+        if self.version == source.jobs_version and not self.full:
             return self.cached
-        deferral = eng.schedd.cron.deferral if eng.schedd.cron is not None else {}
         rows = self.rows
         if self.full:  # every job, from nothing
             rows.clear()
             self.status_counts = {}
-            self.dirty = set(eng.store.status)
+            self.dirty = set(source.job_keys())
             self.full = False
             bulk = True
         else:
@@ -138,7 +181,7 @@ class RowIndex:
             old = rows.pop(key, None)
             if old is not None:
                 self._count(old.status, -1)
-            row = _row(eng, key, deferral)
+            row = _row(source, key)
             if row is not None:
                 rows[key] = row
                 self._count(row.status, 1)
@@ -154,14 +197,14 @@ class RowIndex:
             ordered.reset([rows[k] for k in sorted(rows, key=job_order)])
         self.dirty = set()
         self.cached = ordered.freeze()
-        self.version = eng.jobs_version
+        self.version = source.jobs_version
         return self.cached
 
 
 def job_rows(engine: Any) -> RowSeq:
     index = getattr(engine, "row_index", None)
     if index is None:
-        index = engine.row_index = RowIndex(engine)
+        index = engine.row_index = RowIndex(DemoJobs(engine))
         index.full = True
         engine.queue.subscribe(index.on_event)
     return index.table()
@@ -194,7 +237,7 @@ def _number(t: str | None) -> int | None:
 
 
 def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
-                   jobs: tuple = ()) -> S.Snapshot:
+                   jobs: tuple = (), controls: frozenset[str] | None = None, error: str | None = None) -> S.Snapshot:
     routes: tuple = ()
     inactive: tuple = ()
     diags: tuple = ()
@@ -218,16 +261,17 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
     if startd is not None and getattr(engine, "hook_index", None) is None:
         engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
-    return S.Snapshot(
-        seq=seq, time=engine.now, mode="demo", clock=clock, speed=speed, paused=paused,
-        engine_state=engine_state, routes=routes, inactive_routes=inactive,
-        queue_counts=queue_counts(engine.store.counts()), total_jobs=len(engine.store.status),
-        jobs=jobs if jobs else job_rows(engine), jobs_version=engine.jobs_version,
-        cron_jobs=cron_views(engine), events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
+    view = View(time=engine.now, routes=routes, queue_counts=queue_counts(engine.store.counts()),
+                total_jobs=len(engine.store.status), jobs=jobs if jobs else job_rows(engine),
+                jobs_version=engine.jobs_version, cron_jobs=cron_views(engine))
+    return snapshot_of(
+        view, seq=seq, mode="demo", clock=clock, speed=speed, paused=paused, engine_state=engine_state, tz=engine.tz,
+        inactive_routes=inactive, events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
-        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True), tz=engine.tz,
+        diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True),
         schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, unrouted=_unrouted(engine),
-        policies=policy_states(getattr(engine, "config", None)))
+        policies=policy_states(getattr(engine, "config", None)), error=error,
+        controls=S.CONTROLS if controls is None else controls)
 
 
 def _unrouted(engine: Any) -> Mapping[str, int] | None:

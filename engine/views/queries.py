@@ -66,7 +66,7 @@ def normalise_checks(steps: Any) -> list[Check]:
 
 
 def _why_not_fn(runtime: Any):
-    engine = getattr(runtime, "engine", None)
+    engine = getattr(runtime, "feed", None)
     for owner in (runtime, engine, getattr(engine, "router", None)):
         fn = getattr(owner, "why_not", None)
         if fn is not None:
@@ -78,7 +78,7 @@ QUERY_TIMEOUT = 5.0  # seconds a screen waits for the engine thread to answer
 
 
 def _has_query(runtime: Any) -> bool:
-    return callable(getattr(runtime, "query", None)) and getattr(runtime, "engine", None) is not None
+    return callable(getattr(runtime, "query", None)) and getattr(runtime, "feed", None) is not None
 
 
 def _explain(fn: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
@@ -172,13 +172,13 @@ def job_ads(runtime: Any, rows: list[JobRow]) -> list[dict[str, str]]:
 def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
     if _has_query(runtime):
         return job_ads(runtime, [row])[0]
-    for owner in (runtime, getattr(runtime, "engine", None)):
+    for owner in (runtime, getattr(runtime, "feed", None)):
         fn = getattr(owner, "job_ad", None)
         if fn is not None:
             ad = fn(row.job)
             if ad:
                 return dict(ad)
-    queue = getattr(getattr(runtime, "engine", None), "queue", None)
+    queue = getattr(getattr(runtime, "feed", None), "queue", None)
     if queue is not None and hasattr(queue, "get"):
         # A fake without ``query``: read from this thread, retried if the engine was mid-update.
         for _ in range(3):
@@ -296,7 +296,7 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
 
 def full_ads_of(runtime: Any):
     """``ad_of`` for :func:`constraint_hits`: the engine's full job ads when it has them."""
-    engine = getattr(runtime, "engine", None)
+    engine = getattr(runtime, "feed", None)
     has_full = _has_query(runtime) or any(hasattr(o, "job_ad") for o in (runtime, engine)) or hasattr(
         getattr(engine, "queue", None), "get")
     if not has_full:
@@ -488,7 +488,7 @@ def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = 
     def read(key: str) -> tuple[Any, dict[str, str] | None]:
         if _has_query(runtime):
             return runtime.query(lambda engine: fetch(engine, key), timeout=QUERY_TIMEOUT)
-        engine = getattr(runtime, "engine", None)
+        engine = getattr(runtime, "feed", None)
         table = _engine_table(engine) if engine is not None else None
         owner = engine if engine is not None else runtime
         return table, (_engine_ad(owner, key) or _engine_ad(runtime, key))

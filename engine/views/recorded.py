@@ -32,6 +32,10 @@ routed copy). Design decisions and invariants:
   (``engine.views.rows``): only the rebuilt throttle can stop a route without a table.
 - Rows keep the order they were first shown in (``route_order``, kept by the feed): the table's
   routes first, then recorded ones as they appeared — no row changes place between snapshots.
+- Settling and showing are apart: :func:`settle` (a feed's advance) takes the queue's change
+  events into the rows and counts and appends new routes to ``route_order``, and returns an
+  immutable :class:`~engine.views.snapshot.View`; :func:`engine.views.snapshot.snapshot_of`
+  builds the snapshot from it and changes nothing.
 - Cron rows carry the ``DeferralTime`` the feed's rebuilt schedd holds (``deferral``); it is not
   in the log (htcondor.md §2.4).
 """
@@ -50,8 +54,9 @@ from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import view_runs
 from engine.queue.job import schedd_status
 from engine.queue.records import job_order
-from engine.contract.snapshot import CronView, ReplayPosition, RouteView, Snapshot
+from engine.contract.snapshot import CronView, RouteView
 from engine.views.rows import cron_row, queue_counts, recorded_route_state
+from engine.views.snapshot import View
 
 
 def literal(text: str | None) -> Any:
@@ -199,20 +204,13 @@ def route_views(counts: Mapping[str, RouteCounts],
                 order: list[str] | None = None, now: float | None = None) -> tuple[RouteView, ...]:
     """Board rows: the table's routes in order (when given), then recorded routes not in it, in
     the order they were first seen (``order``, kept by the caller across snapshots so rows never
-    change places; names are appended to it).
+    change places: :func:`extend_order` appends new names to it when the feed settles; read
+    here, never changed).
 
     ``figures`` (route name → :class:`engine.feeds.replay.stats.Figures`) adds the reconstructed
     recent counts and throttle. State and reason are the live router's rule
     (:func:`engine.views.rows.recorded_route_state`)."""
-    order = [] if order is None else order
-    known = set(order)
-    for n in sorted((n for n in counts if n not in known), key=lambda n: counts[n].first_seen):
-        order.append(n)
-        known.add(n)
-    for n in (figures or {}):
-        if n not in known:
-            order.append(n)
-            known.add(n)
+    order = extend_order(list(order or ()), counts, figures)  # a copy: a name not settled yet still shows
     names = list(limits or {}) + [n for n in order if n not in (limits or {})]
     rows = []
     for i, name in enumerate(names, 1):
@@ -234,6 +232,21 @@ def route_views(counts: Mapping[str, RouteCounts],
             max_idle=max_idle, **(_figure_fields(fig, stats, now) if fig is not None else _NO_FIGURES),
         ))
     return tuple(rows)
+
+
+def extend_order(order: list[str], counts: Mapping[str, RouteCounts],
+                 figures: Mapping[str, Any] | None = None) -> list[str]:
+    """Append to ``order`` the routes it does not name yet: the counted ones in the order they
+    were first seen, then those only the figures name (:func:`route_views`' row order)."""
+    known = set(order)
+    for n in sorted((n for n in counts if n not in known), key=lambda n: counts[n].first_seen):
+        order.append(n)
+        known.add(n)
+    for n in (figures or {}):
+        if n not in known:
+            order.append(n)
+            known.add(n)
+    return order
 
 
 _NO_FIGURES = dict(recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
@@ -274,28 +287,24 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
     return tuple(out)
 
 
-def snapshot_of(ads: Mapping[str, dict], *, seq: int, time: float, mode: str = "replay",
-                speed: float = 1.0, paused: bool = True, position: ReplayPosition | None = None,
-                limits: Mapping[str, tuple[int, int]] | None = None, jobs_version: int = 0,
-                with_jobs: bool = True, tz: str = "UTC", figures: Mapping[str, Any] | None = None,
-                rows: Any, deferral: Callable[[str], int | None] | None = None,
-                route_order: list[str] | None = None, **extra: Any) -> Snapshot:
-    """One snapshot of the recorded queue (module docstring for the rules)."""
+def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
+           figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
+           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
+    """Take the queue's change events into the rows and the tally, append new routes to
+    ``route_order``, and return the view of ``ads`` at ``time`` (the feed's advance; nothing a
+    snapshot does)."""
     # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex)
     # and the route counts, cron jobs and job count from its tally (engine.views.recorded_tally):
-    # only jobs that changed since the last snapshot were looked at again
+    # only jobs that changed since the last settle are looked at again
+    rows.rebind(ads)
     tally = rows.tally
     tally.update(ads)
-    counts = tally.counts
     table = rows.table()
-    status_counts = rows.index.status_counts
-    rows = table if with_jobs else ()
-    return Snapshot(
-        seq=seq, time=time, mode=mode, clock="virtual" if mode == "replay" else "real", speed=speed,
-        paused=paused, engine_state="paused" if paused else "running",
-        routes=route_views(counts, limits, figures, route_order, time),
-        queue_counts=queue_counts(status_counts), total_jobs=len(tally.procs),
-        jobs=rows, jobs_version=jobs_version,
-        cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)), replay=position, tz=tz,
-        **extra,
+    if route_order is not None:
+        extend_order(route_order, tally.counts, figures)
+    return View(
+        time=time, routes=route_views(tally.counts, limits, figures, route_order, time),
+        queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=table,
+        jobs_version=jobs_version,
+        cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)),
     )

@@ -4,9 +4,9 @@
 changed jobs get a new :class:`~engine.contract.snapshot.JobRow`, jobs that come or go are placed into or
 taken out of the id order by bisection, and a snapshot's table is a
 :class:`~engine.rowseq.RowSeq` sharing the chunks no change touched with the previous one (no
-copy of the table per snapshot). Replay reuses that class as it is, through :class:`ReplayRows`,
-an adapter that looks like the demo engine to it (``store``, ``schedd.cron``, ``jobs_version``)
-and turns the replay's moves into the same change events. Design decisions and invariants:
+copy of the table per snapshot). Replay and watch use that class as it is, with :class:`ReplayRows`
+as its :class:`~engine.views.build.JobSource`, which turns the replay's moves into the same change
+events. Design decisions and invariants:
 
 - The player reports what changed: for a forward move, the keys of the records it applied
   (:meth:`touched`); for a checkpoint restore, the keys whose ad differs between the old and
@@ -45,30 +45,13 @@ class _SourceAd:
         return self.ad.get(name, default)
 
 
-class _Deferral:
-    def __init__(self, rows: "ReplayRows") -> None:
-        self.rows = rows
-
-    def get(self, job: str) -> int | None:
-        ad = self.rows.effective(job)
-        return literal_int(ad.get("DeferralTime")) if ad is not None else None
-
-
-class _Cron:
-    def __init__(self, rows: "ReplayRows") -> None:
-        self.deferral = _Deferral(rows)
-
-
 class ReplayRows:
-    """Looks like the demo engine to :class:`RowIndex`; fed by the player."""
+    """A recorded queue as the jobs table's source (:class:`engine.views.build.JobSource`): fed by
+    the player's moves or the watched queue's events, it keeps the :class:`RowIndex` and the tally."""
 
     def __init__(self, ads: Mapping[str, Mapping[str, str]]) -> None:
         self.ads = ads
         self.jobs_version = 0
-        self.store = self
-        self.schedd = self
-        self.cron = _Cron(self)
-        self.router = None  # no live router in a replay: a source's route comes from its copy
         self.index = RowIndex(self)
         self.index.full = True
         self.tally = RecordedTally()  # route counts, cron jobs, job count: from the same events
@@ -78,10 +61,17 @@ class ReplayRows:
         self.index.on_event(ev)
         self.tally.on_event(ev)
 
-    # -- what RowIndex reads ------------------------------------------------------------------
-    @property
-    def status(self) -> Iterable[str]:
+    # -- the JobSource RowIndex reads ----------------------------------------------------------
+    def job_keys(self) -> Iterable[str]:
         return [k for k in self.ads if is_proc_key(k)]
+
+    def deferral(self, job: str) -> int | None:
+        """The ``DeferralTime`` of the recorded ad (a recording has no schedd memory beside it)."""
+        ad = self.effective(job)
+        return literal_int(ad.get("DeferralTime")) if ad is not None else None
+
+    def tracked_route(self, job: str) -> str | None:
+        return None  # no live router: a source's route comes from its copy (``attrs``)
 
     def effective(self, job: str) -> Effective | None:
         proc = self.ads.get(job)

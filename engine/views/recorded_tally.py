@@ -1,6 +1,6 @@
 """What a recorded queue's snapshot counts, kept from change events (issue 14 item 2).
 
-:func:`engine.views.recorded.snapshot_of` once scanned every job for every snapshot: the per-route
+:func:`engine.views.recorded.settle` (once ``snapshot_of``) once scanned every job for every snapshot: the per-route
 counts of the routed copies (``route_counts``), the crondor rows (``cron_views``) and the number
 of jobs — about 0.8 s at 100,000 jobs for a snapshot after a one-job change. :class:`RecordedTally`
 keeps the same figures from the same change events the jobs table is kept from

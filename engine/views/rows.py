@@ -13,7 +13,9 @@ invariants:
   other statuses (transferring, suspended, …) are added when present.
 - A cron row's next runs and the ≥ 10.3 schedd's prediction come from the crondor engine at the
   snapshot's moment; its ``DeferralTime`` is the value the caller's schedd (live or rebuilt from
-  a log) holds. ``state`` is ``invalid`` for a schedule that cannot be parsed (held or not: the
+  a log) holds. ``waiting``/``running`` and the moment the next runs follow are
+  :func:`engine.crondor.deferral.run_state` (the one boundary rule: at the second
+  ``DeferralTime + DeferralOffset`` the job runs). ``state`` is ``invalid`` for a schedule that cannot be parsed (held or not: the
   schedd holds it with code 25), ``held`` for any other hold (``hold_code`` tells a missed run,
   20, from a user's hold, 1).
 - The event ring is two bounded rings numbered from one sequence: a burst of job events never
@@ -29,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from engine.contract import snapshot as S
 from engine.contract.codes import JobStatus
+from engine.crondor.deferral import run_state
 from engine.lang.user_policy import policy_checks
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
@@ -90,19 +93,13 @@ def cron_row(job: str, attrs: Any, *, status: int, deferral: int | None, now: fl
     """One crondor row (module docstring). ``runs(attrs, now)`` gives (RouteDeck's next runs,
     the ≥ 10.3 schedd's); ``text``/``number`` read a string / integer attribute value."""
     sched = schedule_of(attrs.as_dict() if hasattr(attrs, "as_dict") else attrs)
-    if not sched.valid:
-        state = "invalid"
-    elif status == JobStatus.HELD:
-        state = "held"
-    elif status == JobStatus.RUNNING:
-        state = "waiting" if deferral is not None and now < deferral else "running"
-    else:
-        state = "idle"
-    next_runs, schedd = runs(attrs, now) if sched.valid else ((), ())
+    rs = run_state(sched.valid, status, deferral, now, number(attrs.get("DeferralOffset")) or 0)
+    state = rs.state
+    next_runs, schedd = runs(attrs, rs.runs_after) if sched.valid else ((), ())
     lints = ()
     if next_runs and schedd and next_runs[0] != schedd[0]:
         lints = (f"an HTCondor >= 10.3 schedd would pick {schedd[0]} instead of {next_runs[0]} "
-                 "(htcondor.md §2.3 item 4)",)
+                 "(its CronTab::nextRunTime; documented rule: the manual's Time Scheduling for Job Execution)",)
     fields = tuple((lambda v, raw: v if v is not None else raw)(text(attrs.get(n)), attrs.get(n)) for n in CRON_ATTRS)
     return S.CronView(
         job=job, fields=fields, status=status, deferral_time=deferral,
@@ -135,6 +132,13 @@ class EventRing:
         event = S.Event(self.next_seq(), time, kind, message, level, route, job)
         self.record(event)
         return event
+
+    def __iter__(self):
+        """Every event kept, oldest first (both rings merged by sequence number)."""
+        return heapq.merge(self.job_events, self.notable_events, key=lambda e: e.seq)
+
+    def __len__(self) -> int:
+        return len(self.job_events) + len(self.notable_events)
 
     def recent(self, job_limit: int = SNAPSHOT_JOB_EVENTS) -> tuple[S.Event, ...]:
         """The notable ring whole plus the last ``job_limit`` job events, merged by sequence number."""

@@ -13,7 +13,9 @@ from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
 from engine.feeds.demo import Simulation
 from engine.feeds.replay.feed import ReplayFeed
-from engine.feeds.watch import WatchEngine, WatchFeed, WatchSetup
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import WatchSetup
 from engine.runtime import Runtime
 from tui.app import make_app
 from tests.helpers.tui_fixtures import make_snapshot, wait_until

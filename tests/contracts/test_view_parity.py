@@ -30,9 +30,10 @@ from engine.clock import ManualClock
 from engine.feeds import demo
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
-from engine.feeds.watch import WatchEngine, WatchSetup
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import WatchSetup
 from engine.views.figures import table_rules
-from engine.feeds.watch import WatchFeed
+from engine.feeds.watch.feed import WatchFeed
 from engine.feeds.replay.feed import ReplayFeed
 
 ROUTE_FIELDS = ("index", "name", "state", "reason", "routed", "idle", "running", "held", "max_jobs", "max_idle",

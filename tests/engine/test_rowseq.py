@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, strategies as st
@@ -102,18 +101,23 @@ def test_a_change_replaces_only_the_chunks_it_touches():
 
 
 class _Store:
-    """What RowIndex reads of an engine: ``store.attrs``/``status``, ``schedd.cron``, ``router``."""
+    """A JobSource (engine.views.build) over a dict of ads: no crondor, no live router."""
 
     def __init__(self) -> None:
         self.ads: dict[str, dict[str, str]] = {}
-        self.status = self.ads
-        self.store = self
-        self.schedd = SimpleNamespace(cron=None)
-        self.router = None
         self.jobs_version = 0
+
+    def job_keys(self):
+        return self.ads
 
     def attrs(self, job: str):
         return self.ads.get(job)
+
+    def deferral(self, job: str):
+        return None
+
+    def tracked_route(self, job: str):
+        return None
 
 
 def _ad(rnd: random.Random) -> dict[str, str]:
@@ -151,7 +155,7 @@ def test_row_index_kept_from_events_equals_the_sorted_rows(seed):
             index.on_event(QueueReloaded())
         eng.jobs_version += 1
         table = index.table()
-        oracle = [_row(eng, k, {}) for k in sorted(eng.ads, key=job_order)]
+        oracle = [_row(eng, k) for k in sorted(eng.ads, key=job_order)]
         assert table == tuple(oracle) and isinstance(table, RowSeq)
         assert index.status_counts == {s: n for s in {r.status for r in oracle}
                                        if (n := sum(r.status == s for r in oracle))}

@@ -23,12 +23,13 @@ from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
-from engine.feeds.watch import WatchEngine, WatchSetup, queue_ads
+from engine.feeds.watch.follow import WatchEngine, queue_ads
+from engine.feeds.watch.setup import WatchSetup
 from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.store import StatusQueries
 from engine.schedd.cron import ATTRS as CRON_ATTRS
-from engine.views.build import RowIndex, cron_views, job_rows
+from engine.views.build import DemoJobs, RowIndex, cron_views, job_rows
 from engine.views.recorded import iter_jobs, literal_int, route_counts
 
 RECORDING = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
@@ -49,7 +50,7 @@ def test_jobs_table_kept_from_events_equals_a_full_rebuild(tmp_path):
     for _ in range(40):  # 40 steps of 30 virtual seconds: jobs come, change and go
         eng.step(eng.now + 30)
         kept = job_rows(eng)
-        fresh = RowIndex(eng).table()
+        fresh = RowIndex(DemoJobs(eng)).table()
         assert kept == fresh
         assert [r.job for r in kept] == sorted((r.job for r in kept), key=job_order)
         seen_versions.add(eng.jobs_version)

@@ -39,11 +39,11 @@ def demo_engine():
 
 
 class EngineRuntime:
-    """``Runtime``'s methods over a frozen engine: ``query`` runs the function on it directly."""
+    """``Runtime``'s methods over a frozen demo feed: ``query`` runs the function on it directly."""
 
     def __init__(self, engine=None) -> None:
-        self.engine = engine if engine is not None else demo_engine()
-        self._snap = self.engine.snapshot(1, speed=60.0, paused=True, engine_state="paused")
+        self.feed = engine if engine is not None else demo_engine()
+        self._snap = self.feed.snapshot(1, speed=60.0, paused=True, engine_state="paused")
         self.sent: list[object] = []
         self.publish = None  # set by the app before start (Runtime's publish callback)
 
@@ -61,7 +61,7 @@ class EngineRuntime:
         self.sent.append(command)
 
     def query(self, fn, timeout: float | None = None):
-        return fn(self.engine)
+        return fn(self.feed)
 
 
 def make_config_dir(tmp: Path) -> Path:

@@ -34,6 +34,7 @@ class FakeEngine(FeedBase):
     def emit(self, t, kind, message, level="info"):
         self.events.append((kind, message, level))
 
-    def snapshot(self, seq, *, speed, paused, engine_state, clock):
+    def snapshot(self, seq, *, speed, paused, engine_state, clock, controls=None, error=None):
         return S.Snapshot(seq=seq, time=self.now, mode="demo", clock=clock, speed=speed, paused=paused,
-                          engine_state=engine_state, routes=())
+                          engine_state=engine_state, routes=(), error=error,
+                          controls=S.CONTROLS if controls is None else controls)

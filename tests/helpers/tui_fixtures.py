@@ -112,7 +112,7 @@ def make_cron() -> tuple[S.CronView, ...]:
                    (monday, monday + 7 * day, monday + 14 * day),
                    (monday, monday + 7 * day, monday + 7 * day + 120), "idle", tz,
                    lints=("after the Nov 30 run, an HTCondor >= 10.3 schedd reruns it every ~2 min "
-                          "until Dec 1 (htcondor.md §2.3 item 4); Unix cron would not",)),
+                          "until Dec 1 (its CronTab::nextRunTime); Unix cron would not",)),
         S.CronView("15.0", ("*/10", "*", "*", "*", "*"), 2, int(T0 + 475), 0, 300,
                    (int(T0 + 475), int(T0 + 1075)), (int(T0 + 475), int(T0 + 1075)), "waiting", tz),
         S.CronView("16.0", ("0", "3", "*", "*", "*"), 5, 1795251600, 0, 300, (1795251600 + day,),

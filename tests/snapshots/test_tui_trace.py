@@ -86,10 +86,10 @@ class _NoTableEngine:
 
 class _Runtime:
     def __init__(self, engine):
-        self.engine = engine
+        self.feed = engine
 
     def query(self, fn, timeout=None):
-        return fn(self.engine)
+        return fn(self.feed)
 
 
 IDLE = {"ClusterId": "500", "ProcId": "0", "JobStatus": "1", "JobUniverse": "5", "VO": '"cms"',

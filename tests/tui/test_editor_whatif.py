@@ -33,10 +33,10 @@ class _Runtime:
     """A runtime whose engine answers full job ads (Runtime.query runs the function on it)."""
 
     def __init__(self, snap):
-        self.engine = _Engine(snap)
+        self.feed = _Engine(snap)
 
     def query(self, fn, timeout=None):
-        return fn(self.engine)
+        return fn(self.feed)
 
 
 def _idle_ads(snap):

@@ -7,6 +7,8 @@ harlequin's tests; the engine is the fake runtime of ``tui_fixtures``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import gc
 import hashlib
@@ -16,6 +18,7 @@ from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from tui.app import make_app
 from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotArrived
+from tui.commands import keymap
 from tui.commands.palette import COMMANDS
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
@@ -204,21 +207,36 @@ async def test_palette_offers_routedeck_commands():
         await wait_until(pilot, lambda: type(app.screen).__name__ == "CronScreen")
 
 
-async def test_help_lists_every_binding_and_command():
-    app = _app()
+async def test_help_lists_the_screens_keys_and_the_modes_commands():
+    """``?`` lists the keys of the screen it is opened on, the app's, and the ``:`` commands the
+    mode offers; not every screen's keys at once, nor commands the mode refuses (issue 29)."""
+    app = _app(FakeRuntime(dataclasses.replace(make_snapshot(500), controls=frozenset({"pause", "speed"}))))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
         await pilot.press("question_mark")
         await pilot.pause()
         assert type(app.screen).__name__ == "HelpScreen"
-        listed = {what for _, rows in help_sections(app) for _, what in rows}
-        for b in list(type(app).BINDINGS) + RoutesScreen.BINDINGS + JobsScreen.BINDINGS:
+        sections = dict(help_sections(app))
+        listed = {what for rows in sections.values() for _, what in rows}
+        for b in keymap.APP + RoutesScreen.BINDINGS:  # not the replay keys: a demo
             assert b.description in listed, b
-        for c in COMMANDS:
-            assert c.help in listed
+        assert "Routes board (this screen)" in sections and "Routes board columns" in sections
+        assert "Jobs (this screen)" not in sections and "Jobs columns" not in sections
+        offered = {c.help for c in COMMANDS if app.offers(c.control)}
+        assert {what for _, what in sections[": commands"]} == offered
+        assert next(c.help for c in COMMANDS if c.name == "seek") not in listed  # a replay command
+        await pilot.press("escape", "j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        sections = dict(help_sections(app))
+        listed = {what for rows in sections.values() for _, what in rows}
+        for b in JobsScreen.BINDINGS:
+            assert b.description in listed, b
+        assert "Jobs (this screen)" in sections and "Routes board (this screen)" not in sections
         await pilot.press("escape")
         await pilot.pause()
-        assert type(app.screen).__name__ == "RoutesScreen"
+        assert type(app.screen).__name__ == "JobsScreen"
 
 
 async def test_readonly_refuses_job_and_table_changes():
@@ -325,3 +343,18 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
         await wait_until(pilot, lambda: app.snapshot is not None)
         await pilot.pause()
         assert app_module._FROZEN and gc.get_freeze_count() > 0
+
+
+async def test_help_is_not_covered_by_toasts_at_80x24():
+    """Issue 29's handling list: at 80×24 the toasts (bottom right, above every screen) covered
+    help's keys. Opening help clears them; the events they told are in the Events pane."""
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        app.notify("route BlackHole throttled", title="route throttled")
+        await pilot.pause()
+        assert app._notifications
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        assert not app._notifications

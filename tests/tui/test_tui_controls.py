@@ -17,7 +17,7 @@ from tui.app import make_app
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 from engine.feeds.demo import Simulation
 from engine.feeds.replay.feed import ReplayFeed
-from engine.feeds.watch import WatchFeed
+from engine.feeds.watch.feed import WatchFeed
 from tests.helpers.tui_fixtures import make_cron
 from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
 

@@ -169,3 +169,27 @@ def test_dropped_rows():
     assert _dropped([1, 2, 3], [1, 2, 3, 4]) == 0
     assert _dropped([1, 2, 3], [4, 5]) is None  # everything dropped: rebuild
     assert _dropped([1, 2, 3], [1, 3]) is None  # a filter: rebuild
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(80, 24), (132, 40)])
+async def test_hooks_and_slots_screens_fit_the_terminal(tmp_path, monkeypatch, size):
+    """Issue 29's handling list: the Hooks screen was taller than the terminal at 80×24 and
+    132×40 (the table took the whole height; its bottom border and the detail fell off). With
+    more invocations than rows, the table, its border and the detail all fit above the footer."""
+    sd, index, rt, app = _node_app(tmp_path, monkeypatch)
+    for k in range(1, 16):
+        sd.step(T0 + 300 * k)
+    slots, hooks = execute_views(sd, index)
+    assert len(hooks) > size[1]
+    rt.update(slots=slots, hooks=hooks, time=T0 + 300 * 15)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and len(app.snapshot.hooks) == len(hooks))
+        for key, cls, table_id in (("h", HooksScreen, "#hooks"), ("o", SlotsScreen, "#slots")):
+            await pilot.press(key)
+            await _on(pilot, cls)
+            await pilot.pause()
+            table = app.screen.query_one(table_id).region
+            detail = app.screen.query_one(f"{table_id}-detail").region
+            assert table.height >= 4 and detail.height >= 3
+            assert table.bottom <= detail.y and detail.bottom <= size[1] - 1  # the footer's row

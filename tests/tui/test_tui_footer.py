@@ -98,3 +98,18 @@ async def test_crondor_footer_shows_open_ad_and_enter_opens_it():
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(opened))
         assert type(opened[0]).__name__ == "AdScreen" and opened[0].row.job == snap.cron_jobs[0].job
+
+
+async def test_hooks_and_slots_keys_reach_the_footer_where_the_feed_has_an_execute_node():
+    """Issue 29's handling list: ``h``/``o`` were bound but never shown. The footer shows them where
+    the feed offers the execute node (Snapshot.controls "execute") and not where it does not."""
+    demo = dataclasses.replace(make_snapshot(50), controls=frozenset({"pause", "speed", "execute"}))
+    app = make_app(FakeRuntime(demo), blink=False, watch_files=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: ("h", "Hooks") in _shown(app))
+        assert ("o", "Slots") in _shown(app)
+    watch = dataclasses.replace(make_snapshot(50), controls=frozenset())
+    app = make_app(FakeRuntime(watch), blink=False, watch_files=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: ("q", "Quit") in _shown(app))
+        assert ("h", "Hooks") not in _shown(app) and ("o", "Slots") not in _shown(app)

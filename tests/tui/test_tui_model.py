@@ -192,7 +192,7 @@ def test_why_not_adapter_reads_the_routers_explanation():
                 Step("note", None)))
 
     class Runtime:
-        engine = type("E", (), {"router": Router()})()
+        feed = type("E", (), {"router": Router()})()
 
     verdict, checks = why_not(Runtime(), "4.0", 0.0)
     assert verdict == "no route accepts it"

@@ -7,6 +7,7 @@ import pytest
 import csv
 import json
 
+from engine.contract.codes import JobStatus
 from tui.app import make_app
 
 from tests.helpers.demo_fixture import EngineRuntime, demo_engine
@@ -273,8 +274,15 @@ class TestLegendAndSort:
             await pilot.pause()
             assert type(app.screen).__name__ == "HelpScreen"
             shown = {section: dict(rows) for section, rows in help_sections(app)}
-            for name, table in (("Routes board", BOARD), ("Jobs", JOBS), ("Crondor", CRON)):
-                rows = shown[f"{name} columns"]
+            for title, what in JOBS.items():  # help on the jobs screen: what its columns mean
+                assert shown["Jobs columns"][title or "⚠"] == what
+            assert "Routes board columns" not in shown and "Crondor columns" not in shown
+            for key, name, table in (("b", "Routes board", BOARD), ("c", "Crondor", CRON)):
+                await pilot.press("escape", key)
+                await pilot.pause()
+                await pilot.press("question_mark")
+                await pilot.pause()
+                rows = dict(dict(help_sections(app))[f"{name} columns"])
                 for title, what in table.items():
                     assert rows[title or "⚠"] == what
 
@@ -347,13 +355,18 @@ class TestExport:
             assert [r[0] for r in rows[1:]] == shown
             app.run_command_line(f"export json {tmp_path / 'jobs.out'}")
             data = json.loads((tmp_path / "jobs.out").read_text())
-            assert [d["Job"] for d in data] == shown and {d["Owner"] for d in data} == {"cmsuser"}
+            assert [d["job"] for d in data] == shown and {d["owner"] for d in data} == {"cmsuser"}
+            # as data, not display strings (issue 29): the status code with its name, epoch times
+            first = app.snapshot.jobs[[j.job for j in app.snapshot.jobs].index(shown[0])]
+            assert data[0]["status"] == first.status and data[0]["status_name"] == JobStatus(first.status).display
+            assert data[0]["qdate"] == first.qdate and isinstance(data[0]["qdate"], int)
             await pilot.press("b")
             await _ready(pilot)
             app.run_command_line(f"export-json {tmp_path / 'routes.json'}")
             routes = json.loads((tmp_path / "routes.json").read_text())
-            assert [r["Route"].rstrip(" ⚠") for r in routes] == [r.name for r in app.snapshot.routes]
-            assert "Throttle" in routes[0] and "Fail/s" in routes[0]
+            assert [r["name"] for r in routes] == [r.name for r in app.snapshot.routes]
+            view = app.snapshot.routes[0]
+            assert routes[0]["failure_rate"] == view.failure_rate and isinstance(routes[0]["routed"], int)
 
     async def test_screenshot_and_copy(self, tmp_path):
         """Item 14: ``:screenshot`` saves the screen as SVG; ``y`` / ``:copy`` copy the selected

@@ -17,7 +17,7 @@ from engine.cli.replay import build_runtime
 from engine.contract.commands import AddBookmark
 from tui.app import make_app
 from tui.shell.messages import CommandSent
-from tui.widgets.replay_bar import bar_text, parse_seek
+from tui.widgets.replay_bar import SOURCE_PREFIX, bar_text, parse_seek
 
 from tests.helpers.replay_logs import Recording
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
@@ -54,7 +54,7 @@ async def _cmd(pilot, text: str) -> None:
 
 
 def _player(runtime):
-    return runtime.engine.player
+    return runtime.feed.player
 
 
 def _shown(app, transaction: int):
@@ -131,6 +131,14 @@ async def test_bookmark_add_and_go(log):
         await wait_until(pilot, _shown(app, 5))
         assert _player(runtime).position == 5
         assert "marks B1" in bar_text(app.snapshot, app.bookmarks).plain
+        for where in ("#30", "#12", "start"):  # the bookmark's line was logged again at every seek (issue 29)
+            await _cmd(pilot, f"seek {where}")
+            await pilot.pause()
+        await wait_until(pilot, lambda: app.snapshot.replay.transaction != 5)
+        marks = [e.message for e in app.event_log if e.kind == "bookmark-added"]
+        assert marks == ["bookmark B1 at transaction 6"]
+        seqs = [e.seq for e in app.event_log]
+        assert len(seqs) == len(set(seqs))
 
 
 async def test_replay_keys_do_nothing_outside_replay():
@@ -197,3 +205,18 @@ async def test_replay_with_config_shows_it_read_only(log, tmp_path):
         area = app.screen.query_one("#editor")
         assert area.read_only and area.text == text and str(conf) in area.border_title
     assert conf.read_text() == text
+
+
+def test_the_bar_says_in_words_where_an_estimated_time_comes_from():
+    """Issue 29's handling list: "(carried)" in the replay bar meant nothing to a user. A transaction
+    without a ``106 #`` time (htcondor.md §3.1: the comment is optional) shows an estimated time,
+    and the bar says so and from what; at 80 columns it says "(est.)"."""
+    pos = S.ReplayPosition(transaction=4, transactions=10, time=1_700_000_300, start=1_700_000_000,
+                           end=1_700_003_600, times_inferred=False)
+    for source, words in (("carried", "no time stamp, last known time"), ("inferred", "from the job times it set")):
+        snap = make_snapshot(0, mode="replay", replay=pos, diagnostics=(S.Diagnostic("info", SOURCE_PREFIX + source),))
+        wide, narrow = bar_text(snap, width=132).plain, bar_text(snap, width=80).plain
+        assert f"(estimated: {words})" in wide and source not in wide
+        assert "(est.)" in narrow and len(narrow) <= 80
+    snap = make_snapshot(0, mode="replay", replay=pos, diagnostics=(S.Diagnostic("info", SOURCE_PREFIX + "comment"),))
+    assert "estimated" not in bar_text(snap, width=132).plain

@@ -6,6 +6,8 @@ already on the stack is not pushed twice, and only ``KEEP_SCREENS`` are kept.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tui.app import make_app
@@ -76,3 +78,28 @@ async def test_only_keep_screens_are_kept(monkeypatch):
         assert screens[2] in installed and screens[3] in installed
         await pilot.pause(0.1)
         assert not screens[0].is_attached  # dropped screens are removed, not left mounted
+
+
+async def test_a_route_without_definition_text_shows_live_figures():
+    """Issue 29's handling list: in replay (routes known from the recording, no file:line) the
+    left pane drew the first snapshot's figures once and kept them beside the live History pane.
+    It follows every snapshot."""
+    snap = make_snapshot(300)
+    routes = tuple(dataclasses.replace(r, location=None, source_label="recorded") for r in snap.routes)
+    rt = FakeRuntime(dataclasses.replace(snap, routes=routes))
+    app = make_app(rt, blink=False, watch_files=False)
+    name = routes[0].name
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        app.open_route(name)
+        await wait_until(pilot, lambda: _on(app, name))
+
+        def left() -> str:
+            return str(app.screen.query_one("#route-text").render())
+
+        await wait_until(pilot, lambda: "accepting" in left())
+        busy = tuple(dataclasses.replace(r, state="full", reason=f"full: {r.routed} ≥ MaxJobs {r.routed}")
+                     if r.name == name else r for r in routes)
+        rt.update(routes=busy)
+        await wait_until(pilot, lambda: "full:" in left())
+        assert "full:" in str(app.screen.query_one("#route-history").render())

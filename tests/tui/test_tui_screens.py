@@ -217,8 +217,16 @@ async def test_cron_screen_shows_countdown_window_and_schedd_difference():
         await wait_until(pilot, lambda: cell("12.0", "in") == "1h26m55s")
         await pilot.press("down", "down")
         detail = str(app.screen.query_one("#cron-detail").render())
-        assert "htcondor.md §2.3 item 4" in detail and "schedd picks" in detail
+        assert "CronTab::nextRunTime" in detail and "schedd picks" in detail
         assert "held: 1 missed run, 0 invalid schedule" in detail and "1 waiting" in detail
+        # a held job has no next run (issue 29: "Next run" showed the missed, past one): the schedd
+        # computes one from the release time (htcondor.md §2.4); the detail says which, as of now
+        assert cell("16.0", "next") == "on release" and "ago" in cell("16.0", "in")
+        table.move_cursor(row=table.get_row_index("16.0"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#cron-detail").render())
+        assert "the run due 2026-11-21 03:00 CST was missed" in detail
+        assert "released now, its next run would be 2026-11-22 03:00 CST" in detail
 
 
 # ------------------------------------------------------------------------------------ editor

@@ -4,7 +4,7 @@ from a demo run at ×30 showed "(×1)", a speed the user cannot change and the l
 Watch is live (``WatchFeed.controls`` is empty: no speed), so the header says "live"; when the
 log's own clock — its transactions' ``106 # <time>`` comments, htcondor.md §3.2
 (``SCHEDD_JOB_QUEUE_TIMESTAMPS``) — advances clearly faster or slower than the runtime's clock,
-it gives that pace ("live, log ×30"), measured by ``engine.feeds.watch.LogPace`` from the log time
+it gives that pace ("live, log ×30"), measured by ``engine.feeds.watch.pace.LogPace`` from the log time
 already read against the injected (here manual) clock. Demo and replay keep their speed.
 
 The log is the shipped recording sample_configs/recordings/demo-3h.job_queue.log (written by
@@ -18,7 +18,10 @@ import dataclasses
 import pytest
 
 from engine.clock import ManualClock
-from engine.feeds.watch import PACE_MIN_SPAN, PACE_WINDOW, LogPace, WatchEngine, WatchFeed, WatchSetup
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.pace import PACE_MIN_SPAN, PACE_WINDOW, LogPace
+from engine.feeds.watch.setup import WatchSetup
 from engine.queue.timeline import parse_comment_time
 from engine.runtime import Runtime
 from tui.app import make_app

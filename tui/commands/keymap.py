@@ -40,9 +40,10 @@ APP = [
     Binding("b", "show_routes", "Board"),
     Binding("j", "show_jobs", "Jobs"),
     Binding("c", "show_cron", "Crondor"),
-    # the execute node's views: only where the feed has one (Snapshot.controls "execute")
-    Binding("h", "show_hooks", "Hooks", show=False),
-    Binding("o", "show_slots", "Slots", show=False),
+    # the execute node's views: in the footer only where the feed has one (Snapshot.controls
+    # "execute"; check_action hides them elsewhere). Hidden everywhere, h/o were found by no one.
+    Binding("h", "show_hooks", "Hooks"),
+    Binding("o", "show_slots", "Slots"),
     Binding("space", "toggle_pause", "Pause/Play"),
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
@@ -82,9 +83,17 @@ BOARD = [
 ]
 
 # the board's table: move the column the legend line explains
+# Home/End (g/G) go to the first/last row in every table, as in the jobs tables (JOB_TABLE); on
+# DataTable they moved a column on the board and a row in Jobs (issue 29). ``<``/``>`` move columns.
+ROW_ENDS = [
+    Binding("home,g", "scroll_top", "First", show=False),
+    Binding("end,G", "scroll_bottom", "Last", show=False),
+]
+
 BOARD_TABLE = [
     Binding("less_than_sign", "column(-1)", "Column ←", key_display="<", show=False),
     Binding("greater_than_sign", "column(1)", "Column →", key_display=">", show=False),
+    *ROW_ENDS,
 ]
 
 ROUTE = [
@@ -100,6 +109,7 @@ JOBS = [
     Binding("S", "reverse_sort", "Reverse sort", show=False),
     Binding("w", "why_not", "Why not"),
     Binding("t", "trace", "Trace", show=False),
+    Binding("x", "chain", "Chain", show=False),
     Binding("y", "copy", "Copy id", show=False),
     Binding("H", "hold", "Hold"),
     Binding("L", "release", "Release"),
@@ -128,9 +138,9 @@ CRON = [
 # The crondor, hooks and slots tables: Enter is the DataTable's select (RowSelected → the
 # screen's action), shown in the footer under the screen's name for it. DataTable's own enter
 # binding is hidden and, the table having the focus, shadowed the screen's in the footer.
-CRON_TABLE = [Binding("enter", "select_cursor", "Open ad")]
-HOOKS_TABLE = [Binding("enter", "select_cursor", "stdin/stdout")]
-SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks")]
+CRON_TABLE = [Binding("enter", "select_cursor", "Open ad"), *ROW_ENDS]
+HOOKS_TABLE = [Binding("enter", "select_cursor", "stdin/stdout"), *ROW_ENDS]
+SLOTS_TABLE = [Binding("enter", "select_cursor", "Slot's hooks"), *ROW_ENDS]
 
 HOOKS = [
     Binding("enter", "open_io", "stdin/stdout"),
@@ -148,6 +158,11 @@ WHY_NOT = [
     Binding("t", "trace", "Trace"),
 ]
 
+CHAIN = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "refresh_chain", "Re-read"),
+]
+
 TRACE = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "retrace", "Re-trace"),
@@ -163,6 +178,7 @@ AD = [
     Binding("Y", "copy_job", "Copy job id"),
     Binding("w", "why_not", "Why not"),
     Binding("t", "trace", "Trace", show=False),
+    Binding("x", "chain", "Chain", show=False),
 ]
 
 EDITOR = [
@@ -200,6 +216,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
     ("Transform trace", TRACE),
+    ("Chain (source → copy → grid)", CHAIN),
     ("Crondor", CRON),
     ("Hooks (execute node)", HOOKS),
     ("Slots (execute node)", SLOTS),

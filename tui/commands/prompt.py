@@ -63,6 +63,14 @@ class CommandLineMixin:
             raise ValueError("which job? e.g. :trace 123.0")
         self.open_trace(arg)
 
+    def cmd_chain(self, arg: str) -> None:
+        self.open_chain(arg or None)
+
+    def open_chain(self, job: str | None) -> None:
+        from tui.screens.chain import ChainScreen  # noqa: PLC0415
+
+        self.push_screen(ChainScreen(job))
+
     def open_trace(self, job: str) -> None:
         from tui.screens.trace import TraceScreen  # noqa: PLC0415
 

@@ -10,18 +10,52 @@ the user sees them: filter and sort applied, every row, not just those on screen
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import IntEnum
+from types import MappingProxyType
+
+from engine.contract.codes import JobStatus
 
 
 @dataclass(frozen=True)
 class Table:
     name: str  # "routes", "jobs", "cron": the default file name's stem
     columns: list[str]
-    rows: list[list[str]]
+    rows: list[list[str]]  # as the cells show them (CSV)
+    records: list[dict] | None = field(default=None)  # the same rows as data (JSON): see records_of
+
+
+def _plain(value):
+    """A snapshot value as JSON data: numbers stay numbers, an enum code is its number."""
+    if isinstance(value, IntEnum):
+        return int(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (dict, MappingProxyType)):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+def records_of(rows) -> list[dict]:
+    """The shown rows (the snapshot's own ``JobRow``/``RouteView``/… in the shown order) as JSON
+    objects with the snapshot's field names and values: counts and rates as numbers, times as
+    epoch seconds, absent values as null. ``:export-json`` wrote the display strings ("46/150",
+    "4m53s", "—"), which a script must parse back (issue 29)."""
+    out = []
+    for r in rows:
+        rec = _plain(r)
+        status = rec.get("status")
+        if isinstance(status, int) and status in JobStatus._value2member_map_:
+            rec["status_name"] = JobStatus(status).display  # the name beside the code, as --json gives it
+        out.append(rec)
+    return out
 
 
 def to_csv(table: Table) -> str:
@@ -33,7 +67,10 @@ def to_csv(table: Table) -> str:
 
 
 def to_json(table: Table) -> str:
-    """A list of objects keyed by the header titles (an empty title becomes ``"flag"``)."""
+    """The rows as data (``Table.records``); a table without them as objects keyed by the header
+    titles (an empty title becomes ``"flag"``)."""
+    if table.records is not None:
+        return json.dumps(table.records, indent=1, ensure_ascii=False) + "\n"
     keys = [c or "flag" for c in table.columns]
     return json.dumps([dict(zip(keys, row)) for row in table.rows], indent=1, ensure_ascii=False) + "\n"
 

@@ -143,10 +143,13 @@ class AdScreen(ModalScreen[None]):
         self.app.copy_to_clipboard(self.row.job)
         self.notify(f"copied job id {self.row.job}")
 
+    # Why-not and the trace open on top of the ad, so Esc comes back to it (issue 29: the ad was
+    # dismissed first and Esc landed on the table behind it).
     def action_why_not(self) -> None:
-        self.dismiss()
         self.app.open_why_not(self.row.job)
 
     def action_trace(self) -> None:
-        self.dismiss()
         self.app.open_trace(self.row.job)
+
+    def action_chain(self) -> None:
+        self.app.open_chain(self.row.job)

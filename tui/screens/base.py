@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, TextArea
@@ -108,16 +109,16 @@ def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tu
 
 
 class FittedTable:
-    """A screen mixin for one ``ColumnScrollTable`` (``FIT_TABLE``, a query) whose columns
+    """A screen mixin for one ``ColumnScrollTable`` (``TABLE``, a query) whose columns
     (``FIT_COLUMNS``) fit the terminal's width, none cut at the right edge; the screen's
     ``update_body`` shows the rows of ``self._keys`` (emptied when the columns change, so the rows
     are added again). Call :meth:`fit_table` from ``on_mount``; a resize refits."""
 
-    FIT_TABLE = ""
+    TABLE = ""  # css selector of the screen's table, e.g. "#cron" (one name for every mixin)
     FIT_COLUMNS: tuple = ()
 
     def fit_table(self) -> bool:
-        table = self.query_one(self.FIT_TABLE)  # type: ignore[attr-defined]
+        table = self.query_one(self.TABLE)  # type: ignore[attr-defined]
         if not table.fit_columns_to(self.FIT_COLUMNS, self.app.size.width - 2):  # type: ignore[attr-defined]
             return False  # (the table's border takes a cell on each side)
         self._keys = []
@@ -127,3 +128,44 @@ class FittedTable:
         snap = self.app.snapshot  # type: ignore[attr-defined]
         if self.fit_table() and snap is not None:
             self.update_body(snap)  # type: ignore[attr-defined]
+
+
+def plain(cells: Sequence[Any]) -> list[str]:
+    """A table row's cells as plain text (``:export``)."""
+    return [c.plain if isinstance(c, Text) else str(c) for c in cells]
+
+
+class RowPanel:
+    """A screen mixin for a table of snapshot rows (``TABLE``, a query; ``self._keys``: the
+    keys of the rows shown, in order) over a panel that follows the cursor (``_detail(snapshot)``).
+    The screen says how to find a row of a snapshot by key (:meth:`row_for`) and what a row's id
+    is (:meth:`row_id`, for ``:copy`` and ``:export``)."""
+
+    TABLE = ""  # css selector of the screen's table, e.g. "#cron"
+
+    def row_for(self, snap: Snapshot, key: Any) -> Any:
+        raise NotImplementedError
+
+    def row_id(self, row: Any) -> str:
+        raise NotImplementedError
+
+    def selected(self, snap: Snapshot) -> Any:
+        """The row of ``snap`` under the table's cursor (None: no row)."""
+        table = self.query_one(self.TABLE, DataTable)  # type: ignore[attr-defined]
+        keys = self._keys  # type: ignore[attr-defined]
+        if not keys or not 0 <= table.cursor_row < len(keys):
+            return None
+        return self.row_for(snap, keys[table.cursor_row])
+
+    def selected_now(self) -> Any:
+        """The row under the cursor in the app's latest snapshot (None: no row, or no snapshot yet)."""
+        snap = self.app.snapshot  # type: ignore[attr-defined]
+        return self.selected(snap) if snap is not None else None
+
+    def selected_id(self) -> str | None:
+        row = self.selected_now()
+        return self.row_id(row) if row is not None else None
+
+    def on_data_table_row_highlighted(self, event) -> None:
+        if self.app.snapshot is not None:  # type: ignore[attr-defined]
+            self._detail(self.app.snapshot)  # type: ignore[attr-defined]

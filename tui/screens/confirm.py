@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.commands import keymap
+from tui.widgets.chrome import titled
 
 
 class Confirm(ModalScreen[bool]):
@@ -30,10 +31,8 @@ class Confirm(ModalScreen[bool]):
         self.title_text, self.body = title, body
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="confirm-box") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = "y yes · n / esc no"
-            yield Static(Text(self.body), id="confirm-text")
+        yield titled(Vertical(Static(Text(self.body), id="confirm-text"), id="confirm-box"),
+                     self.title_text, "y yes · n / esc no")
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)

@@ -17,8 +17,9 @@ from engine.contract.codes import HoldCode, JobStatus
 from engine.contract.snapshot import CronView, Snapshot
 from tui.commands import keymap
 from tui.text.format import ago, duration, short, zoned
-from tui.screens.base import DeckScreen, FittedTable, sync_rows
+from tui.screens.base import DeckScreen, FittedTable, RowPanel, plain, sync_rows
 from tui.screens.filter_box import FilterBox
+from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
 
 STATE_STYLE = {"idle": "", "waiting": "cyan", "running": "green", "held": "bold red", "invalid": "bold red"}
@@ -59,6 +60,12 @@ def cron_cells(c: CronView, now: float) -> tuple:
         nxt, countdown = "—", Text("")
     if c.state == "waiting" and c.deferral_time is not None:
         nxt = f"deferred {zoned(c.deferral_time, c.tz)[11:]}"
+    elif c.state == "held":
+        # A held job has no next run: the DeferralTime it keeps is the run it missed (the In column
+        # says how long ago). On release the schedd computes a new one from the release time
+        # (htcondor.md §2.4); the detail pane says which that would be now (issue 29: "Next run"
+        # showed a past time).
+        nxt = Text("on release", style="dim")
     diff = schedd_pick(c)
     pick = Text(zoned(diff[1], c.tz), style="yellow") if diff else Text("same", style="dim")
     return (c.job, Text(c.state, style=STATE_STYLE.get(c.state, "")), countdown, nxt, schedule_text(c),
@@ -77,6 +84,11 @@ def cron_detail(c: CronView, now: float) -> Text:
         t.append(", ".join(zoned(r, c.tz) for r in c.schedd_runs[:N_RUNS]) + "\n")
     if c.hold_reason:
         t.append(f"held (code {c.hold_code}): {c.hold_reason}\n", style="red")
+    if c.state == "held":
+        if c.deferral_time is not None:
+            t.append(f"the run due {zoned(c.deferral_time, c.tz)} was missed; ", style="red")
+        t.append("released now, its next run would be "
+                 + (zoned(c.next_runs[0], c.tz) if c.next_runs else "none") + "\n")
     for lint in c.lints:
         t.append(f"⚠ {lint}\n", style="yellow")
     return t
@@ -101,24 +113,19 @@ class CronTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.CRON_TABLE
 
 
-class CronScreen(FittedTable, FilterBox, DeckScreen):
-    FIT_TABLE, FIT_COLUMNS = "#cron", COLUMNS
+class CronScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
+    TABLE = AUTO_FOCUS = "#cron"
+    FIT_COLUMNS = COLUMNS
     FILTER_INPUT = "#cron-filter"
-    FILTER_TABLE = "#cron"
-
-    AUTO_FOCUS = "#cron"
     BINDINGS = keymap.CRON
 
     def __init__(self) -> None:
         super().__init__()
-        self.filter_text = ""
         self._keys: list[str] = []
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter cron jobs (job, schedule, state)…", id="cron-filter", classes="filter")
-        table = CronTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1)
-        table.border_title = "Crondor"
-        yield table
+        yield titled(CronTable(id="cron", cursor_type="row", zebra_stripes=True, fixed_columns=1), "Crondor")
         yield Static(id="cron-detail")
 
     def on_mount(self) -> None:
@@ -141,12 +148,11 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
                                [k for _t, k, _w in COLUMNS], self.app.batch_update)
         self._detail(snap)
 
-    def selected(self, snap: Snapshot) -> CronView | None:
-        table = self.query_one("#cron", DataTable)
-        if not self._keys or not 0 <= table.cursor_row < len(self._keys):
-            return None
-        key = self._keys[table.cursor_row]
+    def row_for(self, snap: Snapshot, key: str) -> CronView | None:
         return next((c for c in snap.cron_jobs if c.job == key), None)
+
+    def row_id(self, row: CronView) -> str:
+        return row.job
 
     def _detail(self, snap: Snapshot) -> None:
         c = self.selected(snap)
@@ -154,10 +160,6 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting (deferred) · "
                     f"{held_summary(snap.cron_jobs)}\n", style="dim")
         self.query_one("#cron-detail", Static).update(head + (cron_detail(c, snap.time) if c else Text("")))
-
-    def on_data_table_row_highlighted(self, event) -> None:
-        if self.app.snapshot is not None:
-            self._detail(self.app.snapshot)
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_ad()
@@ -167,7 +169,7 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
         from tui.screens.ad import AdScreen  # noqa: PLC0415
 
         snap = self.app.snapshot
-        c = self.selected(snap) if snap is not None else None
+        c = self.selected_now()
         if c is None:
             return
         row = next((r for r in snap.jobs if r.job == c.job), None)
@@ -176,21 +178,10 @@ class CronScreen(FittedTable, FilterBox, DeckScreen):
             return
         self.app.push_screen(AdScreen(row))
 
-    def selected_id(self) -> str | None:
-        snap = self.app.snapshot
-        c = self.selected(snap) if snap is not None else None
-        return c.job if c else None
-
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in cron_cells(v, snap.time)] for v in self.visible(snap)]
-        return Table("cron", [t for t, _k, _w in COLUMNS], rows)
-
-    def action_back(self) -> None:
-        box = self.query_one("#cron-filter", Input)
-        if box.value or box.has_focus or box.has_class("-shown"):
-            box.value = ""
-            box.remove_class("-shown")
-            self.query_one("#cron", DataTable).focus()
+        shown = self.visible(snap)
+        rows = [plain(cron_cells(v, snap.time)) for v in shown]
+        return Table("cron", [t for t, _k, _w in COLUMNS], rows, records_of(shown))

@@ -44,6 +44,7 @@ from tui.engine_api import LintResult, lint_config
 from tui.shell.messages import RoutesApplied, RoutesUndone
 from tui.text.route_text import split_location
 from tui.screens.base import DeckScreen
+from tui.widgets.chrome import titled
 
 
 class ConfirmApply(ModalScreen[bool]):
@@ -54,10 +55,8 @@ class ConfirmApply(ModalScreen[bool]):
         self.path, self.diff = path, diff
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="diff-box", classes="dialog") as box:
-            box.border_title = f"Apply to {self.path}?"
-            box.border_subtitle = "y apply · n cancel"
-            yield Static(Syntax(self.diff, "diff", theme="ansi_dark"), id="diff")
+        yield titled(VerticalScroll(Static(Syntax(self.diff, "diff", theme="ansi_dark"), id="diff"),
+                                    id="diff-box", classes="dialog"), f"Apply to {self.path}?", "y apply · n cancel")
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -161,12 +160,8 @@ class EditorScreen(DeckScreen):
             area.read_only = not self.app.can_apply_routes
             yield area
             with Vertical(id="editor-side"):
-                lint = Static(id="lint")
-                lint.border_title = "Lint"
-                yield lint
-                whatif = Static(id="whatif")
-                whatif.border_title = "What-if"
-                yield whatif
+                yield titled(Static(id="lint"), "Lint")
+                yield titled(Static(id="whatif"), "What-if")
 
     _needs_open = False  # built off screen (RouteDeckApp._prewarm): opened when first shown
 

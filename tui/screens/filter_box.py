@@ -9,10 +9,10 @@ from tui.commands.typeahead import open_text_box
 
 class FilterBox:
     """Mixin for a screen with an ``Input`` (``FILTER_INPUT``) over a ``DataTable``
-    (``FILTER_TABLE``) and an ``update_body(snapshot)`` that applies ``filter_text``."""
+    (``TABLE``) and an ``update_body(snapshot)`` that applies ``filter_text``."""
 
     FILTER_INPUT = ""  # css selector of the Input, e.g. "#cron-filter"
-    FILTER_TABLE = ""  # css selector of the DataTable, e.g. "#cron"
+    TABLE = ""  # css selector of the DataTable, e.g. "#cron"
     filter_text = ""
 
     def action_filter(self) -> None:
@@ -25,4 +25,12 @@ class FilterBox:
             self.update_body(self.app.snapshot)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.query_one(self.FILTER_TABLE, DataTable).focus()
+        self.query_one(self.TABLE, DataTable).focus()
+
+    def action_back(self) -> None:
+        """Escape: empty and hide the filter box (if it is in use) and go back to the table."""
+        box = self.query_one(self.FILTER_INPUT, Input)
+        if box.value or box.has_focus or box.has_class("-shown"):
+            box.value = ""
+            box.remove_class("-shown")
+            self.query_one(self.TABLE, DataTable).focus()

@@ -85,6 +85,17 @@ def fill(table: DataTable, rows: list[tuple[str, tuple]]) -> None:
             table.update_cell(key, col, cell)
 
 
+def _line_over_table(line_id: str, table_id: str, columns) -> ComposeResult:
+    """The fleet screens' layout: header, a line of text, a table of ``columns`` (title, key, width), footer."""
+    yield Header()
+    yield Static(id=line_id)
+    table = DataTable(id=table_id, cursor_type="row", zebra_stripes=True)
+    for title, key, w in columns:
+        table.add_column(title, key=key, width=w)
+    yield table
+    yield Footer()
+
+
 class FleetRoutesScreen(Screen):
     """One CE's routes (Escape goes back to the fleet)."""
 
@@ -95,13 +106,7 @@ class FleetRoutesScreen(Screen):
         self.instance = instance
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id="ce-title")
-        table = DataTable(id="ce-routes", cursor_type="row", zebra_stripes=True)
-        for title, key, w in ROUTE_COLUMNS:
-            table.add_column(title, key=key, width=w)
-        yield table
-        yield Footer()
+        return _line_over_table("ce-title", "ce-routes", ROUTE_COLUMNS)
 
     def on_mount(self) -> None:
         self.show(self.app.board)
@@ -124,13 +129,7 @@ class FleetScreen(Screen):
     BINDINGS = [Binding("r", "app.refresh_board", "Refresh"), Binding("q", "app.quit", "Quit")]
 
     def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id="fleet-status")
-        table = DataTable(id="fleet-ces", cursor_type="row", zebra_stripes=True)
-        for title, key, w in CE_COLUMNS:
-            table.add_column(title, key=key, width=w)
-        yield table
-        yield Footer()
+        return _line_over_table("fleet-status", "fleet-ces", CE_COLUMNS)
 
     def on_mount(self) -> None:
         self.show(None, f"reading {self.app.source} …")

@@ -1,4 +1,4 @@
-"""``?`` help: every key binding of the app and of each screen, and every ``:`` command.
+"""``?`` help: the keys of the screen it is opened on and of the app, and the ``:`` commands of the mode.
 
 Built from ``tui.commands.keymap`` (where every screen's bindings come from) and the command table, so it cannot fall out of date.
 """
@@ -15,19 +15,40 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.widgets.chrome import titled
 
 
-def help_sections(app) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The keymap's sections and every ``:`` command."""
-    sections = [("Everywhere", keymap.rows(keymap.APP) + [("ctrl+p", "command palette")])]
-    for title, bindings in keymap.SECTIONS[1:]:
-        if title == "Replay" and getattr(app, "mode", "") != "replay":
-            title = "Replay (routedeck replay only)"
-        sections.append((title, keymap.rows(bindings)))
+def screen_sections(over) -> list[tuple[str, list]]:
+    """The keymap sections of the screen ``over`` and of the widgets on it: those whose binding list
+    is the one the screen's or a widget's class binds (``keymap.SECTIONS`` holds the same lists)."""
+    if over is None:
+        return []
+    bound = {id(type(over).BINDINGS)} | {id(type(w).BINDINGS) for w in over.walk_children()}
+    return [(title, bindings) for title, bindings in keymap.SECTIONS[1:]
+            if id(bindings) in bound and title != "Replay"]
+
+
+def help_sections(app, over=None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Help for the screen ``over`` (the one help was opened on; by default the screen under help):
+    its own keys first, then the keys that work everywhere, the replay keys in replay, the ``:``
+    commands this mode offers, what the columns of its table mean, and where the other screens are.
+    (Help listed every screen's keys and every command at once; issue 29.)"""
+    if over is None:
+        stack = app.screen_stack
+        over = stack[-2] if len(stack) > 1 and isinstance(stack[-1], HelpScreen) else app.screen
+    own = screen_sections(over)
+    sections = [(f"{title} (this screen)", keymap.rows(bindings)) for title, bindings in own]
+    sections.append(("Everywhere", keymap.rows(keymap.APP) + [("ctrl+p", "command palette")]))
+    if getattr(app, "mode", "") == "replay":
+        sections.append(("Replay", keymap.rows(keymap.REPLAY)))
+    offers = getattr(app, "offers", lambda control: True)
     sections.append((": commands", [(f":{c.name} {c.arg}".strip()
                                      + (f"  (:{', :'.join(c.aliases)})" if c.aliases else ""), c.help)
-                                    for c in COMMANDS]))
-    sections.extend(legend_sections())  # what each column means (tui.text.legend)
+                                    for c in COMMANDS if offers(c.control)]))
+    titles = {title for title, _ in own}
+    sections.extend(s for s in legend_sections() if s[0].removesuffix(" columns") in titles)
+    others = [title for title, _ in keymap.SECTIONS[1:] if title not in titles and title != "Replay"]
+    sections.append(("Other screens", [("?", "on a screen lists its own keys: " + ", ".join(others))]))
     return sections
 
 
@@ -35,10 +56,13 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = keymap.HELP
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box", classes="dialog") as box:
-            box.border_title = "RouteDeck help"
-            box.border_subtitle = "Esc close"
-            yield Static(self.render_help(), id="help-text")
+        yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
+                     "RouteDeck help", "Esc close")
+
+    def on_mount(self) -> None:
+        # Toasts stack at the bottom right, above every screen: at 80×24 they covered the help's
+        # keys (issue 29). What they said is in the Events pane; help is what the user asked for.
+        self.app.clear_notifications()
 
     def render_help(self) -> Table:
         grid = Table.grid(padding=(0, 2))
@@ -62,7 +86,5 @@ class TextScreen(ModalScreen[None]):
         self.title_text, self.text = title, text
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = "Esc close"
-            yield Static(Text(self.text), id="text-body")
+        yield titled(VerticalScroll(Static(Text(self.text), id="text-body"), classes="dialog"),
+                     self.title_text, "Esc close")

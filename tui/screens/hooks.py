@@ -21,8 +21,9 @@ from textual.widgets import DataTable, Input, Static
 from engine.contract.snapshot import HookRow, Snapshot
 from tui.commands import keymap
 from tui.text.format import clock_time
-from tui.screens.base import DeckScreen, FittedTable, sync_rows
+from tui.screens.base import DeckScreen, FittedTable, RowPanel, plain, sync_rows
 from tui.screens.filter_box import FilterBox
+from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
 
 # What an operator reads first fits 80 columns: which hook, for what, how it ended, what came of
@@ -155,25 +156,21 @@ class HooksTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.HOOKS_TABLE
 
 
-class HooksScreen(FittedTable, FilterBox, DeckScreen):
-    FIT_TABLE, FIT_COLUMNS = "#hooks", COLUMNS
+class HooksScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
+    TABLE = AUTO_FOCUS = "#hooks"
+    FIT_COLUMNS = COLUMNS
     FILTER_INPUT = "#hooks-filter"
-    FILTER_TABLE = "#hooks"
-    AUTO_FOCUS = "#hooks"
     BINDINGS = keymap.HOOKS
 
     def __init__(self) -> None:
         super().__init__()
-        self.filter_text = ""
         self._keys: list[int] = []
         self._pending_filter: str | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder="filter hooks (hook, keyword, slot, job, failed, …)", id="hooks-filter",
                     classes="filter")
-        table = HooksTable(id="hooks", cursor_type="row", zebra_stripes=True, fixed_columns=1)
-        table.border_title = "Hooks"
-        yield table
+        yield titled(HooksTable(id="hooks", cursor_type="row", zebra_stripes=True, fixed_columns=1), "Hooks")
         yield Static(id="hooks-detail")
 
     def on_mount(self) -> None:
@@ -226,12 +223,11 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
                 table.move_cursor(row=len(keys) - 1, animate=False)
         self._detail(snap)
 
-    def selected(self, snap: Snapshot) -> HookRow | None:
-        table = self.query_one("#hooks", DataTable)
-        if not self._keys or not 0 <= table.cursor_row < len(self._keys):
-            return None
-        key = self._keys[table.cursor_row]
+    def row_for(self, snap: Snapshot, key: int) -> HookRow | None:
         return next((h for h in snap.hooks if h.seq == key), None)
+
+    def row_id(self, row: HookRow) -> str:
+        return str(row.seq)
 
     def _detail(self, snap: Snapshot) -> None:
         h = self.selected(snap)
@@ -243,10 +239,6 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
         else:
             panel.update(Text("no invocation matches the filter", style="dim"))
 
-    def on_data_table_row_highlighted(self, event) -> None:
-        if self.app.snapshot is not None:
-            self._detail(self.app.snapshot)
-
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_io()
 
@@ -254,26 +246,14 @@ class HooksScreen(FittedTable, FilterBox, DeckScreen):
         """The highlighted invocation's full stdin/stdout/stderr (the shared long-text dialog)."""
         from tui.screens.help import TextScreen  # noqa: PLC0415
 
-        snap = self.app.snapshot
-        h = self.selected(snap) if snap is not None else None
+        h = self.selected_now()
         if h is not None:
             self.app.push_screen(TextScreen(f"#{h.seq} {h.hook} · {h.target}", full_text(h)))
 
-    def selected_id(self) -> str | None:
-        snap = self.app.snapshot
-        h = self.selected(snap) if snap is not None else None
-        return str(h.seq) if h else None
-
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in hook_cells(h, snap.tz)] for h in self.visible(snap)]
-        return Table("hooks", [t for t, _k, _w in COLUMNS], rows)
-
-    def action_back(self) -> None:
-        box = self.query_one("#hooks-filter", Input)
-        if box.value or box.has_focus or box.has_class("-shown"):
-            box.value = ""
-            box.remove_class("-shown")
-            self.query_one("#hooks", DataTable).focus()
+        shown = self.visible(snap)
+        rows = [plain(hook_cells(h, snap.tz)) for h in shown]
+        return Table("hooks", [t for t, _k, _w in COLUMNS], rows, records_of(shown))

@@ -268,10 +268,10 @@ class JobsScreen(DeckScreen):
             self.notify(f"copied job id {job}")
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         columns, rows = self.table.export_rows()
-        return Table("jobs", columns, rows)
+        return Table("jobs", columns, rows, records_of(self.table.shown_rows()))
 
     def action_why_not(self) -> None:
         row = self.table.selected
@@ -282,6 +282,10 @@ class JobsScreen(DeckScreen):
         row = self.table.selected
         if row is not None:
             self.app.open_trace(row.job)
+
+    def action_chain(self) -> None:
+        row = self.table.selected
+        self.app.open_chain(row.job if row is not None else None)
 
     def action_hold(self) -> None:
         if self.table.selected:

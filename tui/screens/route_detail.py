@@ -36,6 +36,7 @@ from tui.text.route_text import route_text
 from tui.screens.base import DeckScreen
 from tui.screens.jobs import HEAVY_EVERY, PREPARE_ABOVE
 from tui.screens.routes import route_detail
+from tui.widgets.chrome import titled
 from tui.widgets.gauge import sparkline
 from tui.widgets.job_model import copy_routes
 from tui.widgets.job_table import JobTable
@@ -133,16 +134,10 @@ class RouteDetailScreen(DeckScreen):
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="route-top"):
-            text = Static(id="route-text")
-            text.border_title = f"Route {self.route_name}"
-            yield text
+            yield titled(Static(id="route-text"), f"Route {self.route_name}")
             with Vertical(id="route-side"):
-                hist = Static(id="route-history")
-                hist.border_title = "History"
-                yield hist
-        jobs = JobTable(id="route-jobs")
-        jobs.border_title = f"Jobs on {self.route_name}"
-        yield jobs
+                yield titled(Static(id="route-history"), "History")
+        yield titled(JobTable(id="route-jobs"), f"Jobs on {self.route_name}")
 
     def on_mount(self) -> None:
         self.query_one(JobTable).focus()
@@ -188,15 +183,19 @@ class RouteDetailScreen(DeckScreen):
                 self._reading = key
                 self._read_text(key)
             return
+        found = cache[key]
+        if not found:
+            # No definition text (a route known only from the recording): its live figures stand
+            # in, redrawn with every snapshot; they were drawn once and stayed beside the live
+            # History pane (issue 29).
+            self._text_key = key
+            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+            return
         if key == self._text_key:
             return  # already shown: nothing to redraw four times a second
         self._text_key = key
-        found = cache[key]
-        if found:
-            self.query_one("#route-text", Static).update(
-                Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
-        else:
-            self.query_one("#route-text", Static).update(route_detail(r, snap.time, snap.tz))
+        self.query_one("#route-text", Static).update(
+            Syntax(found[1], "ini", theme="ansi_dark", word_wrap=True, line_numbers=False))
 
     @work(thread=True, exclusive=True, group="route-text")
     def _read_text(self, key: tuple[str | None, int]) -> None:
@@ -279,10 +278,11 @@ class RouteDetailScreen(DeckScreen):
         return row.job if row else self.route_name
 
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
-        columns, rows = self.query_one(JobTable).export_rows()
-        return Table(f"route-{self.route_name}-jobs", columns, rows)
+        table = self.query_one(JobTable)
+        columns, rows = table.export_rows()
+        return Table(f"route-{self.route_name}-jobs", columns, rows, records_of(table.shown_rows()))
 
     def action_edit(self) -> None:
         self.app.open_editor(self.route_name)

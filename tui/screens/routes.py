@@ -21,10 +21,10 @@ from textual.widgets import DataTable, Input, Static
 from engine.contract.snapshot import RouteView, Snapshot
 from tui.commands import keymap
 from tui.engine_api import why_not_candidate
-from tui.files.export import Table
+from tui.files.export import Table, records_of
 from tui.text.format import clock_time, duration, fit_columns
 from tui.text.legend import BOARD, legend_line
-from tui.screens.base import DeckScreen
+from tui.screens.base import DeckScreen, plain
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 from tui.widgets.gauge import gauge, sparkline
@@ -199,10 +199,8 @@ class RoutesScreen(FilterBox, DeckScreen):
     DEFAULT_CSS = """
     RoutesScreen #board-legend { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
     """
+    TABLE = AUTO_FOCUS = "#routes"
     FILTER_INPUT = "#route-filter"
-    FILTER_TABLE = "#routes"
-
-    AUTO_FOCUS = "#routes"
     BINDINGS = keymap.BOARD
 
     def __init__(self) -> None:
@@ -297,11 +295,11 @@ class RoutesScreen(FilterBox, DeckScreen):
             else Text("no route selected", style="dim"))
 
     def _show_events(self, snap: Snapshot) -> None:
-        # Route, config and engine events, from the app's log (the snapshot's ring is short and
-        # per-job events such as "job-routed" would push them out); job events only while
+        # Route, config and engine events, from the app's log (its notable ring: per-job events
+        # such as "job-routed" are kept apart and cannot push them out); job events only while
         # nothing else has happened.
-        log = self.app.event_log or snap.events
-        events = [e for e in log if not e.kind.startswith("job-")] or list(snap.events)
+        log = self.app.event_log
+        events = list(log.notable_events) or list(log.job_events) or list(snap.events)
         lines = Text()
         style = {"warning": "yellow", "error": "red"}
         for e in reversed(events[-30:]):
@@ -335,8 +333,8 @@ class RoutesScreen(FilterBox, DeckScreen):
         rows = []
         for r in self._routes:
             cells = route_cells(r, snap.time, bool(route_diagnostics(snap, r.name)), bool(self._wide), self._bars)
-            rows.append([c.plain if isinstance(c, Text) else str(c) for c in cells])
-        return Table("routes", [t for t, _k, _w in cols], rows)
+            rows.append(plain(cells))
+        return Table("routes", [t for t, _k, _w in cols], rows, records_of(self._routes))
 
     @property
     def names(self) -> list[str]:

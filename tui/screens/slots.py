@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Static
 from engine.contract.snapshot import SlotRow, Snapshot
 from tui.commands import keymap
 from tui.text.format import clock_time, duration
-from tui.screens.base import DeckScreen, sync_rows
+from tui.screens.base import DeckScreen, RowPanel, plain, sync_rows
+from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
 
 STATE_STYLE = {"Claimed": "green", "Unclaimed": "", "Owner": "yellow", "Preempting": "bold red"}
@@ -66,8 +67,8 @@ class SlotsTable(ColumnScrollTable, DataTable):
     BINDINGS = keymap.SLOTS_TABLE
 
 
-class SlotsScreen(DeckScreen):
-    AUTO_FOCUS = "#slots"
+class SlotsScreen(RowPanel, DeckScreen):
+    TABLE = AUTO_FOCUS = "#slots"
     BINDINGS = keymap.SLOTS
 
     def __init__(self) -> None:
@@ -75,9 +76,7 @@ class SlotsScreen(DeckScreen):
         self._keys: list[str] = []
 
     def compose_body(self) -> ComposeResult:
-        table = SlotsTable(id="slots", cursor_type="row", zebra_stripes=True, fixed_columns=1)
-        table.border_title = "Slots"
-        yield table
+        yield titled(SlotsTable(id="slots", cursor_type="row", zebra_stripes=True, fixed_columns=1), "Slots")
         yield Static(id="slots-detail")
 
     def on_mount(self) -> None:
@@ -95,41 +94,29 @@ class SlotsScreen(DeckScreen):
                                [k for _t, k, _w in COLUMNS], self.app.batch_update)
         self._detail(snap)
 
-    def selected(self, snap: Snapshot) -> SlotRow | None:
-        table = self.query_one("#slots", DataTable)
-        if not self._keys or not 0 <= table.cursor_row < len(self._keys):
-            return None
-        key = self._keys[table.cursor_row]
+    def row_for(self, snap: Snapshot, key: str) -> SlotRow | None:
         return next((s for s in snap.slots if s.name == key), None)
+
+    def row_id(self, row: SlotRow) -> str:
+        return row.name
 
     def _detail(self, snap: Snapshot) -> None:
         s = self.selected(snap)
         panel = self.query_one("#slots-detail", Static)
         panel.update(slot_detail(s, snap.time, snap.tz) if s else Text("no execute node", style="dim"))
 
-    def on_data_table_row_highlighted(self, event) -> None:
-        if self.app.snapshot is not None:
-            self._detail(self.app.snapshot)
-
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_hooks()
 
     def action_open_hooks(self) -> None:
         """The Hooks screen filtered by the slot's name (its fetch-work hooks)."""
-        snap = self.app.snapshot
-        s = self.selected(snap) if snap is not None else None
+        s = self.selected_now()
         if s is not None:
             self.app.show_hooks(s.name.split("@")[0])
 
-    def selected_id(self) -> str | None:
-        snap = self.app.snapshot
-        s = self.selected(snap) if snap is not None else None
-        return s.name if s else None
-
     def table_export(self):
-        from tui.files.export import Table  # noqa: PLC0415
+        from tui.files.export import Table, records_of  # noqa: PLC0415
 
         snap = self.app.snapshot
-        rows = [[c.plain if isinstance(c, Text) else str(c) for c in slot_cells(s, snap.time, snap.tz)]
-                for s in snap.slots]
-        return Table("slots", [t for t, _k, _w in COLUMNS], rows)
+        rows = [plain(slot_cells(s, snap.time, snap.tz)) for s in snap.slots]
+        return Table("slots", [t for t, _k, _w in COLUMNS], rows, records_of(snap.slots))

@@ -79,7 +79,7 @@ def run_watch(args: argparse.Namespace) -> int:
     engine = watch_cli
     if args.json or args.once:
         return int(engine.run_headless(args) or 0)
-    from engine.feeds.watch import WatchError  # noqa: PLC0415
+    from engine.feeds.watch.setup import WatchError  # noqa: PLC0415
 
     if problem := engine.checked(args):
         return argcheck.usage_error("watch", problem)

@@ -2,16 +2,17 @@
 the screens (the help line for the focused column) and by ``?`` help (``legend_sections``).
 
 Keys are the column titles as shown in the headers; the text names the HTCondor rule behind a
-figure where there is one (htcondor.md section).
+figure where there is one, by the knob, attribute or manual section a user can look up (not this
+repository's spec: help cited ``htcondor.md``, which a user does not have; issue 29).
 """
 
 from __future__ import annotations
 
 BOARD: dict[str, str] = {
-    "#": "match order: the router tries routes in this order (JOB_ROUTER_ROUTE_NAMES, htcondor.md §1.2)",
+    "#": "match order: the router tries routes in this order (JOB_ROUTER_ROUTE_NAMES)",
     "Route": "route name; ⚠ = the routing table has a lint about this route",
     "State": "accepting · full (MaxJobs) · idle-limit (MaxIdleJobs) · THROTTLED · disabled · unlisted",
-    "Throttle": "jobs the route may start per 600 s while failing too often (— none; htcondor.md §1.5)",
+    "Throttle": "jobs the route may start per 600 s while failing too often (— none; the route's FailureRateThreshold)",
     "Fail/s": "failed routed jobs per second this window; red above the route's failure threshold",
     "St/Ok/Fail": "routed copies started / succeeded / failed in the current 600 s window",
     "Routed/Max": "routed copies of this route in the queue / MaxJobs (bar: how full)",
@@ -19,7 +20,7 @@ BOARD: dict[str, str] = {
     "Run": "routed copies running",
     "Held": "routed copies held",
     "Trend": "failure rate over the last windows (red: above threshold)",
-    "Re-eval": "time until the throttle and failure rate are re-evaluated (window end, htcondor.md §1.5)",
+    "Re-eval": "time until the throttle and failure rate are re-evaluated (the router's 600 s statistics window)",
     "Not accepting because": "why the route takes no more jobs now",
 }
 
@@ -37,14 +38,14 @@ JOBS: dict[str, str] = {
 
 CRON: dict[str, str] = {
     "Job": "job id of the crondor job",
-    "Schedule": "cron_minute cron_hour cron_day_of_month cron_month cron_day_of_week (htcondor.md §2.1)",
+    "Schedule": "cron_minute cron_hour cron_day_of_month cron_month cron_day_of_week (manual: Time Scheduling for Job Execution)",
     "Next run": "the DeferralTime the schedd computes for the next run, in the job's zone",
     "In": "countdown to the next run (red: overdue; held: how long ago the missed run was due)",
-    "Window": "−CronPrepTime … +CronWindow: when the job may be matched and started (htcondor.md §2.2)",
+    "Window": "−CronPrepTime … +CronWindow: when the job may be matched and started",
     "State": "idle, waiting (deferred, matched before its time), running, held (missed its window), invalid",
     "": "⚠ = a lint about this schedule (below the table)",
     "Schedd pick": "where an HTCondor ≥ 10.3 schedd picks a different next run than the documented rule "
-                   "(htcondor.md §2.3 item 4)",
+                   "(its CronTab::nextRunTime)",
 }
 
 TABLES = (("Routes board", BOARD), ("Jobs", JOBS), ("Crondor", CRON))

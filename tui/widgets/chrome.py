@@ -1,4 +1,5 @@
-"""The parts every screen shares: the status header and the engine error banner.
+"""The parts every screen shares: the status header, the engine error banner, and titled borders
+(:func:`titled`).
 
 The header reads only the snapshot (mode, virtual/real time in the engine's zone, speed, engine
 state, totals), never the wall clock, so a frozen snapshot renders identically every time.
@@ -13,7 +14,10 @@ that stopped writing does not look like a running one.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Static
 
 from engine.contract.snapshot import Snapshot
@@ -21,6 +25,18 @@ from tui.text.format import ago, clock_time, count, measured_speed, speed
 
 
 QUIET = 60.0  # seconds without a new transaction before watch's header says when the log last changed
+W = TypeVar("W", bound=Widget)
+
+
+def titled(widget: W, title: str, keys: str | None = None) -> W:
+    """``widget`` with ``title`` on its top border and, if given, ``keys`` (the keys it takes) on
+    its bottom border; returned, to be yielded or used as a container (``with titled(...):``)."""
+    widget.border_title = title
+    if keys is not None:
+        widget.border_subtitle = keys
+    return widget
+
+
 
 
 def pace(snap: Snapshot) -> str:

@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label, Static
 
+from engine.contract.codes import JobStatus
 from tui.commands import keymap
 from tui.commands.palette import COMMANDS, lookup
 
@@ -55,6 +56,16 @@ def candidates(text: str, words: dict[str, list[str]]) -> tuple[str, list[str]]:
     pool = words.get(kinds[nargs], [])
     low = last.lower()
     return prefix, [w for w in pool if w.lower().startswith(low)]
+
+
+def waiting_first(jobs) -> list[str]:
+    """The job ids ``:why`` completes to, the jobs the question is about first: idle jobs the
+    router may still take (not a routed copy, not routed yet, no DeferralTime: a crondor job waits
+    for its time, not for a route), then every other job in the table's order."""
+    def waits(j) -> bool:
+        return (j.status == JobStatus.IDLE and j.kind != "routed" and j.routed_to is None
+                and j.deferral_time is None)
+    return [j.job for j in jobs if waits(j)] + [j.job for j in jobs if not waits(j)]
 
 
 class CommandSuggester(Suggester):
@@ -135,7 +146,19 @@ class CommandLine(ModalScreen[str | None]):
         self.query_one("#command-hint", Static).update(t)
 
     def action_complete(self) -> None:
+        """Tab: one candidate completes the word; several complete their longest common prefix,
+        as a shell does; Tab again, with nothing typed in between, cycles through the candidates
+        (zsh's menu completion), and back to what was typed after the last."""
         box = self.input
+        cycle = self._cycle
+        if cycle is not None and box.value == cycle[3]:
+            prefix, found, at, _shown = cycle
+            at = (at + 1) % (len(found) + 1)
+            new = prefix + found[at] if at < len(found) else prefix + self._cycle_typed
+            self._cycle = (prefix, found, at, new)
+            box.value = new
+            box.cursor_position = len(new)
+            return
         prefix, found = candidates(box.value, self._words())
         if not found:
             return
@@ -150,6 +173,12 @@ class CommandLine(ModalScreen[str | None]):
         if len(new) >= len(box.value):
             box.value = new
             box.cursor_position = len(new)
+        if len(found) > 1:  # the next Tab starts the cycle
+            self._cycle_typed = box.value[len(prefix):]
+            self._cycle = (prefix, found, -1, box.value)
+
+    _cycle: tuple[str, list[str], int, str] | None = None  # (prefix, candidates, index shown, value shown)
+    _cycle_typed = ""
 
     def action_history(self, step: int) -> None:
         if not self.history:

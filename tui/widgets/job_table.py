@@ -293,9 +293,13 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
             month_day(r.qdate, self.tz) if r.qdate else "",
         )
 
+    def shown_rows(self) -> list[JobRow]:
+        """Every row passing the filter, in the shown order."""
+        return [self.model.row(i) for i in range(len(self.model))]
+
     def export_rows(self) -> tuple[list[str], list[list[str]]]:
         """Every row passing the filter, in the shown order, as the cells show them (uncut)."""
-        return [c.title for c in COLUMNS], [list(self.values(self.model.row(i))) for i in range(len(self.model))]
+        return [c.title for c in COLUMNS], [list(self.values(row)) for row in self.shown_rows()]
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width

@@ -7,9 +7,9 @@ Design decisions:
   snapshot renders the same bar every time (snapshot tests).
 - Positions are shown 1-based ("transaction 12/19,455"; 0 = before the first), as the headless
   ``routedeck replay`` prints them; ``:seek #N`` takes the same number.
-- The recorded time says where it came from when it is not a ``106 #`` commit comment:
-  "inferred" (from time attributes the transaction set) or "carried" (from an earlier
-  transaction), and "times inferred" when the log has no comments at all.
+- The recorded time says where it came from when it is not a ``106 #`` commit comment, in words
+  a user reads ("estimated: from the job times it set" / "estimated: no time stamp, last known
+  time"; "(est.)" at 80 columns), and "times inferred" when the log has no comments at all.
 - :func:`parse_seek` turns ``:seek``'s argument into a ``Seek`` command; it raises
   ``ValueError`` with the accepted forms, which the command line shows as an error toast.
 """
@@ -27,6 +27,9 @@ from tui.text.format import clock_time, count, duration, speed
 KEYS = ". , step  [ ] { } seek  m mark  ' marks "
 SOURCE_PREFIX = "time of this transaction: "
 SEEK_FORMS = "give " + MOMENT_FORMS
+# A transaction without a ``106 #`` commit comment has no time of its own (engine.queue.timeline):
+# what the bar says of the time shown instead ("(carried)" told a user nothing; issue 29).
+ESTIMATED = {"inferred": "from the job times it set", "carried": "no time stamp, last known time"}
 
 
 def time_source(snap: S.Snapshot) -> str | None:
@@ -52,8 +55,8 @@ def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = 
     source = time_source(snap)
     if pos.times_inferred:
         t.append(" (times inferred)", style="yellow")
-    elif source in ("inferred", "carried"):
-        t.append(f" ({source})" if narrow else f" (time {source})", style="yellow")
+    elif source in ESTIMATED:
+        t.append(" (est.)" if narrow else f" (estimated: {ESTIMATED[source]})", style="yellow")
     t.append(f" · {speed(snap.speed)}")
     span = pos.end - pos.start
     done = (pos.time - pos.start) / span if span > 0 else 1.0

@@ -26,7 +26,6 @@ to ``next_time()``. Design decisions and invariants:
 
 from __future__ import annotations
 
-import dataclasses
 from array import array
 from bisect import bisect_right
 from typing import Any
@@ -36,6 +35,7 @@ from engine.contract.feed import FeedBase
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
+from engine.views.snapshot import snapshot_of
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, EventRing
 
 TIE = 1e-6  # clock seconds between transactions that share a time
@@ -66,6 +66,7 @@ class ReplayFeed(FeedBase):
         for p in player.index.problems[:50]:
             self.emit(self.now, "log-problem", p.where(player.index.path), "warning")
         self._recent_events(self.now)  # opened at a moment (--at): what led up to it
+        self.advance()
 
     @property
     def end_time(self) -> float:
@@ -110,6 +111,7 @@ class ReplayFeed(FeedBase):
             elif isinstance(command, C.AddBookmark):
                 name = p.add_bookmark(command.name)
                 self.emit(self.now, "bookmark-added", f"bookmark {name} at transaction {p.position + 1}")
+                self.advance()
                 return None
             elif isinstance(command, C.GotoBookmark):
                 p.goto_bookmark(command.name)
@@ -120,6 +122,7 @@ class ReplayFeed(FeedBase):
         moment = self.keys[p.position] if p.position >= 0 else p.start
         self.offset = self.now - moment
         self._recent_events(p.time())
+        self.advance()
         return None
 
     def _recent_events(self, upto: float) -> None:
@@ -141,14 +144,22 @@ class ReplayFeed(FeedBase):
     def job_ad(self, job: str) -> dict[str, str]:
         return self.player.job_ad(job)
 
-    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "virtual", jobs: tuple = ()) -> S.Snapshot:
+    def advance(self) -> None:
+        """Take the moment played to into the rows, counts and route order (the player's settle)
+        and keep what :meth:`snapshot` reads in ``settled`` (immutable)."""
         p = self.player
-        pos = dataclasses.replace(p.replay_position(), time=min(self.replay_time, p.end))
-        snap = p.snapshot(seq, time=pos.time)
+        pos = p.replay_position(min(self.replay_time, p.end))
         source = SOURCE_NAMES[p.step_time_source()] if p.position >= 0 else "start"
-        return dataclasses.replace(
-            snap, time=pos.time, speed=speed, paused=paused, engine_state=engine_state, clock=clock,
-            replay=pos, events=self.ring.recent(), history_upto=self.history_upto, config_files=self.config_files,
-            diagnostics=(S.Diagnostic("info", f"time of this transaction: {source}"),),
+        self.settled = (p.settle(pos.time), pos, (S.Diagnostic("info", f"time of this transaction: {source}"),),
+                        self.ring.recent(), self.history_upto)
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
+        view, pos, diagnostics, events, history_upto = self.settled
+        return snapshot_of(
+            view, seq=seq, mode="replay", speed=speed, paused=paused, engine_state=engine_state, clock=clock,
+            replay=pos, events=events, history_upto=history_upto, config_files=self.config_files,
+            diagnostics=diagnostics, tz=self.player.tz, error=error,
+            controls=S.CONTROLS if controls is None else controls,
         )

@@ -35,6 +35,7 @@ from engine.contract.snapshot import ReplayPosition, Snapshot
 from engine.contract.commands import Pause, Resume, Seek, SetSpeed, Step
 from engine.queue.timeline import COMMENT
 from engine.views import recorded as views
+from engine.views.snapshot import View, snapshot_of
 from engine.views.recorded_rows import ReplayRows
 from engine.feeds.replay.stats import DEFAULT_POLLING_PERIOD, RouteHistory
 
@@ -82,9 +83,10 @@ class Player:
             return min(self.end, self._anchor_time + (self.clock.now() - self._anchor_clock) * self.speed)
         return self.index.times[self.position] if self.position >= 0 else self.start
 
-    def replay_position(self) -> ReplayPosition:
+    def replay_position(self, time: float | None = None) -> ReplayPosition:
+        """Where the replay is; ``time`` (default: :meth:`time`) the moment shown."""
         return ReplayPosition(
-            transaction=self.position, transactions=self.index.steps, time=self.time(),
+            transaction=self.position, transactions=self.index.steps, time=self.time() if time is None else time,
             start=self.start, end=self.end, times_inferred=not self.index.has_comments,
         )
 
@@ -221,13 +223,18 @@ class Player:
         j = self.state.get(job)
         return j.attrs if j is not None else {}
 
-    def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
-        """The recorded queue now; ``time`` (default: :meth:`time`) dates the route figures."""
+    def settle(self, time: float | None = None) -> View:
+        """Take this moment's changes into the rows, counts and row order, and return its view;
+        ``time`` (default: :meth:`time`) dates the route figures."""
         t = self.time() if time is None else time
-        return views.snapshot_of(
-            self.state.table, seq=seq, time=t, mode="replay", speed=self.speed,
-            paused=self.paused, position=self.replay_position(), limits=self.limits,
-            jobs_version=self.version, with_jobs=with_jobs, tz=self.tz,
-            figures=self.history.figures(self.position, t), rows=self.rows,
-            deferral=lambda job: self.history.deferral_at(job, t), route_order=self.route_order,
+        return views.settle(
+            self.state.table, rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
+            figures=self.history.figures(self.position, t), route_order=self.route_order,
+            deferral=lambda job: self.history.deferral_at(job, t),
         )
+
+    def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
+        """The recorded queue now, settled and shown at once (the headless ``replay``, on one
+        thread; the replay feed settles in its ``advance`` and only reads in its ``snapshot``)."""
+        return snapshot_of(self.settle(time), seq=seq, mode="replay", speed=self.speed, paused=self.paused,
+                                 replay=self.replay_position(), with_jobs=with_jobs, tz=self.tz)

@@ -102,7 +102,7 @@ def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(tui.app, "make_app", fake_make_app)
     assert main(["replay", REAL]) == 0
-    assert opened[-1][:2] == ("replay", True) and opened[-1][2].engine.player.index.steps == 5
+    assert opened[-1][:2] == ("replay", True) and opened[-1][2].feed.player.index.steps == 5
     assert main(["watch", "--queue-log", REAL]) == 0
     assert opened[-1][:2] == ("watch", True)
     rc, out, _ = _run(capsys, "replay", REAL, "--transaction", "2", "--json")

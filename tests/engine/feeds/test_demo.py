@@ -22,7 +22,7 @@ from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from engine.cli.demo import snapshots_fast
 from engine.cli.jsonout import dumps, snapshot_json
-from engine.views.build import _row
+from engine.views.build import DemoJobs, _row
 
 ROOT = REPO
 HOURS = 3
@@ -221,6 +221,6 @@ def test_jobs_table_follows_the_queue(demo):
     """The incrementally maintained jobs table equals one built from scratch, in id order."""
     engine = demo["engine"]
     rows = engine.snapshot().jobs
-    fresh = [_row(engine, j.key, engine.schedd.cron.deferral) for j in engine.queue.jobs()]
+    fresh = [_row(DemoJobs(engine), j.key) for j in engine.queue.jobs()]
     assert list(rows) == fresh and len(rows) == len(engine.queue)
     assert engine.snapshot().jobs is rows  # unchanged queue: the same tuple is shared

@@ -15,7 +15,7 @@ from engine.views.rows import is_job_event
 from engine.views.build import SNAPSHOT_JOB_EVENTS
 from engine.runtime import Runtime
 from tests.helpers.demo_fixture import make_config_dir
-from engine.views.build import source_route
+from engine.views.build import DemoJobs, source_route
 
 NOTABLE = ("config-reloaded", "route-throttled")
 
@@ -94,7 +94,7 @@ def test_a_claimed_source_without_a_visible_copy_shows_its_tracked_route(routed)
     the row names the route the router tracks the job on."""
     engine = routed
     key, tracked = next((k, j) for k, j in engine.router.jobs.items() if j.route_name)
-    assert source_route(engine, key, None) == tracked.route_name
-    assert source_route(engine, key, "999999.0") == tracked.route_name  # copy gone
+    assert source_route(DemoJobs(engine), key, None) == tracked.route_name
+    assert source_route(DemoJobs(engine), key, "999999.0") == tracked.route_name  # copy gone
     plain = next(r.job for r in engine.snapshot().jobs if r.kind == "plain")
-    assert source_route(engine, plain, None) is None
+    assert source_route(DemoJobs(engine), plain, None) is None

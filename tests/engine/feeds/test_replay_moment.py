@@ -198,7 +198,7 @@ async def test_seek_prompt_on_the_dashboard(log):
                               reroute=False, tz="UTC", seed=1, sites=None)
     runtime = build_runtime(args)
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
-    player = runtime.engine.player
+    player = runtime.feed.player
 
     async def cmd(pilot, text):
         await pilot.press("colon")

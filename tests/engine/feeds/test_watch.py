@@ -16,13 +16,14 @@ import threading
 
 from engine.clock import ManualClock
 from engine.queue.writer import open_queue
-from engine.feeds.watch import WatchEngine, WatchError, WatchSetup, resolve
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import WatchError, WatchSetup, resolve
 from tui.cli import main
 from engine.clock import SystemClock
 from engine.queue.filewatch import run_watch
 from engine.runtime import Runtime
-from engine.feeds.watch import WatchFeed
-from engine.feeds.watch import condor_config_paths
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.setup import condor_config_paths
 
 T0 = 1795300000.0
 

@@ -11,7 +11,9 @@ import pytest
 
 from engine.cli.watch import build_runtime
 from engine.clock import ManualClock
-from engine.feeds.watch import WatchEngine, WatchFeed, resolve
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import resolve
 from engine.contract.commands import WakeUp
 from tui.app import make_app
 

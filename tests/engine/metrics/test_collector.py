@@ -17,7 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
-from engine.feeds.watch import WatchEngine, WatchFeed, resolve
+from engine.feeds.watch.feed import WatchFeed
+from engine.feeds.watch.follow import WatchEngine
+from engine.feeds.watch.setup import resolve
 from engine.metrics.collector import METRICS, Latest
 from engine.metrics.server import exposition
 from engine.router.unrouted import REASONS
@@ -238,7 +240,7 @@ def test_replay_counters_at_the_end_equal_watchs(watched):
 
     args = argparse.Namespace(log=LOG, queue_log_alias=None, config=[CONFIG], tz="UTC", speed=1.0, at="end",
                               transaction=None)
-    feed = build_runtime(args).engine
+    feed = build_runtime(args).feed
     feed.handle(Seek(time=LAST))
     replay = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in feed.snapshot(1).routes}
     watch = {r.name: (r.started_total, r.succeeded_total, r.failed_total) for r in watched[1].routes}

@@ -105,7 +105,7 @@ def test_demo_runtime_serves_its_metrics_under_its_name(tmp_path):
         assert {s.labels["reason"] for s in got["routedeck_idle_unrouted_jobs"]} >= {"no_match", "route_full"}
     finally:
         runtime.stop()
-        runtime.engine.close()
+        runtime.feed.close()
     assert refused(srv.port)
 
 
