@@ -10,14 +10,19 @@ config reader's limit per file), prints, best of ``--repeat`` (wall and CPU seco
    lint within them (``lint_shadowing``, the step that compared every route with every earlier
    one before issue 25: 35 s on 20,000 routes);
 3. the router's umbrella string over every route (``candidates.umbrella_core``: built once per
-   poll by ``route``, ``watch --once`` and the demo; it kept its terms in a list).
+   poll by ``route``, ``watch --once`` and the demo; it kept its terms in a list);
+4. ``routedeck route`` of two jobs (``tui.cli.main``, in this process: config read, table load
+   with its lints, then the jobs), one taken by an early route and one whose ``DESIRED_Sites``
+   names a route near the end (every route before it is evaluated).
 
 ``--tables`` adds two tables that were quadratic in other steps: ``macros`` (every route assigns
 a macro nothing uses: the unused-macro lint searched the whole table's text per macro) and
 ``classad`` (the routes as ``JOB_ROUTER_ENTRIES``: the loader listed the whole hash table for
 each entry and counted lines from the top for each).
 
-Target: growth with the routes (10k -> 100k about x10), ``check -q`` on 100,000 routes in seconds.
+Target: growth with the routes (10k -> 100k about x10), ``check -q`` on 100,000 routes in seconds
+(≤ 10 s of CPU on a 2-core machine). Under load, compare the CPU figures: wall time counts the
+other processes too.
 
     python bench/routes_scaling.py [--sizes 1000 10000 100000] [--repeat 1] [--tables transform macros classad]
 """
@@ -25,6 +30,7 @@ Target: growth with the routes (10k -> 100k about x10), ``check -q`` on 100,000 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
@@ -42,6 +48,7 @@ from engine.lang.config import Config
 from engine.router.candidates import umbrella_core
 from engine.router.lints import lint_shadowing, lint_table
 from engine.router.loader import load_routing_table
+from tui.cli import main as cli_main
 
 MAX_FILE = 12 << 20  # under the config reader's 16 MiB per file
 
@@ -81,6 +88,22 @@ def write_files(text: str, where: Path) -> list[str]:
     return paths
 
 
+def jobs_text(kind: str, n: int) -> str:
+    """Two idle jobs for ``route``: one an early route takes, one only a route near the end takes."""
+    base = 'ProcId = 0\nJobStatus = 1\nWantJobRouter = true\nOwner = "bench"\nJobUniverse = 5\n'
+    last = n - 7 if kind == "transform" else n - 1
+    return (f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
+            f'ClusterId = 2\n{base}VO = "vo{last % 10}"\nRequestMemory = 1024\nDESIRED_Sites = "site{last}"\n')
+
+
+def route_run(files: list[str], jobs: str) -> str:
+    argv = ["route", *[a for f in files for a in ("--config", f)], "--jobads", jobs, "--now", "1700000000"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli_main(argv)
+    return out.getvalue()
+
+
 def timed(fn, repeat: int) -> tuple[float, float, object]:
     """Best wall and best CPU seconds of ``repeat`` runs, and the last result."""
     walls, cpus, out = [], [], None
@@ -99,7 +122,7 @@ def main() -> int:
     ap.add_argument("--tables", nargs="+", default=["transform"], choices=["transform", "macros", "classad"])
     a = ap.parse_args()
     print(f"{'table':<10} {'routes':>8}  {'check -q wall/CPU':>19}  {'lints wall/CPU':>17}  "
-          f"{'shadowing':>10}  {'umbrella':>9}  load")
+          f"{'shadowing':>10}  {'umbrella':>9}  {'route wall/CPU':>17}  load")
     for kind in a.tables:
         for n in a.sizes:
             with tempfile.TemporaryDirectory(prefix="routedeck-bench-routes-") as d:
@@ -112,8 +135,13 @@ def main() -> int:
                 sw, _, _ = timed(lambda: lint_shadowing(table), a.repeat)
                 reqs = [r.requirements for r in table.routes]
                 uw, _, _ = timed(lambda: umbrella_core(table.knobs.source_job_constraint, reqs), a.repeat)
-            print(f"{kind:<10} {n:>8,}  {cw:8.2f} /{cc:7.2f} s  {lw:7.2f} /{lc:6.2f} s  {sw:8.2f} s  {uw:7.3f} s  {os.getloadavg()[0]:.2f}",
-                  flush=True)
+                table = reqs = None  # freed before the route run loads its own table
+                jobs = Path(d) / "jobs.ad"
+                jobs.write_text(jobs_text(kind, n))
+                rw, rc, routed = timed(lambda: route_run(files, str(jobs)), a.repeat)
+                assert routed.count("\t") >= 2, routed
+            print(f"{kind:<10} {n:>8,}  {cw:8.2f} /{cc:7.2f} s  {lw:7.2f} /{lc:6.2f} s  {sw:8.2f} s  {uw:7.3f} s  "
+                  f"{rw:7.2f} /{rc:6.2f} s  {os.getloadavg()[0]:.2f}", flush=True)
     return 0
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
 import classad2
@@ -82,8 +82,13 @@ class Expr:
     text: str
     tree: Any  # classad2.ExprTree
     uses_time: bool
-    refs: frozenset[str] = field(default_factory=frozenset)  # attribute names, lower-cased
     stored: str | None = None
+
+    @functools.cached_property
+    def refs(self) -> frozenset[str]:
+        """The attribute names the expression references, lower-cased (asked for by few callers,
+        so worked out on the first ask, not at every parse)."""
+        return _refs_of(self.tree)
 
     def __str__(self) -> str:
         return self.text
@@ -134,9 +139,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
             raise ClassAdError(f"brackets nested {depth} deep, more than the ClassAd parser takes: "
                                f"{_clip(src, 40)}", text) from exc
         raise ClassAdError(f"cannot parse expression: {_clip(src, 200)}", text) from exc
-    refs = _refs_of(tree)
-    return Expr(src, tree, "CurrentTime" in rewritten or "currenttime" in refs, refs,
-                plain if rewritten != plain else None)
+    # a reference to CurrentTime is spelled in the text: the references are listed only then
+    uses_time = "CurrentTime" in rewritten or ("currenttime" in src.lower() and "currenttime" in _refs_of(tree))
+    return Expr(src, tree, uses_time, plain if rewritten != plain else None)
 
 
 _EMPTY_AD = None
@@ -159,7 +164,15 @@ def _refs_of(tree: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+# A lone integer or a string literal of printable ASCII without a backslash: what parse_expr
+# accepts without a doubt (no adjacent strings, no operators, the same text in both syntaxes), so
+# a route's ``SET RoutedSite = "site7"`` is not parsed only to be found valid
+_PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"|0|[1-9][0-9]{0,17}')
+
+
 def is_valid_expr(text: str) -> bool:
+    if _PLAIN_LITERAL.fullmatch(text.strip()):
+        return True
     try:
         parse_expr(text)
         return True

@@ -126,7 +126,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     hooks = HookManager(cfg, table.knobs.hook_keyword, allow_run=bool(getattr(args, "allow_hooks", False)))
     try:
-        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks, trace=getattr(args, "trace", False))
+        trace = getattr(args, "trace", False)
+        results = route_jobs(table, ads, now, args.ignore_prior_routing, hooks, trace=trace,
+                             detail=bool(args.explain or args.json or trace))  # plain lines: route and verdict only
     finally:
         hooks.close()
     for r, position in zip(results, positions):  # a job without ids is known by its place in the file

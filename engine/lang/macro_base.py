@@ -17,6 +17,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -37,8 +38,11 @@ class MacroError(Exception):
         self.chain = chain
 
 
+_NAME = re.compile(r"[A-Za-z0-9_./]+")  # _IDCHARS, one or more
+
+
 def is_valid_name(name: str) -> bool:
-    return bool(name) and all(c in _IDCHARS for c in name)
+    return _NAME.fullmatch(name) is not None
 
 
 @dataclass

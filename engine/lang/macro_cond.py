@@ -263,8 +263,12 @@ class IfStack:
         return f
 
 
+_FIRST_SPACE = re.compile(r"\s")
+
+
 def is_if_keyword(line: str) -> bool:
-    word = re.split(r"\s", line, maxsplit=1)[0].lower()
+    m = _FIRST_SPACE.search(line)  # the first word, as re.split(r"\s", line, maxsplit=1)[0]
+    word = (line[: m.start()] if m else line).lower()
     return word in ("if", "elif", "else", "endif")
 
 

@@ -59,6 +59,17 @@ class Transform:
     requirements_line: int = 0
     declared_name: str | None = None  # the NAME statement, even when the caller chose the name
     transform_items: list[str] = field(default_factory=list)  # inline TRANSFORM … from ( items )
+    # REQUIREMENTS as the parser parsed it: matching a job evaluates this tree instead of parsing
+    # the text again per job (the parse cache is smaller than a table of 100,000 routes)
+    requirements_expr: ca.Expr | None = field(default=None, repr=False, compare=False)
+
+    def requirements_tree(self) -> ca.Expr | None:
+        """The parsed REQUIREMENTS (None without them), parsed at most once per transform."""
+        if not self.requirements:
+            return None
+        if self.requirements_expr is None or self.requirements_expr.text != self.requirements.strip():
+            self.requirements_expr = ca.parse_expr(self.requirements)
+        return self.requirements_expr
 
     def matches(self, ad: Any, now: float | None = None, macros: MacroSet | None = None,
                 config: "Config | None" = None) -> bool:
@@ -66,7 +77,7 @@ class Transform:
         if not self.requirements:
             return True
         my = ca.make_ad(ad) if isinstance(ad, Mapping) and not hasattr(ad, "lookup") else ad
-        return ca.is_true(ca.evaluate(ca.parse_expr(self.requirements), my=my, now=now))
+        return ca.is_true(ca.evaluate(self.requirements_tree(), my=my, now=now))
 
     def apply(self, ad: dict[str, str], *, macros: MacroSet | None = None, config: "Config | None" = None,
               now: float | None = None, router: bool = False, observer: Any = None,
@@ -117,7 +128,10 @@ class Transform:
 
     def macro_loops(self, config: "Config | None" = None) -> list["MacroLoop"]:
         """The macro loops met by the statements whose text a run expands (SET …, if, error,
-        warning), each once, without a job ad (``$(MY.x)`` is empty here)."""
+        warning), each once, without a job ad (``$(MY.x)`` is empty here). A body without ``$``
+        and without ``if`` expands nothing and its run cannot fail: it is not run."""
+        if "$" not in self.text and not any(st.kind == "if" for st in self.statements):
+            return []
         lookup, lines = self.static_macros(config)
         out: list[MacroLoop] = []
         seen: set[frozenset[str]] = set()
@@ -168,4 +182,5 @@ def parse_transform(text: str, name: str | None = None) -> Transform:
         requirements_line=parsed.requirements_line,
         declared_name=parsed.name,
         transform_items=parsed.transform_items,
+        requirements_expr=parsed.requirements_expr,
     )

@@ -63,6 +63,10 @@ class MacroSet(MutableMapping[str, str]):
         old = self._data.get(key.lower())
         self._data[key.lower()] = (old[0] if old else key, value)
 
+    def get(self, key: str, default: Any = None) -> Any:  # one dict look-up, not a KeyError per missing name
+        hit = self._data.get(key.lower())
+        return default if hit is None else hit[1]
+
     def __delitem__(self, key: str) -> None:
         del self._data[key.lower()]
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 # is_xform_statement(buf, "transform"): the keyword, then a whitespace character (so a bare
 # "TRANSFORM" at the end of a line is not one), and no '=' or ':' after the blanks.
+_TRANSFORM_WORD = re.compile("transform", re.IGNORECASE)  # as _TRANSFORM_LINE matches it
 _TRANSFORM_LINE = re.compile(r"[ \t\f\v]*transform[ \t\f\v](?![ \t\f\v]*[=:])", re.IGNORECASE)
 
 
@@ -34,6 +35,8 @@ class TransformCut:
 
 def cut_at_transform(text: str) -> TransformCut:
     """The part of ``text`` that ``MacroStreamXFormSource::open`` loads."""
+    if not _TRANSFORM_WORD.search(text):  # a route body without the word: nothing to cut (one scan)
+        return TransformCut(text, None, [])
     lines = re.split(r"\r\n|\r|\n", text)
     for i, line in enumerate(lines):
         if _TRANSFORM_LINE.match(line):

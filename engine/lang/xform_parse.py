@@ -83,6 +83,7 @@ class Parsed:
     statements: list[Statement] = field(default_factory=list)
     name: str | None = None
     requirements: str | None = None
+    requirements_expr: ca.Expr | None = None  # REQUIREMENTS parsed once, here (the router evaluates this tree)
     requirements_line: int = 0
     universe: int | None = None
     transform_args: str | None = None
@@ -100,8 +101,12 @@ def universe_number(text: str) -> int:
     return UNIVERSES.get(text.strip().lower(), 0)
 
 
+_META = re.compile(r"(name|requirements|universe|transform)\s+(.*)$", re.IGNORECASE | re.DOTALL)
+_COLON_IF = re.compile(r":if(\s|$)", re.IGNORECASE)
+
+
 def _meta(line: str) -> tuple[str, str] | None:
-    m = re.match(r"(name|requirements|universe|transform)\s+(.*)$", line, re.IGNORECASE | re.DOTALL)
+    m = _META.match(line)
     if not m or m.group(2)[:1] in ("=", ":"):
         return None
     return m.group(1).lower(), m.group(2).strip()
@@ -134,7 +139,7 @@ def parse(text: str) -> Parsed:
         if meta is not None:
             skip_items = _handle_meta(out, meta, lineno, line)
             continue
-        if line.startswith(":") and (ifs or re.match(r":if(\s|$)", line, re.IGNORECASE)):
+        if line.startswith(":") and (ifs or _COLON_IF.match(line)):
             line = line[1:].lstrip()
         if mc.is_if_keyword(line):
             _check_if(ifs, line, lineno)
@@ -186,7 +191,7 @@ def _handle_meta(out: Parsed, meta: tuple[str, str], lineno: int, line: str) -> 
             out.name = args
     elif kind == "requirements":
         try:
-            ca.parse_expr(args)
+            out.requirements_expr = ca.parse_expr(args)
         except ca.ClassAdError:
             raise XformError(lineno, line.find(args) + 1, f"invalid REQUIREMENTS : {args}") from None
         out.requirements = args

@@ -83,10 +83,11 @@ def translate(hooks: Any, job: AdJob, route: Any, attrs: dict[str, str],
 
 
 def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: bool = False,
-               hooks: Any = None, trace: bool = False) -> list[dict[str, Any]]:
+               hooks: Any = None, trace: bool = False, detail: bool = True) -> list[dict[str, Any]]:
     """One cycle of a fresh router over ``ads``; a result dict per job (see module doc).
     ``hooks``: an ``engine.router.hooks.HookManager`` (default: the table's keyword, programs
-    not allowed to run)."""
+    not allowed to run). ``detail=False``: steps without each failing route's clauses
+    (``explain_job``), for a caller that prints only the route and verdict."""
     if hooks is None:
         hooks = HookManager(table.config, table.knobs.hook_keyword)
     stats = {r.name.lower(): RouteStats(r.name, now) for r in table.routes}
@@ -97,7 +98,7 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
         if ignore_prior:
             forget_prior_routing(attrs)
         job = AdJob(attrs, i)
-        expl = explain_job(table, job, now=now, stats=stats, managed=managed)
+        expl = explain_job(table, job, now=now, stats=stats, managed=managed, detail=detail)
         steps = list(expl.steps)
         routed = None
         tracer = None

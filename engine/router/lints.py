@@ -187,9 +187,18 @@ def bare_identifier_comparisons(text: str) -> list[str]:
     return found
 
 
-def _normal(text: str | None) -> str:
+def _normal(text: str | None, parsed: C.Expr | None = None) -> str:
+    """``text`` unparsed by the new-syntax parser, without spaces, lower case. ``parsed``: the
+    route's own parse of ``text`` (``Transform.requirements_expr``), used instead of parsing it
+    twice more when it is that parse: without a backslash, the old-syntax text is the new-syntax
+    text, and ``unparse_old`` writes the tree as the text was before the ``time()`` rewrite."""
     if not text:
         return "true"
+    if parsed is not None and parsed.text == text.strip() and "\\" not in text:
+        try:
+            return C.unparse_old(parsed).replace(" ", "").lower()
+        except Exception:  # noqa: BLE001  (as below: compared as written)
+            return text.replace(" ", "").lower()
     try:
         return C.unparse_old(C.parse_expr(text).text).replace(" ", "").lower()
     except (C.ClassAdError, Exception):  # noqa: BLE001  (unparsable text compares as written)
@@ -206,7 +215,7 @@ def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
     level = "info" if table.knobs.round_robin else "warning"
     first: dict[str, tuple[int, Route]] = {}  # normalised REQUIREMENTS -> its first route (position, route)
     for i, route in enumerate(table.routes):
-        key = _normal(route.requirements)
+        key = _normal(route.requirements, getattr(route.transform, "requirements_expr", None))
         found = [(first[k], k) for k in {"true", key} if k in first]
         if found:
             (_, prev), prev_key = min(found, key=lambda f: f[0][0])

@@ -19,16 +19,18 @@ import re
 
 import pytest
 
+from engine import classad
 from engine.lang import xform as X
 from engine.lang.config import Config
 from engine.lang.xform import XformError
-from engine.router import classic, lints, loader
+from engine.router import classic, lints, loader, whynot
 from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
 from tests.helpers.real_configs import BUNDLES, DATA
+from tui.cli import main as cli_main
 from engine.lang import macros as mx
 from engine.lang.xform_apply import MacroSet, Run
 
@@ -196,7 +198,7 @@ class CountingKey(str):
 
 
 def shadowing_comparisons(monkeypatch, routes) -> tuple[int, list[Diagnostic]]:
-    monkeypatch.setattr(lints, "_normal", lambda text: CountingKey(_normal(text)))
+    monkeypatch.setattr(lints, "_normal", lambda text, parsed=None: CountingKey(_normal(text, parsed)))
     CountingKey.comparisons = 0
     diags = lint_shadowing(fixture_table(routes))
     return CountingKey.comparisons, diags
@@ -345,3 +347,94 @@ def test_one_run_of_a_route_body_reads_every_macro_as_one_run_per_macro_did():
             assert got == want, (transform.text, name)
             failed += isinstance(want, tuple)
     assert failed >= 10  # the failing bodies did fail, and more than once each
+
+
+# ------------------------------------------------------------------------------------------- parses, counted
+
+
+def many_routes(n: int) -> str:
+    """A transform table like bench/routes_scaling.py's: every route's REQUIREMENTS differ."""
+    names = [f"Site{i}" for i in range(n)]
+    lines = ["JOB_ROUTER_SOURCE_JOB_CONSTRAINT = WantJobRouter =?= true",
+             "JOB_ROUTER_ROUTE_NAMES = " + " ".join(names)]
+    for i, name in enumerate(names):
+        lines += [f"JOB_ROUTER_ROUTE_{name} @=rt",
+                  f'  REQUIREMENTS VO == "vo{i % 10}" && RequestMemory <= {1024 * (i + 1)} && '
+                  f'(DESIRED_Sites is undefined || stringListMember("site{i}", DESIRED_Sites))',
+                  f'  GridResource = "batch slurm site{i}"', f'  SET RoutedSite = "site{i}"', "@rt"]
+    return "\n".join(lines) + "\n"
+
+
+def counted_parses(monkeypatch):
+    """Count every call of engine.classad.parse_expr (cache hits included: a parse cache smaller
+    than the table, 65,536 entries for 100,000 routes, turns each of them back into a parse)."""
+    calls = [0]
+    real = classad.parse_expr
+
+    def counting(text, new=False):
+        calls[0] += 1
+        return real(text, new)
+
+    monkeypatch.setattr(classad, "parse_expr", counting)
+    return calls
+
+
+def test_loading_and_linting_a_table_parses_each_route_requirements_once(monkeypatch):
+    # issue 25 item 6: check -q took ~32 s on 100,000 routes, most of it parsing each route's
+    # REQUIREMENTS three times (the transform parser, the shadowing lint's normal form, and the
+    # SET literal the transform-text lint checks). One parse per route, at any size.
+    calls = counted_parses(monkeypatch)
+    counts = {}
+    for n in (500, 1000):
+        cfg = Config.from_text(many_routes(n), env={})
+        calls[0] = 0
+        table = load_routing_table(cfg)
+        assert len(table.routes) == n and not table.errors
+        assert not [d for d in table.diagnostics if d.level != "info"], table.diagnostics[:3]
+        counts[n] = calls[0]
+    assert counts[1000] <= n + 5, counts
+    assert counts[1000] <= 2 * counts[500] + 5, counts
+
+
+def test_matching_a_job_against_every_route_does_not_parse_requirements_again(monkeypatch):
+    # The router evaluates each route's REQUIREMENTS for each job (JobRouter::ChooseRoute,
+    # htcondor.md §1.4): with the route's own parse, not one from a cache that 100,000 routes evict.
+    table = load_routing_table(Config.from_text(many_routes(300), env={}))
+    job = classad.make_ad({"VO": '"vo7"', "RequestMemory": "2048", "WantJobRouter": "true"})
+    calls = counted_parses(monkeypatch)
+    matched = [r.name for r in table.routes if r.matches(job, now=1_700_000_000)]
+    assert matched == [f"Site{i}" for i in range(300) if i % 10 == 7 and i >= 1]
+    assert calls[0] == 0, calls
+
+
+def test_routedeck_route_without_explain_does_not_explain_every_failing_route(monkeypatch, tmp_path, capsys):
+    # `routedeck route` (no --explain, no --json) prints one line per job: route and verdict. It
+    # built the clause-by-clause explanation of every route before the chosen one for each job
+    # (parsing each clause): on 100,000 routes, jobs × routes parses. The lines stay the same;
+    # --explain still explains every route (JobRouter::ChooseRoute order, htcondor.md §1.4).
+    # 300 routes: from about 400 of these the umbrella's chain of || is deeper than classad2
+    # evaluates (Error), and no job is a candidate — a separate question (see the bench)
+    cfg = tmp_path / "routes.conf"
+    cfg.write_text(many_routes(300))
+    base = 'ProcId = 0\nJobStatus = 1\nWantJobRouter = true\nOwner = "u"\nJobUniverse = 5\n'
+    ads = tmp_path / "jobs.ad"
+    ads.write_text(f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
+                   f'ClusterId = 2\n{base}VO = "vo3"\nRequestMemory = 1024\nDESIRED_Sites = "site293"\n')
+    calls = [0]
+    real = whynot.clause_steps
+
+    def counting(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(whynot, "clause_steps", counting)
+    argv = ["route", "-c", str(cfg), "--jobads", str(ads), "--now=1700000000"]
+    assert cli_main(argv) == 0
+    lines = capsys.readouterr().out
+    assert lines == "1.0\tSite7\twould be routed to Site7\n2.0\tSite293\twould be routed to Site293\n"
+    assert calls[0] <= 2, calls  # JOB_ROUTER_SOURCE_JOB_CONSTRAINT, once per job
+    calls[0] = 0
+    assert cli_main([*argv, "--explain"]) == 0
+    explained = capsys.readouterr().out
+    assert explained.startswith("Job 1.0: would be routed to Site7\n") and "Job 2.0: would be routed to Site293" in explained
+    assert calls[0] >= 293, calls  # every route before Site293 explained, as before
