@@ -9,7 +9,6 @@ does not parse (each named on stderr); 2 usage, an unreadable log or a moment ou
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 from engine.cli import args as argcheck
@@ -39,8 +38,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from engine.lang.user_policy import policy_checks  # noqa: PLC0415
-    from engine.views.figures import next_close  # noqa: PLC0415
-    from engine.views.ledger import ledger  # noqa: PLC0415
+    from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415
     from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
     try:
@@ -74,13 +72,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_config_and_table(args.config)
     cfg, table = loaded.config, loaded.table
     now = player.time()
-    ads = player.state.table
-    figures = player.history.figures(player.position, now)
-    hist = player.history
-    first = hist.start + hist.period / 2  # the poll grid replay's figures use (engine.feeds.replay.stats)
-    poll = first if now < first else first + (math.floor((now - first) / hist.period) + 1) * hist.period
-    entries = ledger(table, ads, now, figures=figures, get=cfg.get, jobs=[args.job] if args.job else None,
-                     poll=poll, close_of=lambda begin: next_close(hist.start, hist.period, begin))
+    entries = replay_ledger(player, table, cfg.get, [args.job] if args.job else None)
     checks = policy_checks(cfg.get)
     for e in errors:
         print(e, file=sys.stderr)

@@ -8,6 +8,7 @@ format with ``106 #`` times); product.md §6 lists the controls.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,31 @@ def test_the_bar_says_in_words_where_an_estimated_time_comes_from():
         assert "(est.)" in narrow and len(narrow) <= 80
     snap = make_snapshot(0, mode="replay", replay=pos, diagnostics=(S.Diagnostic("info", SOURCE_PREFIX + "comment"),))
     assert "estimated" not in bar_text(snap, width=132).plain
+
+
+@pytest.mark.slow
+async def test_why_not_in_replay_answers_from_the_ledger():
+    """Issue 29: in replay the why-not screen said "this engine offers no routing explanation".
+    With --config it shows the job's ledger entry, the same one ``routedeck why`` gives (engine.
+    feeds.replay.why: one computation): the verdict and every route's verdict in match order.
+    The recording is the shipped demo one (sample_configs/recordings/README.md)."""
+    from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - this test only
+    from engine.launch.options import ReplayOptions  # noqa: PLC0415 - this test only
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415 - this test only
+
+    root = Path(__file__).resolve().parents[2]
+    log = str(root / "sample_configs" / "recordings" / "demo-3h.job_queue.log")
+    conf = str(root / "sample_configs" / "demo" / "condor_config")
+    runtime = replay_runtime(ReplayOptions(log=log, config=(conf,), tz="UTC", at="+1h"))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
+        loaded = load_config_and_table([conf])
+        entries = runtime.query(lambda feed: replay_ledger(feed.player, loaded.table, loaded.config.get))
+        entry = next(e for e in entries if e.routes)
+        await _cmd(pilot, f"why {entry.job}")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "WhyNotScreen" and app.screen.checks is not None)
+        text = str(app.screen.query_one("#whynot").render())
+        assert "no routing explanation" not in text and entry.verdict in text
+        assert [c.label for c in app.screen.checks][:len(entry.routes)] == [
+            f"[{r['route']}] {r['verdict']}" for r in entry.routes]
