@@ -400,7 +400,8 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         if snap is not None:
             words["route"] = list(dict.fromkeys(r.name for r in snap.routes + snap.inactive_routes))
             if self._job_ids[0] != snap.jobs_version or not self._job_ids[1]:
-                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs], waiting_first(snap.jobs))
+                self._job_ids = (snap.jobs_version, [j.job for j in snap.jobs], waiting_first(
+                    snap.jobs, frozenset(c.job for c in snap.cron_jobs)))
             words["job"] = self._job_ids[1]
             words["waiting"] = self._job_ids[2]
         return words

@@ -159,7 +159,9 @@ async def test_why_offers_the_jobs_waiting_for_a_route_first():
             dataclasses.replace(row, job="4.0"),
             dataclasses.replace(row, job="9.0", kind="source", routed_to="3.0"),
             dataclasses.replace(row, job="5.0"))
-    app = _app(FakeRuntime(dataclasses.replace(base, jobs=rows, total_jobs=len(rows), jobs_version=7)))
+    cron = (dataclasses.replace(base.cron_jobs[0], job="6.0"),)  # in replay a cron row may have no DeferralTime
+    rows = rows + (dataclasses.replace(row, job="6.0"),)
+    app = _app(FakeRuntime(dataclasses.replace(base, jobs=rows, total_jobs=len(rows), jobs_version=7, cron_jobs=cron)))
     async with app.run_test(size=NARROW) as pilot:
         box = await _open_prompt(app, pilot)
         await _type(pilot, "why ")
@@ -167,6 +169,7 @@ async def test_why_offers_the_jobs_waiting_for_a_route_first():
         hint = str(app.screen.query_one("#command-hint").render())
         assert hint.index("4.0") < hint.index("5.0") < hint.index("1.0")
         assert hint.index("5.0") < hint.index("3.0") and hint.index("5.0") < hint.index("9.0")
+        assert hint.index("5.0") < hint.index("6.0")
         await pilot.press("tab")
         assert box.value == "why "  # several candidates, no common prefix beyond ""
         await pilot.press("tab")

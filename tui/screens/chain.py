@@ -68,8 +68,14 @@ def render_chains(found, job: str | None = None) -> Text:
         if found.orphan_sources:
             t.append(f"  managed sources without their copy: {', '.join(found.orphan_sources[:50])}\n")
     n = found.totals
-    t.append(f"\n{n['sources']} source jobs · {n['copies']} routed copies · {n['grid_jobs']} grid jobs · "
-             f"{n['lagging']} lagging · {n['orphan_copies'] + n['orphan_sources']} orphans", style="bold")
+    def count(k: int, one: str, many: str) -> str:
+        return f"{k} {one if k == 1 else many}"
+
+    orphans = n["orphan_copies"] + n["orphan_sources"]
+    t.append("\n" + " · ".join((count(n["sources"], "source job", "source jobs"),
+                                 count(n["copies"], "routed copy", "routed copies"),
+                                 count(n["grid_jobs"], "grid job", "grid jobs"), f"{n['lagging']} lagging",
+                                 count(orphans, "orphan", "orphans"))), style="bold")
     return t
 
 

@@ -58,13 +58,14 @@ def candidates(text: str, words: dict[str, list[str]]) -> tuple[str, list[str]]:
     return prefix, [w for w in pool if w.lower().startswith(low)]
 
 
-def waiting_first(jobs) -> list[str]:
+def waiting_first(jobs, cron: frozenset[str] = frozenset()) -> list[str]:
     """The job ids ``:why`` completes to, the jobs the question is about first: idle jobs the
-    router may still take (not a routed copy, not routed yet, no DeferralTime: a crondor job waits
-    for its time, not for a route), then every other job in the table's order."""
+    router may still take (not a routed copy, not routed yet, not a crondor job: ``cron`` holds
+    their ids, and a job with a DeferralTime waits for its time, not for a route), then every
+    other job in the table's order."""
     def waits(j) -> bool:
         return (j.status == JobStatus.IDLE and j.kind != "routed" and j.routed_to is None
-                and j.deferral_time is None)
+                and j.deferral_time is None and j.job not in cron)
     return [j.job for j in jobs if waits(j)] + [j.job for j in jobs if not waits(j)]
 
 
