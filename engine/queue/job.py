@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol
 
+from engine.classad_text import integer_of
 from engine.contract.codes import JobStatus
 
 from engine.classad import ClassAdError, Value, as_int, evaluate, make_ad
@@ -37,12 +38,9 @@ _EMPTY: Mapping[str, str] = MappingProxyType({})
 def _int_of(text: str | None) -> int | None:
     """An integer attribute as EvaluateAttrInt reads it: plain digits fast, anything else
     (``2.0``, an expression of literals) through classad2; None when not an integer."""
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
+    value = integer_of(text)  # a literal: the one reader of attribute text (engine.classad_text)
+    if value is not None or text is None:
+        return value
     try:
         return as_int(evaluate(text))
     except ClassAdError:

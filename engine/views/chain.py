@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from engine.classad_text import integer_of, string_of
+from engine.queue.records import job_order
 
 MAX_JOB_MIRROR_UPDATE_LAG = 600  # htcondor.md §1.3 timing knobs
 
@@ -113,16 +114,16 @@ def chains(ads: Mapping[str, Mapping[str, str]], now: float, *, jobs: Iterable[s
             continue
         cad = ads.get(copy) if copy else None
         links.append(_link(job, ad, copy if cad is not None else None, cad, now, lag_limit, text, number))
-    orphan_copies = sorted(c for s, c in copies_of.items()
-                           if s not in ads or (text(ads[s], "RoutedToJobId") not in (None, c)))
+    orphan_copies = sorted((c for s, c in copies_of.items()
+                            if s not in ads or (text(ads[s], "RoutedToJobId") not in (None, c))), key=job_order)
     grid_ids = {text(ad, "GridJobId") for job, ad in ads.items() if text(ad, "RoutedFromJobId")} - {None}
     totals = {"sources": len(links) if wanted is None else sum(1 for _ in links),
               "copies": sum(1 for x in links if x.copy), "grid_jobs": len(grid_ids) if wanted is None
               else len({x.grid_job_id for x in links if x.grid_job_id}),
               "orphan_copies": len(orphan_copies), "orphan_sources": len(orphan_sources),
               "lagging": sum(1 for x in links if any(g.over for g in x.lags))}
-    return Chains(tuple(sorted(links, key=lambda x: _order(x.source))), tuple(orphan_copies),
-                  tuple(sorted(orphan_sources, key=_order)), totals)
+    return Chains(tuple(sorted(links, key=lambda x: job_order(x.source))), tuple(orphan_copies),
+                  tuple(sorted(orphan_sources, key=job_order)), totals)
 
 
 def _link(job, ad, copy, cad, now, lag_limit, text, number) -> Link:
@@ -144,10 +145,3 @@ def _link(job, ad, copy, cad, now, lag_limit, text, number) -> Link:
                 grid_job_id=gid, grid_status=text(cad, "GridJobStatus") if cad is not None else None,
                 batch_id=batch_id(gid), lags=tuple(lags))
 
-
-def _order(job: str) -> tuple[int, int]:
-    c, _, p = job.partition(".")
-    try:
-        return int(c), int(p or 0)
-    except ValueError:
-        return (1 << 62, 0)
