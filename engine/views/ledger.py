@@ -13,11 +13,14 @@ and is not in the queue log), so ``at`` may be early or late by up to one interv
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine.lang.user_policy import SystemPolicy
 from engine.router.throttle import RouteStats
 from engine.router.unrouted import Entry, LedgerJob, Verdicts
+from engine.views.figures import next_close
 from engine.views.recorded import iter_jobs, literal_str, route_counts
 
 
@@ -77,3 +80,43 @@ def ledger(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, *, figu
         if jobs is None or key in jobs:
             out.append(entry)
     return out
+
+
+def ledger_at(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, figures: Mapping[str, Any] | None,
+              start: float, period: float, get=None, jobs: list[str] | None = None) -> list[Entry]:
+    """:func:`ledger` with the routes' state at the router's next poll on the poll grid that
+    replay's and watch's figures use (a poll every ``period`` from ``start + period / 2``,
+    engine.feeds.replay.stats): ``routedeck why``, and the why-not screen in replay and watch."""
+    first = start + period / 2
+    poll = first if now < first else first + (math.floor((now - first) / period) + 1) * period
+    return ledger(table, ads, now, figures=figures, get=get, jobs=jobs, poll=poll,
+                  close_of=lambda begin: next_close(start, period, begin))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One job's ledger entry as the why-not screen shows it: the verdict and one step per route
+    in match order (``ok``: the route takes the job), then the hold countdown."""
+
+    verdict: str
+    steps: tuple[dict, ...]
+
+
+def explanation(entry: Entry) -> Explanation:
+    steps = [{"route": r["route"], "label": r["verdict"], "ok": r["verdict"] == "matched", "detail": r["detail"]}
+             for r in entry.routes]
+    if entry.hold:
+        h = entry.hold
+        steps.append({"label": f"periodic {h.get('action', 'hold')} in {int(h['in'])} s", "ok": None,
+                      "detail": f"{h['policy']}: {h['reason']}"})
+    verdict = f"{entry.verdict}: {entry.detail}" if entry.detail else entry.verdict
+    return Explanation(verdict, tuple(steps))
+
+
+def why_not_of(table: Any, entries: list[Entry], job: str, no_table: str) -> Explanation:
+    """The why-not of ``job`` from its ledger ``entries`` (the feeds' ``why_not``)."""
+    if table is None:
+        return Explanation(no_table, ())
+    if not entries:
+        return Explanation(f"{job} is not in the queue at this moment", ())
+    return explanation(entries[0])

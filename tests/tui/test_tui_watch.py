@@ -9,6 +9,9 @@ timeout.
 from __future__ import annotations
 
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from engine.launch.options import WatchOptions
@@ -71,3 +74,30 @@ async def test_watch_follows_the_log_and_shows_the_router_log(tmp_path):
         runtime.send(WakeUp())
         await wait_until(pilot, lambda: _routed(app, "Site1") == 2)
         assert app.snapshot.total_jobs == 4
+
+
+@pytest.mark.slow
+async def test_why_not_in_watch_answers_from_the_ledger(tmp_path):
+    """Issue 29: in watch the why-not screen said "this engine offers no routing explanation".
+    It shows the job's ledger entry over the followed queue (engine.views.ledger.ledger_at, the
+    computation of ``routedeck why``): the verdict and every route's verdict in match order. The
+    log is the shipped demo recording (sample_configs/recordings/README.md) with its config."""
+    root = Path(__file__).resolve().parents[2]
+    log = tmp_path / "job_queue.log"
+    shutil.copy(root / "sample_configs" / "recordings" / "demo-3h.job_queue.log", log)
+    conf = str(root / "sample_configs" / "demo" / "condor_config")
+    runtime = watch_runtime(WatchOptions(queue_log=str(log), config=(conf,), tz="UTC", slow_poll=60.0))
+    app = make_app(runtime, mode="watch", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        runtime.send(WakeUp())
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.total_jobs > 0, timeout=60)
+        route_names = [r.name for r in app.snapshot.routes]
+        waiting = next(j.job for j in app.snapshot.jobs if j.status == 1 and j.kind != "routed" and not j.routed_to
+                       and j.job not in {c.job for c in app.snapshot.cron_jobs})
+        app.run_command_line(f"why {waiting}")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "WhyNotScreen" and app.screen.checks is not None,
+                         timeout=30)
+        text = str(app.screen.query_one("#whynot").render())
+        assert "no routing explanation" not in text and app.screen.verdict
+        labels = [c.label for c in app.screen.checks]
+        assert [label.split("]")[0].lstrip("[") for label in labels[:len(route_names)]] == route_names

@@ -149,19 +149,16 @@ class ReplayFeed(FeedBase):
     def why_not(self, job: str, now: float) -> Any:
         """Why ``job`` waits at this moment: its ledger entry (engine.feeds.replay.why, the same as
         ``routedeck why``), every route's verdict in match order; the routing table is --config's."""
-        from engine.feeds.replay.why import Explanation, explanation, replay_ledger  # noqa: PLC0415 - the why-not screen only
+        from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - the why-not screen only
         from engine.router.loader import load_config_and_table  # noqa: PLC0415 - the why-not screen only
+        from engine.views.ledger import why_not_of  # noqa: PLC0415 - the why-not screen only
 
-        if not self.config_files:
-            return Explanation("no routing table: open the replay with --config to ask why a job waits", ())
-        if self._table is None:
+        if self.config_files and self._table is None:
             loaded = load_config_and_table(self.config_files)
             self._table = (loaded.config, loaded.table)
-        cfg, table = self._table
-        entries = replay_ledger(self.player, table, cfg.get, [job])
-        if not entries:
-            return Explanation(f"{job} is not in the queue at this moment", ())
-        return explanation(entries[0])
+        cfg, table = self._table or (None, None)
+        entries = replay_ledger(self.player, table, cfg.get, [job]) if table is not None else []
+        return why_not_of(table, entries, job, "no routing table: open the replay with --config to ask why a job waits")
 
     def advance(self) -> None:
         """Take the moment played to into the rows, counts and route order (the player's settle)

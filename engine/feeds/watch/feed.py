@@ -38,6 +38,10 @@ class WatchFeed(FeedBase):
     def next_time(self) -> float:
         return self._last_poll + self.poll_interval
 
+    def why_not(self, job: str, now: float):
+        """The followed queue's why-not (:meth:`WatchEngine.why_not`), asked on the runtime's thread."""
+        return self.engine.why_not(job, now)
+
     def step(self, t: float) -> None:
         if t >= self.next_time():
             self._poll(t)

@@ -46,6 +46,7 @@ from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
 from engine.views.snapshot import snapshot_of
 from engine.views.figures import LiveFigures
+from engine.views.ledger import ledger_at, why_not_of
 from engine.views.recorded_rows import ReplayRows
 from engine.views.rows import EventRing, policy_states
 
@@ -248,6 +249,19 @@ class WatchEngine:
         view, shown = self.settled
         fields = {"paused": False, "readonly": True, "config_files": self.setup.config_files, **shown, **given}
         return snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
+
+    def why_not(self, job: str, now: float):
+        """Why ``job`` waits now: its ledger entry (engine.views.ledger.ledger_at, the computation of
+        ``routedeck why``) over the followed queue, with RouteDeck's own figures of it and the
+        config's routing table and periodic policy (issue 29: watch said "no routing explanation")."""
+        table = self.setup.table
+        entries = []
+        if table is not None:
+            start = self.figures.start if self.figures.start is not None else now
+            cfg = self.setup.config
+            entries = ledger_at(table, queue_ads(self.queue), now, self.figures.figures(now), start,
+                                self.figures.period, cfg.get if cfg is not None else None, [job])
+        return why_not_of(table, entries, job, "no routing table: the config has no JOB_ROUTER_ROUTE_NAMES")
 
     count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
 

@@ -37,6 +37,7 @@ class WatchSetup:
     diagnostics: list[str] = field(default_factory=list)
     schedd_name: str | None = None  # the config's SCHEDD_NAME (the metrics' ``schedd`` label); None: unset
     table: Any = None  # the routing table of the config (engine.router.loader), None without a config
+    config: Any = None  # the HTCondor config read (engine.lang.config.Config): the why-not's periodic policy
 
 
 def condor_config_paths(explicit: list[str] | None, env: Mapping[str, str] | None = None) -> list[str]:
@@ -79,7 +80,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
             queue_log = os.path.join(spool, "job_queue.log")
     return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
                       polling_period=period, router_log=router_log, diagnostics=diagnostics,
-                      schedd_name=schedd_name, table=table)
+                      schedd_name=schedd_name, table=table, config=cfg)
 
 
 def _expanded(cfg: Any, name: str) -> str | None:
