@@ -20,12 +20,10 @@ import pytest
 from textual import events
 
 from engine.contract import commands as C
-from tui.app import make_app
 from tui.commands.palette import lookup
 
-from engine.contract import snapshot as S
-from engine.contract.codes import JobStatus
-from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tests.helpers.handling import NARROW, _app, _name, _open_prompt, _type
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
 from tui.commands import keymap
 from tui.app import RouteDeckApp
 from tui.screens.cron import CronScreen
@@ -36,26 +34,6 @@ from tui.screens.whynot import WhyNotScreen
 from tui.widgets.job_table import JobTable
 
 pytestmark = pytest.mark.anyio
-NARROW = (80, 24)
-
-
-def _app(rt=None, **kw):
-    return make_app(rt or FakeRuntime(make_snapshot(500)), blink=False, watch_files=False, **kw)
-
-
-async def _type(pilot, text: str) -> None:
-    await pilot.press(*[{" ": "space", ":": "colon", ".": "full_stop"}.get(ch, ch) for ch in text])
-
-
-async def _open_prompt(app, pilot):
-    """The ``:`` line opened once the first snapshot is in; its input box."""
-    await wait_until(pilot, lambda: app.snapshot is not None)
-    await pilot.press("colon")
-    return app.screen.query_one("#command-input")
-
-
-def _name(app) -> str:
-    return type(app.screen).__name__
 
 
 def _footer_keys(app) -> dict[str, str]:
@@ -126,54 +104,6 @@ async def test_tab_completes_command_names_routes_jobs_and_columns():
         await pilot.pause()
         hint = str(app.screen.query_one("#command-hint").render())
         assert job in hint  # the candidates are listed above the prompt
-
-
-async def test_tab_again_cycles_through_the_candidates():
-    """Issue 29's handling list: Tab on the ``:`` line completed the common prefix once and then did
-    nothing. As in zsh's menu completion, Tab again cycles through the candidates and back to what
-    was typed; typing in between starts afresh."""
-    app = _app()
-    async with app.run_test(size=NARROW) as pilot:
-        box = await _open_prompt(app, pilot)
-        await _type(pilot, "w")
-        seen = []
-        for _ in range(5):
-            await pilot.press("tab")
-            seen.append(box.value)
-        assert seen == ["wh", "why", "where", "whynot", "wh"]
-        await _type(pilot, "e")
-        await pilot.press("tab")
-        assert box.value == "where "  # typed: one candidate left
-
-
-async def test_why_offers_the_jobs_waiting_for_a_route_first():
-    """``:why ⇥`` offered crondor jobs first (issue 29's handling list): it completes to idle jobs
-    the router may still take before cron jobs (waiting for their DeferralTime), routed copies and
-    jobs in other states."""
-    base = make_snapshot(0)
-    row = S.JobRow(job="1.0", status=JobStatus.IDLE, owner="alice", route=None, kind="plain", routed_to=None,
-                   routed_from=None, qdate=T0, entered_status=T0)
-    rows = (dataclasses.replace(row, job="1.0", deferral_time=T0 + 60),  # crondor: waits for its time
-            dataclasses.replace(row, job="2.0", status=JobStatus.RUNNING),
-            dataclasses.replace(row, job="3.0", kind="routed", routed_from="9.0"),
-            dataclasses.replace(row, job="4.0"),
-            dataclasses.replace(row, job="9.0", kind="source", routed_to="3.0"),
-            dataclasses.replace(row, job="5.0"))
-    cron = (dataclasses.replace(base.cron_jobs[0], job="6.0"),)  # in replay a cron row may have no DeferralTime
-    rows = rows + (dataclasses.replace(row, job="6.0"),)
-    app = _app(FakeRuntime(dataclasses.replace(base, jobs=rows, total_jobs=len(rows), jobs_version=7, cron_jobs=cron)))
-    async with app.run_test(size=NARROW) as pilot:
-        box = await _open_prompt(app, pilot)
-        await _type(pilot, "why ")
-        await pilot.pause()
-        hint = str(app.screen.query_one("#command-hint").render())
-        assert hint.index("4.0") < hint.index("5.0") < hint.index("1.0")
-        assert hint.index("5.0") < hint.index("3.0") and hint.index("5.0") < hint.index("9.0")
-        assert hint.index("5.0") < hint.index("6.0")
-        await pilot.press("tab")
-        assert box.value == "why "  # several candidates, no common prefix beyond ""
-        await pilot.press("tab")
-        assert box.value == "why 4.0"
 
 
 async def test_the_command_line_completes_only_commands_this_mode_offers():
@@ -541,72 +471,3 @@ async def test_slash_typed_fast_replaces_the_old_filter_and_slow_keys_add_to_it(
         await pilot.press("b")
         await pilot.pause()
         assert box.value == "bob"
-
-
-async def test_home_and_end_go_to_the_first_and_last_row_in_every_table():
-    """Issue 29's handling list: End/Home moved columns on the board (DataTable's default) but rows
-    in Jobs. One rule (keymap.ROW_ENDS): Home/g and End/G are the first and last row; < and >
-    move columns."""
-    app = _app()
-    async with app.run_test(size=NARROW) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        board = app.screen.query_one("#routes")
-        board.focus()
-        await pilot.pause()
-        scroll_x = board.scroll_x
-        await pilot.press("end")
-        assert board.cursor_row == board.row_count - 1 > 0 and board.scroll_x == scroll_x
-        await pilot.press("home")
-        assert board.cursor_row == 0
-        await pilot.press("G")
-        assert board.cursor_row == board.row_count - 1
-        await pilot.press("c")
-        await wait_until(pilot, lambda: _name(app) == "CronScreen")
-        cron = app.screen.query_one("#cron")
-        cron.focus()
-        await pilot.press("end")
-        assert cron.cursor_row == cron.row_count - 1 > 0
-        await pilot.press("home")
-        assert cron.cursor_row == 0
-
-
-async def test_the_events_pane_keeps_throttles_past_thousands_of_job_events():
-    """Issue 29's handling list: the board's Events pane lost throttle and config lines after a
-    virtual hour or two, because the app kept one 2,000-entry log shared with per-job events. The
-    app keeps them in the engine's two rings (engine.views.rows.EventRing), as the snapshot does."""
-    rt = FakeRuntime(make_snapshot(50, events=(
-        S.Event(1, T0, "route-throttled", "route BlackHole throttled: 56 failures in 605 s", "warning", "BlackHole"),
-        S.Event(2, T0, "config-reloaded", "routing table reloaded: 5 routes"))))
-    app = _app(rt)
-    async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        seq = 2
-        for batch in range(12):  # 3,600 job events, 300 a snapshot
-            events = tuple(S.Event(seq + i, T0 + batch, "job-routed", f"{seq + i}.0 routed to CMS_T2", job=f"{seq + i}.0")
-                           for i in range(1, 301))
-            seq += 300
-            new = rt.update(events=events, time=T0 + batch)
-            await wait_until(pilot, lambda new=new: app.snapshot.seq == new.seq)
-        await pilot.pause()
-        pane = str(app.screen.query_one("#events").render())
-        assert "BlackHole throttled" in pane and "routing table reloaded" in pane
-        assert [e.seq for e in app.event_log][-1] == seq
-
-
-async def test_esc_from_why_not_and_trace_opened_on_a_job_ad_returns_to_the_ad():
-    """Issue 29's handling list: ``w`` (or ``t``) on a job's ad closed the ad first, so Esc from
-    the why-not landed on the jobs table. They open on top of the ad; Esc comes back to it."""
-    app = _app()
-    async with app.run_test(size=NARROW) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("j")
-        await wait_until(pilot, lambda: _name(app) == "JobsScreen" and app.screen.table.selected is not None)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: _name(app) == "AdScreen")
-        for key, screen in (("w", "WhyNotScreen"), ("t", "TraceScreen")):
-            await pilot.press(key)
-            await wait_until(pilot, lambda screen=screen: _name(app) == screen)
-            await pilot.press("escape")
-            await wait_until(pilot, lambda: _name(app) == "AdScreen")
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: _name(app) == "JobsScreen")
