@@ -52,11 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from engine import classad as ca
 from engine.lang import bounded_re
 from engine.lang.bounded_re import BoundedPattern, compile_bounded
 from engine.lang import macros as mx
 from engine.lang import macro_cond as mc
+from engine.lang.param import parse_bool, parse_number, split_list
 
 # param_info.in LOCAL_CONFIG_DIR_EXCLUDE_REGEXP (HTCondor 25.x)
 DEFAULT_EXCLUDE_REGEXP = (r"^((\..*)|(.*\.pl)|(.*\.py)|(.*\.sh)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew)"
@@ -517,7 +517,7 @@ class Config:
             value = knob("LOCAL_CONFIG_FILE")
             if not value:
                 break
-            sources = [value] if "|" in value else _split_list(value)
+            sources = [value] if "|" in value else split_list(value)
             pending = [s for s in sources if s not in done]
             if not pending:
                 break
@@ -537,7 +537,7 @@ class Config:
 
     def _process_dirs(self, dirlist: str) -> None:
         where = self.location("LOCAL_CONFIG_DIR") or Source("<LOCAL_CONFIG_DIR>", 0)
-        for d in _split_list(dirlist):
+        for d in split_list(dirlist):
             path = Path(d)
             if not path.is_dir():
                 continue  # HTCondor skips a missing config directory silently
@@ -562,47 +562,3 @@ def _why_missing(path: Path) -> str:
             return "dangling symbolic link"
         return "no such file or directory"
     return "not a regular file or directory"
-
-
-def _split_list(value: str) -> list[str]:
-    return [item for item in re.split(r"[\s,]+", value.strip()) if item]
-
-
-def split_list(value: str | None) -> list[str]:
-    """HTCondor StringList split (commas and/or whitespace), e.g. ``JOB_ROUTER_ROUTE_NAMES``."""
-    return _split_list(value or "")
-
-
-def parse_bool(value: str) -> bool | None:
-    """``param_boolean``: true/false/1/0 (whole word), else a ClassAd expression; None if invalid."""
-    s = value.strip()
-    for word, result in (("true", True), ("1", True), ("false", False), ("0", False)):
-        if s[: len(word)].lower() == word and not s[len(word):].strip():
-            return result
-    try:
-        v = ca.evaluate(ca.parse_expr(s))
-    except ca.ClassAdError:
-        return None
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)) and not isinstance(v, ca.Value):
-        return v != 0
-    return None
-
-
-def parse_number(value: str, *, want_int: bool) -> int | float | None:
-    """``string_is_long_param`` / ``string_is_double_param``: a literal, else a ClassAd number."""
-    s = value.strip()
-    try:
-        return int(s, 10) if want_int else float(s)
-    except ValueError:
-        pass
-    try:
-        v = ca.evaluate(ca.parse_expr(s))
-    except ca.ClassAdError:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(v, ca.Value):
-        return None
-    if want_int and isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        return None  # 1e400 evaluates to infinity, which no integer holds
-    return int(v) if want_int else float(v)

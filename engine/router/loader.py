@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable, Mapping
 from engine import classad as C
 from engine.lang import macros as mx
 from engine.lang import xform as X
-from engine.lang.config import Config, ConfigError, Source, parse_bool, parse_number, split_list
+from engine.lang.config import Config, ConfigError, Source
+from engine.lang.param import parse_bool, parse_number, split_list
 from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.hookrun import MAX_OUTPUT, run_bounded

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.lang.config import split_list
+from engine.lang.param import split_list
 from engine.queue.job import Job
 from engine.router import events as ev
 from engine.router import hooks as hk

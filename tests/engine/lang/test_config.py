@@ -14,7 +14,8 @@ import pytest
 
 from tests.helpers.paths import REPO, TESTS
 from engine import classad as ca
-from engine.lang.config import Config, ConfigError, Source, split_list
+from engine.lang.config import Config, ConfigError, Source
+from engine.lang.param import split_list
 
 DATA = TESTS / "data" / "config"
 ALL_FILES = sorted(p for p in DATA.rglob("*") if p.is_file())

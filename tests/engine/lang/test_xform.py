@@ -12,7 +12,8 @@ import re
 import pytest
 
 from tests.helpers.paths import TESTS
-from engine.lang.config import Config, split_list
+from engine.lang.config import Config
+from engine.lang.param import split_list
 from engine.lang.xform import MacroSet, XformError, parse_transform
 from engine.lang.xform import universe_number
 

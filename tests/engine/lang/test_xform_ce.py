@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.paths import TESTS
-from engine.lang.config import Config, split_list
+from engine.lang.config import Config
+from engine.lang.param import split_list
 from engine.lang.xform import MacroSet, parse_transform
 
 CE = TESTS / "data" / "config" / "ce-head"
