@@ -15,7 +15,7 @@ from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import duration
 from engine.cli.replay import log_status, options
-from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
+from engine.launch.replay import NotARecording, check_recording, index_of, load_routing, make_player, moment
 from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
 from engine.feeds.replay.player import ReplayError
@@ -39,7 +39,6 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.lang.user_policy import policy_checks  # noqa: PLC0415
     from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415
-    from engine.router.loader import load_config_and_table  # noqa: PLC0415
 
     try:
         args.log = argcheck.log_of(args, "why", readable=True)
@@ -56,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         empty = check_recording(index, args.log)
         start, end = (index.times[0], index.times[-1]) if empty is None else (index.creation_timestamp or 0.0,) * 2
         target = moment(options(args), start, end, index.steps)
-        player, errors = make_player(index, options(args))
+        loaded = load_routing(args.config)
+        player, errors = make_player(index, options(args), loaded=loaded)
         if empty is None:
             target = target or Seek(time=end)
             player.seek(step=target.transaction, time=target.time)
@@ -69,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
     if empty is not None and index.records:
         print(f"routedeck why: {empty}", file=sys.stderr)
     status_of_log = 0 if archive is not None else log_status(args.log, "why")
-    loaded = load_config_and_table(args.config)
     cfg, table = loaded.config, loaded.table
     now = player.time()
     entries = replay_ledger(player, table, cfg.get, [args.job] if args.job else None)

@@ -26,22 +26,32 @@ def moment(opts: ReplayOptions, start: float, end: float, transactions: int) -> 
     return None
 
 
-def load_table(paths: tuple[str, ...] | list[str]) -> tuple[dict | None, dict | None, float, list[str]]:
-    """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors)."""
+def load_routing(paths: tuple[str, ...] | list[str]):
+    """``--config``'s config and routing table (engine.router.loader.load_config_and_table), read
+    once for the player's limits, ``routedeck why`` and the why-not screen; None without a config."""
+    if not paths:
+        return None
+    from engine.router.loader import load_config_and_table  # noqa: PLC0415 - only when a config is given
+
+    return load_config_and_table(paths)
+
+
+def load_table(paths: tuple[str, ...] | list[str], loaded=None) -> tuple[dict | None, dict | None, float, list[str]]:
+    """(limits, failure rules for engine.feeds.replay.stats, JOB_ROUTER_POLLING_PERIOD, errors) of
+    ``paths`` (``loaded``: their :func:`load_routing`, when read already)."""
     from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     if not paths:
         return None, None, DEFAULT_POLLING_PERIOD, []
-    from engine.router.loader import load_config_and_table  # noqa: PLC0415 - only when a config is given
-
-    loaded = load_config_and_table(paths)
+    loaded = loaded if loaded is not None else load_routing(paths)
     limits, rules, period = table_rules(loaded.table)
     return limits, rules, period, loaded.problems
 
 
-def make_player(index, opts: ReplayOptions, clock=None) -> tuple[Player, list[str]]:
-    """A player on ``index`` with the config's limits and failure rules (and the table's errors)."""
-    limits, rules, period, errors = load_table(opts.config)
+def make_player(index, opts: ReplayOptions, clock=None, loaded=None) -> tuple[Player, list[str]]:
+    """A player on ``index`` with the config's limits and failure rules (and the table's errors);
+    ``loaded``: the config's :func:`load_routing`, when read already."""
+    limits, rules, period, errors = load_table(opts.config, loaded)
     player = Player(index, clock or ManualClock(0.0), speed=opts.speed, limits=limits, tz=opts.tz or "UTC",
                     rules=rules, polling_period=period)
     return player, errors
@@ -96,10 +106,11 @@ def replay_runtime(opts: ReplayOptions, publish=None):
     index, _archive = index_of(opts.log, opts.tz)
     if (empty := check_recording(index, opts.log)) is not None:
         raise NothingToReplay(empty)
-    player, _errors = make_player(index, opts)
+    loaded = load_routing(opts.config)
+    player, _errors = make_player(index, opts, loaded=loaded)
     target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
         player.seek(step=target.transaction, time=target.time)
-    feed = ReplayFeed(player, opts.config)
+    feed = ReplayFeed(player, opts.config, loaded)
     clock = VirtualClock(start=feed.now, speed=opts.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)

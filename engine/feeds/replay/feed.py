@@ -49,9 +49,11 @@ class ReplayFeed(FeedBase):
 
     controls = frozenset({"pause", "speed", "step", "seek"})
 
-    def __init__(self, player: Player, config_files: tuple[str, ...] = ()) -> None:
+    def __init__(self, player: Player, config_files: tuple[str, ...] = (), routing: Any = None) -> None:
         self.player = player
         self.config_files = tuple(config_files)  # --config: shown read-only by the UI, never written
+        # --config's config and routing table as the launcher read them (engine.launch.replay.load_routing)
+        self._table = (routing.config, routing.table) if routing is not None else None
         times = player.index.times
         self.keys = array("d")
         prev, rank = None, 0
@@ -144,8 +146,6 @@ class ReplayFeed(FeedBase):
     def job_ad(self, job: str) -> dict[str, str]:
         return self.player.job_ad(job)
 
-    _table: Any = None  # (config, routing table) of --config, read on the first why-not
-
     def why_not(self, job: str, now: float) -> Any:
         """Why ``job`` waits at this moment: its ledger entry (engine.feeds.replay.why, the same as
         ``routedeck why``), every route's verdict in match order; the routing table is --config's."""
@@ -153,7 +153,7 @@ class ReplayFeed(FeedBase):
         from engine.router.loader import load_config_and_table  # noqa: PLC0415 - the why-not screen only
         from engine.views.ledger import why_not_of  # noqa: PLC0415 - the why-not screen only
 
-        if self.config_files and self._table is None:
+        if self.config_files and self._table is None:  # a feed built without its routing (tests)
             loaded = load_config_and_table(self.config_files)
             self._table = (loaded.config, loaded.table)
         cfg, table = self._table or (None, None)
