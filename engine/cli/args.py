@@ -183,6 +183,16 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{prefix}: {text}\n")
 
 
+def register_headless(subparsers, name: str, help: str, doc: str | None, add_arguments, run) -> None:
+    """Register the headless form of a mode that also has a screen (replay, watch, fleet): when the
+    TUI's own command of that name is there, it owns the name (and calls the headless run)."""
+    if name in getattr(subparsers, "_name_parser_map", {}):
+        return
+    p = subparsers.add_parser(name, help=help, description=(doc or "").split("\n\n")[0])
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
 def usage_error(command: str, message: str) -> int:
     """Print ``routedeck COMMAND: message`` (one line) on stderr; return exit status 2."""
     print(f"routedeck {command}: {' '.join(str(message).split())}", file=sys.stderr)

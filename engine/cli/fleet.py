@@ -30,12 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    if "fleet" in getattr(subparsers, "_name_parser_map", {}):
-        return
-    p = subparsers.add_parser("fleet", help="the board of many CEs, read from Prometheus (--json/--once)",
-                              description=__doc__.split("\n\n")[0])
-    add_arguments(p)
-    p.set_defaults(func=run_headless)
+    argcheck.register_headless(subparsers, "fleet", "the board of many CEs, read from Prometheus (--json/--once)",
+                               __doc__, add_arguments, run_headless)
 
 
 def client(args: argparse.Namespace) -> Prometheus:

@@ -81,12 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    if "replay" in getattr(subparsers, "_name_parser_map", {}):
-        return  # the TUI's screen command owns the name; it calls run_headless
-    p = subparsers.add_parser("replay", help="replay a recorded job_queue.log (headless: --at/--json/--reroute)",
-                              description=__doc__.split("\n\n")[0])
-    add_arguments(p)
-    p.set_defaults(func=run)
+    argcheck.register_headless(subparsers, "replay", "replay a recorded job_queue.log (headless: --at/--json/--reroute)",
+                               __doc__, add_arguments, run)
 
 
 def options(args: argparse.Namespace) -> ReplayOptions:

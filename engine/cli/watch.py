@@ -54,12 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    if "watch" in getattr(subparsers, "_name_parser_map", {}):
-        return
-    p = subparsers.add_parser("watch", help="follow a live schedd's job_queue.log (headless: --json/--once)",
-                              description=__doc__.split("\n\n")[0])
-    add_arguments(p)
-    p.set_defaults(func=run)
+    argcheck.register_headless(subparsers, "watch", "follow a live schedd's job_queue.log (headless: --json/--once)",
+                               __doc__, add_arguments, run)
 
 
 def run(args: argparse.Namespace) -> int:
