@@ -117,7 +117,7 @@ def chains(ads: Mapping[str, Mapping[str, str]], now: float, *, jobs: Iterable[s
     orphan_copies = sorted((c for s, c in copies_of.items()
                             if s not in ads or (text(ads[s], "RoutedToJobId") not in (None, c))), key=job_order)
     grid_ids = {text(ad, "GridJobId") for job, ad in ads.items() if text(ad, "RoutedFromJobId")} - {None}
-    totals = {"sources": len(links) if wanted is None else sum(1 for _ in links),
+    totals = {"sources": len(links),
               "copies": sum(1 for x in links if x.copy), "grid_jobs": len(grid_ids) if wanted is None
               else len({x.grid_job_id for x in links if x.grid_job_id}),
               "orphan_copies": len(orphan_copies), "orphan_sources": len(orphan_sources),
