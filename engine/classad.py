@@ -345,7 +345,8 @@ class AdMirror:
     :meth:`sync` builds it once (:func:`make_ad`) and afterwards sets or deletes only the
     attributes whose text changed since its last call, so the ad equals ``make_ad(attrs)`` of
     the dict as it is now (``test_ad_mirror_equals_a_rebuilt_ad``). A dict with two spellings of
-    one name is rebuilt whole (which one wins depends on the dict's order)."""
+    one name is rebuilt whole (which one wins depends on the dict's order). ``texts`` is replaced
+    at each sync, never edited: a holder may keep it as the texts the ad was made of."""
 
     __slots__ = ("texts", "ad")
 

@@ -329,7 +329,7 @@ class Lifecycle:
             return
         job.saw_dest = True
         dest = View.of(dest_job)
-        job.dest = dict(dest.attrs)
+        job.dest = dest.attrs  # the queue's merged copy (Job.attrs makes a new dict), only read
         update = ops.update_job_status(src, dest, now, self._attrs_to_copy(job), self.chirp_prefix, View(job.src))
         if update is not None:  # an unreadable status is only logged by HTCondor
             if not self._push_src(job, update, now):

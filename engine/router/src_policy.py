@@ -65,7 +65,10 @@ class SourcePolicy:
                     due = timer if due is None else min(due, timer)
             else:
                 due = "now"
-            kept[job.src_key] = (cached[0] if same else dict(job.src), due, static)
+            # the copy evaluated: the kept ad's own texts (equal to job.src, never edited) or a copy
+            texts = cached[0] if same else (job.src_eval.texts if job.src_eval and job.src_eval.texts is not None
+                                            else dict(job.src))
+            kept[job.src_key] = (texts, due, static)
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),

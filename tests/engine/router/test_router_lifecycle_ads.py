@@ -54,10 +54,13 @@ def test_the_source_ad_is_built_once_per_routed_job(monkeypatch):
     r, src, dst = make_router(tbl)
     keys = submit(src, 20, ImageSize="10", PeriodicHold="ImageSize > 1000")
     builds = _count_builds(monkeypatch)
+    routed, build = [], r._builder  # the routed copy (the transform): built once, at routing
+    r._builder = lambda *a, **k: routed.append(a[2]) or build(*a, **k)
     _life(r, src, dst, keys)
     assert set(outcomes(r.drain_events()).values()) == {"success"}
     assert all(get(src, k, "JobStatus") == "4" for k in keys)
     assert builds[0] <= len(keys)
+    assert len(routed) == len(keys)
 
 
 @pytest.mark.parametrize("hold_at", ["150", "1000"])
