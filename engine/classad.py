@@ -339,6 +339,42 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
     return ad
 
 
+class AdMirror:
+    """The evaluation ad of a {name: text} dict that changes a few attributes at a time.
+
+    :meth:`sync` builds it once (:func:`make_ad`) and afterwards sets or deletes only the
+    attributes whose text changed since its last call, so the ad equals ``make_ad(attrs)`` of
+    the dict as it is now (``test_ad_mirror_equals_a_rebuilt_ad``). A dict with two spellings of
+    one name is rebuilt whole (which one wins depends on the dict's order). ``texts`` is replaced
+    at each sync, never edited: a holder may keep it as the texts the ad was made of."""
+
+    __slots__ = ("texts", "ad")
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] | None = None  # the texts ``ad`` was made of
+        self.ad: Any = None
+
+    def sync(self, attrs: Mapping[str, str]) -> Any:
+        old, ad = self.texts, self.ad
+        if old is None or (old.keys() != attrs.keys() and len({k.lower() for k in attrs}) != len(attrs)):
+            self.ad = make_ad(attrs)
+            if len({k.lower() for k in attrs}) != len(attrs):
+                self.texts = None  # built whole again next time
+                return self.ad
+        else:
+            for name in old.keys() - attrs.keys():
+                del ad[name]
+            get = old.get
+            for name, text in attrs.items():
+                if get(name) != text:
+                    try:
+                        ad[name] = parse_expr(text).tree
+                    except ClassAdError:
+                        ad[name] = classad2.Value.Error
+        self.texts = dict(attrs)
+        return self.ad
+
+
 def parse_old_ad(text: str, source: str = "<text>") -> dict[str, str]:
     """Parse ``Attr = expr`` lines (condor_q -l, hook output) into {name: text}.
 

@@ -24,7 +24,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from engine.classad import is_true, quote
+from engine.classad import AdMirror, is_true, quote
 from engine.contract.codes import JobStatus
 from engine.router import events as ev
 from engine.router import hooks as hk
@@ -70,6 +70,9 @@ class RoutedJob:
     dirty: dict[str, Any] | None = None
     hook_attempts: dict[str, int] | None = None  # None until a hook is retried
     keyword: tuple[str | None] | None = None  # the hook keyword, once looked up (HookKeyword or knob)
+    # the evaluation ad of ``src`` (JobRouter.cpp ``job->src_ad``), kept from the first evaluation
+    # until retirement and updated by what changed in ``src`` (Lifecycle.src_ad)
+    src_eval: AdMirror | None = None
 
     @property
     def outcome(self) -> str:
@@ -127,6 +130,15 @@ class Lifecycle:
         if changed is not None:
             for key in keys:
                 changed.discard(key)
+
+    @staticmethod
+    def src_ad(job: RoutedJob) -> Any:
+        """The evaluation ad of the router's copy of the source (``job->src_ad``, which the
+        periodic expressions and ``JobFailureTest`` read, htcondor.md §1.6): built once per routed
+        job, then only the attributes changed in ``job.src`` since are set again."""
+        if job.src_eval is None:
+            job.src_eval = AdMirror()
+        return job.src_eval.sync(job.src)
 
     def _keyword(self, job: RoutedJob) -> str | None:
         if job.keyword is None:
@@ -317,7 +329,7 @@ class Lifecycle:
             return
         job.saw_dest = True
         dest = View.of(dest_job)
-        job.dest = dict(dest.attrs)
+        job.dest = dest.attrs  # the queue's merged copy (Job.attrs makes a new dict), only read
         update = ops.update_job_status(src, dest, now, self._attrs_to_copy(job), self.chirp_prefix, View(job.src))
         if update is not None:  # an unreadable status is only logged by HTCondor
             if not self._push_src(job, update, now):
@@ -361,7 +373,7 @@ class Lifecycle:
             return
         job.is_done = True
         route = self.table.route(job.route_name)
-        failed = route is not None and _truth(route, "JobFailureTest", View(job.src).ad(), now)
+        failed = route is not None and _truth(route, "JobFailureTest", self.src_ad(job), now)
         job.is_success = not failed
         if failed:
             job.reason = "JobFailureTest is true"
@@ -405,6 +417,7 @@ class Lifecycle:
                 stats.recent_failed += 1
         job.state = State.RETIRED
         job.retirement_time = now
+        job.src_eval = None  # nothing evaluates a retired job's source ad
         job.last_route = job.route_name or job.last_route
         job.route_name = ""
         why = f": {job.reason}" if job.reason and not job.is_success else ""

@@ -112,7 +112,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # it must be evaluated again —, whether the live source's TimerRemove and
         # x509UserProxyExpiration were literals), and the keys changed in either queue since the
         # last pass (None: all may have changed)
-        self._periodic_ads: dict[str, tuple[dict[str, str], Any, Any, bool]] = {}
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool]] = {}  # (copy evaluated, due, static)
         self._periodic_dirty: set[str] | None = None
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)

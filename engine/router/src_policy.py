@@ -38,7 +38,7 @@ class SourcePolicy:
                 continue
             cached = ads.get(job.src_key)
             static = True
-            if dirty is None or cached is None or not cached[3] or job.src_key in dirty:
+            if dirty is None or cached is None or not cached[2] or job.src_key in dirty:
                 live = View.of(ops.get(self.src_q, job.src_key))
                 if live is not None:
                     for name in ("TimerRemove", "x509UserProxyExpiration"):
@@ -47,12 +47,12 @@ class SourcePolicy:
                             job.src[live.name(name) or name] = str(value)
                         static = static and (value is None or live.get(name) == str(value))
             same = cached is not None and cached[0] == job.src
-            if same and (cached[2] is None or (cached[2] != "now" and cached[2] > now)):
-                kept[job.src_key] = cached if cached[3] == static else (*cached[:3], static)
+            if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
+                kept[job.src_key] = cached if cached[2] == static else (cached[0], cached[1], static)
                 continue  # same ad, same non-acting result (docstring)
-            # the evaluation ad of the router's copy, rebuilt only when the copy changed
+            # the evaluation ad of the router's copy, kept per job and updated by what changed
             # (building a ClassAd was most of this pass's cost)
-            local = View(job.src, ad=cached[1] if same else None)
+            local = View(job.src, ad=self.src_ad(job))
             status = local.int("JobStatus")
             if status is None:
                 continue
@@ -65,7 +65,10 @@ class SourcePolicy:
                     due = timer if due is None else min(due, timer)
             else:
                 due = "now"
-            kept[job.src_key] = (cached[0] if same else dict(job.src), local.ad(), due, static)
+            # the copy evaluated: the kept ad's own texts (equal to job.src, never edited) or a copy
+            texts = cached[0] if same else (job.src_eval.texts if job.src_eval and job.src_eval.texts is not None
+                                            else dict(job.src))
+            kept[job.src_key] = (texts, due, static)
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),

@@ -113,3 +113,28 @@ def test_new_syntax_ads_with_comments_between():
 def test_flatten_against_a_route_ad():
     route = C.parse_new_ad("[ MaxJobs = 5; Requirements = TARGET.x > MaxJobs && y ]")
     assert C.flatten(route, route.lookup("Requirements").__str__()) == "TARGET.x > 5 && y"
+
+
+def test_ad_mirror_equals_a_rebuilt_ad():
+    """AdMirror (issue 30): after each edit of the dict (a changed text, a new attribute, a
+    deleted one, a name respelled, an unparsable text, two spellings of one name) its ad is the
+    ad ``make_ad`` builds from the dict as it is then."""
+    attrs = {"A": "1", "B": '"x"', "C": "A + 1", "D": "true"}
+    mirror = C.AdMirror()
+    edits = [
+        lambda d: d.update(A="5"),
+        lambda d: d.update(E="C * 2"),
+        lambda d: d.pop("B"),
+        lambda d: (d.pop("D"), d.update(d="false")),
+        lambda d: d.update(C="(("),
+        lambda d: d.update(a="7"),  # two spellings: rebuilt whole
+        lambda d: d.pop("A"),
+        lambda d: d.update(C="a + 2"),
+    ]
+    for edit in [lambda d: None, *edits]:
+        edit(attrs)
+        ad = mirror.sync(attrs)
+        want = C.make_ad(attrs)
+        assert C.ad_to_texts(ad) == C.ad_to_texts(want)
+        assert sorted(k.lower() for k in ad.keys()) == sorted(k.lower() for k in want.keys())
+        assert C.evaluate("C", ad) == C.evaluate("C", want)

@@ -1,0 +1,81 @@
+"""A routed job's source ad is turned into a ClassAd once and kept, not rebuilt per step (issue 30).
+
+htcondor.md §1.6: the router keeps its own copy of the source ad (``job->src_ad`` in JobRouter.cpp)
+and evaluates the periodic expressions (``EvalAllSrcJobPeriodicExprs``) and the route's
+``JobFailureTest`` (``FinishFinalizeJob``) against it. RouteDeck keeps that copy's evaluation ad
+per routed job and sets in it only the attributes that status mirroring, hooks and policy change;
+these tests count the ads built from scratch and check the answers are those of a rebuilt ad.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import engine.classad as C
+import engine.router.lifecycle as L
+import engine.router.schedd_ops as ops
+import engine.router.src_policy as P
+from tests.helpers.router_fixtures import T0, get, make_router, outcomes, route, schedd_set, submit, table
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    n = [0]
+    real = C.make_ad
+
+    def counted(attrs, strict=False):
+        n[0] += 1
+        return real(attrs, strict)
+
+    for mod in (C, ops, L, P):
+        if hasattr(mod, "make_ad"):
+            monkeypatch.setattr(mod, "make_ad", counted)
+    return n
+
+
+def _life(r, src, dst, keys, t0=T0):
+    """Every job: routed, running, a few status updates, completed, finalized, cleaned up."""
+    t = t0
+    r.poll(t := t + 10)
+    for step, attrs in enumerate(({"JobStatus": "2"}, {"ImageSize": "100"}, {"ImageSize": "200"},
+                                  {"JobStatus": "4", "ExitCode": "0", "JobFinishedHookDone": str(int(t0))})):
+        for k in keys:
+            schedd_set(dst, r.jobs[k].dest_key, now=t, **attrs)
+        r.poll(t := t + 70)
+    for _ in range(3):
+        r.poll(t := t + 70)
+    return t
+
+
+def test_the_source_ad_is_built_once_per_routed_job(monkeypatch):
+    """§1.6: four status pushes, periodic passes and the finalize of 20 jobs build one evaluation
+    ad per job (before issue 30: one per change of the router's copy, and one more at finalize)."""
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test="ExitCode != 0")],
+                periodic_expr_interval=60)
+    r, src, dst = make_router(tbl)
+    keys = submit(src, 20, ImageSize="10", PeriodicHold="ImageSize > 1000")
+    builds = _count_builds(monkeypatch)
+    routed, build = [], r._builder  # the routed copy (the transform): built once, at routing
+    r._builder = lambda *a, **k: routed.append(a[2]) or build(*a, **k)
+    _life(r, src, dst, keys)
+    assert set(outcomes(r.drain_events()).values()) == {"success"}
+    assert all(get(src, k, "JobStatus") == "4" for k in keys)
+    assert builds[0] <= len(keys)
+    assert len(routed) == len(keys)
+
+
+@pytest.mark.parametrize("hold_at", ["150", "1000"])
+def test_kept_ad_gives_the_answers_of_a_rebuilt_one(hold_at):
+    """§1.6: PeriodicHold on a mirrored attribute and JobFailureTest on the mirrored ExitCode see
+    the router's copy as it is after the pushes (the kept ad is updated, not stale)."""
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test="ImageSize >= 200")],
+                periodic_expr_interval=60)
+    r, src, dst = make_router(tbl)
+    keys = submit(src, 3, ImageSize="10", PeriodicHold=f"ImageSize > {hold_at}")
+    _life(r, src, dst, keys)
+    done = outcomes(r.drain_events())
+    if hold_at == "150":  # held by the router's policy once ImageSize 200 was mirrored
+        assert all(get(src, k, "HoldReasonCode") == "3" for k in keys)
+    else:
+        assert set(done.values()) == {"failure"}  # JobFailureTest true on the mirrored ImageSize
+        for k in keys:
+            assert r.jobs[k].src["ImageSize"] == "200"
