@@ -7,6 +7,7 @@ with a fixed source URL; no clock on screen. Update with ``--snapshot-update`` a
 from __future__ import annotations
 
 import pytest
+from textual.widgets import DataTable
 
 from engine.fleet.board import fleet
 from engine.fleet.promapi import Prometheus
@@ -31,8 +32,17 @@ def _app(board):
     return FleetApp(lambda: board, "http://prometheus.example.org:9090", refresh=600)
 
 
-async def _ready(pilot):
+async def _ready(pilot, table: str = "#fleet-ces"):
+    """The board shown and its table's scrollbars laid out (the horizontal one at 80 columns
+    appears a refresh after the rows: a snapshot between the two had no thumb)."""
     await wait_until(pilot, lambda: pilot.app.board is not None)
+
+    def laid_out() -> bool:
+        t = pilot.app.screen.query_one(table, DataTable)
+        wide = t.virtual_size.width > t.scrollable_content_region.width
+        return t.row_count > 0 and t.show_horizontal_scrollbar == wide and t.horizontal_scrollbar.display == wide
+
+    await wait_until(pilot, laid_out)
     await pilot.pause()
 
 
@@ -46,6 +56,6 @@ def test_fleet_routes(snap_compare, board, size):
     async def run_before(pilot):
         await _ready(pilot)
         await pilot.press("enter")  # ce1's routes
-        await pilot.pause()
+        await _ready(pilot, "#ce-routes")
 
     assert snap_compare(_app(board), terminal_size=size, run_before=run_before)
