@@ -15,7 +15,8 @@
    (engine.cli.demo.snapshots_fast, one snapshot per 600 virtual seconds) for HOURS virtual
    hours, without metrics, then with them (idle-unrouted counted at each snapshot, the server up
    and scraped every 0.1 s by a thread: far more often than any Prometheus). Prints virtual
-   seconds per real second and the time the unrouted count took per snapshot.
+   seconds per real second, the time the unrouted count took per snapshot, and how many of the
+   published snapshots were rendered (the render thread's cap, MAX_RENDERS_PER_SECOND).
 
 Run: ``python bench/metrics.py [HOURS] [REPEAT]``. Prints figures only; not a test.
 """
@@ -41,7 +42,7 @@ from prometheus_client.exposition import generate_latest, start_http_server
 from engine.cli.demo import snapshots_fast
 from engine.feeds.demo import build_demo
 from engine.metrics.collector import Latest, snapshot_parts
-from engine.metrics.server import Exposition, MetricsServer, registry_of
+from engine.metrics.server import MAX_RENDERS_PER_SECOND, Exposition, MetricsServer, registry_of
 
 REPO = Path(__file__).resolve().parent.parent
 HOURS = float(sys.argv[1]) if len(sys.argv) > 1 else 6.0
@@ -215,7 +216,7 @@ def scrape_cost() -> None:
                 print(f"    {name:10s} after, 4 Hz, {kind:14s} {figures(times)} ({len(times)} GETs, {renders} renders)")
 
 
-def demo_speed(metrics: bool) -> tuple[float, float, int]:
+def demo_speed(metrics: bool) -> tuple[float, float, int, int, int]:
     engine = demo(metrics)
     until = engine.now + HOURS * 3600
     start_v = engine.now
@@ -237,7 +238,7 @@ def demo_speed(metrics: bool) -> tuple[float, float, int]:
         scraper = threading.Thread(target=scrape, daemon=True)
         scraper.start()
     counted = 0.0
-    snaps = 0
+    snaps = renders = 0
     t0 = time.perf_counter()
     try:
         for snap in snapshots_fast(engine, until, 600.0):
@@ -249,6 +250,7 @@ def demo_speed(metrics: bool) -> tuple[float, float, int]:
             stop.set()
             scraper.join(5)
             srv.stop()
+            renders = srv.exposition.renders
             # the unrouted count alone, once per snapshot time, on the final state
             from engine.router.unrouted import idle_unrouted
 
@@ -256,16 +258,17 @@ def demo_speed(metrics: bool) -> tuple[float, float, int]:
             idle_unrouted(engine.router, engine.now)
             counted = time.perf_counter() - t1
         engine.close()
-    return (engine.now - start_v) / real, counted, scrapes[0]
+    return (engine.now - start_v) / real, counted, scrapes[0], snaps, renders
 
 
 def main() -> None:
     scrape_cost()
     print(f"demo --headless --max-speed, {HOURS:g} virtual hours, a snapshot every 600 s:")
-    plain, _, _ = demo_speed(False)
+    plain, _, _, _, _ = demo_speed(False)
     print(f"  without --metrics: x{plain:,.0f}")
-    fast, counted, scrapes = demo_speed(True)
+    fast, counted, scrapes, snaps, renders = demo_speed(True)
     print(f"  with --metrics:    x{fast:,.0f} ({fast / plain:.0%} of it; {scrapes} scrapes during the run; "
+          f"{renders} renders of {snaps} snapshots published, at most {MAX_RENDERS_PER_SECOND:g} a second; "
           f"one idle-unrouted count at the end {counted * 1e3:.1f} ms)")
 
 

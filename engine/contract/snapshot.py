@@ -41,13 +41,7 @@ EXECUTE = "execute"
 CONTROLS = frozenset({"pause", "speed", "step", "seek", "jobs", "routes", EXECUTE})
 HOOKS_IN_JSON = 100  # the most recent hook invocations in ``--json`` (the snapshot keeps up to 2000)
 
-HELD_WITHIN = (300, 600, 1800, 3600)  # Snapshot.unrouted's held-soon windows (seconds, cumulative)
-HELD_PREFIX = "held_within:"
-
-
-def held_key(within: float) -> str:
-    """The key of Snapshot.unrouted counting the jobs held within ``within`` seconds."""
-    return f"{HELD_PREFIX}{int(within)}"
+HELD_WITHIN = (300, 600, 1800, 3600)  # Snapshot.held_soon's windows (seconds, cumulative)
 
 
 @dataclass(frozen=True)
@@ -275,10 +269,12 @@ class Snapshot:
     log_problems: int | None = None
     log_generation: int | None = None
     # idle source jobs by why they wait (engine.router.unrouted.REASONS), when the feed was asked
-    # to count them (``count_unrouted``: demo and watch with --metrics); None otherwise. The same
-    # tally holds the held-soon counts (routedeck_jobs_held_soon): key ``held_key(S)`` -> the
-    # idle source jobs the schedd's periodic policy holds within S seconds, S in HELD_WITHIN
+    # to count them (``count_unrouted``: demo and watch with --metrics); None otherwise
     unrouted: Mapping[str, int] | None = None
+    # the same tally's held-soon counts (routedeck_jobs_held_soon): S -> the idle source jobs the
+    # schedd's periodic policy holds within S seconds, for S in HELD_WITHIN (cumulative); None
+    # when ``unrouted`` is None
+    held_soon: Mapping[int, int] | None = None
     # the schedd's SYSTEM_PERIODIC_* policies of the feed's config, each with whether it parses
     # (routedeck_policy_parses); () without a config
     policies: tuple[PolicyState, ...] = ()

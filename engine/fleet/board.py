@@ -12,17 +12,28 @@ Per route ``idle`` counts the held copies too, as RouteView and ``replay --json`
 counts held copies as idle against MaxIdleJobs); the exporter's ``state="idle"`` series is the
 idle copies *not* held, so ``idle`` here is that plus ``held``. ``routed`` is the three summed.
 The trend is the CE's running copies over the last ``TREND`` seconds (a range query).
+
+Per route the board has the figures of the local board's columns (tui.screens.routes) that the
+exporter's series give: the throttle and the failure-rate threshold (their gauges), the recent
+started/succeeded/failed (the counters' ``increase`` over ``RECENT``: the router's window is 600 s,
+but where it began is not exported, so the last 600 s stand for it) and the failure rate's
+history (``rate_history``, a range query over ``TREND``, as the local board's trend column).
+:func:`route_view` gives a route as the local board's row (engine.contract.snapshot.RouteView):
+the fleet's routes screen draws it with the local board's own cells. The match order and the
+window's re-evaluation time are not exported: index 0, no re-evaluation.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from engine.contract.snapshot import RouteView
 from engine.fleet.promapi import Prometheus
 
 LOOKBACK = "1h"  # a target whose RouteDeck series are older than this is no longer a CE of the board
 TREND = 1800.0  # seconds of the trend column
 TREND_POINTS = 30
+RECENT = "600s"  # the recent started/succeeded/failed: the counters' increase over the router's window length
 
 ROUTE_FLAGS = {  # JSON key -> exporter series (a 0/1 gauge or a figure)
     "accepting": "routedeck_route_accepting",
@@ -31,6 +42,10 @@ ROUTE_FLAGS = {  # JSON key -> exporter series (a 0/1 gauge or a figure)
     "max_jobs": "routedeck_route_max_jobs",
     "max_idle_jobs": "routedeck_route_max_idle_jobs",
     "failure_rate": "routedeck_route_failure_rate",
+    "failure_rate_threshold": "routedeck_route_failure_rate_threshold",
+    "throttle": "routedeck_route_throttle_jobs",
+    **{f"recent_{k}": f"round(increase(routedeck_route_jobs_{k}_total[{RECENT}]))"
+       for k in ("started", "succeeded", "failed")},
 }
 BOOL_FLAGS = ("accepting", "throttled", "full")
 
@@ -93,11 +108,14 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
         if inst in ces and "reason" in labels:
             ces[inst]["unrouted"][labels["reason"]] = int(value)
     trends: dict[str, list[int | float]] = {}
+    rates: dict[tuple[str, str], list[int | float]] = {}
     if trend and ces:
         step = TREND / TREND_POINTS
         for labels, values in prom.query_range(
                 'sum by (instance) (routedeck_route_jobs{state="running"})', now - TREND, now, step):
             trends[labels.get("instance", "")] = [_num(v) for _, v in values]
+        for labels, values in prom.query_range("routedeck_route_failure_rate", now - TREND, now, step):
+            rates[labels.get("instance", ""), labels.get("route", "")] = [_num(v) for _, v in values]
 
     out = []
     for inst in sorted(ces):
@@ -108,6 +126,8 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
             c["state"] = "up"
             c["schedd"] = current[inst] or c["schedd"]
         routes = [c["routes"][n] for n in sorted(c["routes"])]
+        for r in routes:
+            r["rate_history"] = rates.get((inst, r["name"]), [])
         c["routes"] = routes
         for k in ("idle", "running", "held", "routed"):
             c[k] = sum(r[k] for r in routes)
@@ -117,3 +137,33 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
         c["trend"] = trends.get(inst, [])
         out.append(c)
     return {"ces": out}
+
+
+def route_state(r: dict[str, Any]) -> str:
+    """A board route's state in the local board's words (engine.contract.snapshot.ROUTE_STATES),
+    or ``not accepting`` (no series says why) and ``unknown`` (no series)."""
+    if r["throttled"]:
+        return "throttled"
+    if r["full"]:
+        return "full"
+    if r["accepting"] is None:
+        return "unknown"
+    return "accepting" if r["accepting"] else "not accepting"
+
+
+def route_view(r: dict[str, Any]) -> RouteView:
+    """A board route as a row of the local board (module docstring): a figure with no series is
+    0, a limit with none -1 (no limit), as in RouteView."""
+
+    def figure(key: str, default: Any = 0) -> Any:
+        v = r.get(key)
+        return default if v is None else v
+
+    return RouteView(
+        index=0, name=r["name"], source_label="prometheus", syntax="", state=route_state(r), reason=None,
+        routed=r["routed"], idle=r["idle"], running=r["running"], held=r["held"],
+        max_jobs=figure("max_jobs", -1), max_idle=figure("max_idle_jobs", -1),
+        recent_started=int(figure("recent_started")), recent_succeeded=int(figure("recent_succeeded")),
+        recent_failed=int(figure("recent_failed")), failure_rate=float(figure("failure_rate", 0.0)),
+        failure_threshold=float(figure("failure_rate_threshold", 0.0)), throttle=r.get("throttle"),
+        window_start=0.0, next_reevaluation=0.0, rate_history=tuple(r.get("rate_history") or ()))

@@ -33,7 +33,8 @@ Decisions:
 - ``routedeck_idle_unrouted_jobs{reason}`` exists when the feed counts them (``Snapshot.unrouted``:
   the demo, and watch with a routing table in its config; ``--metrics`` turns the count on): the
   tally of the why-not ledger's verdicts (engine.router.unrouted, the pipeline ``routedeck why``
-  prints), and ``routedeck_jobs_held_soon{within}`` the same tally's hold countdowns; the log
+  prints), and ``routedeck_jobs_held_soon{within}`` the same tally's hold countdowns
+  (``Snapshot.held_soon``); the log
   series exist in watch (``Snapshot.log_*``).
 """
 
@@ -46,7 +47,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from engine.contract.codes import HoldCode
-from engine.contract.snapshot import HELD_PREFIX, Snapshot
+from engine.contract.snapshot import Snapshot
 
 ENGINE_STATES = ("starting", "running", "paused", "stopped", "crashed", "stalled")
 JOB_STATES = ("idle", "running", "held")
@@ -244,13 +245,12 @@ def _tail(snap: Snapshot, s: str) -> list[Metric]:
     fam = _adder(out, s)
     if snap.unrouted is not None:
         f = fam("routedeck_idle_unrouted_jobs", "reason")
-        held = None
-        for key, n in snap.unrouted.items():
-            if key.startswith(HELD_PREFIX):
-                held = held or fam("routedeck_jobs_held_soon", "within")
-                held.add_metric([s, key.removeprefix(HELD_PREFIX)], n)
-            else:
-                f.add_metric([s, key], n)
+        for reason, n in snap.unrouted.items():
+            f.add_metric([s, reason], n)
+    if snap.held_soon is not None:
+        f = fam("routedeck_jobs_held_soon", "within")
+        for within, n in sorted(snap.held_soon.items()):
+            f.add_metric([s, str(within)], n)
 
     nxt = fam("routedeck_cron_next_run_timestamp_seconds", "job")
     missed = fam("routedeck_cron_missed_run", "job")

@@ -19,6 +19,15 @@ Decisions:
   :class:`~engine.metrics.collector.Latest`'s); publishing only replaces a one-slot reference and
   sets an event, so the engine thread never waits for a render, and snapshots published during
   a render are skipped but the newest (at most one render per published snapshot).
+- At most ``max_rate`` renders a second (MAX_RENDERS_PER_SECOND): at a high demo speed the
+  runtime publishes many snapshots a second and rendering each one at 500 routes would keep a
+  core busy for figures no scrape reads. The render thread renders a published snapshot at once
+  when the last render is 1/max_rate seconds old, else waits until it is and renders the newest
+  snapshot published by then (the ones in between are never rendered). A scrape that finds the
+  kept bytes older than the newest snapshot wakes it (the same cap): a scrape every 15 s always
+  gets a snapshot at most 1/max_rate seconds (and a render) older than the newest. Waiting is on
+  the server's own thread (:meth:`Exposition.render_due`, timed by ``clock``: a monotonic one,
+  a manual one in the tests), never the engine's.
 - A scrape serves the kept bytes. While the newest snapshot is still being rendered it serves
   the previous one's (one render behind, tens of milliseconds): the cost of a scrape is then
   copying bytes, never formatting. Only the first scrape of a variant, or the first after the
@@ -46,8 +55,12 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import Metric
 from prometheus_client.exposition import ThreadingWSGIServer, choose_encoder, generate_latest, gzip_accepted
 
+from engine.clock import stopwatch
 from engine.contract.snapshot import Snapshot
 from engine.metrics.collector import SnapshotCollector, snapshot_parts
+
+
+MAX_RENDERS_PER_SECOND = 2.0  # the render thread's cap (module docstring)
 
 
 class AddressError(ValueError):
@@ -97,11 +110,16 @@ class Exposition:
     ``source()`` is the last published state (a snapshot, or any immutable object) or None;
     ``parts_of(state)`` its metric families in parts (engine.metrics.collector.snapshot_parts):
     a part whose key equals the one rendered before keeps its text, so a snapshot encodes only
-    the route families that changed and its few other series."""
+    the route families that changed and its few other series. ``max_rate``: renders a second at
+    most (the render thread's and the scrapes'); ``clock``: seconds, monotonic (default: real)."""
 
-    def __init__(self, source: Callable[[], Any], parts_of: Callable[[Any], list[Part]]) -> None:
+    def __init__(self, source: Callable[[], Any], parts_of: Callable[[Any], list[Part]],
+                 max_rate: float = MAX_RENDERS_PER_SECOND, clock: Callable[[], float] | None = None) -> None:
         self.source = source
         self.parts_of = parts_of
+        self.min_interval = 1.0 / max_rate if max_rate > 0 else 0.0
+        self.clock = clock if clock is not None else stopwatch()
+        self._rendered_at: float | None = None  # the clock's time of the last render of a new state
         # variants asked for -> their encoder; plain text until a scrape asks for another
         enc, ctype = choose_encoder("")
         self._wanted: dict[Variant, Callable] = {(ctype, False): enc}
@@ -140,17 +158,31 @@ class Exposition:
     def _run(self) -> None:
         while True:
             self._wake.wait()
-            self._wake.clear()
             if self._stop.is_set():
                 return
-            with self._render_lock:  # the newest pending, read under the lock a scrape renders with
-                state = self._pending
-                try:
-                    if state is not None:
-                        self.render(state)
-                except Exception:  # noqa: BLE001 - the scrape's to report: with nothing kept it renders again and fails (500)
-                    self._kept = None
-                    self._parts = []
+            wait = self.render_due()
+            if wait > 0:  # the cap: the wake stays set, the newest pending is rendered after the wait
+                self._stop.wait(wait)
+                continue
+            self._wake.clear()
+            self.render_pending()
+
+    def render_due(self) -> float:
+        """Seconds until the cap lets the next render start (0: now)."""
+        if self._rendered_at is None or self.min_interval <= 0:
+            return 0.0
+        return max(0.0, self._rendered_at + self.min_interval - self.clock())
+
+    def render_pending(self) -> None:
+        """Render the newest published state (the render thread's step, once the cap allows)."""
+        with self._render_lock:  # the newest pending, read under the lock a scrape renders with
+            state = self._pending
+            try:
+                if state is not None:
+                    self.render(state)
+            except Exception:  # noqa: BLE001 - the scrape's to report: with nothing kept it renders again and fails (500)
+                self._kept = None
+                self._parts = []
 
     def render(self, state: Any) -> dict[Variant, bytes]:
         """The bodies of ``state`` in every wanted variant (rendered once: kept until a newer one)."""
@@ -187,6 +219,7 @@ class Exposition:
             self._kept = (state, out)
             if not have:
                 self.renders += 1
+                self._rendered_at = self.clock()
             return out
 
     # ------------------------------------------------------------------ scrape side
@@ -223,17 +256,19 @@ class MetricsServer:
 
     Call :meth:`published` with each new state (``runtime.listeners`` / ``Latest.listeners``);
     ``families_of(state, schedd)`` gives a state's metric families (default: a snapshot's,
-    engine.metrics.collector.families; the recorder's: engine.metrics.record.record_families)."""
+    engine.metrics.collector.families; the recorder's: engine.metrics.record.record_families);
+    ``max_rate``: renders a second at most (:class:`Exposition`)."""
 
     def __init__(self, address: tuple[str, int], source: Callable[[], Any], schedd: str,
-                 families_of: Callable[[Any, str], list[Metric]] | None = None) -> None:
+                 families_of: Callable[[Any, str], list[Metric]] | None = None,
+                 max_rate: float = MAX_RENDERS_PER_SECOND) -> None:
         self.address = address
         self.schedd = schedd
         if families_of is None:
-            self.exposition = Exposition(source, lambda snap: snapshot_parts(snap, schedd))
+            self.exposition = Exposition(source, lambda snap: snapshot_parts(snap, schedd), max_rate)
             self.registry = registry_of(source, schedd)
         else:
-            self.exposition = Exposition(source, lambda state: [(None, lambda: families_of(state, schedd))])
+            self.exposition = Exposition(source, lambda state: [(None, lambda: families_of(state, schedd))], max_rate)
             self.registry = CollectorRegistry(auto_describe=False)
             self.registry.register(_Source(source, self.exposition.families))
         self._fallback = make_wsgi_app(self.registry)

@@ -2,7 +2,8 @@
 engine.views.ledger) and of the metrics (``routedeck_idle_unrouted_jobs{reason}``,
 ``routedeck_jobs_held_soon{within}``, engine.metrics): :class:`Verdicts` judges one job at a time
 in queue order and gives an :class:`Entry` (verdict, every route's verdict and detail, the hold
-countdown); the metrics' figures are :func:`tally` of the same entries.
+countdown); the metrics' figures are :func:`tally` of the same entries (a :class:`Tally`: the
+snapshot's ``unrouted`` and ``held_soon``).
 
 The verdicts (issue 29's words), decided with the router's own pieces (htcondor.md §1.4: the
 umbrella's fixed clauses, ``JOB_ROUTER_SOURCE_JOB_CONSTRAINT``, each route's ``REQUIREMENTS``
@@ -40,11 +41,12 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from engine.classad import ClassAd, ClassAdError, evaluate, is_true, make_ad, parse_expr
 from engine.contract.codes import JobStatus
-from engine.contract.snapshot import HELD_WITHIN, held_key
+from engine.contract.snapshot import HELD_WITHIN
 from engine.lang.user_policy import UNBOUNDED, SystemPolicy, analyze_periodic, time_deadline, trivially_false
 from engine.router.candidates import Scanner, sanity_clauses
 from engine.router.throttle import RouteStats, route_state
@@ -285,19 +287,31 @@ def verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats | None]
             yield v.judge(job)
 
 
-def tally(entries: Iterable[Entry], now: float) -> dict[str, int]:
-    """The counts of ``routedeck_idle_unrouted_jobs`` (verdict -> jobs) and of
-    ``routedeck_jobs_held_soon`` (``held_within:S`` -> jobs the periodic policy holds within S
-    seconds, for S in HELD_WITHIN: cumulative)."""
+@dataclass(frozen=True)
+class Tally:
+    """The metrics' figures of one pass: ``reasons`` (``routedeck_idle_unrouted_jobs``: verdict ->
+    jobs, every verdict of REASONS) and ``held_soon`` (``routedeck_jobs_held_soon``: S -> jobs the
+    periodic policy holds within S seconds, for S in HELD_WITHIN: cumulative); read-only mappings."""
+
+    reasons: Mapping[str, int]
+    held_soon: Mapping[int, int]
+
+    def fields(self) -> dict[str, Mapping]:
+        """The snapshot's fields of this tally (``Snapshot.unrouted``, ``Snapshot.held_soon``)."""
+        return {"unrouted": self.reasons, "held_soon": self.held_soon}
+
+
+def tally(entries: Iterable[Entry], now: float) -> Tally:
+    """The :class:`Tally` of ``entries`` (idle source jobs by verdict, and by hold countdown)."""
     counts = dict.fromkeys(REASONS, 0)
-    counts.update({held_key(w): 0 for w in HELD_WITHIN})
+    held = dict.fromkeys(HELD_WITHIN, 0)
     for e in entries:
         counts[e.verdict] += 1
         if e.hold is not None and e.hold.get("action") == "hold":
             for w in HELD_WITHIN:
                 if e.hold["at"] - now <= w:
-                    counts[held_key(w)] += 1
-    return counts
+                    held[w] += 1
+    return Tally(MappingProxyType(counts), MappingProxyType(held))
 
 
 def system_policy(table: Any) -> tuple[SystemPolicy | None, float]:
@@ -307,14 +321,14 @@ def system_policy(table: Any) -> tuple[SystemPolicy | None, float]:
     return system, float(getattr(table.knobs, "periodic_expr_interval", 60) or 60)
 
 
-def idle_unrouted(router: Any, now: float) -> dict[str, int]:
+def idle_unrouted(router: Any, now: float) -> Tally:
     """The embedded router's idle source jobs by verdict (module docstring)."""
     return count_verdicts(router.table, router.name, router.book.get, router.src_q,
                           lambda job: job.key in router.jobs, len(router.jobs), now, router)
 
 
 def count_verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats | None], jobs: Iterable[Any],
-                   tracked: Callable[[Any], bool], managed: int, now: float, owner: Any) -> dict[str, int]:
+                   tracked: Callable[[Any], bool], managed: int, now: float, owner: Any) -> Tally:
     """The :func:`tally` of :func:`verdicts` without the routes' detail (the metrics' figures).
     ``owner`` keeps the scanner of its table between calls (the router, the watch engine): its
     ``time_free`` is cleared while a hold is predicted, since the held-soon counts then change

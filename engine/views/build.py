@@ -269,28 +269,28 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         inactive_routes=inactive, events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True),
-        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, unrouted=_unrouted(engine),
+        schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, **_unrouted(engine),
         policies=policy_states(getattr(engine, "config", None)), error=error,
         controls=S.CONTROLS if controls is None else controls)
 
 
-def _unrouted(engine: Any) -> Mapping[str, int] | None:
-    """Idle source jobs by verdict and the held-soon counts (engine.router.unrouted.tally), when the
+def _unrouted(engine: Any) -> dict[str, Mapping]:
+    """The snapshot's ``unrouted`` and ``held_soon`` (engine.router.unrouted.Tally), when the
     engine's ``count_unrouted`` is set (the demo with --metrics); recounted only after a router
     poll, a queue change or a new table when the table reads no clock and no hold is predicted,
     else at every snapshot."""
     router = getattr(engine, "router", None)
     if router is None or not getattr(engine, "count_unrouted", False):
-        return None
+        return {}
 
     key = (getattr(engine, "jobs_version", 0), router.poll_count, id(router.table))
     kept = getattr(engine, "_unrouted_kept", None)
     scanner = getattr(router, "_unrouted_scanner", None)  # engine.router.unrouted's: not time-free while a hold is due
     if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
-        return kept[1]
-    counts = MappingProxyType(idle_unrouted(router, engine.now))
+        return kept[1].fields()
+    counts = idle_unrouted(router, engine.now)
     engine._unrouted_kept = (key, counts)
-    return counts
+    return counts.fields()
 
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:

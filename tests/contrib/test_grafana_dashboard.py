@@ -27,7 +27,7 @@ def test_valid_json_with_a_schedd_variable():
     assert "schedd" in names and "label_values(routedeck_route_jobs, schedd)" in names["schedd"]["definition"]
     titles = {p["title"] for p in dash["panels"]}
     assert {"Routes: copies, limits and headroom", "Throttled routes", "Idle jobs not routed, by why they wait",
-            "Next crondor runs"} <= titles
+            "Next crondor runs", "Idle jobs the periodic policy holds soon", "Periodic policies that never fire"} <= titles
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
 
 
@@ -40,7 +40,7 @@ def test_every_metric_name_is_the_exporters():
     # the headroom column needs the limits and the copies
     assert {"routedeck_route_max_jobs", "routedeck_route_max_idle_jobs", "routedeck_route_jobs",
             "routedeck_route_throttled", "routedeck_idle_unrouted_jobs",
-            "routedeck_cron_next_run_timestamp_seconds"} <= used
+            "routedeck_cron_next_run_timestamp_seconds", "routedeck_jobs_held_soon", "routedeck_policy_parses"} <= used
 
 
 def test_every_expression_is_valid_promql(tmp_path):

@@ -16,7 +16,7 @@ TESTS = REPO / "contrib/prometheus/tests"
 
 def test_check_rules():
     res = promtool.run("check", "rules", str(RULES))
-    assert res.returncode == 0 and "SUCCESS: 6 rules found" in res.stdout, res.stdout + res.stderr
+    assert res.returncode == 0 and "SUCCESS: 8 rules found" in res.stdout, res.stdout + res.stderr
 
 
 def test_rule_unit_tests():
@@ -28,6 +28,6 @@ def test_rule_unit_tests():
 
 def test_rules_name_only_defined_series():
     exprs = re.findall(r"^\s+expr: (\|\n(?:\s{10,}.*\n)+|.*)", RULES.read_text(), re.M)
-    assert len(exprs) == 6
+    assert len(exprs) == 8
     used = set(re.findall(r"\brouted[a-z_]+", " ".join(exprs)))
     assert used and used <= set(METRICS), used - set(METRICS)

@@ -86,7 +86,13 @@ def two_ces() -> tuple[dict, dict]:
         "routedeck_route_full": [({**a, "route": "Site_A"}, 0), ({**a, "route": "Site_B"}, 1)],
         "routedeck_route_max_jobs": [({**a, "route": "Site_A"}, 100), ({**a, "route": "Site_B"}, 2)],
         "routedeck_route_failure_rate": [({**a, "route": "Site_A"}, 0.025)],
+        "routedeck_route_failure_rate_threshold": [({**a, "route": "Site_A"}, 0.03), ({**a, "route": "Site_B"}, 0.03)],
+        "routedeck_route_throttle_jobs": [({**a, "route": "Site_A"}, 18.6)],
+        "round(increase(routedeck_route_jobs_started_total[600s]))": [({**a, "route": "Site_A"}, 12)],
+        "round(increase(routedeck_route_jobs_succeeded_total[600s]))": [({**a, "route": "Site_A"}, 0)],
+        "round(increase(routedeck_route_jobs_failed_total[600s]))": [({**a, "route": "Site_A"}, 15)],
         "routedeck_idle_unrouted_jobs": [({**a, "reason": "no_match"}, 4), ({**a, "reason": "throttled"}, 2)],
     }
-    ranges = {'sum by (instance) (routedeck_route_jobs{state="running"})': [({"instance": a["instance"]}, [1, 4, 7])]}
+    ranges = {'sum by (instance) (routedeck_route_jobs{state="running"})': [({"instance": a["instance"]}, [1, 4, 7])],
+              "routedeck_route_failure_rate": [({**a, "route": "Site_A"}, [0, 0.01, 0.025])]}
     return answers, ranges

@@ -19,52 +19,101 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.fleet.board import route_view
 from engine.fleet.promapi import PromError
-from tui.screens.routes import STATE_STYLE
-from tui.widgets.gauge import gauge, sparkline
+from tui.screens.routes import BARS, PINNED, WIDE, board_columns, route_cells
+from tui.widgets.gauge import sparkline
 
-CE_COLUMNS = (  # 129 columns with DataTable's cell padding: whole on a 132-column terminal
-    ("Instance", "instance", 18), ("Schedd", "schedd", 18), ("Scrape", "state", 6), ("Routes", "routes", 6),
+# 130 columns with DataTable's cell padding: whole on a 132-column terminal
+CE_COLUMNS = (
+    ("Instance", "instance", 16), ("Schedd", "schedd", 16), ("Scrape", "state", 6), ("Routes", "routes", 6),
     ("Idle", "idle", 5), ("Run", "running", 5), ("Held", "held", 5), ("Thr", "throttled", 3),
-    ("Full", "full", 4), ("Unrouted by reason", "unrouted", 28), ("Run 30m", "trend", 10),
+    ("Full", "full", 4), ("Unrouted by reason", "unrouted", 33), ("Run 30m", "trend", 10),
 )
-# the local board's titles (tui.screens.routes.COLUMNS) for the figures Prometheus has
-ROUTE_COLUMNS = (
-    ("Route", "name", 16), ("State", "state", 10), ("Fail/s", "rate", 6), ("Routed/Max", "routed", 12),
-    ("Idle/MaxIdle", "idle", 12), ("Run", "running", 5), ("Held", "held", 5),
+# below WIDE_FLEET columns: the CE by its schedd's name, its figures and the unrouted reasons in
+# view (the unrouted column takes what is left, UNROUTED_MIN at least), the rest a scroll away
+WIDE_FLEET = 132
+NARROW_CE_COLUMNS = (
+    ("CE", "ce", 16), ("Scrape", "state", 6), ("Idle", "idle", 5), ("Run", "running", 5), ("Held", "held", 5),
+    ("Thr", "throttled", 3), ("Full", "full", 4), ("Unrouted", "unrouted", 0), ("Routes", "routes", 6),
+    ("Instance", "instance", 18), ("Run 30m", "trend", 10),
 )
+UNROUTED_MIN = 14
+FRAME = 2  # a vertical scrollbar's width: the unrouted cell's text leaves it free (still whole under one)
+# the unrouted cell's abbreviations (engine.router.unrouted.REASONS), explained by the legend line
+REASON_ABBREV = {"no_match": "nm", "route_full": "rf", "throttled": "th", "not_candidate": "nc", "matched": "m"}
+UNROUTED_LEGEND = ("Unrouted: idle source jobs by why they wait, most first — nm no_match · rf route_full · "
+                   "th throttled · nc not_candidate · m matched (taken at the next poll); +N: N more reasons "
+                   "(Enter: all of them)")
 SCRAPE_STYLE = {"up": "green", "down": "bold red", "stale": "yellow"}
 
 
-def route_state(r: dict[str, Any]) -> str:
-    if r["throttled"]:
-        return "throttled"
-    if r["full"]:
-        return "full"
-    if r["accepting"] is None:
-        return "unknown"
-    return "accepting" if r["accepting"] else "not accepting"
+def ce_columns(width: int) -> tuple[tuple[str, str, int], ...]:
+    """The CE table's columns for a terminal ``width`` (see NARROW_CE_COLUMNS)."""
+    if width >= WIDE_FLEET:
+        return CE_COLUMNS
+    cols = list(NARROW_CE_COLUMNS)
+    i = [k for _t, k, _w in cols].index("unrouted")
+    used = sum(w + 2 for _t, _k, w in cols[:i]) + 2  # the columns before it and its own padding
+    cols[i] = (cols[i][0], "unrouted", max(UNROUTED_MIN, width - used))  # the next starts past the edge
+    return tuple(cols)
 
 
-def ce_cells(c: dict[str, Any]) -> tuple:
-    state = Text(c["state"], style=SCRAPE_STYLE.get(c["state"], ""))
-    unrouted = " ".join(f"{k}={v}" for k, v in c["unrouted"].items() if v) or "—"
+def count_text(n: int) -> str:
+    """A count in at most four characters (1234 -> 1.2k, 12345 -> 12k)."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    return f"{n // 1000}k" if n < 1_000_000 else f"{n // 1_000_000}M"
+
+
+def unrouted_cell(counts: dict[str, int], width: int) -> str:
+    """The non-zero reasons, abbreviated (REASON_ABBREV), most jobs first, as many as fit in
+    ``width`` whole; ``+N`` ends it when N reasons did not fit. "—" when no job waits."""
+    items = sorted(((n, k) for k, n in counts.items() if n), key=lambda nk: -nk[0])
+    words = [f"{REASON_ABBREV.get(k, k)}{count_text(n)}" for n, k in items]
+    shown: list[str] = []
+    for i, word in enumerate(words):
+        rest = len(words) - i - 1
+        room = width - len(" ".join([*shown, word])) - (len(f" +{rest}") if rest else 0)
+        if room < 0:
+            break
+        shown.append(word)
+    left = len(words) - len(shown)
+    return " ".join([*shown, f"+{left}"] if left else shown) or "—"
+
+
+def unrouted_words(counts: dict[str, int]) -> str:
+    """The non-zero reasons in full words, most jobs first (the CE's routes screen)."""
+    items = sorted(((n, k) for k, n in counts.items() if n), key=lambda nk: -nk[0])
+    return ", ".join(f"{k} {n}" for n, k in items) or "none"
+
+
+def ce_cells(c: dict[str, Any], columns: tuple[tuple[str, str, int], ...]) -> tuple:
+    """The CE's cells in the order of ``columns`` (ce_columns)."""
     dim = c["state"] != "up"
-    figures = ("—",) * 5 if dim else (str(len(c["routes"])), str(c["idle"]), str(c["running"]), str(c["held"]),
-                                      Text(str(c["routes_throttled"]), style="bold red" if c["routes_throttled"] else ""))
-    full = "—" if dim else Text(str(c["routes_full"]), style="yellow" if c["routes_full"] else "")
-    return (c["instance"], c["schedd"] or "?", state, *figures, full, "—" if dim else unrouted,
-            sparkline(c["trend"], width=10))
+    thr, full = c["routes_throttled"], c["routes_full"]
+    unrouted_w = next((w for _t, k, w in columns if k == "unrouted"), 0) - FRAME
+    cells = {
+        "instance": c["instance"], "schedd": c["schedd"] or "?", "ce": c["schedd"] or c["instance"],
+        "state": Text(c["state"], style=SCRAPE_STYLE.get(c["state"], "")),
+        "routes": str(len(c["routes"])), "idle": str(c["idle"]), "running": str(c["running"]), "held": str(c["held"]),
+        "throttled": Text(str(thr), style="bold red" if thr else ""),
+        "full": Text(str(full), style="yellow" if full else ""),
+        "unrouted": unrouted_cell(c["unrouted"], unrouted_w),
+        "trend": sparkline(c["trend"], width=10),
+    }
+    if dim:
+        cells.update(dict.fromkeys(("routes", "idle", "running", "held", "throttled", "full", "unrouted"), "—"))
+    return tuple(cells[k] for _t, k, _w in columns)
 
 
-def route_cells(r: dict[str, Any]) -> tuple:
-    st = route_state(r)
-    max_jobs = r["max_jobs"] if r["max_jobs"] is not None else -1
-    max_idle = r["max_idle_jobs"] if r["max_idle_jobs"] is not None else -1
-    rate = f"{r['failure_rate']:.3f}" if r["failure_rate"] is not None else "—"
-    return (r["name"], Text(st.upper() if st == "throttled" else st, style=STATE_STYLE.get(st, "")), rate,
-            gauge(r["routed"], max_jobs, width=3, digits=7), gauge(r["idle"], max_idle, width=3, digits=7),
-            str(r["running"]), str(r["held"]))
+def fleet_route_cells(r: dict[str, Any], width: int) -> tuple:
+    """A board route's cells: the local board's (tui.screens.routes.route_cells) of its RouteView
+    (engine.fleet.board.route_view), for a terminal ``width``; no match order ("#": —)."""
+    cells = route_cells(route_view(r), 0.0, reason=width >= WIDE, bars=width >= BARS)
+    return ("—", *cells[1:])
 
 
 def fill(table: DataTable, rows: list[tuple[str, tuple]]) -> None:
@@ -85,11 +134,11 @@ def fill(table: DataTable, rows: list[tuple[str, tuple]]) -> None:
             table.update_cell(key, col, cell)
 
 
-def _line_over_table(line_id: str, table_id: str, columns) -> ComposeResult:
+def _line_over_table(line_id: str, table_id: str, columns, **kw: Any) -> ComposeResult:
     """The fleet screens' layout: header, a line of text, a table of ``columns`` (title, key, width), footer."""
     yield Header()
     yield Static(id=line_id)
-    table = DataTable(id=table_id, cursor_type="row", zebra_stripes=True)
+    table = DataTable(id=table_id, cursor_type="row", zebra_stripes=True, **kw)
     for title, key, w in columns:
         table.add_column(title, key=key, width=w)
     yield table
@@ -97,19 +146,40 @@ def _line_over_table(line_id: str, table_id: str, columns) -> ComposeResult:
 
 
 class FleetRoutesScreen(Screen):
-    """One CE's routes (Escape goes back to the fleet)."""
+    """One CE's routes (Escape goes back to the fleet): the local board's columns for the terminal's
+    width (tui.screens.routes.board_columns), rebuilt when the width or the route names change, in
+    a panel framed as the local board's (whose width those columns allow for)."""
+
+    DEFAULT_CSS = """
+    FleetRoutesScreen #ce-routes { height: auto; max-height: 1fr; border: round $primary; }
+    """
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
     def __init__(self, instance: str) -> None:
         super().__init__()
         self.instance = instance
+        self._shape: tuple | None = None
 
     def compose(self) -> ComposeResult:
-        return _line_over_table("ce-title", "ce-routes", ROUTE_COLUMNS)
+        yield from _line_over_table("ce-title", "ce-routes", (), fixed_columns=PINNED)
 
     def on_mount(self) -> None:
+        self.query_one("#ce-routes", DataTable).border_title = "Routes (by name: the match order is not exported)"
         self.show(self.app.board)
+
+    def on_resize(self, event: Any) -> None:
+        self.show(self.app.board)
+
+    def _columns(self, names: list[str]) -> None:
+        cols = board_columns(self.app.size.width, names)
+        if cols == self._shape:
+            return
+        self._shape = cols
+        table = self.query_one("#ce-routes", DataTable)
+        table.clear(columns=True)
+        for title, key, w in cols:
+            table.add_column(title, key=key, width=w)
 
     def show(self, board: dict[str, Any] | None) -> None:
         ce = next((c for c in (board or {}).get("ces", []) if c["instance"] == self.instance), None)
@@ -119,26 +189,61 @@ class FleetRoutesScreen(Screen):
             return
         title.update(Text.assemble((f"{ce['schedd'] or '?'}", "bold"), f" at {ce['instance']} — scrape ",
                                    (ce["state"], SCRAPE_STYLE.get(ce["state"], "")),
-                                   f" — {len(ce['routes'])} routes"))
-        fill(self.query_one("#ce-routes", DataTable), [(r["name"], route_cells(r)) for r in ce["routes"]])
+                                   f" — {len(ce['routes'])} routes — unrouted: {unrouted_words(ce['unrouted'])}"))
+        self._columns([r["name"] for r in ce["routes"]])
+        width = self.app.size.width
+        fill(self.query_one("#ce-routes", DataTable), [(r["name"], fleet_route_cells(r, width)) for r in ce["routes"]])
 
 
 class FleetScreen(Screen):
-    """The CEs (Enter: the selected CE's routes)."""
+    """The CEs (Enter: the selected CE's routes); the columns of the terminal's width (ce_columns),
+    the unrouted cell's abbreviations on the legend line under the table."""
 
+    DEFAULT_CSS = """
+    FleetScreen #fleet-legend { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    """
     BINDINGS = [Binding("r", "app.refresh_board", "Refresh"), Binding("q", "app.quit", "Quit")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._shape: tuple | None = None
+
     def compose(self) -> ComposeResult:
-        return _line_over_table("fleet-status", "fleet-ces", CE_COLUMNS)
+        yield Header()
+        yield Static(id="fleet-status")
+        yield DataTable(id="fleet-ces", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        yield Static(UNROUTED_LEGEND, id="fleet-legend")
+        yield Footer()
 
     def on_mount(self) -> None:
+        self._columns()
         self.show(None, f"reading {self.app.source} …")
         self.app.action_refresh_board()
+
+    def on_resize(self, event: Any) -> None:
+        if self._columns() and self.app.board is not None:
+            self._rows(self.app.board)
+
+    def _columns(self) -> bool:
+        """(Re)build the columns for the terminal's width; True when they changed."""
+        cols = ce_columns(self.app.size.width)
+        if cols == self._shape:
+            return False
+        self._shape = cols
+        table = self.query_one("#fleet-ces", DataTable)
+        table.clear(columns=True)
+        for title, key, w in cols:
+            table.add_column(title, key=key, width=w)
+        return True
+
+    def _rows(self, board: dict[str, Any]) -> None:
+        columns = self._shape or ()
+        fill(self.query_one("#fleet-ces", DataTable), [(c["instance"], ce_cells(c, columns)) for c in board["ces"]])
 
     def show(self, board: dict[str, Any] | None, status: str) -> None:
         self.query_one("#fleet-status", Static).update(status)
         if board is not None:
-            fill(self.query_one("#fleet-ces", DataTable), [(c["instance"], ce_cells(c)) for c in board["ces"]])
+            self._rows(board)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.app.push_screen(FleetRoutesScreen(event.row_key.value))

@@ -237,7 +237,7 @@ class WatchEngine:
         base_now = self.clock.base.now()
         shown = MappingProxyType(dict(
             routes=merge_reported(view.routes, table, self.figures.last_close),
-            unrouted=self.unrouted(view.routes, now), events=self.ring.recent(),
+            **self.unrouted(view.routes, now), events=self.ring.recent(),
             clock="virtual" if self.clock.on_log else "real", log_rate=self.pace.shown(base_now),
             log_lag=self.log_lag(base_now), log_problems=len(self.problems), log_generation=self.generation,
             policies=policy_states(getattr(self.setup.table, "config", None))))
@@ -263,23 +263,24 @@ class WatchEngine:
                                 self.figures.period, cfg.get if cfg is not None else None, [job])
         return why_not_of(table, entries, job, "no routing table: the config has no JOB_ROUTER_ROUTE_NAMES")
 
-    count_unrouted = False  # set by --metrics: Snapshot.unrouted (routedeck_idle_unrouted_jobs)
+    count_unrouted = False  # set by --metrics: Snapshot.unrouted and .held_soon (routedeck_idle_unrouted_jobs)
 
-    def unrouted(self, routes: tuple[RouteView, ...], now: float) -> Mapping[str, int] | None:
-        """Idle source jobs by verdict (engine.router.unrouted) when ``count_unrouted`` is set and
-        the config has a routing table: the table's routes judged with RouteDeck's own figures of
+    def unrouted(self, routes: tuple[RouteView, ...], now: float) -> dict[str, Mapping]:
+        """The snapshot's ``unrouted`` and ``held_soon`` (engine.router.unrouted.Tally: idle source
+        jobs by verdict and by hold countdown) when ``count_unrouted`` is set and the config has a
+        routing table, else none: the table's routes judged with RouteDeck's own figures of
         the followed queue (``routes``: copies, recent starts, throttle), a source job the real
         router manages (``Managed = "External"``) left out. Recounted when the queue or a window
         changed, or at every snapshot when the table reads the clock."""
         table = self.setup.table
         if not self.count_unrouted or table is None or not table.routes:
-            return None
+            return {}
 
         key = (self.version, self.generation, self.figures.last_close, id(table))
         kept = getattr(self, "_unrouted_kept", None)
         scanner = getattr(self, "_unrouted_scanner", None)
         if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
-            return kept[1]
+            return kept[1].fields()
         views = {r.name.lower(): r for r in routes}
 
         def stats_of(name: str) -> RouteStats | None:
@@ -294,10 +295,9 @@ class WatchEngine:
             return (job.get("Managed") or "").strip() == '"External"'
 
         managed = sum(r.routed for r in routes)
-        counts = MappingProxyType(count_verdicts(table, table.knobs.name, stats_of, self.queue, tracked, managed,
-                                                 now, self))
+        counts = count_verdicts(table, table.knobs.name, stats_of, self.queue, tracked, managed, now, self)
         self._unrouted_kept = (key, counts)
-        return counts
+        return counts.fields()
 
     def log_lag(self, now: float | None = None) -> float | None:
         """Seconds from the newest transaction time read to now on the wall (base) clock; None

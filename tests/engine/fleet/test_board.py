@@ -11,7 +11,7 @@ import pytest
 
 from engine.cli import MODULES
 from engine.cli import fleet as fleet_cli
-from engine.fleet.board import fleet
+from engine.fleet.board import fleet, route_view
 from engine.fleet.promapi import Prometheus, PromError, base_url
 from tests.helpers.fake_prometheus import FakePrometheus, two_ces
 from tui.cli import main
@@ -33,10 +33,28 @@ def test_two_ces_one_up_one_down():
     assert (a["name"], a["idle"], a["running"], a["held"], a["routed"]) == ("Site_A", 4, 5, 1, 9)
     assert (a["accepting"], a["throttled"], a["full"], a["max_jobs"], a["failure_rate"]) == (False, True, False, 100, 0.025)
     assert a["max_idle_jobs"] is None  # absent series: no limit
+    # the local board's other figures, where the exporter has them (engine.fleet.board's docstring)
+    assert (a["throttle"], a["failure_rate_threshold"]) == (18.6, 0.03)
+    assert (a["recent_started"], a["recent_succeeded"], a["recent_failed"]) == (12, 0, 15)
+    assert a["rate_history"] == [0, 0.01, 0.025] and b["rate_history"] == []
+    assert b["throttle"] is None and b["recent_started"] is None  # no series: no throttle, no counter yet
     assert (b["accepting"], b["full"], b["running"]) == (True, True, 2)
     assert (up["idle"], up["running"], up["held"], up["routes_throttled"], up["routes_full"]) == (4, 7, 1, 1, 1)
     assert up["unrouted"] == {"no_match": 4, "throttled": 2}
     assert up["trend"] == [1, 4, 7] and down["trend"] == []
+
+
+def test_route_view_is_a_local_board_row():
+    """A fleet route as the local board's RouteView (the routes screen draws it with the local
+    board's cells): limits without a series are -1 (no limit), figures without one 0."""
+    answers, ranges = two_ces()
+    with FakePrometheus(answers, ranges) as fake:
+        a, b = fleet(Prometheus(fake.url), NOW)["ces"][0]["routes"]
+    va, vb = route_view(a), route_view(b)
+    assert (va.name, va.state, va.routed, va.idle, va.running, va.held) == ("Site_A", "throttled", 9, 4, 5, 1)
+    assert (va.max_jobs, va.max_idle, va.throttle, va.failure_rate, va.failure_threshold) == (100, -1, 18.6, 0.025, 0.03)
+    assert (va.recent_started, va.recent_succeeded, va.recent_failed, va.rate_history) == (12, 0, 15, (0, 0.01, 0.025))
+    assert (vb.state, vb.max_jobs, vb.throttle, vb.recent_started, vb.failure_rate) == ("full", 2, None, 0, 0.0)
 
 
 def test_scraped_but_no_current_series_is_stale():

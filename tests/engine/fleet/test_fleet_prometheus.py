@@ -47,3 +47,7 @@ def test_fleet_over_real_prometheus(tmp_path):
             assert c["instance"] == fl.targets[name] and c["up"] is True and c["state"] == "up"
             assert sum(r["routed"] for r in c["routes"]) > 0
             assert {"accepting", "throttled", "full"} <= set(c["routes"][0])
+            # the local board's other columns (engine.fleet.board): real PromQL, real answers
+            assert all(r["failure_rate_threshold"] is not None and isinstance(r["rate_history"], list)
+                       for r in c["routes"])
+            assert any(r["recent_started"] is not None for r in c["routes"])

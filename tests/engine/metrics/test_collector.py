@@ -23,7 +23,7 @@ from engine.feeds.watch.follow import WatchEngine
 from engine.feeds.watch.setup import resolve
 from engine.metrics.collector import METRICS, Latest
 from engine.metrics.server import exposition
-from engine.contract.snapshot import HELD_WITHIN, held_key
+from engine.contract.snapshot import HELD_WITHIN
 from engine.lang.config import Config
 from engine.router.unrouted import REASONS
 from tests.helpers import promtool
@@ -108,7 +108,7 @@ def test_demo_series_equal_the_snapshot(demo):
     for reason in REASONS:
         assert value(got, "routedeck_idle_unrouted_jobs", schedd="ce1", reason=reason) == snap.unrouted[reason]
     for w in HELD_WITHIN:
-        assert value(got, "routedeck_jobs_held_soon", schedd="ce1", within=str(w)) == snap.unrouted[held_key(w)]
+        assert value(got, "routedeck_jobs_held_soon", schedd="ce1", within=str(w)) == snap.held_soon[w]
     assert value(got, "routedeck_log_lag_seconds", schedd="ce1") is None  # the demo follows no log
     # no per-job label but the crondor jobs'
     jobs = {c.job for c in snap.cron_jobs}
@@ -150,7 +150,9 @@ def test_idle_unrouted_verdicts_agree_with_the_router(demo):
     engine, snaps = demo
     router = engine.router
     snap = snaps[-1]
-    assert set(snap.unrouted) == set(REASONS) | {held_key(w) for w in HELD_WITHIN}
+    # typed fields: the verdicts alone in ``unrouted``, the held-soon windows (seconds) in ``held_soon``
+    assert set(snap.unrouted) == set(REASONS)
+    assert set(snap.held_soon) == set(HELD_WITHIN)
     idle = [j for j in router.src_q if (j.get("JobStatus") or "").strip() == "1" and j.key not in router.jobs
             and (j.get("RoutedBy") or "").strip() != f'"{router.name}"']
     assert sum(snap.unrouted[r] for r in REASONS) == len(idle) > 0
@@ -322,6 +324,6 @@ def test_metric_counts_are_the_tally_of_why_verdicts(capsys, tmp_path, corrected
     holds = [j["hold"] for j in verdicts if j["hold"] is not None and j["hold"]["action"] == "hold"]
     for w in HELD_WITHIN:
         n = sum(h["at"] - doc["time"] <= w for h in holds)
-        assert value(got, "routedeck_jobs_held_soon", schedd="ce2", within=str(w)) == n
+        assert value(got, "routedeck_jobs_held_soon", schedd="ce2", within=str(w)) == n == snap.held_soon[w]
     if corrected_ce_hold:
         assert holds, "the corrected CE hold predicts holds of the waiting jobs"

@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 from prometheus_client.exposition import start_http_server
 
+from engine.clock import ManualClock
 from engine.metrics.collector import Latest, families, snapshot_parts
 from engine.metrics.server import Exposition, MetricsServer, registry_of
 from tests.helpers.demo_fixture import demo_engine
@@ -151,3 +152,49 @@ def test_a_failing_render_is_the_scrapes_error_and_the_render_thread_goes_on(sna
         assert ex.state() is snaps[2] and ex.answer(None, None)[2]
     finally:
         ex.stop()
+
+
+def test_renders_are_capped_per_second_on_a_manual_clock(snaps):
+    """Issue 28: at a high demo speed snapshots are published many times a second; the render
+    thread renders at most ``max_rate`` a second, each time the newest published, and a scrape in
+    between gets the kept bytes at once (no render) and wakes the render thread for the newest.
+    The render thread's step (``render_due``, ``render_pending``) is driven here by hand."""
+    clock = ManualClock(0.0)
+    calls = []
+
+    def counted(snap):
+        calls.append(snap.seq)
+        return families(snap, "ce1")
+
+    latest = Latest()
+    ex = Exposition(latest.get, lambda snap: [(None, lambda: counted(snap))], max_rate=2, clock=clock.now)
+    latest.listeners.append(ex.published)
+    published = [dataclasses.replace(snaps[0], seq=i, time=snaps[0].time + i) for i in range(1, 37)]
+
+    def step():  # the render thread woken by a publish: it renders only once the cap allows
+        if ex.render_due() == 0:
+            ex.render_pending()
+
+    for snap in published:  # 36 snapshots in 2.25 s: 16 a second
+        latest.put(snap)
+        step()
+        clock.advance(1 / 16)
+    assert calls == [1, 9, 17, 25, 33]  # every 0.5 s, the one published then
+    assert ex.render_due() == 0.25  # 33 was rendered at 2.0 s; the clock is at 2.25 s
+    # a scrape now: the kept bytes of snapshot 33 at once, not a render of 36
+    body = ex.answer(None, None)[2]
+    assert ex.state().seq == 33 and calls[-1] == 33 and b"routedeck_route_jobs" in body
+    clock.advance(0.25)
+    step()  # the cap allows it now: the newest published, 36 (34 and 35 never rendered)
+    assert calls == [1, 9, 17, 25, 33, 36] and ex.state().seq == 36
+    assert ex.answer(None, None)[2] != body
+
+
+def test_no_cap_renders_every_published_snapshot(snaps):
+    clock = ManualClock(0.0)
+    ex = Exposition(lambda: None, lambda snap: snapshot_parts(snap, "ce1"), max_rate=0, clock=clock.now)
+    for snap in snaps:
+        ex.published(snap)
+        assert ex.render_due() == 0
+        ex.render_pending()
+    assert ex.renders == 3
