@@ -3,7 +3,8 @@
 Layout of an archive directory::
 
     recorder.json         the recorder's checkpoint: the authority on what the archive holds
-    index-<n>.jsonl       one JSON object a line: segments, frames, generations, gaps
+    index-<n>.jsonl       one JSON object a line: segments, frames, generations, gaps, window
+                          closes (the router's per-route counts, engine.record.counts)
     seg-<k>.rds           frames of whole transactions, each zstd-compressed
     state-<k>.zst         the live state before segment k's first transaction (a compacted log)
 
@@ -140,6 +141,7 @@ class Meta:
     log: LogPosition | None = None
     raw_total: int = 0  # uncompressed transaction bytes kept (for the compression ratio)
     source: str | None = None  # the live log followed (for --status's lag)
+    figures: dict | None = None  # the per-route window counts at the archive's end (recorder.RouteCounts)
 
     def as_json(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "log"}

@@ -53,6 +53,7 @@ from engine.queue.reader import scan_steps
 from engine.queue.timeline import TimeInference
 from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
+from engine.record.counts import RouteCounts
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
@@ -184,6 +185,7 @@ class Recorder:
         meta = self.archive.meta
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
+        self.counts = RouteCounts(self.state.table, meta.figures, enabled=self.archive.empty)  # counts.py
         self.base = self.state.fork()  # the state at the archive's end (the next segment's checkpoint)
         self.pos: LogPosition | None = meta.log  # where the archived transactions end in the log
         self.pending: list[Txn] = []
@@ -319,9 +321,14 @@ class Recorder:
         apply = self.state.apply_quiet
         pending = self.pending
         limit = self.frame_bytes * PENDING_FRAMES
+        counts = self.counts
         for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
+            closes = counts.before(t, records, self.archive.meta.next_txn + len(pending))
+            if closes:
+                self.marks.extend(closes)
             apply(records)
             raw = data[s:e]
+            counts.after(records, raw.startswith(b"105"))
             if not raw.startswith(b"105"):  # records outside a transaction: wrapped to stay one step
                 raw = b"105 \n" + raw + b"106 \n"
             pending.append(Txn(raw, t))
@@ -353,6 +360,9 @@ class Recorder:
         if self.pos is None:  # the archive starts here
             self.state = dump
             self.base = dump.fork()
+            self.counts.rebind(dump.table)
+            if dump.table:  # replay's first step is this state: its time starts the router's windows
+                self.counts.begin(self._times([(0, 0, _records(dump_bytes), None)], head.created)[0])
         else:
             diff = diff_records(self.state, dump)
             if diff:
@@ -365,7 +375,11 @@ class Recorder:
                                 "was not reading, or the log was replaced)"))
                 raw = "".join(R.format_record(r) + "\n" for r in [R.BEGIN, *diff, R.end_txn()]).encode(
                     "utf-8", "surrogateescape")
-                self.state.apply_quiet([tuple(r) for r in diff])
+                recs = [tuple(r) for r in diff]
+                self.marks.extend(self.counts.before(max(to, frm), recs,
+                                                     self.archive.meta.next_txn + len(self.pending)))
+                self.state.apply_quiet(recs)
+                self.counts.after(recs, True)
                 self.pending.append(Txn(raw, max(to, frm), gap))
                 self._pending_bytes += len(raw)
                 self.last_time = max(to, frm)
@@ -403,11 +417,26 @@ class Recorder:
             first_t = self.pending[0].time if self.pending else self.last_time
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
+        self.archive.meta.figures = self.counts.state()
         self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes)
         self.pending, self.marks, self.need_segment = [], [], False
         self._pending_bytes = 0
         self.base = self.state.fork()
         return n
+
+
+def _records(dump: bytes) -> list:
+    """The records of a state dump, for its time (``TimeInference``)."""
+    out: list = []
+
+    class _Keep:
+        @staticmethod
+        def apply_quiet(records: list) -> int:
+            out.extend(records)
+            return 0
+
+    scan_steps(dump, 0, len(dump), _Keep(), None, None)  # type: ignore[arg-type]
+    return out
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)

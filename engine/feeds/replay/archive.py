@@ -22,9 +22,14 @@ Design decisions and invariants:
   every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
   :func:`summarize` gives the whole archive's step count, start and end from the index and the
-  first kept checkpoint only. What a window cannot know (documented departure): the throttle
-  carried over from windows before it (it starts at none at the window's start: a route the
-  whole recording shows throttled since hours may show none), router events and cron deferrals
+  first kept checkpoint only. The throttle carried over from windows before it comes from the
+  recorder's per-route window counts (``engine.record.counts``; :func:`throttle_seeds`, folded
+  with ``--config``'s thresholds). What a window cannot know (documented departure): that
+  throttle in an archive without those counts (recorded before they were kept), after
+  retention moved its start (the poll grid moved with it) or with a ``JobFailureTest`` the
+  recorder could not evaluate — it is then estimated, starting at none at the window's start (a
+  route the whole recording shows throttled since hours may show none; ``--json`` says which:
+  ``replay.archive.window.throttle``) —, router events and cron deferrals
   older than the window, and a time the window must infer for a step without a ``106 #`` stamp
   (carried from the window's checkpoint instead of from the steps before it). So an archive of
   at most ``WHOLE_BELOW`` bytes of transactions (a few hours of a busy CE; read whole in about
@@ -42,6 +47,7 @@ from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
+from engine.record.counts import fold
 from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
@@ -56,6 +62,7 @@ class ArchiveReplay:
     base: int = 0  # step in the whole archive of the index's step 0 (0 unless a window)
     window_time: float | None = None  # a window: the time of its first frame
     summary: "ArchiveSummary | None" = None  # the whole archive (a window's index holds a part)
+    throttle: str | None = None  # a window: "recorded" (the recorder's counts) or "estimated" (from the window)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -86,6 +93,7 @@ class ArchiveSummary:
     lines: list  # the index lines
     creation_timestamp: float | None = None
     raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
+    grid: tuple | None = None  # (start, polling period) of the recorder's window counts (None: none kept)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -175,8 +183,22 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
         end = start
     elif start is not None:
         end = max(end, start)
+    counts = arch.meta.figures
+    grid = (counts["start"], counts["period"]) if counts else None
     return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp,
-                          arch.meta.raw_total)
+                          arch.meta.raw_total, grid)
+
+
+def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float, dict[str, float]] | None:
+    """The throttle after each window close the recorder counted (``engine.record.counts``),
+    folded with the thresholds of ``rules``, when its windows close where replay's do: the
+    recorder's poll grid is replay's (the archive's start, ``period``) and no route of ``rules``
+    has a ``JobFailureTest`` the recorder could not evaluate. None otherwise: a window's throttle
+    is then estimated from the window alone (module docstring)."""
+    if summary.grid is None or summary.grid != (summary.start, float(period)):
+        return None
+    seeds, exact = fold(summary.lines, rules)
+    return seeds if exact else None
 
 
 def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | None = None,
