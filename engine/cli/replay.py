@@ -240,7 +240,12 @@ def run_headless(args: argparse.Namespace) -> int:
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         if archive is not None:
+            from engine.feeds.replay.archive import router_log_at  # noqa: PLC0415
+
             out["replay"]["archive"] = archive_json(archive, position)
+            # the real router's JobRouterLog at that moment (recorded with --router-log; else null)
+            out["router_log"] = router_log_at(args.log, pos.time, args.tz,
+                                              lines=window.lines if window is not None else None)
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in problems]
         emit(out)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.classad import unparse_old
+from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
@@ -177,7 +178,7 @@ def _open(path: Path):
 class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
                  tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
-                 flush_every: float = 60.0) -> None:
+                 flush_every: float = 60.0, router_log: str | os.PathLike | None = None) -> None:
         self.log = Path(log)
         self.archive = Archive.open(archive, files)
         self.tz = tz
@@ -194,6 +195,13 @@ class Recorder:
         self.last_time = meta.last_time
         self.last_flush: float | None = None
         self.need_segment = self.archive.empty
+        # --router-log: the JobRouterLog's lines, archived beside the transactions with their times
+        self.router = None if router_log is None else RouterLogFollower(os.path.abspath(router_log), tz,
+                                                                        keep_lines=True)
+        if self.router is not None and meta.router_log:
+            self.router.resume(meta.router_log)
+        self.router_lines: list[tuple[float, str]] = []
+        self.router_time: float | None = None  # the last stamp read (rows of a block have none)
 
     def _restore(self) -> JobQueue:
         arch = self.archive
@@ -235,6 +243,7 @@ class Recorder:
         finally:
             if fh is not None:
                 fh.close()
+        self._read_router(now)
         due = (self.last_flush is None or now - self.last_flush >= self.flush_every
                or self.pending_bytes >= self.frame_bytes)
         if flush or (flush is None and due):
@@ -402,13 +411,27 @@ class Recorder:
             self._read_on(fh, path, rep)
 
 
+    def _read_router(self, now: float) -> None:
+        """The JobRouterLog's new complete lines, each with its stamp's time (a line without one,
+        such as a routing-table row, takes the last stamp's; before any, ``now``)."""
+        if self.router is None:
+            return
+        self.router.poll()
+        lines, self.router.lines = self.router.lines, []
+        for line in lines or ():
+            t = parse_stamp(line, self.tz)
+            if t is not None:
+                self.router_time = t
+            self.router_lines.append((self.router_time if self.router_time is not None else now, line))
+
     # ------------------------------------------------------------------ writing
     def flush(self, now: float | None) -> int:
         """Write what is waiting and advance ``recorder.json``; returns transactions written."""
         if now is not None:
             self.last_flush = now
         committed = self.archive.meta.log
-        if not self.pending and not self.marks and not self.need_segment and self.pos == committed:
+        if (not self.pending and not self.marks and not self.need_segment and self.pos == committed
+                and not self.router_lines):
             return 0
         if self.pos is None:
             return 0
@@ -418,8 +441,9 @@ class Recorder:
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
         self.archive.meta.figures = self.counts.state()
-        self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes)
-        self.pending, self.marks, self.need_segment = [], [], False
+        self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes,
+                            router=self.router_lines, router_pos=None if self.router is None else self.router.position)
+        self.pending, self.marks, self.need_segment, self.router_lines = [], [], False, []
         self._pending_bytes = 0
         self.base = self.state.fork()
         return n

@@ -48,6 +48,7 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
 from engine.record.counts import fold
+from engine.router.routerlog import RouterLogParser, parse_stamp
 from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
@@ -251,6 +252,49 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     _gaps_and_generations(rep, s.lines)
     _fix_times(index, rep.gaps, base)
     return rep
+
+
+ROUTER_LOG_AROUND = 30.0  # seconds of JobRouterLog lines shown each side of a moment
+ROUTER_LOG_LINES = 200  # … at most
+
+
+def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
+                  lines: list | None = None, around: float = ROUTER_LOG_AROUND) -> dict | None:
+    """The archived JobRouterLog (``routedeck record --router-log``) at ``time``: the real
+    router's last routing table at or before it (``table``: its time and per-route figures as the
+    router printed them, htcondor.md §1.5) and the lines within ``around`` seconds of it
+    (``lines``: time and text). None when the archive holds no JobRouterLog. Reads the router-log
+    frames overlapping that span and the last one starting before it (its table may begin there)."""
+    arch = Archive.open(path, readonly=True)
+    index = [x for x in (lines if lines is not None else arch.index_lines()) if x["kind"] == "rlog"]
+    if not index:
+        return None
+    last = max((k for k, x in enumerate(index) if x["t0"] <= time), default=None)
+    chosen = [k for k, x in enumerate(index) if x["t1"] >= time - around and x["t0"] <= time + around]
+    if last is not None and last not in chosen:
+        chosen.insert(0, last)
+    chosen.sort()
+    parser = RouterLogParser(tz)
+    timed: list[tuple[float, str]] = []
+    for k in chosen:
+        t = index[k]["t0"]
+        for text in arch.router_frame(index[k]):
+            t = parse_stamp(text, tz) or t
+            parser.feed(text)
+            timed.append((t, text))
+    parser.finish()
+    before = [tb for tb in parser.tables if tb.time is not None and tb.time <= time]
+    table = before[-1] if before else None
+    shown = [{"time": t, "text": text} for t, text in timed if time - around <= t <= time + around]
+    return {
+        "table": None if table is None else {
+            "time": table.time,
+            "routes": [{"name": r.name, "submitted": r.submitted, "max_jobs": r.max_jobs, "idle": r.idle,
+                        "max_idle": r.max_idle, "throttle": r.throttle_per_window, "throttle_text": r.throttle_text,
+                        "recent_started": r.recent_started, "recent_succeeded": r.recent_succeeded,
+                        "recent_failed": r.recent_failed} for r in table.rows]},
+        "lines": shown[:ROUTER_LOG_LINES],
+    }
 
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
