@@ -43,6 +43,7 @@ import os
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from engine.contract.snapshot import ReplayMark
 from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
@@ -118,6 +119,22 @@ def _fix_times(index: LogIndex, gaps: list, base: int) -> None:
     for i in range(1, len(times)):
         if times[i] < times[i - 1]:
             times[i] = times[i - 1]
+
+
+def replay_marks(rep: ArchiveReplay) -> tuple[ReplayMark, ...]:
+    """The generation boundaries and gaps of an archive opened whole, for the replay bar, in time
+    order: each at the time of the step where it is replayed (a generation that began the
+    archive is its start, not a boundary: left out)."""
+    times = rep.index.times
+    out = []
+    for kind, marks in (("generation", rep.generations), ("gap", rep.gaps)):
+        for g in marks:
+            step = g["step"] - rep.base
+            if kind == "generation" and g["txn"] <= rep.first_txn:
+                continue  # the archive's first generation: where it starts
+            if 0 <= step < len(times):
+                out.append(ReplayMark(times[step], kind, g["step"]))
+    return tuple(sorted(out, key=lambda m: (m.time, m.transaction)))
 
 
 def is_archive(path: str | os.PathLike) -> bool:
