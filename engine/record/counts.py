@@ -42,6 +42,7 @@ class RouteCounts:
         the middle of it would give windows on a grid of their own)."""
         self.figures = LiveFigures(ads, None, DEFAULT_POLLING_PERIOD, collect_events=False)
         self._exit_at_close: dict[str, int] = {}
+        self._keys: list[str] = []  # the 101/102 keys of the step between before() and after()
         self.enabled = enabled or bool(saved)
         if saved:
             self._restore(saved)
@@ -68,15 +69,19 @@ class RouteCounts:
             self.begin(t)
         f.close_until(t)
         lines = self._closes(txn) if f.adjustments else []
-        destroyed = [r[1] for r in records if r[0] == 102]
+        # only a 101 makes a copy and only a 102 ends one (RouteHistory's rule): the other keys
+        # of a step need not be looked at (a catch-up's steps are mostly 103s of source jobs)
+        self._keys = keys = [r[1] for r in records if r[0] == 101 or r[0] == 102]
+        destroyed = [k for k in keys if k in f.copies or k in f.sources]
         if destroyed:
             f.refresh(destroyed)
         return lines
 
     def after(self, records: list, counted: bool) -> None:
         """After the step is applied: copies that left are judged, new ones tracked."""
-        if self.enabled:
-            self.figures.commit({r[1] for r in records}, counted=counted)
+        if self.enabled and self._keys:
+            self.figures.commit(set(self._keys), counted=counted)
+            self._keys = []
 
     def _closes(self, txn: int) -> list[dict]:
         f = self.figures
