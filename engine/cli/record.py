@@ -78,6 +78,9 @@ def register(subparsers) -> None:
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
     p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")
+    p.add_argument("--router-log", metavar="JobRouterLog", type=argcheck.path,
+                   help="also archive this JobRouterLog's lines beside the transactions (replay --json shows "
+                        "the real router's routing table at the moment, router_log)")
     metrics_opt.add_arguments(p)  # the recorder's own figures (engine.metrics.record)
     p.set_defaults(func=run)
 
@@ -216,7 +219,8 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
             now = clock.now()
             try:
                 if rec is None:
-                    rec = Recorder(log, args.archive, tz=args.tz, flush_every=args.flush)
+                    rec = Recorder(log, args.archive, tz=args.tz, flush_every=args.flush,
+                                   router_log=args.router_log)
                 rep = rec.poll(now, flush=True if args.once else None)
                 total += rep.archived
                 if args.retain or args.max_size:

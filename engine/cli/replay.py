@@ -117,18 +117,22 @@ def archive_json(archive, position: int) -> dict:
                   "step": g["step"], "from": g["t0"], "to": g["t1"], "before_shown": g["step"] <= position,
                   "why": g["why"]} for g in archive.gaps],
         "generations": [{"seq": g["seq"], "step": g["step"]} for g in archive.generations],
-        # read from a window (engine.feeds.replay.archive.open_window): where it starts; the
-        # throttles are reconstructed from there on
+        # read from a window (engine.feeds.replay.archive.open_window): where it starts, and
+        # whether the throttles carried into it are the recorder's ("recorded") or estimated
+        # from the window alone ("estimated": an archive without the recorder's counts)
         "window": None if archive.summary is None else {
-            "from_transaction": transaction_number(archive.base), "from": archive.window_time},
+            "from_transaction": transaction_number(archive.base), "from": archive.window_time,
+            "throttle": archive.throttle},
     }
 
 
 def archive_lines(archive, position: int, tz: str | None) -> list[str]:
     out = []
     if archive.summary is not None and archive.window_time is not None:
+        carried = ("throttles carried in from the recorder's window counts" if archive.throttle == "recorded" else
+                   "throttles are reconstructed from there (estimated: the archive has no window counts that fit)")
         out.append(f"read from {format_moment(archive.window_time, tz)} (transaction "
-                   f"{transaction_number(archive.base):,}) on: throttles are reconstructed from there")
+                   f"{transaction_number(archive.base):,}) on: {carried}")
     for g in archive.gaps:
         where = "before" if g["step"] <= position else "after"
         out.append(f"gap {where} this moment: {format_moment(g['t0'], tz)} .. {format_moment(g['t1'], tz)}: {g['why']}")
@@ -197,10 +201,13 @@ def run_headless(args: argparse.Namespace) -> int:
     try:
         player, errors = make_player(index, options(args))
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
+            from engine.feeds.replay.archive import throttle_seeds  # noqa: PLC0415
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
 
             h = player.history
-            player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start)
+            seeds = throttle_seeds(window, h.rules, h.period)
+            archive.throttle = "estimated" if seeds is None else "recorded"
+            player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start, seeds=seeds)
         target = target or Seek(time=end)
         player.seek(step=target.transaction, time=target.time)
     except (ReplayError, ValueError) as exc:
@@ -233,7 +240,12 @@ def run_headless(args: argparse.Namespace) -> int:
         if args.jobs:
             out["jobs"] = [row_json(j) for j in snap.jobs]
         if archive is not None:
+            from engine.feeds.replay.archive import router_log_at  # noqa: PLC0415
+
             out["replay"]["archive"] = archive_json(archive, position)
+            # the real router's JobRouterLog at that moment (recorded with --router-log; else null)
+            out["router_log"] = router_log_at(args.log, pos.time, args.tz,
+                                              lines=window.lines if window is not None else None)
         out["records"] = player.state.record_kinds()  # non-job records by kind (25.x: users, jobsets, …)
         out["problems"] = [{"line": p.line, "message": p.message} for p in problems]
         emit(out)

@@ -217,6 +217,15 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class ReplayMark:
+    """A moment of a recorder's archive the replay bar marks (engine.feeds.replay.archive)."""
+
+    time: float
+    kind: str  # "generation": a compaction began a new log generation; "gap": records were missed
+    transaction: int  # the step at which it is replayed
+
+
+@dataclass(frozen=True)
 class ReplayPosition:
     transaction: int  # index of the last applied transaction
     transactions: int  # total
@@ -224,6 +233,7 @@ class ReplayPosition:
     start: float
     end: float
     times_inferred: bool  # True when the log has no `106 #` timestamps
+    marks: tuple[ReplayMark, ...] = ()  # an archive's generation boundaries and gaps, in time order
 
 
 @dataclass(frozen=True)

@@ -103,11 +103,15 @@ def replay_runtime(opts: ReplayOptions, publish=None):
     from engine.feeds.replay.feed import ReplayFeed  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
     from engine.runtime import Runtime  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-    index, _archive = index_of(opts.log, opts.tz)
+    index, archive = index_of(opts.log, opts.tz)
     if (empty := check_recording(index, opts.log)) is not None:
         raise NothingToReplay(empty)
     loaded = load_routing(opts.config)
     player, _errors = make_player(index, opts, loaded=loaded)
+    if archive is not None:  # the replay bar marks its generation boundaries and gaps
+        from engine.feeds.replay.archive import replay_marks  # noqa: PLC0415 - only for an archive
+
+        player.marks = replay_marks(archive)
     target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
         player.seek(step=target.transaction, time=target.time)

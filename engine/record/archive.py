@@ -3,9 +3,13 @@
 Layout of an archive directory::
 
     recorder.json         the recorder's checkpoint: the authority on what the archive holds
-    index-<n>.jsonl       one JSON object a line: segments, frames, generations, gaps
+    index-<n>.jsonl       one JSON object a line: segments, frames, generations, gaps, window
+                          closes (the router's per-route counts, engine.record.counts)
     seg-<k>.rds           frames of whole transactions, each zstd-compressed
     state-<k>.zst         the live state before segment k's first transaction (a compacted log)
+    rlog-<k>.rds          the JobRouterLog lines read while segment k was written (``--router-log``),
+                          in frames of the same format, each indexed ``{"kind": "rlog", "seg", "off",
+                          "len", "t0", "t1", "count"}`` by its lines' times
 
 Design decisions and invariants:
 
@@ -140,6 +144,9 @@ class Meta:
     log: LogPosition | None = None
     raw_total: int = 0  # uncompressed transaction bytes kept (for the compression ratio)
     source: str | None = None  # the live log followed (for --status's lag)
+    figures: dict | None = None  # the per-route window counts at the archive's end (recorder.RouteCounts)
+    rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
+    router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
 
     def as_json(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "log"}
@@ -202,13 +209,14 @@ class Archive:
             name = f.name
             num = _number(name)
             stale = (name.endswith(".tmp")
-                     or (name.startswith(("seg-", "state-")) and num is not None
+                     or (name.startswith(("seg-", "state-", "rlog-")) and num is not None
                          and (num > m.segment or num < m.first_segment))
                      or (name.startswith("index-") and num is not None and num != m.index))
             if stale:
                 f.unlink()
         if m.segment:
             _truncate(self.seg_path(m.segment), m.segment_size)
+            _truncate(self.rlog_path(m.segment), m.rlog_size)
         _truncate(self.index_path, m.index_size)
 
     # ------------------------------------------------------------------ paths
@@ -217,6 +225,9 @@ class Archive:
 
     def state_path(self, k: int) -> Path:
         return self.path / f"state-{k:06d}.zst"
+
+    def rlog_path(self, k: int) -> Path:
+        return self.path / f"rlog-{k:06d}.rds"
 
     @property
     def index_path(self) -> Path:
@@ -239,9 +250,12 @@ class Archive:
         return [dict(kind="segment", seg=k, first=self.meta.next_txn, time=first_time)]
 
     def append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
-               new_segment: list[dict] | None = None, frame_bytes: int = 1 << 20) -> None:
+               new_segment: list[dict] | None = None, frame_bytes: int = 1 << 20,
+               router: list[tuple[float, str]] | None = None, router_pos: dict | None = None) -> None:
         """Archive ``txns`` (in frames of about ``frame_bytes``) and advance the checkpoint to
-        ``position``. ``extra``: index lines (generation marks) to write with them."""
+        ``position``. ``extra``: index lines (generation marks) to write with them. ``router``:
+        JobRouterLog lines with their times, read up to ``router_pos``, archived in one frame of
+        the segment's rlog file."""
         m = self.meta
         seg = m.segment + 1 if new_segment else m.segment
         if seg == 0:
@@ -274,16 +288,30 @@ class Archive:
             m.raw_total += len(body)
             i = j
         lines.extend(extra)
+        rlog_size = 0 if new_segment else m.rlog_size
+        rlog = b""
+        if router:
+            body = "".join(text + "\n" for _t, text in router).encode("utf-8", "surrogateescape")
+            payload = cctx.compress(body)
+            rlog = HEAD.pack(MAGIC, len(payload), 0, len(router), router[0][0], router[-1][0], zlib.crc32(payload))
+            rlog += payload
+            lines.append(dict(kind="rlog", seg=seg, off=rlog_size, len=len(rlog), t0=router[0][0],
+                              t1=router[-1][0], count=len(router)))
         seg_path = self.seg_path(seg)
         try:
             if frames:
                 self.files.append(seg_path, bytes(frames))
+            if rlog:
+                self.files.append(self.rlog_path(seg), rlog)
             index = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
             if index:
                 self.files.append(self.index_path, index)
         except OSError as exc:
             raise _failed(seg_path, exc) from None
         m.segment, m.segment_size, m.segment_raw = seg, size + len(frames), raw_seg
+        m.rlog_size = rlog_size + len(rlog)
+        if router_pos is not None:
+            m.router_log = router_pos
         m.index_size += len(index)
         m.next_txn = first + len(txns)
         if txns:
@@ -317,14 +345,29 @@ class Archive:
 
     def frames(self, k: int) -> Iterator[tuple[int, int, bytes]]:
         """(first txn, count, raw text) of each frame of segment ``k`` up to its checkpointed end."""
-        path = self.seg_path(k)
-        end = self.meta.segment_size if k == self.meta.segment else None
+        yield from self._frames(self.seg_path(k), self.meta.segment_size if k == self.meta.segment else None)
+
+    def router_frame(self, line: dict) -> list[str]:
+        """The JobRouterLog lines of the router-log frame an index line ``{"kind": "rlog", …}`` names."""
+        path = self.rlog_path(line["seg"])
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            if end:  # recorder.json counts bytes in it
-                raise ArchiveError(f"{path}: missing, but {CHECKPOINT} counts {end} bytes in it") from None
-            return  # a segment started, no frame yet (after a gap, before its next transaction)
+            with open(path, "rb") as fh:
+                fh.seek(line["off"])
+                data = fh.read(line["len"])
+        except OSError as exc:
+            raise ArchiveError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        for _first, _count, raw in self._frames(path, None, data):
+            return raw.decode("utf-8", "surrogateescape").split("\n")[:-1]
+        return []
+
+    def _frames(self, path: Path, end: int | None, data: bytes | None = None) -> Iterator[tuple[int, int, bytes]]:
+        if data is None:
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                if end:  # recorder.json counts bytes in it
+                    raise ArchiveError(f"{path}: missing, but {CHECKPOINT} counts {end} bytes in it") from None
+                return  # a segment started, no frame yet (after a gap, before its next transaction)
         if end is not None:
             data = data[:end]
         dctx = zstandard.ZstdDecompressor()
@@ -357,7 +400,8 @@ class Archive:
             if x["kind"] == "frame":
                 last_t[x["seg"]] = x["t1"]
         for k in self.segments():
-            seg_bytes[k] = sum(p.stat().st_size for p in (self.seg_path(k), self.state_path(k)) if p.exists())
+            seg_bytes[k] = sum(p.stat().st_size for p in (self.seg_path(k), self.state_path(k), self.rlog_path(k))
+                               if p.exists())
         total = self.size()
         drop: list[int] = []
         for k in self.segments()[:-1]:
@@ -386,7 +430,7 @@ class Archive:
         m.first_time = next((x["t0"] for x in keep if x["kind"] == "frame"), m.first_time)
         self.save_meta()
         for k in drop:
-            for p in (self.seg_path(k), self.state_path(k)):
+            for p in (self.seg_path(k), self.state_path(k), self.rlog_path(k)):
                 p.unlink(missing_ok=True)
         old_index.unlink(missing_ok=True)
         return drop

@@ -47,12 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.classad import unparse_old
+from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
 from engine.queue.timeline import TimeInference
 from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
+from engine.record.counts import RouteCounts
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
@@ -176,7 +178,7 @@ def _open(path: Path):
 class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
                  tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
-                 flush_every: float = 60.0) -> None:
+                 flush_every: float = 60.0, router_log: str | os.PathLike | None = None) -> None:
         self.log = Path(log)
         self.archive = Archive.open(archive, files)
         self.tz = tz
@@ -184,6 +186,7 @@ class Recorder:
         meta = self.archive.meta
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
+        self.counts = RouteCounts(self.state.table, meta.figures, enabled=self.archive.empty)  # counts.py
         self.base = self.state.fork()  # the state at the archive's end (the next segment's checkpoint)
         self.pos: LogPosition | None = meta.log  # where the archived transactions end in the log
         self.pending: list[Txn] = []
@@ -192,6 +195,13 @@ class Recorder:
         self.last_time = meta.last_time
         self.last_flush: float | None = None
         self.need_segment = self.archive.empty
+        # --router-log: the JobRouterLog's lines, archived beside the transactions with their times
+        self.router = None if router_log is None else RouterLogFollower(os.path.abspath(router_log), tz,
+                                                                        keep_lines=True)
+        if self.router is not None and meta.router_log:
+            self.router.resume(meta.router_log)
+        self.router_lines: list[tuple[float, str]] = []
+        self.router_time: float | None = None  # the last stamp read (rows of a block have none)
 
     def _restore(self) -> JobQueue:
         arch = self.archive
@@ -233,6 +243,7 @@ class Recorder:
         finally:
             if fh is not None:
                 fh.close()
+        self._read_router(now)
         due = (self.last_flush is None or now - self.last_flush >= self.flush_every
                or self.pending_bytes >= self.frame_bytes)
         if flush or (flush is None and due):
@@ -319,9 +330,14 @@ class Recorder:
         apply = self.state.apply_quiet
         pending = self.pending
         limit = self.frame_bytes * PENDING_FRAMES
+        counts = self.counts
         for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
+            closes = counts.before(t, records, self.archive.meta.next_txn + len(pending))
+            if closes:
+                self.marks.extend(closes)
             apply(records)
             raw = data[s:e]
+            counts.after(records, raw.startswith(b"105"))
             if not raw.startswith(b"105"):  # records outside a transaction: wrapped to stay one step
                 raw = b"105 \n" + raw + b"106 \n"
             pending.append(Txn(raw, t))
@@ -353,6 +369,9 @@ class Recorder:
         if self.pos is None:  # the archive starts here
             self.state = dump
             self.base = dump.fork()
+            self.counts.rebind(dump.table)
+            if dump.table:  # replay's first step is this state: its time starts the router's windows
+                self.counts.begin(self._times([(0, 0, _records(dump_bytes), None)], head.created)[0])
         else:
             diff = diff_records(self.state, dump)
             if diff:
@@ -365,7 +384,11 @@ class Recorder:
                                 "was not reading, or the log was replaced)"))
                 raw = "".join(R.format_record(r) + "\n" for r in [R.BEGIN, *diff, R.end_txn()]).encode(
                     "utf-8", "surrogateescape")
-                self.state.apply_quiet([tuple(r) for r in diff])
+                recs = [tuple(r) for r in diff]
+                self.marks.extend(self.counts.before(max(to, frm), recs,
+                                                     self.archive.meta.next_txn + len(self.pending)))
+                self.state.apply_quiet(recs)
+                self.counts.after(recs, True)
                 self.pending.append(Txn(raw, max(to, frm), gap))
                 self._pending_bytes += len(raw)
                 self.last_time = max(to, frm)
@@ -388,13 +411,27 @@ class Recorder:
             self._read_on(fh, path, rep)
 
 
+    def _read_router(self, now: float) -> None:
+        """The JobRouterLog's new complete lines, each with its stamp's time (a line without one,
+        such as a routing-table row, takes the last stamp's; before any, ``now``)."""
+        if self.router is None:
+            return
+        self.router.poll()
+        lines, self.router.lines = self.router.lines, []
+        for line in lines or ():
+            t = parse_stamp(line, self.tz)
+            if t is not None:
+                self.router_time = t
+            self.router_lines.append((self.router_time if self.router_time is not None else now, line))
+
     # ------------------------------------------------------------------ writing
     def flush(self, now: float | None) -> int:
         """Write what is waiting and advance ``recorder.json``; returns transactions written."""
         if now is not None:
             self.last_flush = now
         committed = self.archive.meta.log
-        if not self.pending and not self.marks and not self.need_segment and self.pos == committed:
+        if (not self.pending and not self.marks and not self.need_segment and self.pos == committed
+                and not self.router_lines):
             return 0
         if self.pos is None:
             return 0
@@ -403,11 +440,27 @@ class Recorder:
             first_t = self.pending[0].time if self.pending else self.last_time
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
-        self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes)
-        self.pending, self.marks, self.need_segment = [], [], False
+        self.archive.meta.figures = self.counts.state()
+        self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes,
+                            router=self.router_lines, router_pos=None if self.router is None else self.router.position)
+        self.pending, self.marks, self.need_segment, self.router_lines = [], [], False, []
         self._pending_bytes = 0
         self.base = self.state.fork()
         return n
+
+
+def _records(dump: bytes) -> list:
+    """The records of a state dump, for its time (``TimeInference``)."""
+    out: list = []
+
+    class _Keep:
+        @staticmethod
+        def apply_quiet(records: list) -> int:
+            out.extend(records)
+            return 0
+
+    scan_steps(dump, 0, len(dump), _Keep(), None, None)  # type: ignore[arg-type]
+    return out
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)

@@ -190,7 +190,9 @@ class RouterLogFollower:
     A table is complete when a read ends on a line end: the router writes the whole block with
     one dprintf (one write)."""
 
-    def __init__(self, path: str | os.PathLike, tz: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, tz: str | None = None, *, keep_lines: bool = False) -> None:
+        """``keep_lines``: every complete line read is also kept in ``lines`` for the caller to
+        take (``routedeck record --router-log`` archives them)."""
         self.path = os.fspath(path)
         self.tz = tz
         self._ino: int | None = None
@@ -198,6 +200,17 @@ class RouterLogFollower:
         self._partial = b""
         self._parser = RouterLogParser(tz)
         self.latest: RouterLogTable | None = None
+        self.lines: list[str] | None = [] if keep_lines else None
+
+    @property
+    def position(self) -> dict:
+        """Where the complete lines read end (``resume`` takes it back after a restart)."""
+        return dict(path=self.path, ino=self._ino, offset=self._offset - len(self._partial))
+
+    def resume(self, position: dict) -> None:
+        """Read on from ``position`` (same file, same inode; else from the start, as on rotation)."""
+        if position.get("path") == self.path and position.get("ino") is not None:
+            self._ino, self._offset = position["ino"], int(position["offset"])
 
     def poll(self) -> list[RouterLogTable]:
         try:
@@ -222,6 +235,8 @@ class RouterLogFollower:
         before = len(self._parser.tables)
         for line in data[:cut].decode("utf-8", "replace").split("\n")[:-1]:
             self._parser.feed(line)
+            if self.lines is not None:
+                self.lines.append(line)
         if not self._partial:
             # One dprintf = one write: a read that ends on a line end has the whole block.
             self._parser.finish()

@@ -179,6 +179,11 @@ class LiveFigures:
         self.history: dict[str, list[float]] = {}
         self.live: dict[str, int] = {}
         self.copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source, source cluster)
+        self.sources: dict[str, set[str]] = {}  # source key -> copies routed from it (see ``refresh``)
+        # per route, copies judged failed only by their exit code (no table: a completed copy with
+        # a non-zero ExitCode or ExitBySignal); a table without JobFailureTest counts them as
+        # succeeded (engine.record keeps both, so a replay with --config can recount)
+        self.exit_failed: dict[str, int] = {}
         self.adjustments: list = []  # ThrottleAdjustment of every closed window, oldest first
         # what the router would have said, drained by the feed; not kept when nobody drains them
         self.events: list[ev.RouterEvent] = []
@@ -234,6 +239,34 @@ class LiveFigures:
         src_cluster = self.ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
         return (route, proc, cluster, source, src_cluster)
 
+    def refresh(self, destroyed: list[str]) -> None:
+        """Before a step destroys ``destroyed``: the tracked references of the copies among them,
+        and of the copies routed from them, point to the ads the queue holds now. Needed when the
+        queue forks (``JobQueue.fork`` is copy-on-write: an ad written after a fork is a new dict,
+        so a reference taken before it would judge a copy on stale values)."""
+        for key in destroyed:
+            copy = self.copies.get(key)
+            if copy is not None:
+                now = self._copy_of(key)
+                if now is not None:
+                    self.copies[key] = (copy[0],) + tuple(n if n is not None else o
+                                                          for n, o in zip(now[1:], copy[1:]))
+            for dest in self.sources.get(key, ()):
+                c = self.copies.get(dest)
+                src = self.ads.get(key)
+                if c is not None and src is not None:
+                    self.copies[dest] = c[:3] + (src, self.ads.get("0" + key.partition(".")[0] + ".-1", c[4]))
+
+    def _untrack(self, key: str) -> tuple:
+        copy = self.copies.pop(key)
+        src = _source_id(copy[1], copy[2])
+        dests = self.sources.get(src) if src else None
+        if dests is not None:
+            dests.discard(key)
+            if not dests:
+                del self.sources[src]
+        return copy
+
     def commit(self, keys: set[str], counted: bool = True, time: float | None = None) -> None:
         """A committed transaction touched ``keys`` (the queue already holds its result): copies
         that left are judged, new copies are tracked (and counted as started when ``counted``).
@@ -241,7 +274,7 @@ class LiveFigures:
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         for key in keys:
             if key in self.copies and key not in self.ads:
-                route, proc, cluster, source, src_cluster = self.copies.pop(key)
+                route, proc, cluster, source, src_cluster = self._untrack(key)
                 s = self._route(route)
                 self.live[route] -= 1
                 result = outcome(proc, cluster, source, src_cluster, self._rule(route))
@@ -249,6 +282,8 @@ class LiveFigures:
                     s.recent_succeeded += 1
                 elif result == "failed":
                     s.recent_failed += 1
+                    if self.rules is None and outcome(proc, cluster, source, src_cluster, RouteRule()) == "succeeded":
+                        self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
                 if time is not None and self.collect_events:
                     self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
@@ -258,6 +293,9 @@ class LiveFigures:
             if copy is None:
                 continue
             self.copies[key] = copy
+            src = _source_id(copy[1], copy[2])
+            if src:
+                self.sources.setdefault(src, set()).add(key)
             s = self._route(copy[0])
             self.live[copy[0]] += 1
             if counted:

@@ -17,10 +17,13 @@ from engine.contract import snapshot as S
 from engine.launch.replay import replay_runtime
 from engine.cli.replay import options as replay_options
 from engine.contract.commands import AddBookmark
+from engine.record.recorder import Recorder
 from tui.app import make_app
 from tui.shell.messages import CommandSent
-from tui.widgets.replay_bar import SOURCE_PREFIX, bar_text, parse_seek
+from tui.widgets.replay_bar import SOURCE_PREFIX, ReplayBar, bar_text, parse_seek
 
+from tests.helpers.compaction import ScheddLog
+from tests.helpers.paths import REPO
 from tests.helpers.replay_logs import Recording
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 from tests.helpers.tui_fixtures import write_routes_conf
@@ -250,3 +253,38 @@ async def test_why_not_in_replay_answers_from_the_ledger():
         assert "no routing explanation" not in text and entry.verdict in text
         assert [c.label for c in app.screen.checks][:len(entry.routes)] == [
             f"[{r['route']}] {r['verdict']}" for r in entry.routes]
+
+
+async def test_the_bar_marks_an_archives_generation_boundaries_and_gaps(tmp_path):
+    """Issue 27: ``routedeck replay DIR`` — "the replay bar shows generation boundaries and gaps".
+    An archive of the demo recording with a compaction followed (a boundary) and a recorder down
+    over two compactions (a gap, htcondor.md §3.4: the rotated copy it needed is unlinked)."""
+    schedd = ScheddLog(tmp_path / "job_queue.log", (REPO / "sample_configs" / "recordings" /
+                                                    "demo-3h.job_queue.log").read_bytes())
+    rec = Recorder(tmp_path / "job_queue.log", tmp_path / "archive", tz="UTC")
+    schedd.advance(200)
+    rec.poll(0, flush=True)
+    schedd.compact()  # followed: a new generation, no gap
+    schedd.advance(200)
+    rec.poll(1, flush=True)
+    schedd.advance(100)
+    schedd.compact()
+    schedd.advance(100)
+    schedd.compact()  # the recorder was down over two compactions: a gap
+    schedd.advance(100)
+    rec.poll(2, flush=True)
+    runtime = replay_runtime(replay_options(_args(tmp_path / "archive")))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(160, 36)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.replay is not None)
+        marks = app.snapshot.replay.marks
+        assert [m.kind for m in marks].count("gap") == 1 and "generation" in [m.kind for m in marks]
+        assert [m.time for m in marks] == sorted(m.time for m in marks)
+        await wait_until(pilot, lambda: "1 gap" in str(app.screen.query_one(ReplayBar).render()))
+        shown = str(app.screen.query_one(ReplayBar).render())
+        assert "✕" in shown and "┊" in shown
+    narrow = bar_text(app.snapshot, width=80).plain
+    assert len(narrow) <= 80 and "✕" in narrow
+    # a plain log has no marks
+    assert bar_text(make_snapshot(0, mode="replay", replay=S.ReplayPosition(
+        0, 10, 1.0, 0.0, 10.0, False)), width=132).plain.count("✕") == 0

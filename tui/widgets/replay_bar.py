@@ -10,6 +10,9 @@ Design decisions:
 - The recorded time says where it came from when it is not a ``106 #`` commit comment, in words
   a user reads ("estimated: from the job times it set" / "estimated: no time stamp, last known
   time"; "(est.)" at 80 columns), and "times inferred" when the log has no comments at all.
+- An archive's generation boundaries (a schedd compaction: ``┊``) and gaps (records the
+  recorder missed: ``✕``, red, and "N gaps" after the bar) are marked on the bar at their
+  times (``ReplayPosition.marks``); a gap wins a cell it shares with a boundary.
 - :func:`parse_seek` turns ``:seek``'s argument into a ``Seek`` command; it raises
   ``ValueError`` with the accepted forms, which the command line shows as an error toast.
 """
@@ -61,12 +64,23 @@ def bar_text(snap: S.Snapshot | None, bookmarks: list[tuple[str, int, float]] = 
     span = pos.end - pos.start
     done = (pos.time - pos.start) / span if span > 0 else 1.0
     t.append(f" · +{duration(pos.time - pos.start)}{'/' if narrow else ' of '}{duration(span)} ")
-    room = width - t.cell_len - 2 - (8 + 4 * len(bookmarks) if bookmarks else 0)
+    gaps = sum(1 for m in pos.marks if m.kind == "gap")
+    gap_words = f" {gaps} gap{'s' if gaps != 1 else ''}" if gaps else ""
+    room = width - t.cell_len - 2 - (8 + 4 * len(bookmarks) if bookmarks else 0) - len(gap_words)
     bar_w = max(0, min(30, room - (len(KEYS) + 1 if room - len(KEYS) - 1 >= 10 else 0)))
     if bar_w >= 5:
         filled = int(round(max(0.0, min(1.0, done)) * bar_w))
-        t.append("━" * filled, style="cyan")
-        t.append("─" * (bar_w - filled), style="dim")
+        cells = [("━", "cyan")] * filled + [("─", "dim")] * (bar_w - filled)
+        for m in pos.marks:
+            i = min(bar_w - 1, max(0, int((m.time - pos.start) / span * bar_w))) if span > 0 else bar_w - 1
+            if m.kind == "gap":
+                cells[i] = ("✕", "bold red")
+            elif cells[i][0] != "✕":
+                cells[i] = ("┊", "bold blue")
+        for ch, style in cells:
+            t.append(ch, style=style)
+    if gap_words:
+        t.append(gap_words, style="red")
     if bookmarks:
         names = " ".join(name for name, _step, _t in bookmarks)
         t.append(f" · marks {names}", style="magenta")

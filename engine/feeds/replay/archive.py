@@ -22,9 +22,14 @@ Design decisions and invariants:
   every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
   :func:`summarize` gives the whole archive's step count, start and end from the index and the
-  first kept checkpoint only. What a window cannot know (documented departure): the throttle
-  carried over from windows before it (it starts at none at the window's start: a route the
-  whole recording shows throttled since hours may show none), router events and cron deferrals
+  first kept checkpoint only. The throttle carried over from windows before it comes from the
+  recorder's per-route window counts (``engine.record.counts``; :func:`throttle_seeds`, folded
+  with ``--config``'s thresholds). What a window cannot know (documented departure): that
+  throttle in an archive without those counts (recorded before they were kept), after
+  retention moved its start (the poll grid moved with it) or with a ``JobFailureTest`` the
+  recorder could not evaluate — it is then estimated, starting at none at the window's start (a
+  route the whole recording shows throttled since hours may show none; ``--json`` says which:
+  ``replay.archive.window.throttle``) —, router events and cron deferrals
   older than the window, and a time the window must infer for a step without a ``106 #`` stamp
   (carried from the window's checkpoint instead of from the steps before it). So an archive of
   at most ``WHOLE_BELOW`` bytes of transactions (a few hours of a busy CE; read whole in about
@@ -38,10 +43,13 @@ import os
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from engine.contract.snapshot import ReplayMark
 from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
+from engine.record.counts import fold
+from engine.router.routerlog import RouterLogParser, parse_stamp
 from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
@@ -56,6 +64,7 @@ class ArchiveReplay:
     base: int = 0  # step in the whole archive of the index's step 0 (0 unless a window)
     window_time: float | None = None  # a window: the time of its first frame
     summary: "ArchiveSummary | None" = None  # the whole archive (a window's index holds a part)
+    throttle: str | None = None  # a window: "recorded" (the recorder's counts) or "estimated" (from the window)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -86,6 +95,7 @@ class ArchiveSummary:
     lines: list  # the index lines
     creation_timestamp: float | None = None
     raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
+    grid: tuple | None = None  # (start, polling period) of the recorder's window counts (None: none kept)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -109,6 +119,22 @@ def _fix_times(index: LogIndex, gaps: list, base: int) -> None:
     for i in range(1, len(times)):
         if times[i] < times[i - 1]:
             times[i] = times[i - 1]
+
+
+def replay_marks(rep: ArchiveReplay) -> tuple[ReplayMark, ...]:
+    """The generation boundaries and gaps of an archive opened whole, for the replay bar, in time
+    order: each at the time of the step where it is replayed (a generation that began the
+    archive is its start, not a boundary: left out)."""
+    times = rep.index.times
+    out = []
+    for kind, marks in (("generation", rep.generations), ("gap", rep.gaps)):
+        for g in marks:
+            step = g["step"] - rep.base
+            if kind == "generation" and g["txn"] <= rep.first_txn:
+                continue  # the archive's first generation: where it starts
+            if 0 <= step < len(times):
+                out.append(ReplayMark(times[step], kind, g["step"]))
+    return tuple(sorted(out, key=lambda m: (m.time, m.transaction)))
 
 
 def is_archive(path: str | os.PathLike) -> bool:
@@ -175,8 +201,22 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
         end = start
     elif start is not None:
         end = max(end, start)
+    counts = arch.meta.figures
+    grid = (counts["start"], counts["period"]) if counts else None
     return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp,
-                          arch.meta.raw_total)
+                          arch.meta.raw_total, grid)
+
+
+def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float, dict[str, float]] | None:
+    """The throttle after each window close the recorder counted (``engine.record.counts``),
+    folded with the thresholds of ``rules``, when its windows close where replay's do: the
+    recorder's poll grid is replay's (the archive's start, ``period``) and no route of ``rules``
+    has a ``JobFailureTest`` the recorder could not evaluate. None otherwise: a window's throttle
+    is then estimated from the window alone (module docstring)."""
+    if summary.grid is None or summary.grid != (summary.start, float(period)):
+        return None
+    seeds, exact = fold(summary.lines, rules)
+    return seeds if exact else None
 
 
 def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | None = None,
@@ -229,6 +269,49 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     _gaps_and_generations(rep, s.lines)
     _fix_times(index, rep.gaps, base)
     return rep
+
+
+ROUTER_LOG_AROUND = 30.0  # seconds of JobRouterLog lines shown each side of a moment
+ROUTER_LOG_LINES = 200  # … at most
+
+
+def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
+                  lines: list | None = None, around: float = ROUTER_LOG_AROUND) -> dict | None:
+    """The archived JobRouterLog (``routedeck record --router-log``) at ``time``: the real
+    router's last routing table at or before it (``table``: its time and per-route figures as the
+    router printed them, htcondor.md §1.5) and the lines within ``around`` seconds of it
+    (``lines``: time and text). None when the archive holds no JobRouterLog. Reads the router-log
+    frames overlapping that span and the last one starting before it (its table may begin there)."""
+    arch = Archive.open(path, readonly=True)
+    index = [x for x in (lines if lines is not None else arch.index_lines()) if x["kind"] == "rlog"]
+    if not index:
+        return None
+    last = max((k for k, x in enumerate(index) if x["t0"] <= time), default=None)
+    chosen = [k for k, x in enumerate(index) if x["t1"] >= time - around and x["t0"] <= time + around]
+    if last is not None and last not in chosen:
+        chosen.insert(0, last)
+    chosen.sort()
+    parser = RouterLogParser(tz)
+    timed: list[tuple[float, str]] = []
+    for k in chosen:
+        t = index[k]["t0"]
+        for text in arch.router_frame(index[k]):
+            t = parse_stamp(text, tz) or t
+            parser.feed(text)
+            timed.append((t, text))
+    parser.finish()
+    before = [tb for tb in parser.tables if tb.time is not None and tb.time <= time]
+    table = before[-1] if before else None
+    shown = [{"time": t, "text": text} for t, text in timed if time - around <= t <= time + around]
+    return {
+        "table": None if table is None else {
+            "time": table.time,
+            "routes": [{"name": r.name, "submitted": r.submitted, "max_jobs": r.max_jobs, "idle": r.idle,
+                        "max_idle": r.max_idle, "throttle": r.throttle_per_window, "throttle_text": r.throttle_text,
+                        "recent_started": r.recent_started, "recent_succeeded": r.recent_succeeded,
+                        "recent_failed": r.recent_failed} for r in table.rows]},
+        "lines": shown[:ROUTER_LOG_LINES],
+    }
 
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:

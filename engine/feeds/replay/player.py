@@ -64,6 +64,7 @@ class Player:
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
         self.rows = ReplayRows(self.state.table)  # the jobs table, rebuilt only for changed jobs
         self.history = RouteHistory(index, rules, polling_period, tz)
+        self.marks: tuple = ()  # an archive's generations and gaps (ReplayMark), shown on the replay bar
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)  # built on the first snapshot
         self._anchor_clock = clock.now()
         self._anchor_time = self.start
@@ -87,7 +88,7 @@ class Player:
         """Where the replay is; ``time`` (default: :meth:`time`) the moment shown."""
         return ReplayPosition(
             transaction=self.position, transactions=self.index.steps, time=self.time() if time is None else time,
-            start=self.start, end=self.end, times_inferred=not self.index.has_comments,
+            start=self.start, end=self.end, times_inferred=not self.index.has_comments, marks=self.marks,
         )
 
     def step_time_source(self, step: int | None = None) -> int:

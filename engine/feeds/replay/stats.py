@@ -31,6 +31,10 @@ re-implements the formula). Design decisions and invariants:
   period is RouteDeck's demo). At the first poll ≥ ``stats_begin_time + 600`` the route's
   ``adjust_failure_throttle(poll, FailureRateThreshold)`` runs with ``num_jobs`` = copies on
   the route in the queue then. A step whose time equals a poll time is applied after it.
+- ``seeds`` (a part of an archive, ``engine.feeds.replay.archive``): the throttle after each
+  window close as the recorder's counts of whole windows give it (``engine.record.counts.fold``);
+  at a close it names, a route takes that throttle instead of the one computed from the part
+  (whose first window may begin before the part does).
 - One pass over the log (lazy, on first use) records per route the step of each event with
   cumulative counts, and per closed window the throttle after it; the figures at any position
   are then two bisections — seeking costs nothing more.
@@ -81,8 +85,9 @@ class RouteHistory:
 
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
                  polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC",
-                 grid_start: float | None = None) -> None:
+                 grid_start: float | None = None, seeds: dict[float, dict[str, float]] | None = None) -> None:
         self.index = index
+        self.seeds = seeds or {}  # close time -> route -> throttle after it (engine.record.counts.fold)
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
         self.start = index.times[0] if index.steps else 0.0
@@ -111,8 +116,11 @@ class RouteHistory:
         tr = self.tracks.get(name)
         if tr is None:
             tr = self.tracks[name] = _Track(RouteStats(name=name, stats_begin_time=self.begin), first=step)
-            for _ in self.closes:  # windows closed before the route's first copy: nothing counted
-                tr.at_close.append((0, 0.0, 0.0))
+            for c in self.closes:  # windows closed before the route's first copy: nothing counted
+                seeded = self.seeds.get(c, {}).get(name)  # … here; the recorder's counts know its throttle
+                if seeded is not None:
+                    tr.stats.throttle, tr.stats.stats_begin_time = seeded, c
+                tr.at_close.append((0, tr.stats.throttle, 0.0))
         return tr
 
     def build(self) -> "RouteHistory":
@@ -129,11 +137,18 @@ class RouteHistory:
             while next_close[0] <= t:
                 c = next_close[0]
                 self.closes.append(c)
+                seed = self.seeds.get(c)
                 for tr in self.tracks.values():
                     tr.stats.num_jobs = tr.live
                     threshold = (self._rule(tr.stats.name) or RouteRule()).threshold
                     adj = tr.stats.adjust_failure_throttle(c, threshold)
-                    tr.at_close.append((len(tr.steps), tr.stats.throttle, adj.rate if adj else 0.0))
+                    rate = adj.rate if adj else 0.0
+                    seeded = seed.get(tr.stats.name) if seed else None
+                    if seeded is not None and seeded != tr.stats.throttle:
+                        # the archive's counts saw the whole window (a part of the recording
+                        # may not): its throttle wins, and the part's computation makes no event
+                        tr.stats.throttle, adj = seeded, None
+                    tr.at_close.append((len(tr.steps), tr.stats.throttle, rate))
                     if adj is not None and adj.old_throttle != adj.new_throttle:
                         self._note_change(tr.stats.name, adj)
                 next_close[0] = self._next_close(c)

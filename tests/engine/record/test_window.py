@@ -145,12 +145,10 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, 
     assert main(["replay", str(arch), "--at", "end", "--tz", "UTC"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{arch}: transaction {s.steps:,} of {s.steps:,}")
-    assert out[1].startswith("read from ") and "throttles are reconstructed from there" in out[1]
+    assert out[1].startswith("read from ") and "throttles carried in from the recorder's window counts" in out[1]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 27: a window starts the failure-rate throttle at none; "
-                   "the per-window counts it needs are not carried in the archive yet")
 def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(archives, capsys, monkeypatch):
     arch, _whole, player, s = windows_and_whole(archives, monkeypatch)
     rng = random.Random(5)

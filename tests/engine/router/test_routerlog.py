@@ -14,23 +14,7 @@ from datetime import datetime, timezone
 import pytest
 
 from engine.router.routerlog import RouterLogFollower, parse_router_log, parse_stamp
-
-COLUMNS = ("Route Name               Source      Submitted/Max        Idle/Max     Throttle"
-           " Recent: Started Succeeded Failed")
-
-
-def row(name, source, cur, mx, idle, mxidle, throttle, started=None, succ=None, fail=None):
-    desc = "none" if throttle <= 0 else "%g jobs/sec" % (throttle / 600)
-    text = "%-24s %-11s %7d/%7d %7d/%7d %8s" % (name, source, cur, mx, idle, mxidle, desc)
-    if started is not None:
-        text += "         %7d %9d %6d" % (started, succ, fail)
-    return text
-
-
-def block(stamp, rows):
-    return f"{stamp} JobRouter: Checking for candidate jobs. routing table is:\n{COLUMNS}\n" + \
-        "".join(r + "\n" for r in rows)
-
+from tests.helpers.routerlog import block, row
 
 LOG = (
     "11/21/26 14:30:01 ******************************************************\n"

@@ -1,0 +1,99 @@
+"""The recorder's per-route window counts (engine.record.counts, issue 27): what a window of the
+archive needs to know the failure-rate throttle in force at its start (htcondor.md §1.5,
+``AdjustFailureThrottles``), kept across restarts and compactions, folded with the routing
+table's thresholds at replay time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import engine.feeds.replay.archive as replay_archive
+from engine.feeds.replay.archive import open_archive
+from engine.feeds.replay.stats import RouteHistory
+from engine.record.archive import Archive
+from engine.record.counts import fold
+from engine.record.recorder import Recorder
+from engine.views.figures import RouteRule
+from tests.helpers.compaction import ScheddLog
+from tests.helpers.paths import REPO
+from tui.cli import main
+
+DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
+
+
+def closes(arch) -> list[dict]:
+    return [x for x in Archive.open(arch, readonly=True).index_lines() if x["kind"] == "close"]
+
+
+def record(tmp_path, name: str, chunks: int, restart: bool, compact_every: int = 0):
+    d = tmp_path / name
+    d.mkdir()
+    schedd = ScheddLog(d / "job_queue.log", DEMO.read_bytes())
+    per = -(-len(schedd.steps) // chunks)
+    rec = None
+    for i in range(chunks):
+        schedd.advance(per)
+        if rec is None or restart:  # a new process each time: the counts come back from recorder.json
+            rec = Recorder(d / "job_queue.log", d / "archive", tz="UTC", segment_bytes=200_000)
+        rec.poll(i, flush=True)
+        if compact_every and i % compact_every == compact_every - 1:
+            schedd.compact()
+    return d / "archive"
+
+
+@pytest.mark.slow
+def test_restarts_and_compactions_keep_the_counts_of_one_uninterrupted_recorder(tmp_path):
+    whole = record(tmp_path, "whole", 1, restart=False)
+    pieces = record(tmp_path, "pieces", 9, restart=True, compact_every=2)
+    want = closes(whole)
+    assert len(want) >= 15  # a 3-hour recording: a window close every ~600 s
+    got = closes(pieces)
+    assert [(x["t"], x["routes"]) for x in got] == [(x["t"], x["routes"]) for x in want]
+    # and they are replay's: folded with the default thresholds, the throttle of every route
+    # after every close is the one the whole archive played gives (RouteHistory)
+    seeds, exact = fold(want, None)
+    history = RouteHistory(open_archive(whole, tz="UTC").index, None, 10, "UTC").build()
+    assert exact and any(t for after in seeds.values() for t in after.values())  # some route is throttled
+    for name, tr in history.tracks.items():
+        for k, c in enumerate(history.closes):  # (a route not seen yet by a close: none)
+            assert seeds[c].get(name, 0.0) == tr.at_close[k][1], (name, c)
+
+
+def _close(t, **routes):
+    return {"kind": "close", "txn": 0, "t": t, "routes": routes}
+
+
+def test_the_fold_recounts_exit_code_failures_for_a_table_without_a_failure_test():
+    # 30 failures in 600 s, 20 of them completed copies with a non-zero exit code: without a
+    # table all 30 are failures (rate 0.05 > 0.03: throttled); a table without JobFailureTest
+    # counts those 20 as succeeded (10 / 600 s = 0.0167: not throttled)
+    lines = [_close(1000.0, A=[600.0, 40, 5, 30, 10, 20])]
+    no_table, exact = fold(lines, None)
+    assert exact and no_table[1000.0]["A"] == pytest.approx(600 * 0.03 / (30 / (30 + 10 + 5)))
+    table, exact = fold(lines, {"A": RouteRule(0.03)})
+    assert exact and table[1000.0]["A"] == 0.0
+    _, exact = fold(lines, {"A": RouteRule(0.03, "ExitCode =!= 0")})
+    assert not exact  # the recorder could not evaluate the test: a window's throttle is estimated
+
+
+@pytest.mark.slow
+def test_a_window_says_whether_its_throttle_is_recorded_or_estimated(tmp_path, capsys, monkeypatch):
+    arch = record(tmp_path, "a", 1, restart=False)
+    monkeypatch.setattr(replay_archive, "WHOLE_BELOW", 0)  # read by windows, however small
+
+    def window():
+        assert main(["replay", str(arch), "--at", "end", "--tz", "UTC", "--json"]) == 0
+        return json.loads(capsys.readouterr().out)["replay"]["archive"]["window"]
+
+    assert window()["throttle"] == "recorded"
+    # an archive recorded before the counts were kept: no close lines, no counts in recorder.json
+    meta = json.loads((arch / "recorder.json").read_text())
+    meta.pop("figures")
+    (arch / "recorder.json").write_text(json.dumps(meta))
+    assert window()["throttle"] == "estimated"
+    # and a recorder resuming it does not start counting in its middle
+    rec = Recorder(tmp_path / "a" / "job_queue.log", arch, tz="UTC")
+    rec.poll(0, flush=True)
+    assert rec.archive.meta.figures is None
