@@ -137,6 +137,17 @@ class LogIndex:
             below = nxt
         return state
 
+    def build_next_checkpoint(self) -> bool:
+        """Build the first planned checkpoint not built yet (one interval from the one before it,
+        as a seek would); False when every one is built. The replay feed calls it while the
+        runtime is idle (issue 30), so that a seek later never walks several intervals: a seek then
+        costs at most ``every`` records."""
+        for step in self.plan:
+            if step not in self.built:
+                self._checkpoint(step)
+                return True
+        return False
+
     def advance(self, state: JobQueue, frm: int, to: int,
                 on_records: Callable[[list], None] | None = None) -> None:
         """Apply steps ``frm+1..to`` to ``state`` (which must be the state after ``frm``);
