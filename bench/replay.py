@@ -1,14 +1,16 @@
 """Replay bench: index a 1,000,000-record job_queue.log and seek to random moments.
 
 Prints: index time, records/s, memory of the index (tracemalloc peak and retained, against
-the file size), the first (cold) seeks, which build their checkpoints, then seek time (median, max) over random steps and random times. Target
+the file size), the first (cold) seeks, which build their checkpoints, the other checkpoints built as
+the replay runtime does while idle (``--no-idle``: left to the seeks that need them, as before issue
+30), then seek time (median, max; wall and CPU) over random steps and random times. Target
 (product.md §7): any moment of a 1 M-record log ≤ 1 s.
 
 The log is synthetic, in the shape a busy schedd with a router writes (htcondor.md §3.6):
 clusters submitted, routed copies with RouteName/RoutedFromJobId, status changes, removals,
 ``106 # <ISO time>`` comments.
 
-    python bench/replay.py [--records N] [--every K] [--seeks N]
+    python bench/replay.py [--records N] [--every K] [--seeks N] [--no-idle]
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--every", type=int, default=DEFAULT_EVERY)
     ap.add_argument("--seeks", type=int, default=40)
+    ap.add_argument("--no-idle", action="store_true",
+                    help="leave the checkpoints to the seeks that need them (before issue 30)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "job_queue.log")
@@ -103,13 +107,20 @@ def main() -> None:
         t0 = time.perf_counter()
         ix.state_at(ix.steps // 2)
         print(f"first seek to the middle (cold): {(time.perf_counter() - t0) * 1000:.0f} ms")
+        if not args.no_idle:
+            t0, c0, n = time.perf_counter(), time.process_time(), 0
+            while ix.build_next_checkpoint():
+                n += 1
+            print(f"the other {n} checkpoints, built as the replay runtime does while idle (issue 30): "
+                  f"{time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU")
         rng = random.Random(2)
-        seeks = []
+        seeks, seek_cpu = [], []
         for _ in range(args.seeks):
             i = rng.randrange(ix.steps)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ix.state_at(i)
             seeks.append(time.perf_counter() - t0)
+            seek_cpu.append(time.process_time() - c0)
         times = []
         for _ in range(args.seeks // 2):
             moment = rng.uniform(ix.times[0], ix.times[-1])
@@ -117,7 +128,8 @@ def main() -> None:
             ix.state_at(ix.step_at_time(moment))
             times.append(time.perf_counter() - t0)
         print(f"seek to a random transaction: median {statistics.median(seeks) * 1000:.0f} ms, "
-              f"max {max(seeks) * 1000:.0f} ms over {len(seeks)}")
+              f"max {max(seeks) * 1000:.0f} ms over {len(seeks)} (CPU: median {statistics.median(seek_cpu) * 1000:.0f} ms, "
+              f"max {max(seek_cpu) * 1000:.0f} ms)")
         print(f"seek to a random time:        median {statistics.median(times) * 1000:.0f} ms, "
               f"max {max(times) * 1000:.0f} ms over {len(times)}")
         from engine.clock import ManualClock

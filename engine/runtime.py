@@ -75,6 +75,9 @@ class Feed(Protocol):
 
     def step(self, t: float) -> None: ...
 
+    def idle(self) -> bool:
+        """One unit of background work while the loop would wait (engine.contract.feed.FeedBase.idle)."""
+
     def advance(self) -> None:
         """Settle what ``snapshot`` reads (engine.contract.feed.FeedBase.advance); called before each snapshot."""
 
@@ -153,6 +156,7 @@ class Runtime:
         self.listeners: list[Callable[[S.Snapshot], None]] = []  # told of each published snapshot
         self._next_virtual = (feed.now + every_virtual) if every_virtual else None
         self._yield_at = math.inf  # real time at which a catch-up hands control back (_step_engine)
+        self._idle_work = True  # until the feed's idle() says it has nothing more to prepare
         self.done = threading.Event()
 
     # ---------------------------------------------------------------------------- API
@@ -399,6 +403,12 @@ class Runtime:
                     if self._next_virtual is not None:
                         nxt = min(nxt, self._next_virtual)
                     wait = min(wait, self.clock.real_seconds_until(nxt))
+                if wait > 0 and self._idle_work:
+                    # background preparation (the replay's checkpoints), one unit per turn so a
+                    # command or query waits for one unit at most
+                    self._idle_work = self.feed.idle()
+                    if self._idle_work:
+                        continue
                 self._wake.wait(max(0.0, wait))
                 self._wake.clear()
         except Exception:  # noqa: BLE001 - the engine crashed: say so, never hang the consumer

@@ -22,6 +22,12 @@ class FeedBase:
         grouped fdatasync above real time, issue 30); ``monotonic`` is the runtime's wall clock.
         A feed that writes no log has nothing to sync."""
 
+    def idle(self) -> bool:
+        """One bounded unit of background work, done by the runtime's thread when it would
+        otherwise wait (the replay's checkpoints, issue 30); True when there is more to do. A feed
+        with nothing to prepare returns False."""
+        return False
+
     def advance(self) -> None:
         """Bring the state a snapshot reads up to the feed's now (windows closed, change events taken
         into the jobs table, events published), so that ``snapshot()`` only reads and changes

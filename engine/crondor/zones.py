@@ -11,7 +11,10 @@ Design decisions and invariants:
   hours over whole years, then bisecting to the second) and answers ``offset_at`` and
   ``resolve`` with one ``bisect`` each. Coverage grows on demand in two-year chunks; a lookup
   more than ten years away starts a fresh window instead. Two transitions less than 6 hours
-  apart would be seen as one; no real zone has that since 1970.
+  apart would be seen as one; no real zone has that since 1970. The span between two
+  transitions that answered the last lookup is kept (one for ``offset_at``, one for
+  ``resolve``): chained next runs stay in one span for months, so most lookups are one range
+  check, as cheap as a fixed zone's (issue 30: the zone was what made Chicago slower than UTC).
 - ``resolve(W)`` for wall seconds ``W`` (local time counted like epoch seconds): a transition at
   UTC ``t`` from offset ``ob`` to ``oa`` applies to wall times ``>= t + max(ob, oa)``; below
   that (which includes the gap and the repeated hour) ``ob`` is used.
@@ -81,6 +84,10 @@ class ZoneRules:
         self._state: tuple[list[int], list[int], list[int]] = ([], [], [0])
         self._lo = self._hi = None  # covered UTC range, inclusive
         self._safe = (1, 0)  # (lo, hi) inside which lookups need no extension
+        # (lo, hi, offset) of the last answer: the offset holds for lo <= x < hi (UTC for
+        # offset_at, wall seconds for resolve); empty until the first lookup
+        self._uspan = (1, 0, 0)
+        self._wspan = (1, 0, 0)
 
     def _off(self, u: int) -> int:
         return int(datetime.fromtimestamp(u, self.tzinfo).utcoffset().total_seconds())
@@ -141,19 +148,31 @@ class ZoneRules:
 
     def offset_at(self, u: int) -> int:
         """UTC offset (seconds east) in force at UTC instant ``u``."""
-        lo, hi = self._safe
-        if not lo <= u <= hi:
-            self._cover(u)
-        trans, _thr, offs = self._state
-        return offs[bisect.bisect_right(trans, u)]
+        lo, hi, off = self._uspan
+        if lo <= u < hi:
+            return off
+        self._uspan = span = self._span(u, 0)
+        return span[2]
 
     def resolve(self, wall: int) -> int:
         """glibc ``mktime(tm_isdst=-1)`` of wall seconds ``wall`` (gap: forward; repeat: first)."""
+        lo, hi, off = self._wspan
+        if lo <= wall < hi:
+            return wall - off
+        self._wspan = span = self._span(wall, 1)
+        return wall - span[2]
+
+    def _span(self, x: int, which: int) -> tuple[int, int, int]:
+        """(lo, hi, offset) around ``x`` inside the covered range: ``which`` 0 bisects the UTC
+        instants of changes (``offset_at``), 1 the wall thresholds (``resolve``)."""
         lo, hi = self._safe
-        if not lo <= wall <= hi:
-            self._cover(wall)
-        _trans, thr, offs = self._state
-        return wall - offs[bisect.bisect_right(thr, wall)]
+        if not lo <= x <= hi:
+            self._cover(x)
+            lo, hi = self._safe
+        state = self._state
+        bounds, offs = state[which], state[2]
+        i = bisect.bisect_right(bounds, x)
+        return (max(lo, bounds[i - 1]) if i else lo, min(hi + 1, bounds[i]) if i < len(bounds) else hi + 1, offs[i])
 
     def transitions_between(self, a: int, b: int) -> list[tuple[int, int, int]]:
         """[(utc instant, offset before, offset after)] for transitions in [a, b]."""

@@ -156,3 +156,28 @@ def test_publication_syncs_the_queue_log_first_with_the_current_speed():
     rt = Runtime(eng, clock, lambda snap: order.append("publish"), snapshot_interval=60)
     rt._publish()
     assert order == [("sync", 4.0, True), "publish"]
+
+
+def test_idle_work_runs_while_the_loop_waits_until_the_feed_says_done():
+    """Issue 30: a feed's background preparation (the replay's seek checkpoints) runs on the
+    engine thread when the loop would wait, one unit per turn, and stops when the feed has none."""
+
+    class Preparing(FakeEngine):
+        def __init__(self):
+            super().__init__()
+            self.units = 0
+
+        def idle(self):
+            self.units += 1
+            return self.units < 5
+
+    eng = Preparing()
+    rt = Runtime(eng, VirtualClock(1000.0, speed=1.0), snapshot_interval=0.05).start()
+    rt.send(C.Pause())
+    deadline = time.monotonic() + 5
+    while eng.units < 5:
+        assert time.monotonic() < deadline
+        rt._wake.wait(0.01)
+    rt._wake.wait(0.2)
+    rt.stop()
+    assert eng.units == 5

@@ -27,6 +27,7 @@ VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only m
 
 class DeckScreen(Screen):
     _draw_error: str | None = None
+    _styled_for: tuple | None = None  # the app's CSS state at the last resume (on_screen_resume)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``e`` is "Edit" or "View config" (tui.commands.keymap): read-only modes, and feeds that cannot
@@ -54,7 +55,17 @@ class DeckScreen(Screen):
     def on_mount(self) -> None:
         self.call_after_refresh(self._pull)
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event) -> None:
+        # Textual restyles every node of a resumed screen (Screen._on_screen_resume, which runs
+        # after this handler): 3-10 ms of CPU per switch, the most of any part of a warm switch
+        # but the render (issue 30). A hidden screen's nodes restyle themselves when their classes
+        # change; only the app's CSS (a theme), its focus or the theme's name can have changed
+        # what their rules give while it was hidden, so the restyle is skipped when none did.
+        app = self.app
+        key = (app._css_update_count, app.app_focus, app.theme)
+        if key == self._styled_for:
+            event.refresh_styles = False
+        self._styled_for = key
         self._pull()
         for footer in self.query(DeckFooter):
             footer.call_after_refresh(footer._recompose_if_changed)

@@ -160,6 +160,11 @@ class ReplayFeed(FeedBase):
         entries = replay_ledger(self.player, table, cfg.get, [job]) if table is not None else []
         return why_not_of(table, entries, job, "no routing table: open the replay with --config to ask why a job waits")
 
+    def idle(self) -> bool:
+        """Build the recording's next seek checkpoint (one interval of records) while the runtime
+        waits, so a later seek anywhere re-reads at most one interval (issue 30)."""
+        return self.player.index.build_next_checkpoint()
+
     def advance(self) -> None:
         """Take the moment played to into the rows, counts and route order (the player's settle)
         and keep what :meth:`snapshot` reads in ``settled`` (immutable)."""

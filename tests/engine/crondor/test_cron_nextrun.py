@@ -212,3 +212,24 @@ def test_default_zone_is_the_local_zone(monkeypatch):
     s = sched("30", "2")
     after = ts("2025-03-08 12:00", "America/Chicago")
     assert next_run(s, after) == next_run(s, after, "America/Chicago") == ts("2025-03-09 03:30-05:00")
+
+
+def test_chained_runs_in_one_zone_span_do_not_search_the_transitions(monkeypatch):
+    """Issue 30: what a zone cost over UTC was a bisect of its transitions per lookup; runs inside
+    one span between two transitions now reuse the last answer, with the same results."""
+    import engine.crondor.zones as zones  # noqa: PLC0415 - the module whose bisect is counted
+
+    z = zones.ZoneRules(ZoneInfo("America/Chicago"), "America/Chicago")
+    s = sched("0", "*")
+    start = ts("2025-01-10 00:00", "America/Chicago")
+    expected = [start + 3600 * (k + 1) for k in range(200)]  # January: no transition in the way
+    calls = []
+    real = zones.bisect.bisect_right
+    monkeypatch.setattr(zones.bisect, "bisect_right", lambda *a: calls.append(a) or real(*a))
+    assert next_runs(s, start, 200, z) == expected
+    assert len(calls) <= 4
+    # across the spring change the answers are still the zone's own
+    spring = ts("2025-03-09 00:30", "America/Chicago")
+    assert next_runs(s, spring, 3, z) == [ts("2025-03-09 01:00", "America/Chicago"),
+                                         ts("2025-03-09 03:00", "America/Chicago"),
+                                         ts("2025-03-09 04:00", "America/Chicago")]

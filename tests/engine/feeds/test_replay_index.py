@@ -222,3 +222,20 @@ def test_comment_time_fast_path_equals_a_full_parse(text, tz):
         moment = moment.replace(tzinfo=ZoneInfo(tz)) if tz else moment.astimezone()
     want = moment.timestamp() if moment is not None else None
     assert parse_comment_time(text, tz) == pytest.approx(want) if want is not None else parse_comment_time(text, tz) is None
+
+
+def test_idle_builds_every_checkpoint_one_interval_at_a_time(tmp_path):
+    """Issue 30: the replay feed builds the seek checkpoints while the runtime waits, one interval
+    per call, so a later seek never walks several intervals (the seek bench's max); the states
+    are the ones a seek builds."""
+    rec = Recording(4, steps=400)
+    ix = _index(tmp_path, rec, every=37)
+    walked = []
+    calls = 0
+    while ix.build_next_checkpoint():
+        calls += 1
+        walked.append(sorted(ix.built))
+    assert calls == len(ix.plan) - 1 and sorted(ix.built) == ix.plan
+    assert all(len(b) == k + 2 for k, b in enumerate(walked))  # one more each time, in order
+    for i in range(0, ix.steps, 7):
+        assert as_expected(ix.state_at(i)) == rec.states[i], f"step {i}"
