@@ -28,6 +28,7 @@ import re
 from typing import Any
 
 from engine import classad as C
+from engine.router.candidates import umbrella
 from engine.router.table import Diagnostic, Route, RoutingTable
 
 _KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
@@ -42,6 +43,7 @@ def lint_table(table: RoutingTable) -> list[Diagnostic]:
         out.extend(lint_limits(route))
         out.extend(lint_requirements(route))
     out.extend(lint_shadowing(table))
+    out.extend(lint_umbrella(table))
     cfg = table.config
     for kind, transforms in (("pre-route", table.pre_transforms), ("post-route", table.post_transforms)):
         for t in transforms:
@@ -227,6 +229,15 @@ def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
                              f"({rule})", route))
         first.setdefault(key, (i, route))
     return out
+
+
+def lint_umbrella(table: RoutingTable) -> list[Diagnostic]:
+    """The router's candidate query with every route that can accept jobs in it (as when the router
+    starts): too many distinct REQUIREMENTS and it is too deep to evaluate, so no job is ever a
+    candidate (candidates.Umbrella; JobRouter::GetCandidateJobs, htcondor.md §1.4)."""
+    reqs = tuple(r.requirements for r in table.routes if r.max_jobs > 0)
+    umb = umbrella((table.knobs.source_job_constraint or "").strip() or None, reqs)
+    return [Diagnostic("warning", f"with every route accepting jobs, {umb.problem}")] if umb.problem else []
 
 
 def lint_transform_text(text: str, label: str, cfg: Any, route: str | None) -> list[Diagnostic]:

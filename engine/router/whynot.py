@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
 from engine.classad_text import string_end
 from engine.contract.codes import JobStatus
-from engine.router.candidates import sanity_clauses, umbrella_core
+from engine.router.candidates import sanity_clauses, too_deep_message, umbrella
 from engine.router.throttle import RouteStats, route_state
 
 EMPTY_AD = ClassAd()
@@ -280,10 +280,11 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         sc_steps = clause_steps(job, sc, EMPTY_AD, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None)
         steps.extend(sc_steps)
         sc_ok = all(s.ok for s in sc_steps)
-    core = umbrella_core(None, [r.requirements for r, a in zip(routes, accepting) if a])
-    route_or = core is not None and is_true(eval_clause(core, EMPTY_AD, ad, now))
+    # parsed once for every job asked about with the same routes accepting (umbrella's cache)
+    umb = umbrella(None, tuple(r.requirements for r, a in zip(routes, accepting) if a))
+    route_or = umb.test(ad, now)
     steps.append(Step("umbrella: one accepting route's requirements (job as TARGET, MY = empty ad)", route_or,
-                      core or ""))
+                      umb.problem or umb.text or ""))
     if not (sanity_ok and sc_ok):
         failed = [s.check for s in steps if s.ok is False]
         return done(None, "not a candidate: " + "; ".join(failed))
@@ -314,6 +315,8 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
             else:
                 steps.extend(clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
     if not route_or:
+        if umb.fails(ad, now):
+            return done(None, f"not a candidate: {umb.problem or too_deep_message(umb.terms)}")
         return done(None, "not a candidate: no accepting route's requirements are true in the umbrella")
     if chosen is None:
         return done(None, "not routed: no accepting route's requirements match")
