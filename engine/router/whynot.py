@@ -288,6 +288,8 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
     if not (sanity_ok and sc_ok):
         failed = [s.check for s in steps if s.ok is False]
         return done(None, "not a candidate: " + "; ".join(failed))
+    if umb.problem is not None:  # no job is a candidate: ChooseRoute is never asked (htcondor.md §1.4)
+        return done(None, f"not a candidate: {umb.problem}")
     # when only the routes' part of the umbrella fails, the per-route checks below say why
 
     chosen = None
@@ -315,8 +317,8 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
             else:
                 steps.extend(clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
     if not route_or:
-        if umb.fails(ad, now):
-            return done(None, f"not a candidate: {umb.problem or too_deep_message(umb.terms)}")
+        if umb.fails(ad, now):  # too deep for this job only (a later term deeper than the first)
+            return done(None, f"not a candidate: {too_deep_message(umb.terms)}")
         return done(None, "not a candidate: no accepting route's requirements are true in the umbrella")
     if chosen is None:
         return done(None, "not routed: no accepting route's requirements match")

@@ -121,3 +121,25 @@ def test_umbrella_text_is_unchanged():
     reqs = ("x == 1", None, "x == 1", " y ")
     assert candidates.umbrella("c", reqs).text == umbrella_core("c", reqs) == "(c) && ( (x == 1) || (True) || (y) )"
     assert candidates.umbrella(None, ()).text is None
+
+
+def test_route_does_not_choose_a_route_for_jobs_no_umbrella_can_pass(monkeypatch, tmp_path, capsys):
+    # HTCondor calls ChooseRoute only for the umbrella query's results (JobRouter::GetCandidateJobs,
+    # htcondor.md §1.4): with the umbrella too deep there are none, and route evaluated up to
+    # every route's REQUIREMENTS per job for nothing (jobs × routes).
+    from engine.router.table import Route  # noqa: PLC0415 - counted here only
+
+    cfg = tmp_path / "routes.conf"
+    cfg.write_text(many_routes(2000))
+    calls = [0]
+    real = Route.matches
+
+    def counting(self, *a, **k):
+        calls[0] += 1
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Route, "matches", counting)
+    cli_main(["route", "-c", str(cfg), "--jobads", jobs_file(tmp_path, 4), "--now=1700000000", "--explain"])
+    out = capsys.readouterr().out
+    assert out.count("not a candidate: the router's umbrella") == 4 and LIMIT in out
+    assert calls[0] == 0, calls
