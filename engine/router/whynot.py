@@ -231,11 +231,12 @@ def _sane(router: Any, now: float):
 
 def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteStats] | None = None,
                 tracked: Any = None, managed: int = 0, router_name: str | None = None,
-                detail: bool = True) -> Explanation:
+                detail: bool = True, states: list[tuple[bool, str, str | None]] | None = None) -> Explanation:
     """Explain the routing decision for ``job`` (needs ``key``, ``get``, ``classad()``).
     ``detail=False``: the same route and verdict, without the clause-by-clause steps of each route
     whose REQUIREMENTS fail (a caller that prints only the verdict; on 100,000 routes they were
-    most of ``routedeck route``'s time)."""
+    most of ``routedeck route``'s time). ``states``: each route's ``route_state`` with ``stats``,
+    kept by a caller that explains many jobs (``stats`` must then hold every route)."""
     name = router_name or table.knobs.name
     steps: list[Step] = []
     key = job.key
@@ -257,8 +258,11 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         return done(None, "not routed: the router manages JOB_ROUTER_MAX_JOBS jobs already")
 
     routes = list(table.routes)
-    book = {r.name.lower(): (stats or {}).get(r.name.lower()) or RouteStats(r.name, now) for r in routes}
-    states = [route_state(r, book[r.name.lower()]) for r in routes]
+    if states is None:
+        book = {r.name.lower(): (stats or {}).get(r.name.lower()) or RouteStats(r.name, now) for r in routes}
+        states = [route_state(r, book[r.name.lower()]) for r in routes]
+    else:
+        book = stats or {}
     accepting = [s[0] for s in states]
     n_acc = sum(accepting)
     steps.append(Step("some route is accepting jobs", n_acc > 0, f"{n_acc} of {len(routes)} accepting"))

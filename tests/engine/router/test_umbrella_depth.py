@@ -143,3 +143,25 @@ def test_route_does_not_choose_a_route_for_jobs_no_umbrella_can_pass(monkeypatch
     out = capsys.readouterr().out
     assert out.count("not a candidate: the router's umbrella") == 4 and LIMIT in out
     assert calls[0] == 0, calls
+
+
+def test_route_asks_each_route_state_again_only_when_a_job_changed_it(monkeypatch, tmp_path, capsys):
+    # One poll (htcondor.md §1.4): each route's accepting state changes only when a job is routed
+    # to it (IncrementRoutedJobs). route asked every route's state for every job: jobs × routes.
+    from engine.router import dryrun, throttle  # noqa: PLC0415 - counted here only
+
+    cfg = tmp_path / "routes.conf"
+    cfg.write_text(many_routes(50))
+    calls = [0]
+    real = throttle.route_state
+
+    def counting(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(whynot, "route_state", counting)
+    monkeypatch.setattr(dryrun, "route_state", counting, raising=False)
+    assert cli_main(["route", "-c", str(cfg), "--jobads", jobs_file(tmp_path, 30), "--now=1700000000"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 30 and all(line.endswith("would be routed to Site7") for line in out)
+    assert calls[0] <= 50 + 30, calls
