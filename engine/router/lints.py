@@ -15,6 +15,9 @@ the checks here look at the loaded routes:
   attribute reference, usually undefined (the UNL ``99-local.conf`` quirk, htcondor.md §6);
 - ``SET``/``DEFAULT`` expressions that do not parse: HTCondor logs and skips them when the
   transform runs (the 9.0 manual example's extra ``)``, htcondor.md §6);
+- the router's umbrella query (every accepting route's REQUIREMENTS ORed) too deep for ClassAd
+  evaluation: from about 400 distinct REQUIREMENTS no job is ever a candidate (htcondor.md §1.4,
+  ``MAX_CLASSAD_RECURSION``; engine/router/candidates.py ``Umbrella``);
 - GridResource missing on a grid-universe route (jobs fail unless a transform sets it);
 - a macro a transform assigns that nothing uses (no ``$(name)``, no ``defined name``, not one of
   the route macros the router reads): e.g. osg-test's ``default_MaxMemory = 128``, which only

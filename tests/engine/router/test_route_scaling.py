@@ -28,6 +28,7 @@ from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
+from tests.helpers.counting import count_calls
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
 from tests.helpers.real_configs import BUNDLES, DATA
 from tui.cli import main as cli_main
@@ -422,14 +423,7 @@ def test_routedeck_route_without_explain_does_not_explain_every_failing_route(mo
     ads = tmp_path / "jobs.ad"
     ads.write_text(f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
                    f'ClusterId = 2\n{base}VO = "vo3"\nRequestMemory = 1024\nDESIRED_Sites = "site293"\n')
-    calls = [0]
-    real = whynot.clause_steps
-
-    def counting(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(whynot, "clause_steps", counting)
+    calls = count_calls(monkeypatch, whynot.clause_steps, (whynot, "clause_steps"))
     argv = ["route", "-c", str(cfg), "--jobads", str(ads), "--now=1700000000"]
     assert cli_main(argv) == 0
     lines = capsys.readouterr().out

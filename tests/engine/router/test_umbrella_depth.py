@@ -22,6 +22,7 @@ from engine.router import candidates, whynot
 from engine.router.candidates import Scanner, umbrella_core
 from engine.router.loader import load_routing_table
 from tests.engine.router.test_route_scaling import many_routes
+from tests.helpers.counting import count_calls
 from tui.cli import main as cli_main
 
 LIMIT = "MAX_CLASSAD_RECURSION"
@@ -100,15 +101,8 @@ def test_route_parses_the_umbrella_once_for_all_jobs(monkeypatch, tmp_path, caps
     cfg.write_text(many_routes(50))
     if hasattr(candidates, "umbrella"):  # a fresh cache (absent before the fix)
         candidates.umbrella.cache_clear()
-    calls = [0]
-    real = candidates.umbrella_core
-
-    def counting(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(candidates, "umbrella_core", counting)
-    monkeypatch.setattr(whynot, "umbrella_core", counting, raising=False)  # where route built it per job
+    # whynot: where route built it per job
+    calls = count_calls(monkeypatch, candidates.umbrella_core, (candidates, "umbrella_core"), (whynot, "umbrella_core"))
     # a job routed fills nothing here (MaxJobs defaults to 200): the accepting routes stay the same
     assert cli_main(["route", "-c", str(cfg), "--jobads", jobs_file(tmp_path, 30), "--now=1700000000"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -131,14 +125,7 @@ def test_route_does_not_choose_a_route_for_jobs_no_umbrella_can_pass(monkeypatch
 
     cfg = tmp_path / "routes.conf"
     cfg.write_text(many_routes(2000))
-    calls = [0]
-    real = Route.matches
-
-    def counting(self, *a, **k):
-        calls[0] += 1
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(Route, "matches", counting)
+    calls = count_calls(monkeypatch, Route.matches, (Route, "matches"))
     cli_main(["route", "-c", str(cfg), "--jobads", jobs_file(tmp_path, 4), "--now=1700000000", "--explain"])
     out = capsys.readouterr().out
     assert out.count("not a candidate: the router's umbrella") == 4 and LIMIT in out
@@ -152,15 +139,7 @@ def test_route_asks_each_route_state_again_only_when_a_job_changed_it(monkeypatc
 
     cfg = tmp_path / "routes.conf"
     cfg.write_text(many_routes(50))
-    calls = [0]
-    real = throttle.route_state
-
-    def counting(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(whynot, "route_state", counting)
-    monkeypatch.setattr(dryrun, "route_state", counting, raising=False)
+    calls = count_calls(monkeypatch, throttle.route_state, (whynot, "route_state"), (dryrun, "route_state"))
     assert cli_main(["route", "-c", str(cfg), "--jobads", jobs_file(tmp_path, 30), "--now=1700000000"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 30 and all(line.endswith("would be routed to Site7") for line in out)
