@@ -11,9 +11,11 @@ config reader's limit per file), prints, best of ``--repeat`` (wall and CPU seco
    one before issue 25: 35 s on 20,000 routes);
 3. the router's umbrella string over every route (``candidates.umbrella_core``: built once per
    poll by ``route``, ``watch --once`` and the demo; it kept its terms in a list);
-4. ``routedeck route`` of two jobs (``tui.cli.main``, in this process: config read, table load
-   with its lints, then the jobs), one taken by an early route and one whose ``DESIRED_Sites``
-   names a route near the end (every route before it is evaluated).
+4. ``routedeck route`` of two jobs, or ``--jobs`` (``tui.cli.main``, in this process: config
+   read, table load with its lints, then the jobs), alternately one taken by an early route and
+   one whose ``DESIRED_Sites`` names a route near the end (every route before it is evaluated).
+   From about 400 routes no job is a candidate: the umbrella is too deep to evaluate, in HTCondor
+   too (engine/router/candidates.py ``Umbrella``); the jobs are still explained one by one.
 
 ``--tables`` adds two tables that were quadratic in other steps: ``macros`` (every route assigns
 a macro nothing uses: the unused-macro lint searched the whole table's text per macro) and
@@ -24,7 +26,7 @@ Target: growth with the routes (10k -> 100k about x10), ``check -q`` on 100,000 
 (≤ 10 s of CPU on a 2-core machine). Under load, compare the CPU figures: wall time counts the
 other processes too.
 
-    python bench/routes_scaling.py [--sizes 1000 10000 100000] [--repeat 1] [--tables transform macros classad]
+    python bench/routes_scaling.py [--sizes 1000 10000 100000] [--repeat 1] [--jobs 2] [--tables transform macros classad]
 """
 
 from __future__ import annotations
@@ -88,12 +90,15 @@ def write_files(text: str, where: Path) -> list[str]:
     return paths
 
 
-def jobs_text(kind: str, n: int) -> str:
-    """Two idle jobs for ``route``: one an early route takes, one only a route near the end takes."""
+def jobs_text(kind: str, n: int, jobs: int = 2) -> str:
+    """``jobs`` idle jobs for ``route``, alternately one an early route takes and one only a route
+    near the end takes."""
     base = 'ProcId = 0\nJobStatus = 1\nWantJobRouter = true\nOwner = "bench"\nJobUniverse = 5\n'
     last = n - 7 if kind == "transform" else n - 1
-    return (f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
-            f'ClusterId = 2\n{base}VO = "vo{last % 10}"\nRequestMemory = 1024\nDESIRED_Sites = "site{last}"\n')
+    ads = [f'ClusterId = {c + 1}\n{base}VO = "vo7"\nRequestMemory = 1024\n' if c % 2 == 0 else
+           f'ClusterId = {c + 1}\n{base}VO = "vo{last % 10}"\nRequestMemory = 1024\nDESIRED_Sites = "site{last}"\n'
+           for c in range(jobs)]
+    return "\n".join(ads)
 
 
 def route_run(files: list[str], jobs: str) -> str:
@@ -119,6 +124,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="job ads given to route (its cost per job shows with more)")
     ap.add_argument("--tables", nargs="+", default=["transform"], choices=["transform", "macros", "classad"])
     a = ap.parse_args()
     print(f"{'table':<10} {'routes':>8}  {'check -q wall/CPU':>19}  {'lints wall/CPU':>17}  "
@@ -137,7 +143,7 @@ def main() -> int:
                 uw, _, _ = timed(lambda: umbrella_core(table.knobs.source_job_constraint, reqs), a.repeat)
                 table = reqs = None  # freed before the route run loads its own table
                 jobs = Path(d) / "jobs.ad"
-                jobs.write_text(jobs_text(kind, n))
+                jobs.write_text(jobs_text(kind, n, a.jobs))
                 rw, rc, routed = timed(lambda: route_run(files, str(jobs)), a.repeat)
                 assert routed.count("\t") >= 2, routed
             print(f"{kind:<10} {n:>8,}  {cw:8.2f} /{cc:7.2f} s  {lw:7.2f} /{lc:6.2f} s  {sw:8.2f} s  {uw:7.3f} s  "

@@ -54,6 +54,13 @@ Value = classad2.Value
 UNDEFINED = classad2.Value.Undefined
 ERROR = classad2.Value.Error
 
+# How deep one evaluation may nest: each operator, pair of brackets and attribute look-up is a
+# level, and one level more makes the evaluation call fail (EvalState::MAX_CLASSAD_RECURSION,
+# src/classad/classad/exprTree.h; the RecursionGuard of src/classad/operators.cpp). A chain
+# ``a || b || c …`` parses left-deep, one level per ``||`` (ClassAdParser::parseLogicalORExpression,
+# src/classad/source.cpp): from about this many terms it cannot be evaluated at all.
+MAX_CLASSAD_RECURSION = 400
+
 _OLD = classad2.ParserType.Old
 _NEW = classad2.ParserType.New
 
@@ -195,24 +202,40 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None, now: float | 
     """
     if isinstance(expr, str):
         expr = parse_expr(expr)
+    try:
+        return _evaluate_or_raise(expr, my, target, now)
+    except Exception:  # the evaluation call failed (see evaluation_fails): error, as HTCondor
+        return ERROR
+
+
+def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: float | None = None) -> bool:
+    """True when the evaluation *call* fails, which :func:`evaluate` reports as ``error`` like an
+    error value: the ClassAd library stops an evaluation nested deeper than
+    :data:`MAX_CLASSAD_RECURSION` levels (or past its step budget) and its caller gets false, not
+    a value. HTCondor counts such a constraint as not matching."""
+    if isinstance(expr, str):
+        expr = parse_expr(expr)
+    try:
+        _evaluate_or_raise(expr, my, target, now)
+    except Exception:  # classad2 raises its own exception type for a failed call
+        return True
+    return False
+
+
+def _evaluate_or_raise(expr: Expr, my: Any, target: Any, now: float | None) -> Any:
     if my is None:
         my = classad2.ClassAd()
-    if now is not None:
-        saved = my.get("CurrentTime") if "CurrentTime" in my else None
-        my["CurrentTime"] = int(now)
-        try:
-            return _normalise(expr.tree.eval(my, target))
-        except Exception:
-            return ERROR
-        finally:
-            if saved is None:
-                del my["CurrentTime"]
-            else:
-                my["CurrentTime"] = saved
+    if now is None:
+        return _normalise(expr.tree.eval(my, target))
+    saved = my.get("CurrentTime") if "CurrentTime" in my else None
+    my["CurrentTime"] = int(now)
     try:
         return _normalise(expr.tree.eval(my, target))
-    except Exception:
-        return ERROR
+    finally:
+        if saved is None:
+            del my["CurrentTime"]
+        else:
+            my["CurrentTime"] = saved
 
 
 def is_true(value: Any) -> bool:

@@ -33,12 +33,13 @@ engine can act for every owner, and ``watch`` mode never claims jobs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from engine.classad import ClassAd, ClassAdError, evaluate, is_true, parse_expr
+from engine.classad import MAX_CLASSAD_RECURSION, ClassAd, ClassAdError, evaluate, evaluation_fails, is_true, parse_expr
 from engine.contract.codes import JobStatus
 from engine.queue.job import Job
 
@@ -74,11 +75,15 @@ def sanity_text(router_name: str) -> str:
     return "(" + " && ".join(text for _label, text in sanity_clauses(router_name)) + ")"
 
 
-def umbrella_core(source_constraint: str | None, route_reqs: Sequence[str | None]) -> str | None:
-    """The umbrella without the sanity clause; None when no route is accepting."""
+def _distinct_terms(route_reqs: Sequence[str | None]) -> list[str]:
     # an empty requirement counts as True; duplicates removed, first occurrence kept (a dict,
     # not a list: the membership test must not grow with the routes)
-    seen = list(dict.fromkeys((req or "").strip() or "True" for req in route_reqs))
+    return list(dict.fromkeys((req or "").strip() or "True" for req in route_reqs))
+
+
+def umbrella_core(source_constraint: str | None, route_reqs: Sequence[str | None]) -> str | None:
+    """The umbrella without the sanity clause; None when no route is accepting."""
+    seen = _distinct_terms(route_reqs)
     if not seen:
         return None
     out = f"({source_constraint}) && " if source_constraint and source_constraint.strip() else ""
@@ -89,6 +94,65 @@ def umbrella_text(source_constraint: str | None, route_reqs: Sequence[str | None
     """HTCondor's umbrella string (JobRouter::GetCandidateJobs); None when no route accepts."""
     core = umbrella_core(source_constraint, route_reqs)
     return None if core is None else core + " && " + sanity_text(router_name)
+
+
+def too_deep_message(terms: int) -> str:
+    """Why an umbrella of ``terms`` distinct REQUIREMENTS is no job's (see :class:`Umbrella`)."""
+    return (f"the router's umbrella constraint ORs the REQUIREMENTS of {terms:,} accepting routes (distinct texts), "
+            f"nested deeper than ClassAd evaluation goes ({MAX_CLASSAD_RECURSION} levels, one per ||: "
+            "MAX_CLASSAD_RECURSION in HTCondor's src/classad/classad/exprTree.h), so HTCondor's "
+            "JobRouter::GetCandidateJobs evaluates it to error for every job and routes none; "
+            f"keep fewer than about {MAX_CLASSAD_RECURSION - 10} distinct REQUIREMENTS")
+
+
+@dataclass(frozen=True, eq=False)
+class Umbrella:
+    """The umbrella without the sanity clause (:func:`umbrella_core`), parsed once per set of
+    accepting routes (:func:`umbrella`) instead of once per job.
+
+    HTCondor parses its chain of ``||`` left-deep, one level per term, and the ClassAd library
+    stops an evaluation nested deeper than ``MAX_CLASSAD_RECURSION`` levels: the query's call
+    fails for every job (JobRouter::GetCandidateJobs, htcondor.md §1.4), which is then no
+    candidate. ``problem`` says so; from ``MAX_CLASSAD_RECURSION`` terms on it is certain (the
+    chain alone is that deep) and the text is not parsed (megabytes, over RouteDeck's parse limit)."""
+
+    text: str | None  # None: no route is accepting
+    terms: int  # distinct REQUIREMENTS texts ORed
+    expr: Any  # the parsed text; None when there is none, it does not parse, or it is too deep
+    problem: str | None  # why no job can pass it (too deep), else None
+
+    def test(self, target: Any, now: float) -> bool:
+        """HTCondor's query for one job (an empty ad as MY, the job as TARGET); false when it is
+        too deep (see :meth:`fails`)."""
+        if self.expr is None:
+            return False
+        return is_true(evaluate(self.expr, _EMPTY, target, now=now))
+
+    def fails(self, target: Any, now: float) -> bool:
+        """The evaluation call fails for this job (too deep), rather than giving a value."""
+        if self.problem is not None:
+            return True
+        return self.expr is not None and evaluation_fails(self.expr, _EMPTY, target, now=now)
+
+
+@functools.lru_cache(maxsize=8)
+def umbrella(source_constraint: str | None, route_reqs: tuple[str | None, ...]) -> Umbrella:
+    """The :class:`Umbrella` of these accepting routes' REQUIREMENTS (cached: ``route`` asks
+    for each job, the router for each cycle, mostly with the same routes accepting)."""
+    core = umbrella_core(source_constraint, route_reqs)
+    if core is None:
+        return Umbrella(None, 0, None, None)
+    terms = len(_distinct_terms(route_reqs))
+    if terms >= MAX_CLASSAD_RECURSION:
+        return Umbrella(core, terms, None, too_deep_message(terms))
+    try:
+        expr = parse_expr(core)
+    except ClassAdError:
+        expr = None  # a route whose REQUIREMENTS do not parse: the loader reports it
+    if expr is not None and evaluation_fails(expr, _EMPTY, _EMPTY):
+        # the first term is evaluated deepest, whatever the job: too deep for every job
+        return Umbrella(core, terms, None, too_deep_message(terms))
+    return Umbrella(core, terms, expr, None)
 
 
 _LIT_CACHE: dict[str, str] = {}
@@ -198,7 +262,9 @@ class Scanner:
         self._status_in_sig = "jobstatus" in self._sig_set
         self._refs_cache: dict[str, frozenset[str]] = {}
         self.umbrella: str | None = None
-        self._umbrella_expr = None
+        self._umbrella = umbrella(None, ())
+        # why no job passes this cycle's umbrella whatever it holds (Umbrella.problem), else None
+        self.umbrella_problem: str | None = None
         self._cache: dict[Any, Classification] = {}
         self._now: float = 0.0
         self.evaluations = 0  # ClassAd evaluations this cycle (for the bench and the UI)
@@ -222,10 +288,11 @@ class Scanner:
 
     def begin_cycle(self, accepting: Sequence[bool], now: float) -> str | None:
         """Build this cycle's umbrella from the routes accepting jobs now; clear the cache."""
-        reqs = [getattr(r, "requirements", None) for r, ok in zip(self.routes, accepting) if ok]
-        core = umbrella_core(self.source_constraint, reqs)
+        reqs = tuple(getattr(r, "requirements", None) for r, ok in zip(self.routes, accepting) if ok)
+        self._umbrella = umbrella(self.source_constraint, reqs)
+        core = self._umbrella.text
         self.umbrella = None if core is None else core + " && " + sanity_text(self.router_name)
-        self._umbrella_expr = parse_expr(core) if core else None
+        self.umbrella_problem = self._umbrella.problem
         self._cache = {}
         self._clusters = {}  # cluster ads may have changed since the last cycle
         self._centries = {}
@@ -401,16 +468,16 @@ class Scanner:
 
     def _evaluate(self, job: Any) -> Classification:
         ad = job.classad()
-        umbrella = False
-        if self._umbrella_expr is not None:
+        passes = False
+        if self._umbrella.expr is not None:
             self.evaluations += 1
-            umbrella = is_true(evaluate(self._umbrella_expr, _EMPTY, ad, now=self._now))
+            passes = self._umbrella.test(ad, self._now)
         matches = []
         for i, route in enumerate(self.routes):
             self.evaluations += 1
             if route.matches(ad, self._now):
                 matches.append(i)
-        return Classification(umbrella, tuple(matches))
+        return Classification(passes, tuple(matches))
 
     @property
     def signatures(self) -> int:

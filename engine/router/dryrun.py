@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from engine.classad import make_ad
-from engine.router.throttle import RouteStats
+from engine.router.throttle import RouteStats, route_state
 from engine.router.trace import Tracer
 from engine.router.whynot import Step, explain_job
 from engine.router import hooks as hk
@@ -91,6 +91,12 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
     if hooks is None:
         hooks = HookManager(table.config, table.knobs.hook_keyword)
     stats = {r.name.lower(): RouteStats(r.name, now) for r in table.routes}
+    # each route's state, asked again only for the routes whose figures a routed job changed
+    # (was: every route for every job, jobs × routes)
+    states = [route_state(r, stats[r.name.lower()]) for r in table.routes]
+    same_name: dict[str, list[int]] = {}
+    for k, r in enumerate(table.routes):
+        same_name.setdefault(r.name.lower(), []).append(k)
     managed = 0
     out = []
     for i, attrs in enumerate(ads):
@@ -98,7 +104,7 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
         if ignore_prior:
             forget_prior_routing(attrs)
         job = AdJob(attrs, i)
-        expl = explain_job(table, job, now=now, stats=stats, managed=managed, detail=detail)
+        expl = explain_job(table, job, now=now, stats=stats, managed=managed, detail=detail, states=states)
         steps = list(expl.steps)
         routed = None
         tracer = None
@@ -112,6 +118,8 @@ def route_jobs(table: Any, ads: list[dict[str, str]], now: float, ignore_prior: 
             s = stats[route.name.lower()]
             s.num_jobs += 1  # IncrementRoutedJobs, as within one poll
             s.recent_routed += 1
+            for k in same_name[route.name.lower()]:
+                states[k] = route_state(table.routes[k], s)
             managed += 1
             ad = job.classad()
             tracer = Tracer(table.config, route) if trace else None

@@ -15,6 +15,9 @@ the checks here look at the loaded routes:
   attribute reference, usually undefined (the UNL ``99-local.conf`` quirk, htcondor.md §6);
 - ``SET``/``DEFAULT`` expressions that do not parse: HTCondor logs and skips them when the
   transform runs (the 9.0 manual example's extra ``)``, htcondor.md §6);
+- the router's umbrella query (every accepting route's REQUIREMENTS ORed) too deep for ClassAd
+  evaluation: from about 400 distinct REQUIREMENTS no job is ever a candidate (htcondor.md §1.4,
+  ``MAX_CLASSAD_RECURSION``; engine/router/candidates.py ``Umbrella``);
 - GridResource missing on a grid-universe route (jobs fail unless a transform sets it);
 - a macro a transform assigns that nothing uses (no ``$(name)``, no ``defined name``, not one of
   the route macros the router reads): e.g. osg-test's ``default_MaxMemory = 128``, which only
@@ -28,6 +31,7 @@ import re
 from typing import Any
 
 from engine import classad as C
+from engine.router.candidates import umbrella
 from engine.router.table import Diagnostic, Route, RoutingTable
 
 _KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
@@ -42,6 +46,7 @@ def lint_table(table: RoutingTable) -> list[Diagnostic]:
         out.extend(lint_limits(route))
         out.extend(lint_requirements(route))
     out.extend(lint_shadowing(table))
+    out.extend(lint_umbrella(table))
     cfg = table.config
     for kind, transforms in (("pre-route", table.pre_transforms), ("post-route", table.post_transforms)):
         for t in transforms:
@@ -227,6 +232,15 @@ def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
                              f"({rule})", route))
         first.setdefault(key, (i, route))
     return out
+
+
+def lint_umbrella(table: RoutingTable) -> list[Diagnostic]:
+    """The router's candidate query with every route that can accept jobs in it (as when the router
+    starts): too many distinct REQUIREMENTS and it is too deep to evaluate, so no job is ever a
+    candidate (candidates.Umbrella; JobRouter::GetCandidateJobs, htcondor.md §1.4)."""
+    reqs = tuple(r.requirements for r in table.routes if r.max_jobs > 0)
+    umb = umbrella((table.knobs.source_job_constraint or "").strip() or None, reqs)
+    return [Diagnostic("warning", f"with every route accepting jobs, {umb.problem}")] if umb.problem else []
 
 
 def lint_transform_text(text: str, label: str, cfg: Any, route: str | None) -> list[Diagnostic]:

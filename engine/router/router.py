@@ -296,6 +296,9 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         if info["umbrella"] is None:
             info["stopped"] = "no route is accepting jobs"
             return
+        if scanner.umbrella_problem is not None:  # every job's query fails: none is a candidate
+            info["stopped"] = scanner.umbrella_problem
+            return
         n_accepting = sum(accepting)
         tracked = self.jobs
         # a job can only be held back by its translate hook when one is configured or has failed

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
 from engine.classad_text import string_end
 from engine.contract.codes import JobStatus
-from engine.router.candidates import sanity_clauses, umbrella_core
+from engine.router.candidates import sanity_clauses, too_deep_message, umbrella
 from engine.router.throttle import RouteStats, route_state
 
 EMPTY_AD = ClassAd()
@@ -231,11 +231,12 @@ def _sane(router: Any, now: float):
 
 def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteStats] | None = None,
                 tracked: Any = None, managed: int = 0, router_name: str | None = None,
-                detail: bool = True) -> Explanation:
+                detail: bool = True, states: list[tuple[bool, str, str | None]] | None = None) -> Explanation:
     """Explain the routing decision for ``job`` (needs ``key``, ``get``, ``classad()``).
     ``detail=False``: the same route and verdict, without the clause-by-clause steps of each route
     whose REQUIREMENTS fail (a caller that prints only the verdict; on 100,000 routes they were
-    most of ``routedeck route``'s time)."""
+    most of ``routedeck route``'s time). ``states``: each route's ``route_state`` with ``stats``,
+    kept by a caller that explains many jobs (``stats`` must then hold every route)."""
     name = router_name or table.knobs.name
     steps: list[Step] = []
     key = job.key
@@ -257,8 +258,11 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         return done(None, "not routed: the router manages JOB_ROUTER_MAX_JOBS jobs already")
 
     routes = list(table.routes)
-    book = {r.name.lower(): (stats or {}).get(r.name.lower()) or RouteStats(r.name, now) for r in routes}
-    states = [route_state(r, book[r.name.lower()]) for r in routes]
+    if states is None:
+        book = {r.name.lower(): (stats or {}).get(r.name.lower()) or RouteStats(r.name, now) for r in routes}
+        states = [route_state(r, book[r.name.lower()]) for r in routes]
+    else:
+        book = stats or {}
     accepting = [s[0] for s in states]
     n_acc = sum(accepting)
     steps.append(Step("some route is accepting jobs", n_acc > 0, f"{n_acc} of {len(routes)} accepting"))
@@ -280,13 +284,16 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
         sc_steps = clause_steps(job, sc, EMPTY_AD, ad, now, "JOB_ROUTER_SOURCE_JOB_CONSTRAINT", None)
         steps.extend(sc_steps)
         sc_ok = all(s.ok for s in sc_steps)
-    core = umbrella_core(None, [r.requirements for r, a in zip(routes, accepting) if a])
-    route_or = core is not None and is_true(eval_clause(core, EMPTY_AD, ad, now))
+    # parsed once for every job asked about with the same routes accepting (umbrella's cache)
+    umb = umbrella(None, tuple(r.requirements for r, a in zip(routes, accepting) if a))
+    route_or = umb.test(ad, now)
     steps.append(Step("umbrella: one accepting route's requirements (job as TARGET, MY = empty ad)", route_or,
-                      core or ""))
+                      umb.problem or umb.text or ""))
     if not (sanity_ok and sc_ok):
         failed = [s.check for s in steps if s.ok is False]
         return done(None, "not a candidate: " + "; ".join(failed))
+    if umb.problem is not None:  # no job is a candidate: ChooseRoute is never asked (htcondor.md §1.4)
+        return done(None, f"not a candidate: {umb.problem}")
     # when only the routes' part of the umbrella fails, the per-route checks below say why
 
     chosen = None
@@ -314,6 +321,8 @@ def explain_job(table: Any, job: Any, *, now: float, stats: Mapping[str, RouteSt
             else:
                 steps.extend(clause_steps(job, req or "true", ad, None, now, "REQUIREMENTS (job as MY)", r.name))
     if not route_or:
+        if umb.fails(ad, now):  # too deep for this job only (a later term deeper than the first)
+            return done(None, f"not a candidate: {too_deep_message(umb.terms)}")
         return done(None, "not a candidate: no accepting route's requirements are true in the umbrella")
     if chosen is None:
         return done(None, "not routed: no accepting route's requirements match")

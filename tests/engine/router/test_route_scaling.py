@@ -28,6 +28,7 @@ from engine.router.candidates import umbrella_core
 from engine.router.lints import _diag, _normal, lint_shadowing, lint_unused_macros, ROUTER_MACROS, _where
 from engine.router.loader import load_routing_table
 from engine.router.table import JOB_EXPR_ATTRS, Diagnostic, DisabledRoute, RoutingTable
+from tests.helpers.counting import count_calls
 from tests.helpers.router_fixtures import route as fixture_route, table as fixture_table
 from tests.helpers.real_configs import BUNDLES, DATA
 from tui.cli import main as cli_main
@@ -390,7 +391,9 @@ def test_loading_and_linting_a_table_parses_each_route_requirements_once(monkeyp
         calls[0] = 0
         table = load_routing_table(cfg)
         assert len(table.routes) == n and not table.errors
-        assert not [d for d in table.diagnostics if d.level != "info"], table.diagnostics[:3]
+        # the one warning: that many REQUIREMENTS are too deep for the umbrella (test_umbrella_depth.py)
+        others = [d for d in table.diagnostics if d.level != "info" and "MAX_CLASSAD_RECURSION" not in d.message]
+        assert not others, others[:3]
         counts[n] = calls[0]
     assert counts[1000] <= n + 5, counts
     assert counts[1000] <= 2 * counts[500] + 5, counts
@@ -412,22 +415,15 @@ def test_routedeck_route_without_explain_does_not_explain_every_failing_route(mo
     # built the clause-by-clause explanation of every route before the chosen one for each job
     # (parsing each clause): on 100,000 routes, jobs × routes parses. The lines stay the same;
     # --explain still explains every route (JobRouter::ChooseRoute order, htcondor.md §1.4).
-    # 300 routes: from about 400 of these the umbrella's chain of || is deeper than classad2
-    # evaluates (Error), and no job is a candidate — a separate question (see the bench)
+    # 300 routes: from about 400 the umbrella's chain of || is deeper than ClassAd evaluates and no
+    # job is a candidate, as in HTCondor (test_umbrella_depth.py)
     cfg = tmp_path / "routes.conf"
     cfg.write_text(many_routes(300))
     base = 'ProcId = 0\nJobStatus = 1\nWantJobRouter = true\nOwner = "u"\nJobUniverse = 5\n'
     ads = tmp_path / "jobs.ad"
     ads.write_text(f'ClusterId = 1\n{base}VO = "vo7"\nRequestMemory = 1024\n\n'
                    f'ClusterId = 2\n{base}VO = "vo3"\nRequestMemory = 1024\nDESIRED_Sites = "site293"\n')
-    calls = [0]
-    real = whynot.clause_steps
-
-    def counting(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(whynot, "clause_steps", counting)
+    calls = count_calls(monkeypatch, whynot.clause_steps, (whynot, "clause_steps"))
     argv = ["route", "-c", str(cfg), "--jobads", str(ads), "--now=1700000000"]
     assert cli_main(argv) == 0
     lines = capsys.readouterr().out
