@@ -4,9 +4,19 @@ runtime reads attributes instead of probing with ``getattr``/``hasattr`` (issue 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engine.contract import snapshot as S
+
+
+@dataclass(frozen=True)
+class Check:
+    """One step of the router's decision for a job, normalised for display."""
+
+    label: str
+    ok: bool | None  # None = informational
+    detail: str
 
 
 class FeedBase:

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from engine.contract.codes import JobStatus
+from engine.contract.feed import Check
 from engine.contract.snapshot import JobRow
 from engine.views.queries.access import QUERY_TIMEOUT, _first_attr, _has_query
-
-
-@dataclass(frozen=True)
-class Check:
-    """One step of the router's decision for a job, normalised for display."""
-
-    label: str
-    ok: bool | None  # None = informational
-    detail: str
 
 
 def normalise_checks(steps: Any) -> list[Check]:
