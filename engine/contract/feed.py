@@ -48,11 +48,26 @@ class WhyNot:
 
 
 class FeedBase:
-    """Defaults for what a feed does not offer: the full command set, no embedded execute node
-    (``startd``), no failed write (``write_error``), no routing table it runs (``table``), no
-    why-not, no why-not candidate, no job ads, no in-memory DeferralTime."""
+    """What a data source gives the runtime (``engine.runtime.Runtime``): the demo's
+    ``engine.feeds.demo.Simulation``, ``engine.feeds.watch.feed.WatchFeed``,
+    ``engine.feeds.replay.feed.ReplayFeed``.
 
+    Every feed has: ``now`` (where the feed is, on the runtime clock), ``next_time()`` (when it next
+    has something to do), ``step(t)`` (everything due up to ``t``; never goes back), ``handle``,
+    ``emit`` and ``snapshot``. ``controls`` (``engine.contract.snapshot.CONTROLS``) says which
+    commands apply; the runtime refuses the others and handles pause/speed/step itself, through the
+    clock, so ``handle`` gets only the rest.
+
+    Defaults for what a feed does not offer: the full command set, stepped only as a whole
+    (``sliceable``), no embedded execute node (``startd``), no failed write (``write_error``), no
+    routing table it runs (``table``), no why-not, no why-not candidate, no job ads, no in-memory
+    DeferralTime."""
+
+    now: float
     controls: frozenset[str] = frozenset(S.CONTROLS)
+    # step(t) once or step(t1), step(t) give the same state: the runtime may step it action by
+    # action to stay responsive to stop() (the demo)
+    sliceable: bool = False
     startd: Any = None  # the embedded execute node, None when the feed has none
     write_error: str | None = None  # set while stalled on a failed write, None otherwise
     # the routing table the feed runs (engine.router.table.RoutingTable; the contract imports no
@@ -79,6 +94,28 @@ class FeedBase:
         """The schedd's in-memory DeferralTime of a crondor job (never logged, htcondor.md §2.4);
         None when the job has none or the feed keeps none (the snapshot row's stands in)."""
         return None
+
+    def next_time(self) -> float:
+        raise NotImplementedError
+
+    def step(self, t: float) -> None:
+        raise NotImplementedError
+
+    def handle(self, command: Any) -> str | None:
+        """Apply a command; an error text, or None."""
+        raise NotImplementedError
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        raise NotImplementedError
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
+        """One complete snapshot of what the last ``advance`` settled (a read): the runtime gives its
+        part — ``controls`` (None: every control, the contract's default) and ``error`` (a crash's or a
+        failed write's text)."""
+        raise NotImplementedError
 
     def sync_log(self, speed: float, monotonic: Any) -> None:
         """Sync what the feed's own queue log holds before a snapshot is published (the demo's

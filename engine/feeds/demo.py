@@ -103,7 +103,7 @@ class WriteFault:
 
 
 class Simulation(FeedBase):
-    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.runtime.Feed``)."""
+    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.contract.feed.FeedBase``)."""
 
     controls = frozenset({"pause", "speed", "step", "jobs", "routes"})
 

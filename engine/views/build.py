@@ -257,7 +257,7 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
                         recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
                         failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
             for d in getattr(table, "disabled", ()))
-    startd = getattr(engine, "startd", None)
+    startd = engine.startd  # engine.contract.feed.FeedBase: None without an embedded execute node
     if startd is not None and getattr(engine, "hook_index", None) is None:
         engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
@@ -295,6 +295,5 @@ def _unrouted(engine: Any) -> Mapping[str, int] | None:
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:
     """The demo's schedd ad (``Simulation.schedd_ad``: SCHEDD_CRON_* output), None without one."""
-    fn = getattr(engine, "schedd_ad", None)
-    ad = fn() if callable(fn) else None
+    ad = engine.schedd_ad()
     return MappingProxyType(ad) if ad is not None else None

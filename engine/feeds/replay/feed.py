@@ -45,7 +45,7 @@ OWN_EVENT_KINDS = frozenset({"log-problem", "bookmark-added"})  # ours, kept acr
 
 
 class ReplayFeed(FeedBase):
-    """A recording played on the runtime's clock (an ``engine.runtime.Feed``): read-only."""
+    """A recording played on the runtime's clock (an ``engine.contract.feed.FeedBase``): read-only."""
 
     controls = frozenset({"pause", "speed", "step", "seek"})
 
