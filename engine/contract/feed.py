@@ -1,7 +1,7 @@
-"""The optional abilities a feed (demo, watch, replay) may offer the runtime and the queries
-(``engine.views.queries``), with typed "not offered" defaults: a feed subclasses :class:`FeedBase`
-and overrides what it offers, so callers read members instead of probing with ``getattr``/``hasattr``
-(issue 26). An ability that can also answer "nothing" (no candidate, no job) says "not offered" with
+"""What a feed (demo, watch, replay) is to the runtime and to the queries (``engine.views.queries``):
+:class:`FeedBase` declares the members every feed has and the optional abilities with typed
+"not offered" defaults; a feed subclasses it and overrides what it offers, so callers read members
+instead of probing with ``getattr``/``hasattr`` (issue 26). An ability that can also answer "nothing" (no candidate, no job) says "not offered" with
 :data:`NOT_OFFERED` (``why_not_candidate``) or None (the others, which answer something otherwise)."""
 
 from __future__ import annotations
