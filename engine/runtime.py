@@ -40,7 +40,7 @@ import queue as _queue
 import threading
 import time
 import traceback
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
@@ -55,46 +55,6 @@ def feed_controls(feed: FeedBase) -> frozenset[str]:
     ``execute`` only when it has an embedded execute node (``feed.startd``)."""
     own = frozenset(feed.controls) - {S.EXECUTE}
     return own | {S.EXECUTE} if feed.startd is not None else own
-
-
-class Feed(Protocol):
-    """What a data source gives the runtime (the demo's :class:`~engine.feeds.demo.Simulation`,
-    :class:`~engine.feeds.watch.feed.WatchFeed`, :class:`~engine.feeds.replay.feed.ReplayFeed`).
-
-    Time is the runtime clock's: ``now`` is where the feed is, ``next_time()`` when it next has
-    something to do, ``step(t)`` does everything due up to ``t`` (never goes back). ``controls``
-    (``engine.contract.snapshot.CONTROLS``) says which commands apply; the runtime refuses the others
-    and handles pause/speed/step itself, through the clock, so ``handle`` gets only the rest."""
-
-    now: float
-    controls: frozenset[str]
-    startd: Any  # see engine.contract.feed.FeedBase for the "not offered" defaults
-    write_error: str | None
-
-    def next_time(self) -> float: ...
-
-    def step(self, t: float) -> None: ...
-
-    def idle(self) -> bool:
-        """One unit of background work while the loop would wait (engine.contract.feed.FeedBase.idle)."""
-
-    def advance(self) -> None:
-        """Settle what ``snapshot`` reads (engine.contract.feed.FeedBase.advance); called before each snapshot."""
-
-    def handle(self, command: Any) -> str | None:
-        """Apply a command; an error text, or None."""
-
-    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
-             job: str | None = None) -> None: ...
-
-    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
-                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
-                 error: str | None = None) -> S.Snapshot:
-        """One complete snapshot of what the last ``advance`` settled (a read): the runtime gives its
-        part — ``controls`` (None: every control, the contract's default) and ``error`` (a crash's or a
-        failed write's text)."""
-
-    def job_ad(self, job: str) -> dict[str, str]: ...
 
 
 class EngineNotRunning(RuntimeError):
@@ -126,7 +86,7 @@ class Mailbox:
 
 
 class Runtime:
-    def __init__(self, feed: Feed, clock: Clock, publish: Callable[[S.Snapshot], None] | None = None,
+    def __init__(self, feed: FeedBase, clock: Clock, publish: Callable[[S.Snapshot], None] | None = None,
                  snapshot_interval: float = 0.25, *, speed: float | str | None = None,
                  every_virtual: float | None = None, until: float | None = None) -> None:
         self.feed = feed  # the demo, watch or replay feed this loop advances
@@ -180,7 +140,7 @@ class Runtime:
         for service in self.services:
             service.stop()
 
-    def query(self, fn: Callable[[Any], Any], timeout: float | None = 10.0) -> Any:
+    def query(self, fn: Callable[[FeedBase], Any], timeout: float | None = 10.0) -> Any:
         """``fn(feed)`` run on the engine thread between two steps; its result (or exception).
 
         Raises :class:`EngineNotRunning` when the loop is not running or ends before answering,
@@ -283,8 +243,7 @@ class Runtime:
     def _command(self, cmd: Any) -> None:
         feed = self.feed
         needs = C.control_of(cmd)
-        controls = getattr(feed, "controls", S.CONTROLS)
-        if needs is not None and needs not in controls:
+        if needs is not None and needs not in feed.controls:
             feed.emit(feed.now, "command-failed", f"{type(cmd).__name__} is not available in this mode", "error")
             return
         if isinstance(cmd, C.Pause):
@@ -342,7 +301,7 @@ class Runtime:
         waits for the catch-up to end. False when interrupted on the way (the loop goes on from
         where the engine is)."""
         feed = self.feed
-        if getattr(feed, "sliceable", False):
+        if feed.sliceable:
             while True:
                 if (self._stop.is_set() or not self.commands.empty() or not self._queries.empty()
                         or time.monotonic() >= self._yield_at):

@@ -53,6 +53,7 @@ from typing import Any, Iterator
 
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
+from engine.contract.feed import FeedBase
 from engine.cli.jsonout import emit, snapshot_json
 from engine.feeds.demo import build_demo
 from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
@@ -101,7 +102,7 @@ def summary_line(snap: Any) -> str:
             f"jobs={snap.total_jobs} | {routes}")
 
 
-def snapshots_fast(engine: Any, until: float, interval: float) -> Iterator[Any]:
+def snapshots_fast(engine: FeedBase, until: float, interval: float) -> Iterator[Any]:
     """Snapshots at ``start + k*interval`` up to ``until``, no threads (maximum speed)."""
     seq = 0
     t = engine.now
@@ -112,7 +113,7 @@ def snapshots_fast(engine: Any, until: float, interval: float) -> Iterator[Any]:
         engine.step(t)
         seq += 1
         snap = engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
-        stalled = getattr(engine, "write_error", None)
+        stalled = engine.write_error  # engine.contract.feed.FeedBase: None unless a write failed
         if stalled:  # a failed write (full disk, read-only state directory): said in the JSON
             snap = dataclasses.replace(snap, engine_state="stalled", error=stalled)
         yield snap
@@ -222,10 +223,10 @@ def build_failed(exc: BaseException) -> int:
     return status
 
 
-def table_errors(engine: Any) -> list[str]:
+def table_errors(engine: FeedBase) -> list[str]:
     """The routing table's errors (each ``file:line: error: …``): the demo runs without the
     routes they leave out, as HTCondor's router does (htcondor.md §1.3)."""
-    table = getattr(engine, "table", None)
+    table = engine.table  # engine.contract.feed.FeedBase: None when it runs no routing table
     return [str(d) for d in table.errors] if table is not None else []
 
 

@@ -1,21 +1,121 @@
-"""The optional abilities a feed (demo, watch, replay) may offer the runtime, with typed
-"not offered" defaults: a feed subclasses :class:`FeedBase` and overrides what it offers, so the
-runtime reads attributes instead of probing with ``getattr``/``hasattr`` (issue 26)."""
+"""What a feed (demo, watch, replay) is to the runtime and to the queries (``engine.views.queries``):
+:class:`FeedBase` declares the members every feed has and the optional abilities with typed
+"not offered" defaults; a feed subclasses it and overrides what it offers, so callers read members
+instead of probing with ``getattr``/``hasattr`` (issue 26). An ability that can also answer "nothing" (no candidate, no job) says "not offered" with
+:data:`NOT_OFFERED` (``why_not_candidate``) or None (the others, which answer something otherwise)."""
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal
 
 from engine.contract import snapshot as S
 
 
-class FeedBase:
-    """Defaults for what a feed does not offer: the full command set, no embedded execute node
-    (``startd``), no failed write (``write_error``)."""
+class Unavailable(enum.Enum):
+    """The typed "this feed does not offer it" of an ability whose None is an answer."""
 
+    NOT_OFFERED = "not offered"
+
+
+NOT_OFFERED = Unavailable.NOT_OFFERED
+
+
+@dataclass(frozen=True)
+class Check:
+    """One step of the router's decision for a job, as the why-not screen shows it."""
+
+    label: str
+    ok: bool | None  # None = informational
+    detail: str
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    """A feed's answer to "why is this job not routed": the verdict and the steps, in order."""
+
+    verdict: str | None
+    checks: tuple[Check, ...]
+
+    @classmethod
+    def of(cls, verdict: str | None, steps: Iterable[tuple[str, bool | None, str, str | None]]) -> WhyNot:
+        """From ``(label, ok, detail, route)`` steps (the router's and the ledger's explanations):
+        a step on a route is labelled ``[route] label``; an empty verdict is None."""
+        return cls(verdict or None, tuple(Check(f"[{route}] {label}" if route else str(label),
+                                                None if ok is None else bool(ok), str(detail))
+                                          for label, ok, detail, route in steps))
+
+
+class FeedBase:
+    """What a data source gives the runtime (``engine.runtime.Runtime``): the demo's
+    ``engine.feeds.demo.Simulation``, ``engine.feeds.watch.feed.WatchFeed``,
+    ``engine.feeds.replay.feed.ReplayFeed``.
+
+    Every feed has: ``now`` (where the feed is, on the runtime clock), ``next_time()`` (when it next
+    has something to do), ``step(t)`` (everything due up to ``t``; never goes back), ``handle``,
+    ``emit`` and ``snapshot``. ``controls`` (``engine.contract.snapshot.CONTROLS``) says which
+    commands apply; the runtime refuses the others and handles pause/speed/step itself, through the
+    clock, so ``handle`` gets only the rest.
+
+    Defaults for what a feed does not offer: the full command set, stepped only as a whole
+    (``sliceable``), no embedded execute node (``startd``), no failed write (``write_error``), no
+    routing table it runs (``table``), no why-not, no why-not candidate, no job ads, no in-memory
+    DeferralTime."""
+
+    now: float
     controls: frozenset[str] = frozenset(S.CONTROLS)
+    # step(t) once or step(t1), step(t) give the same state: the runtime may step it action by
+    # action to stay responsive to stop() (the demo)
+    sliceable: bool = False
     startd: Any = None  # the embedded execute node, None when the feed has none
     write_error: str | None = None  # set while stalled on a failed write, None otherwise
+    # the routing table the feed runs (engine.router.table.RoutingTable; the contract imports no
+    # router), None when it runs none: replay and watch trace with their config files' table
+    table: Any = None
+
+    def why_not(self, job: str, now: float) -> WhyNot | None:
+        """Why ``job`` is not routed at ``now``; None: this feed offers no routing explanation."""
+        return None
+
+    def why_not_candidate(self, route: str | None, now: float) -> tuple[str, str] | None | Literal[
+            Unavailable.NOT_OFFERED]:
+        """``(job, why picked)``: the job a why-not about ``route`` is most likely about, None when
+        there is none; :data:`NOT_OFFERED` when the feed has no router to ask (the caller picks
+        from the snapshot's rows)."""
+        return NOT_OFFERED
+
+    def job_ad(self, job: str) -> dict[str, str] | None:
+        """The full ad of ``job`` (old-syntax texts; empty when the job is not in the queue);
+        None: this feed offers no full ads (the caller uses the snapshot row's attributes)."""
+        return None
+
+    def deferral_time(self, job: str) -> int | None:
+        """The schedd's in-memory DeferralTime of a crondor job (never logged, htcondor.md §2.4);
+        None when the job has none or the feed keeps none (the snapshot row's stands in)."""
+        return None
+
+    def next_time(self) -> float:
+        raise NotImplementedError
+
+    def step(self, t: float) -> None:
+        raise NotImplementedError
+
+    def handle(self, command: Any) -> str | None:
+        """Apply a command; an error text, or None."""
+        raise NotImplementedError
+
+    def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
+             job: str | None = None) -> None:
+        raise NotImplementedError
+
+    def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False, engine_state: str = "running",
+                 clock: str = "virtual", jobs: tuple = (), controls: frozenset[str] | None = None,
+                 error: str | None = None) -> S.Snapshot:
+        """One complete snapshot of what the last ``advance`` settled (a read): the runtime gives its
+        part — ``controls`` (None: every control, the contract's default) and ``error`` (a crash's or a
+        failed write's text)."""
+        raise NotImplementedError
 
     def sync_log(self, speed: float, monotonic: Any) -> None:
         """Sync what the feed's own queue log holds before a snapshot is published (the demo's

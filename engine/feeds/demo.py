@@ -56,9 +56,9 @@ import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
-from engine.contract.feed import FeedBase
+from engine.contract.feed import NOT_OFFERED, FeedBase, Unavailable, WhyNot
 from engine.classad import is_valid_expr
 from engine.contract import commands as C
 from engine.contract import snapshot as S
@@ -103,7 +103,7 @@ class WriteFault:
 
 
 class Simulation(FeedBase):
-    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.runtime.Feed``)."""
+    """Everything the demo simulates, advanced by :meth:`step` (an ``engine.contract.feed.FeedBase``)."""
 
     controls = frozenset({"pause", "speed", "step", "jobs", "routes"})
 
@@ -347,6 +347,25 @@ class Simulation(FeedBase):
                  controls: frozenset[str] | None = None, error: str | None = None) -> S.Snapshot:
         return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
                               clock=clock, jobs=jobs, controls=controls, error=error)
+
+    def why_not(self, job: str, now: float) -> WhyNot | None:
+        """The router's decision for ``job``, step by step (``JobRouter.why_not``)."""
+        return self.router.why_not(job, now).answer() if self.router is not None else None
+
+    def why_not_candidate(self, route: str | None, now: float) -> tuple[str, str] | None | Literal[
+            Unavailable.NOT_OFFERED]:
+        """The router's pick (``JobRouter.why_not_candidate``)."""
+        return self.router.why_not_candidate(route, now) if self.router is not None else NOT_OFFERED
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        """The queue's ad of ``job`` (cluster attributes overlaid by the proc's), empty when unknown."""
+        j = self.queue.get(job)
+        return j.attrs if j is not None else {}
+
+    def deferral_time(self, job: str) -> int | None:
+        """The schedd's in-memory DeferralTime of a crondor job (``engine.schedd.cron``)."""
+        cron = self.schedd.cron
+        return cron.deferral.get(job) if cron is not None else None
 
     @property
     def schedd_name(self) -> str:

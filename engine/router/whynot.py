@@ -27,6 +27,7 @@ from typing import Any, Mapping
 from engine.classad import ClassAd, ClassAdError, evaluate, format_value, is_true, parse_expr
 from engine.classad_text import string_end
 from engine.contract.codes import JobStatus
+from engine.contract.feed import WhyNot
 from engine.router.candidates import sanity_clauses, too_deep_message, umbrella
 from engine.router.throttle import RouteStats, route_state
 
@@ -58,6 +59,10 @@ class Explanation:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [{"check": s.check, "ok": s.ok, "detail": s.detail, "route": s.route} for s in self.steps]
+
+    def answer(self) -> WhyNot:
+        """As a feed answers a why-not (``engine.contract.feed.FeedBase.why_not``)."""
+        return WhyNot.of(self.verdict, ((s.check, s.ok, s.detail, s.route) for s in self.steps))
 
 
 def split_and(text: str) -> list[str]:

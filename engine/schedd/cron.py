@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from engine.classad_text import integer_of
 from engine.crondor import deferral as D
 from engine.contract.codes import HoldCode, JobStatus
 from engine.crondor.fields import ATTRS
@@ -231,7 +232,7 @@ class CronObserver:
                 k.forget(job)
             return
         # the schedd's status (engine.queue.job.schedd_status: Idle, or InitialJobStatus, without JobStatus)
-        status = schedd_status(_int(attrs.get("JobStatus")), _int(attrs.get("InitialJobStatus")))
+        status = schedd_status(integer_of(attrs.get("JobStatus")), integer_of(attrs.get("InitialJobStatus")))
         texts = tuple(attrs.get(a) for a in ATTRS)
         self.seen[job] = (status, texts)
         if before is None:
@@ -241,7 +242,7 @@ class CronObserver:
         if texts != old_texts:
             k.job_edited(job, now)
         if status == JobStatus.HELD and old_status != JobStatus.HELD:
-            k.job_held(job, _int(attrs.get("HoldReasonCode")) or HoldCode.UserRequest)
+            k.job_held(job, integer_of(attrs.get("HoldReasonCode")) or HoldCode.UserRequest)
         elif status == JobStatus.IDLE and old_status == JobStatus.HELD:
             k.job_released(job, now)
         elif status == JobStatus.IDLE and old_status in (JobStatus.RUNNING, JobStatus.TRANSFERRING_OUTPUT,
@@ -274,13 +275,6 @@ class CronObserver:
 
     def deferral(self, job: str) -> int | None:
         return self.keeper.deferral.get(job)
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(float(text)) if text is not None else None
-    except ValueError:
-        return None
 
 
 def starter_decision(deferral_time: int, window: int, t: float, offset: int = 0) -> tuple[str, float]:

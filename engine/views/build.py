@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol
 
+from engine.classad_text import integer_of, string_of
 from engine.contract import snapshot as S
 from engine.rowseq import CHUNK, ChunkedRows, RowSeq
 from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloaded
@@ -23,21 +24,6 @@ from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 from engine.views.snapshot import View, snapshot_of
 from engine.router.unrouted import idle_unrouted
 
-
-
-def _s(attrs: dict[str, str], name: str) -> str | None:
-    t = attrs.get(name)
-    if t is None or len(t) < 2 or t[0] != '"':
-        return None
-    return t[1:-1].replace('\\"', '"')
-
-
-def _i(attrs: dict[str, str], name: str) -> int | None:
-    t = attrs.get(name)
-    try:
-        return int(float(t)) if t is not None else None
-    except ValueError:
-        return None
 
 
 class JobSource(Protocol):
@@ -92,7 +78,7 @@ def source_route(source: JobSource, job: str, routed_to: str | None) -> str | No
     recorded in the source; or retired, copy gone to history)."""
     if routed_to:
         copy = source.attrs(routed_to)
-        name = _s(copy, "RouteName") if copy is not None else None
+        name = string_of(copy.get("RouteName")) if copy is not None else None
         if name is not None:
             return name
     return source.tracked_route(job)
@@ -102,18 +88,20 @@ def _row(source: JobSource, job: str) -> S.JobRow | None:
     a = source.attrs(job)
     if a is None:
         return None
-    routed_from = _s(a, "RoutedFromJobId")
-    routed_to = _s(a, "RoutedToJobId")
-    kind = "routed" if routed_from else ("source" if routed_to or _s(a, "Managed") == "External" else "plain")
-    route = _s(a, "RouteName")
+    routed_from = string_of(a.get("RoutedFromJobId"))
+    routed_to = string_of(a.get("RoutedToJobId"))
+    managed = string_of(a.get("Managed"))
+    kind = "routed" if routed_from else ("source" if routed_to or managed == "External" else "plain")
+    route = string_of(a.get("RouteName"))
     if kind == "source" and route is None:
         route = source_route(source, job, routed_to)
     return S.JobRow(
-        job=job, status=schedd_status(_i(a, "JobStatus"), _i(a, "InitialJobStatus")), owner=_s(a, "Owner") or "",
+        job=job, status=schedd_status(integer_of(a.get("JobStatus")), integer_of(a.get("InitialJobStatus"))),
+        owner=string_of(a.get("Owner")) or "",
         route=route,
-        kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=_i(a, "QDate"),
-        entered_status=_i(a, "EnteredCurrentStatus"), cmd=_s(a, "Cmd") or "",
-        hold_reason=_s(a, "HoldReason"), deferral_time=source.deferral(job))
+        kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=integer_of(a.get("QDate")),
+        entered_status=integer_of(a.get("EnteredCurrentStatus")), cmd=string_of(a.get("Cmd")) or "",
+        hold_reason=string_of(a.get("HoldReason")), deferral_time=source.deferral(job))
 
 
 def row_order(row: S.JobRow) -> tuple[int, int]:
@@ -224,16 +212,8 @@ def cron_views(engine: Any) -> tuple[S.CronView, ...]:
         if st not in (1, 2, 5) or not needs_cron(a):
             continue
         out.append(cron_row(job, a, status=st, deferral=keeper.deferral.get(job), now=engine.now, tz=engine.tz,
-                            runs=keeper.view_runs, text=lambda t: _text(t), number=lambda t: _number(t)))
+                            runs=keeper.view_runs, text=string_of, number=integer_of))
     return tuple(out)
-
-
-def _text(t: str | None) -> str | None:
-    return _s({"v": t}, "v") if t is not None else None
-
-
-def _number(t: str | None) -> int | None:
-    return _i({"v": t}, "v") if t is not None else None
 
 
 def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
@@ -257,7 +237,7 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
                         recent_started=0, recent_succeeded=0, recent_failed=0, failure_rate=0.0,
                         failure_threshold=0.0, throttle=None, window_start=0.0, next_reevaluation=0.0)
             for d in getattr(table, "disabled", ()))
-    startd = getattr(engine, "startd", None)
+    startd = engine.startd  # engine.contract.feed.FeedBase: None without an embedded execute node
     if startd is not None and getattr(engine, "hook_index", None) is None:
         engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
@@ -295,6 +275,5 @@ def _unrouted(engine: Any) -> dict[str, Mapping]:
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:
     """The demo's schedd ad (``Simulation.schedd_ad``: SCHEDD_CRON_* output), None without one."""
-    fn = getattr(engine, "schedd_ad", None)
-    ad = fn() if callable(fn) else None
+    ad = engine.schedd_ad()
     return MappingProxyType(ad) if ad is not None else None

@@ -14,9 +14,9 @@ and is not in the queue log), so ``at`` may be early or late by up to one interv
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Mapping
 
+from engine.contract.feed import WhyNot
 from engine.lang.user_policy import SystemPolicy
 from engine.router.throttle import RouteStats
 from engine.router.unrouted import Entry, LedgerJob, Verdicts
@@ -93,30 +93,22 @@ def ledger_at(table: Any, ads: Mapping[str, Mapping[str, str]], now: float, figu
                   close_of=lambda begin: next_close(start, period, begin))
 
 
-@dataclass(frozen=True)
-class Explanation:
+def explanation(entry: Entry) -> WhyNot:
     """One job's ledger entry as the why-not screen shows it: the verdict and one step per route
     in match order (``ok``: the route takes the job), then the hold countdown."""
-
-    verdict: str
-    steps: tuple[dict, ...]
-
-
-def explanation(entry: Entry) -> Explanation:
-    steps = [{"route": r["route"], "label": r["verdict"], "ok": r["verdict"] == "matched", "detail": r["detail"]}
-             for r in entry.routes]
+    steps = [(r["verdict"], r["verdict"] == "matched", r["detail"], r["route"]) for r in entry.routes]
     if entry.hold:
         h = entry.hold
-        steps.append({"label": f"periodic {h.get('action', 'hold')} in {int(h['in'])} s", "ok": None,
-                      "detail": f"{h['policy']}: {h['reason']}"})
+        steps.append((f"periodic {h.get('action', 'hold')} in {int(h['in'])} s", None,
+                      f"{h['policy']}: {h['reason']}", None))
     verdict = f"{entry.verdict}: {entry.detail}" if entry.detail else entry.verdict
-    return Explanation(verdict, tuple(steps))
+    return WhyNot.of(verdict, steps)
 
 
-def why_not_of(table: Any, entries: list[Entry], job: str, no_table: str) -> Explanation:
+def why_not_of(table: Any, entries: list[Entry], job: str, no_table: str) -> WhyNot:
     """The why-not of ``job`` from its ledger ``entries`` (the feeds' ``why_not``)."""
     if table is None:
-        return Explanation(no_table, ())
+        return WhyNot(no_table, ())
     if not entries:
-        return Explanation(f"{job} is not in the queue at this moment", ())
+        return WhyNot(f"{job} is not in the queue at this moment", ())
     return explanation(entries[0])

@@ -11,6 +11,7 @@ import pytest
 from engine.contract import commands as C
 from engine.contract import snapshot as S
 from engine.clock import ManualClock, VirtualClock
+from engine.contract.feed import NOT_OFFERED, FeedBase
 from engine.feeds.demo import Simulation
 from engine.feeds.replay.feed import ReplayFeed
 from engine.feeds.watch.feed import WatchFeed
@@ -31,6 +32,26 @@ def test_each_feed_declares_its_controls():
     assert ReplayFeed.controls == {"pause", "speed", "step", "seek"}
     assert Simulation.controls == {"pause", "speed", "step", "jobs", "routes"}
     assert all(f.controls <= S.CONTROLS for f in (WatchFeed, ReplayFeed, Simulation))
+
+
+ABILITIES = ("why_not", "why_not_candidate", "job_ad", "deferral_time")
+
+
+def _offered(feed: type) -> set[str]:
+    return {name for name in ABILITIES if getattr(feed, name) is not getattr(FeedBase, name)}
+
+
+def test_each_feed_declares_the_abilities_it_offers():
+    """The optional abilities are FeedBase members whose defaults say "not offered" (issue 26):
+    the queries read them, never guess names. The demo has a router, a queue and a schedd's
+    in-memory DeferralTime; replay and watch answer a why-not from the ledger and full ads from
+    the recording / the followed log, with no router to pick a candidate."""
+    base = FeedBase()
+    assert (base.why_not("1.0", 0.0), base.why_not_candidate(None, 0.0), base.job_ad("1.0"),
+            base.deferral_time("1.0"), base.table, base.startd) == (None, NOT_OFFERED, None, None, None, None)
+    assert _offered(Simulation) == set(ABILITIES)
+    assert _offered(ReplayFeed) == _offered(WatchFeed) == {"why_not", "job_ad"}
+    assert all(issubclass(f, FeedBase) for f in (Simulation, ReplayFeed, WatchFeed))
 
 
 def test_the_runtime_refuses_a_control_the_feed_does_not_offer(tmp_path):

@@ -7,9 +7,9 @@ above its threshold, htcondor.md §1.5), a full one and one defined but not list
 htcondor.md §2.3 item 4. Everything is built from a seeded ``random.Random`` and a fixed
 virtual time, so snapshot tests are deterministic.
 
-:class:`FakeRuntime` has the runtime's methods (``start``/``send``/``stop``/``latest``) plus the
-query helpers the UI uses when the engine offers them (``why_not``, ``job_ad``); tests drive
-it with ``push`` and ``crash``.
+:class:`FakeRuntime` has the runtime's methods (``start``/``send``/``stop``/``latest``/``query``);
+its feed (:class:`FakeFeed`, an ``engine.contract.feed.FeedBase``) offers the why-not and the job
+ads the UI asks for; tests drive it with ``push`` and ``crash``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import time
 
 from engine.contract import commands as C
 from engine.contract import snapshot as S
+from engine.contract.feed import Check, FeedBase, WhyNot
 
 T0 = 1795271525.0  # 2026-11-21 14:32:05 UTC = 08:32:05 America/Chicago (product.md sketch time)
 
@@ -154,13 +155,38 @@ def make_snapshot(n_jobs: int = 100_000, **changes) -> S.Snapshot:
     return dataclasses.replace(snap, **changes) if changes else snap
 
 
-@dataclasses.dataclass
-class Check:
-    """Shape of one why-not step as the fake gives it (label, ok, detail)."""
+class FakeFeed(FeedBase):
+    """The feed behind :class:`FakeRuntime`: a canned why-not, and job ads made from the latest
+    snapshot's rows (plus a RequestMemory)."""
 
-    label: str
-    ok: bool
-    detail: str
+    def __init__(self, runtime: FakeRuntime) -> None:
+        self.runtime = runtime
+        self._index: dict[str, S.JobRow] = {}
+        self._index_of: tuple | None = None
+
+    def why_not(self, job: str, now: float) -> WhyNot:
+        return WhyNot(None, (
+            Check("global limit", True, "312 routed of JOB_ROUTER_MAX_JOBS -1 (no limit)"),
+            Check("source constraint", True, "JobUniverse == 5 && WantJobRouter =?= true: true"),
+            Check("route 1 Site1_Slurm requirements", False, "TARGET.WantSlurm =?= true: false"),
+            Check("route 2 Site2_PBS requirements", True, "true"),
+            Check("route 2 Site2_PBS capacity", False, "idle 50 >= MaxIdleJobs 50"),
+        ))
+
+    def job_ad(self, job: str) -> dict[str, str]:
+        jobs = self.runtime.latest().jobs
+        if self._index_of is not jobs:
+            self._index = {r.job: r for r in jobs}
+            self._index_of = jobs
+        r = self._index.get(job)
+        if r is None:
+            return {}
+        c, p = r.job.split(".")
+        ad = {"ClusterId": c, "ProcId": p, "JobStatus": str(r.status), "Owner": f'"{r.owner}"',
+              "Cmd": f'"{r.cmd}"', "QDate": str(r.qdate), "RequestMemory": str(1000 + int(c) % 7 * 1000)}
+        if r.route:
+            ad["RouteName"] = f'"{r.route}"'
+        return ad
 
 
 class FakeRuntime:
@@ -177,6 +203,7 @@ class FakeRuntime:
         self.stopped = False
         self.fail_on_start = fail_on_start
         self.publish = publish
+        self.feed = FakeFeed(self)
 
     def start(self) -> None:
         if self.fail_on_start:
@@ -220,29 +247,9 @@ class FakeRuntime:
                          f"config reloaded from {command.config_files[0]} ({command.reason})")
             self.update(table_version=snap.table_version + 1, events=snap.events + (ev,))
 
-    def why_not(self, job: str, now: float | None = None) -> list[Check]:
-        return [
-            Check("global limit", True, "312 routed of JOB_ROUTER_MAX_JOBS -1 (no limit)"),
-            Check("source constraint", True, "JobUniverse == 5 && WantJobRouter =?= true: true"),
-            Check("route 1 Site1_Slurm requirements", False, "TARGET.WantSlurm =?= true: false"),
-            Check("route 2 Site2_PBS requirements", True, "true"),
-            Check("route 2 Site2_PBS capacity", False, "idle 50 >= MaxIdleJobs 50"),
-        ]
-
-    def job_ad(self, job: str) -> dict[str, str]:
-        jobs = self.latest().jobs
-        if getattr(self, "_index_of", None) is not jobs:
-            self._index = {r.job: r for r in jobs}
-            self._index_of = jobs
-        r = self._index.get(job)
-        if r is None:
-            return {}
-        c, p = r.job.split(".")
-        ad = {"ClusterId": c, "ProcId": p, "JobStatus": str(r.status), "Owner": f'"{r.owner}"',
-              "Cmd": f'"{r.cmd}"', "QDate": str(r.qdate), "RequestMemory": str(1000 + int(c) % 7 * 1000)}
-        if r.route:
-            ad["RouteName"] = f'"{r.route}"'
-        return ad
+    def query(self, fn, timeout: float | None = None):
+        """``fn(feed)``, run here (``Runtime.query`` runs it on the engine thread)."""
+        return fn(self.feed)
 
 
 async def wait_until(pilot, cond, timeout: float = 5.0) -> None:

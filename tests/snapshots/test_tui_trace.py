@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import argparse
 
+from engine.contract.feed import FeedBase
 from engine.lang.config import Config
 from engine.router.dryrun import route_jobs
 from engine.router.loader import load_routing_table
@@ -77,14 +78,14 @@ def test_routed_copy_is_traced_from_its_source_on_its_route():
     assert again.routed_ad == res.routed_ad and again.note.startswith("13.0 is routed already (copy 79.0)")
 
 
-class _NoTableEngine:
+class _NoTableEngine(FeedBase):
     """What replay and watch offer: job ads from the recording / the followed log, no router."""
 
     def __init__(self, ads):
         self.ads = ads
 
-    def job_ad(self, key):
-        return self.ads.get(key)
+    def job_ad(self, job):
+        return self.ads.get(job, {})
 
 
 class _Runtime:

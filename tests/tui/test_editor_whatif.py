@@ -8,6 +8,7 @@ and the attributes whose routed value changes.
 
 from __future__ import annotations
 
+from engine.contract.feed import FeedBase
 from engine.lang.config import Config
 from engine.router.compare import compare_tables
 from engine.router.loader import load_routing_table
@@ -22,12 +23,14 @@ def _full(row):
     return {**row_ad(row), "JobUniverse": "5"}  # a vanilla job, as the schedd's full ad says
 
 
-class _Engine:
+class _Engine(FeedBase):
+    """A feed that offers full job ads (the schedd's), nothing else."""
+
     def __init__(self, snap):
         self.ads = {r.job: _full(r) for r in snap.jobs}
 
-    def job_ad(self, key):
-        return self.ads.get(key)
+    def job_ad(self, job):
+        return self.ads.get(job, {})
 
 
 class _Runtime:

@@ -25,7 +25,8 @@ from tui.widgets.job_model import JobModel, copy_routes
 
 from tests.helpers.tui_fixtures import make_jobs
 from engine.router.whynot import Explanation, Step
-from tui.engine_api import why_not
+from engine.contract.feed import FeedBase
+from tui.engine_api import NO_EXPLANATION, why_not
 from tui.engine_api import lint_config
 from tui.widgets.gauge import gauge, sparkline
 
@@ -182,24 +183,33 @@ def test_durations():
     assert (short(300), short(0), short(90), short(7200)) == ("5m", "0s", "90s", "2h")
 
 
-def test_why_not_adapter_reads_the_routers_explanation():
-    """The router's ``why_not`` returns ``engine.router.whynot.Explanation`` (verdict + steps)."""
-    class Router:
+class _Runtime:
+    """``Runtime.query`` over a feed, run here."""
+
+    def __init__(self, feed):
+        self.feed = feed
+
+    def query(self, fn, timeout=None):
+        return fn(self.feed)
+
+
+def test_why_not_reads_the_routers_explanation():
+    """The router's ``why_not`` returns ``engine.router.whynot.Explanation`` (verdict + steps); the
+    demo's feed answers it as a ``WhyNot`` (``Explanation.answer``), a step on a route labelled
+    ``[route] check``; a feed that offers no why-not (FeedBase's default) gets NO_EXPLANATION."""
+    class Demo(FeedBase):
         def why_not(self, job, now):
             return Explanation(job, None, "no route accepts it", (
                 Step("routing enabled", True, "5 routes"),
                 Step("REQUIREMENTS", False, "false (VO = undefined)", route="CMS_T2"),
-                Step("note", None)))
+                Step("note", None))).answer()
 
-    class Runtime:
-        feed = type("E", (), {"router": Router()})()
-
-    verdict, checks = why_not(Runtime(), "4.0", 0.0)
+    verdict, checks = why_not(_Runtime(Demo()), "4.0", 0.0)
     assert verdict == "no route accepts it"
     assert [(c.label, c.ok, c.detail) for c in checks] == [
         ("routing enabled", True, "5 routes"), ("[CMS_T2] REQUIREMENTS", False, "false (VO = undefined)"),
         ("note", None, "")]
-    assert why_not(object(), "4.0", 0.0)[1][0].detail == "this engine offers no routing explanation"
+    assert why_not(_Runtime(FeedBase()), "4.0", 0.0) == (None, NO_EXPLANATION)
 
 
 def test_source_rows_without_a_route_take_their_copys_route():

@@ -175,7 +175,7 @@ async def test_why_not_lists_the_router_checks_in_order():
         await pilot.press("j", "w")
         await wait_until(pilot, lambda: _name(app) == "WhyNotScreen" and app.screen.checks is not None)
         checks = app.screen.checks
-        assert [c.label for c in checks] == [c.label for c in rt.why_not("x")]
+        assert [c.label for c in checks] == [c.label for c in rt.feed.why_not("x", 0.0).checks]
         text = str(app.screen.query_one("#whynot").render())
         assert "idle 50 >= MaxIdleJobs 50" in text
         assert "First failing check: route 1 Site1_Slurm requirements" in text

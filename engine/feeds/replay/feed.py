@@ -31,7 +31,7 @@ from bisect import bisect_right
 from typing import Any
 
 from engine.contract import commands as C
-from engine.contract.feed import FeedBase
+from engine.contract.feed import FeedBase, WhyNot
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
@@ -45,7 +45,7 @@ OWN_EVENT_KINDS = frozenset({"log-problem", "bookmark-added"})  # ours, kept acr
 
 
 class ReplayFeed(FeedBase):
-    """A recording played on the runtime's clock (an ``engine.runtime.Feed``): read-only."""
+    """A recording played on the runtime's clock (an ``engine.contract.feed.FeedBase``): read-only."""
 
     controls = frozenset({"pause", "speed", "step", "seek"})
 
@@ -146,7 +146,7 @@ class ReplayFeed(FeedBase):
     def job_ad(self, job: str) -> dict[str, str]:
         return self.player.job_ad(job)
 
-    def why_not(self, job: str, now: float) -> Any:
+    def why_not(self, job: str, now: float) -> WhyNot:
         """Why ``job`` waits at this moment: its ledger entry (engine.feeds.replay.why, the same as
         ``routedeck why``), every route's verdict in match order; the routing table is --config's."""
         from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - the why-not screen only

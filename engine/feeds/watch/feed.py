@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.contract import commands as C
-from engine.contract.feed import FeedBase
+from engine.contract.feed import FeedBase, WhyNot
 from engine.contract.snapshot import CONTROLS, Snapshot
 from engine.feeds.watch.follow import WAITING, WatchEngine
 
@@ -38,7 +38,7 @@ class WatchFeed(FeedBase):
     def next_time(self) -> float:
         return self._last_poll + self.poll_interval
 
-    def why_not(self, job: str, now: float):
+    def why_not(self, job: str, now: float) -> WhyNot:
         """The followed queue's why-not (:meth:`WatchEngine.why_not`), asked on the runtime's thread."""
         return self.engine.why_not(job, now)
 

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from engine.clock import Clock, LogClock
+from engine.contract.feed import WhyNot
 from engine.contract.snapshot import RouteView, Snapshot
 from engine.crondor.zones import get_zone
 from engine.feeds.watch.pace import LogPace
@@ -250,7 +251,7 @@ class WatchEngine:
         fields = {"paused": False, "readonly": True, "config_files": self.setup.config_files, **shown, **given}
         return snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
 
-    def why_not(self, job: str, now: float):
+    def why_not(self, job: str, now: float) -> WhyNot:
         """Why ``job`` waits now: its ledger entry (engine.views.ledger.ledger_at, the computation of
         ``routedeck why``) over the followed queue, with RouteDeck's own figures of it and the
         config's routing table and periodic policy (issue 29: watch said "no routing explanation")."""

@@ -1,38 +1,31 @@
-"""Reading the engine for the queries: on the engine thread through ``Runtime.query`` when the
-runtime has it, directly otherwise (test fakes)."""
+"""Reading the engine for the queries: every read is a function of the feed
+(:class:`engine.contract.feed.FeedBase`, whose members say what it offers) run on the engine thread
+by ``Runtime.query``."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Callable, Protocol, TypeVar
 
-
-def _first_attr(obj: Any, names: Iterable[str], default: Any = None) -> Any:
-    for n in names:
-        if isinstance(obj, dict) and n in obj:
-            return obj[n]
-        if hasattr(obj, n):
-            return getattr(obj, n)
-    return default
-
+from engine.contract.feed import FeedBase
 
 QUERY_TIMEOUT = 5.0  # seconds a screen waits for the engine thread to answer
 
-
-def _has_query(runtime: Any) -> bool:
-    return callable(getattr(runtime, "query", None)) and getattr(runtime, "feed", None) is not None
+T = TypeVar("T")
 
 
-def _engine_ad(engine: Any, key: str) -> dict[str, str] | None:
-    """One job's full ad from an engine object (its ``job_ad``, or the demo queue's job)."""
-    fn = getattr(engine, "job_ad", None)
-    if fn is not None:
-        ad = fn(key)
-        if ad:
-            return dict(ad)
-    queue = getattr(engine, "queue", None)
-    if queue is not None and hasattr(queue, "get"):
-        job = queue.get(key)
-        if job is not None:
-            attrs = job.attrs  # a property on engine.queue.jobqueue.Job
-            return dict(attrs() if callable(attrs) else attrs)
-    return None
+class Queries(Protocol):
+    """What the queries need of a runtime (``engine.runtime.Runtime``, the tests' fakes):
+    ``fn(feed)`` run on the engine thread between two steps, its result or its exception."""
+
+    def query(self, fn: Callable[[FeedBase], T], timeout: float | None = ...) -> T: ...
+
+
+def feed_ad(feed: FeedBase, job: str) -> dict[str, str] | None:
+    """One job's full ad from the feed, None when it offers none or has no such job."""
+    ad = feed.job_ad(job)
+    return dict(ad) if ad else None
+
+
+def ask(runtime: Queries, fn: Callable[[FeedBase], T]) -> T:
+    """``fn(feed)`` on the engine thread, waiting at most :data:`QUERY_TIMEOUT`."""
+    return runtime.query(fn, timeout=QUERY_TIMEOUT)

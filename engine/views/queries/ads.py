@@ -7,62 +7,34 @@ from typing import Any, Iterable
 from engine.classad import evaluate, format_value, is_true, make_ad, parse_expr
 from engine.contract.snapshot import JobRow
 from engine.views.job_ad import annotate
-from engine.views.queries.access import QUERY_TIMEOUT, _engine_ad, _has_query
+from engine.views.queries.access import Queries, ask, feed_ad
 
 
-def job_ads(runtime: Any, rows: list[JobRow]) -> list[dict[str, str]]:
-    """Full ads of ``rows`` in one engine query (the row's own attributes for a job not found)."""
-    if _has_query(runtime):
-        keys = [r.job for r in rows]
-        try:
-            found = runtime.query(lambda engine: [_engine_ad(engine, k) for k in keys], timeout=QUERY_TIMEOUT)
-        except Exception:  # noqa: BLE001 - engine stopped or busy: the rows' own attributes, as before
-            found = [None] * len(rows)
-        return [ad if ad else row_ad(r) for ad, r in zip(found, rows)]
-    return [job_ad(runtime, r) for r in rows]
+def job_ads(runtime: Queries, rows: list[JobRow]) -> list[dict[str, str]]:
+    """Full ads of ``rows`` in one engine query (the row's own attributes for a job not found, or
+    when the feed offers no full ads or the engine does not answer)."""
+    keys = [r.job for r in rows]
+    try:
+        found = ask(runtime, lambda feed: [feed_ad(feed, k) for k in keys])
+    except Exception:  # noqa: BLE001 - engine stopped or busy: the rows' own attributes, as before
+        found = [None] * len(rows)
+    return [ad if ad else row_ad(r) for ad, r in zip(found, rows)]
 
 
-def job_ad(runtime: Any, row: JobRow) -> dict[str, str]:
-    if _has_query(runtime):
-        return job_ads(runtime, [row])[0]
-    for owner in (runtime, getattr(runtime, "feed", None)):
-        fn = getattr(owner, "job_ad", None)
-        if fn is not None:
-            ad = fn(row.job)
-            if ad:
-                return dict(ad)
-    queue = getattr(getattr(runtime, "feed", None), "queue", None)
-    if queue is not None and hasattr(queue, "get"):
-        # A fake without ``query``: read from this thread, retried if the engine was mid-update.
-        for _ in range(3):
-            try:
-                job = queue.get(row.job)
-                if job is not None:
-                    attrs = job.attrs
-                    return dict(attrs() if callable(attrs) else attrs)
-                break
-            except RuntimeError:  # changed size during iteration
-                continue
-    return row_ad(row)
+def job_ad(runtime: Queries, row: JobRow) -> dict[str, str]:
+    return job_ads(runtime, [row])[0]
 
 
-def job_ad_lines(runtime: Any, row: JobRow, now: float, tz: str = "UTC") -> list:
+def job_ad_lines(runtime: Queries, row: JobRow, now: float, tz: str = "UTC") -> list:
     """The job's ad as ``engine.views.job_ad.AdLine``s (dates, code names, the in-memory
     DeferralTime of a crondor job). The ad and the schedd's in-memory DeferralTime are read on
     the engine thread; the row's ``deferral_time`` (from the snapshot) stands in otherwise."""
     memory = None
-    if _has_query(runtime):
-        def on_engine(engine: Any) -> tuple[dict[str, str] | None, int | None]:
-            cron = getattr(getattr(engine, "schedd", None), "cron", None)
-            return _engine_ad(engine, row.job), getattr(cron, "deferral", {}).get(row.job)
-
-        try:
-            ad, memory = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
-        except Exception:  # noqa: BLE001 - engine stopped or busy: the row's own attributes
-            ad = None
-        ad = ad or row_ad(row)
-    else:
-        ad = job_ad(runtime, row)
+    try:
+        ad, memory = ask(runtime, lambda feed: (feed_ad(feed, row.job), feed.deferral_time(row.job)))
+    except Exception:  # noqa: BLE001 - engine stopped or busy: the row's own attributes
+        ad = None
+    ad = ad or row_ad(row)
     if memory is None:
         memory = row.deferral_time
     return annotate(ad, now, tz, memory)
@@ -98,7 +70,7 @@ class FullAds:
     """``ad_of`` for :func:`constraint_hits`: the engine's full job ads, fetched in batches
     (one engine query per :data:`AD_BATCH` rows, not one per row)."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Queries) -> None:
         self.runtime = runtime
 
     def __call__(self, row: JobRow) -> dict[str, str]:
@@ -111,7 +83,7 @@ class FullAds:
 def _ads_in_batches(rows: Iterable[JobRow], ad_of: Any, cancelled=lambda: False):
     """``(row, ad or None)`` for every row; ``None`` when the ad cannot be had."""
     rows = list(rows)
-    many = getattr(ad_of, "many", None)
+    many = ad_of.many if isinstance(ad_of, FullAds) else None
     for start in range(0, len(rows), AD_BATCH):
         if cancelled():
             return
@@ -147,11 +119,7 @@ def constraint_hits(rows: Iterable[JobRow], text: str, now: float, cancelled=lam
     return frozenset(hits)
 
 
-def full_ads_of(runtime: Any):
-    """``ad_of`` for :func:`constraint_hits`: the engine's full job ads when it has them."""
-    engine = getattr(runtime, "feed", None)
-    has_full = _has_query(runtime) or any(hasattr(o, "job_ad") for o in (runtime, engine)) or hasattr(
-        getattr(engine, "queue", None), "get")
-    if not has_full:
-        return row_ad
-    return FullAds(runtime)
+def full_ads_of(runtime: Queries | None):
+    """``ad_of`` for :func:`constraint_hits`: the engine's full job ads, or the rows' own
+    attributes when there is no engine to ask."""
+    return FullAds(runtime) if runtime is not None else row_ad

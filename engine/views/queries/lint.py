@@ -11,7 +11,7 @@ from engine.contract.snapshot import Diagnostic, JobRow
 from engine.lang.config import Config
 from engine.router.compare import compare_tables
 from engine.router.loader import load_routing_table
-from engine.views.queries.access import _first_attr
+from engine.views.queries.access import Queries
 from engine.views.queries.ads import _ads_in_batches, full_ads_of, row_ad
 
 
@@ -49,12 +49,9 @@ def _diag(level: str, message: str, file: str | None = None, line: int | None = 
     return Diagnostic(level, message, file, line)
 
 
-def _as_diag(d: Any, default_file: str):
-    if isinstance(d, Diagnostic):
-        return d
-    level = str(_first_attr(d, ("level", "severity"), "warning"))
-    message = str(_first_attr(d, ("message", "text"), d))
-    return Diagnostic(level, message, _first_attr(d, ("file",), default_file), _first_attr(d, ("line",)))
+def _as_diag(d: Any) -> Diagnostic:
+    """A routing table's diagnostic (``engine.router.table.Diagnostic``) as the snapshot's."""
+    return Diagnostic(d.level, d.message, d.file, d.line)
 
 
 def load_table(cfg: Any):
@@ -62,13 +59,9 @@ def load_table(cfg: Any):
     return load_routing_table(cfg)
 
 
-def table_route_names(table: Any) -> list[str] | None:
-    routes = _first_attr(table, ("routes", "enabled_routes"))
-    if routes is None:
-        return None
-    if isinstance(routes, dict):
-        routes = list(routes.values())
-    return [str(_first_attr(r, ("name",), r)) for r in routes]
+def table_route_names(table: Any) -> list[str]:
+    """The table's routes (``engine.router.table.RoutingTable.routes``) in match order."""
+    return [r.name for r in table.routes]
 
 
 WHAT_IF_LIMIT = 500  # jobs the what-if routes: the dry run explains each job (about 0.75 ms per job and
@@ -79,7 +72,7 @@ def _no_ad(row: JobRow) -> None:
     return None
 
 
-def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limit: int = WHAT_IF_LIMIT) -> WhatIf:
+def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Queries | None = None, limit: int = WHAT_IF_LIMIT) -> WhatIf:
     """Route the idle, not-yet-routed jobs of the current queue (the first ``limit``) through
     both tables with :func:`engine.router.compare.compare_tables` (hooks withheld: nothing runs)."""
     if old_table is None:  # before fetching any ad from the engine thread
@@ -87,7 +80,7 @@ def what_if(old_table: Any, new_table: Any, snap: Any, runtime: Any = None, limi
     idle = JobStatus.IDLE
     rows = [r for r in snap.jobs if r.status == idle and r.kind != "routed" and not r.routed_to]
     approximate = False
-    full = full_ads_of(runtime) if runtime is not None else row_ad
+    full = full_ads_of(runtime)
     ads: list[dict[str, str]] = []
     for row, texts in _ads_in_batches(rows[:limit], full if full is not row_ad else _no_ad):
         if not texts:
@@ -112,7 +105,7 @@ def load_config(text: str, path: str, files: tuple[str, ...] = ()) -> Any:
     return Config.load(files, env={}, edited={path: text})
 
 
-def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
+def lint_config(text: str, path: str, snap: Any = None, *, runtime: Queries | None = None,
                 base_text: str | None = None) -> LintResult:
     """Parse errors (file:line) and router lints of an edited config text, plus the one lint only
     the UI can make: a route removed while it still has jobs (its jobs would be orphaned)."""
@@ -129,7 +122,7 @@ def lint_config(text: str, path: str, snap: Any = None, *, runtime: Any = None,
         line = getattr(exc, "line", None)
         diags.append(_diag("error", str(getattr(exc, "message", exc)), getattr(exc, "file", path), line))
     if table is not None:
-        diags += [_as_diag(d, path) for d in _first_attr(table, ("diagnostics",), ()) or ()]
+        diags += [_as_diag(d) for d in table.diagnostics]
         names = table_route_names(table)
     if names is not None and snap is not None:
         for r in snap.routes:

@@ -11,7 +11,7 @@ from engine.router.hooks import HookManager
 from engine.router.loader import load_config_and_table
 from engine.router.schedd_ops import View
 from engine.router.trace import trace_route
-from engine.views.queries.access import QUERY_TIMEOUT, _engine_ad, _has_query
+from engine.views.queries.access import Queries, ask, feed_ad
 
 
 @dataclass
@@ -31,31 +31,15 @@ class TraceResult:
                 "trace": [b.to_json() for b in self.blocks], "routed_ad": self.routed_ad}
 
 
-def _engine_table(engine: Any) -> Any:
-    for owner in (engine, getattr(engine, "router", None)):
-        table = getattr(owner, "table", None)
-        if table is not None and hasattr(table, "routes") and hasattr(table, "route"):
-            return table
-    return None
-
-
-def trace_job(runtime: Any, job: str, now: float, config_files: Iterable[str] = ()) -> TraceResult:
+def trace_job(runtime: Queries, job: str, now: float, config_files: Iterable[str] = ()) -> TraceResult:
     """The routed ad of ``job`` built statement by statement, with the routing table the engine
     runs (demo) or, when the engine has none (replay, watch), the table of ``config_files`` (the
     snapshot's). A routed copy is traced from its source job on its route; a source job the
     router already routed is traced on the route it took (the decision is not retaken); any other
     job goes through one dry-run routing attempt (:func:`engine.router.dryrun.route_jobs`,
     hooks withheld). Raises LookupError for an unknown job or when no routing table is known."""
-    def fetch(engine: Any, key: str) -> tuple[Any, dict[str, str] | None]:
-        return _engine_table(engine), _engine_ad(engine, key)
-
     def read(key: str) -> tuple[Any, dict[str, str] | None]:
-        if _has_query(runtime):
-            return runtime.query(lambda engine: fetch(engine, key), timeout=QUERY_TIMEOUT)
-        engine = getattr(runtime, "feed", None)
-        table = _engine_table(engine) if engine is not None else None
-        owner = engine if engine is not None else runtime
-        return table, (_engine_ad(owner, key) or _engine_ad(runtime, key))
+        return ask(runtime, lambda feed: (feed.table, feed_ad(feed, key)))
 
     table, ad = read(job)
     if not ad:

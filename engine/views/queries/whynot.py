@@ -2,104 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from engine.contract.codes import JobStatus
+from engine.contract.feed import NOT_OFFERED, Check
 from engine.contract.snapshot import JobRow
-from engine.views.queries.access import QUERY_TIMEOUT, _first_attr, _has_query
-
-
-@dataclass(frozen=True)
-class Check:
-    """One step of the router's decision for a job, normalised for display."""
-
-    label: str
-    ok: bool | None  # None = informational
-    detail: str
-
-
-def normalise_checks(steps: Any) -> list[Check]:
-    steps = _first_attr(steps, ("steps", "checks"), steps)
-    out = []
-    for s in steps or ():
-        if isinstance(s, str):
-            out.append(Check(s, None, ""))
-            continue
-        label = str(_first_attr(s, ("label", "check", "step", "name", "title"), "?"))
-        route = _first_attr(s, ("route",))
-        if route:
-            label = f"[{route}] {label}"
-        ok = _first_attr(s, ("ok", "passed", "result", "success"))
-        detail = _first_attr(s, ("detail", "details", "message", "numbers", "why"), "")
-        out.append(Check(label, None if ok is None else bool(ok), str(detail)))
-    return out
-
-
-def _why_not_fn(runtime: Any):
-    engine = getattr(runtime, "feed", None)
-    for owner in (runtime, engine, getattr(engine, "router", None)):
-        fn = getattr(owner, "why_not", None)
-        if fn is not None:
-            return fn
-    return None
-
-
-def _explain(fn: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
-    result = fn(job, now)
-    verdict = _first_attr(result, ("verdict",))
-    return (str(verdict) if verdict else None), normalise_checks(result)
+from engine.views.queries.access import Queries, ask
 
 
 NO_EXPLANATION = [Check("why-not", None, "this engine offers no routing explanation")]
 
 
-def why_not(runtime: Any, job: str, now: float) -> tuple[str | None, list[Check]]:
-    """``(verdict, checks)`` from the router's ``why_not(job_id, now)``.
-
-    The router's state belongs to the engine thread: with a runtime that has ``query`` the
-    explanation is built there, between two steps (``Runtime.query``); a runtime without it (test
-    fakes) is read from this thread, retried if a container changed under it mid-read.
-    """
-    if _has_query(runtime):
-        def on_engine(engine: Any) -> tuple[str | None, list[Check]] | None:
-            for owner in (engine, getattr(engine, "router", None)):
-                fn = getattr(owner, "why_not", None)
-                if fn is not None:
-                    return _explain(fn, job, now)
-            return None
-
-        out = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
-        return out if out is not None else (None, list(NO_EXPLANATION))
-    fn = _why_not_fn(runtime)
-    if fn is None:
+def why_not(runtime: Queries, job: str, now: float) -> tuple[str | None, list[Check]]:
+    """``(verdict, checks)``: the feed's ``why_not(job, now)``, built on the engine thread between
+    two steps (``Runtime.query``); :data:`NO_EXPLANATION` when the feed offers none."""
+    answer = ask(runtime, lambda feed: feed.why_not(job, now))
+    if answer is None:
         return None, list(NO_EXPLANATION)
-    for attempt in range(3):
-        try:
-            return _explain(fn, job, now)
-        except RuntimeError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    return answer.verdict, list(answer.checks)
 
 
-def why_not_candidate(runtime: Any, route: str | None, now: float,
+def why_not_candidate(runtime: Queries, route: str | None, now: float,
                       rows: Iterable[JobRow] = ()) -> tuple[str, str] | None:
     """``(job, why picked)``: the job a why-not about ``route`` is most likely about, chosen by
-    the router on the engine thread (``JobRouter.why_not_candidate``). An engine without a
-    router (replay, watch, test fakes) answers from the snapshot's rows: the first idle job
-    that is neither a routed copy nor routed."""
-    if _has_query(runtime):
-        def on_engine(engine: Any) -> Any:
-            for owner in (engine, getattr(engine, "router", None)):
-                fn = getattr(owner, "why_not_candidate", None)
-                if fn is not None:
-                    return fn(route, now)
-            return NotImplemented
-
-        out = runtime.query(on_engine, timeout=QUERY_TIMEOUT)
-        if out is not NotImplemented:
-            return out
+    the router on the engine thread (``JobRouter.why_not_candidate``). A feed without a router
+    (replay, watch) answers :data:`~engine.contract.feed.NOT_OFFERED`, and the snapshot's rows
+    answer: the first idle job that is neither a routed copy nor routed."""
+    out = ask(runtime, lambda feed: feed.why_not_candidate(route, now))
+    if out is not NOT_OFFERED:
+        return out
     idle = JobStatus.IDLE  # bound once: an enum member lookup costs ~0.3 µs a row
     job = next((r for r in rows if r.status == idle and r.kind != "routed" and not r.routed_to), None)
     return (job.job, "first idle job not routed (this engine has no router to ask)") if job else None

@@ -13,6 +13,7 @@ import json
 import dataclasses
 
 from engine.contract import snapshot as S
+from engine.contract.feed import FeedBase
 from engine.runtime import feed_controls
 from engine.views.execute import HookIndex, execute_views
 from tests.helpers.execute_fixture import FROZEN_DURATION, T0, build_node
@@ -99,9 +100,8 @@ def test_json_has_slots_and_hooks_with_nulls_in_every_mode(tmp_path, monkeypatch
 
 def test_execute_control_only_with_a_node():
     """The Hooks/Slots keys are offered only where the feed has an execute node (Snapshot.controls)."""
-    class Feed:
+    class Feed(FeedBase):
         controls = frozenset({"pause"})
-        startd = None
 
     assert feed_controls(Feed()) == {"pause"}
     Feed.startd = object()
