@@ -7,8 +7,9 @@ routed, started, finished or removed), prints,
 best of ``--repeat`` and median:
 
 1. the engine step itself (router poll, schedd phases, job_queue.log commits, non-durable);
-2. the snapshot built after it (``engine.views.build.build_snapshot``: routes, counts, the jobs
-   table kept from the queue's events, crondor rows from the store's index);
+2. the snapshot built after it (``Simulation.advance`` — ``engine.views.build.settle``: routes,
+   counts, the jobs table kept from the queue's events, crondor rows from the store's index —
+   then ``snapshot``);
 3. the jobs screen adopting that snapshot on the UI thread (``JobsScreen._adopt`` + a compositor
    refresh, no filter), in a headless app (``App.run_test``, 120x36) fed the engine's own
    snapshots;
@@ -38,6 +39,7 @@ from demo_speed import parked_demo  # bench/ is on sys.path as the script's dire
 
 def _engine(n: int):
     eng = parked_demo(n, 600, durable=False)
+    eng.advance()
     eng.snapshot(0)
     return eng
 
@@ -114,6 +116,7 @@ async def _screen_times(eng, repeat: int) -> tuple[list[float], list[float], lis
                 eng.step(eng.now + 5)
             steps.append(time.perf_counter() - t)
             t = time.perf_counter()
+            eng.advance()  # the change events taken into the jobs table: the snapshot only reads
             snap = eng.snapshot(2 + i)
             snaps.append(time.perf_counter() - t)
             runtime.push(snap)
