@@ -44,10 +44,9 @@ def _engine(n: int):
     return eng
 
 
-def _watch_times(n: int, repeat: int) -> list[float]:
-    from engine.clock import ManualClock
-    from engine.feeds.watch.follow import WatchEngine
-    from engine.feeds.watch.setup import WatchSetup
+def watched_log(n: int) -> tuple:
+    """A job_queue.log of ``n`` idle jobs in clusters of 1,000 and one routed copy per ten of them
+    (five routes), written through an open queue: (path, queue, the jobs' ids, the time written)."""
     from engine.queue.writer import open_queue
 
     path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"
@@ -71,6 +70,15 @@ def _watch_times(n: int, repeat: int) -> list[float]:
             for name, value in (("RouteName", '"Site%d"' % (i % 5)), ("RoutedFromJobId", f'"{src}"'),
                                 ("JobStatus", "1"), ("JobUniverse", "9")):
                 t.set_attribute(key, name, value)
+    return path, q, procs, now
+
+
+def _watch_times(n: int, repeat: int) -> list[float]:
+    from engine.clock import ManualClock
+    from engine.feeds.watch.follow import WatchEngine
+    from engine.feeds.watch.setup import WatchSetup
+
+    path, q, procs, now = watched_log(n)
     clock = ManualClock(now)
     watch = WatchEngine(WatchSetup(queue_log=str(path)), clock)
     watch.poll()
