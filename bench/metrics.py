@@ -173,6 +173,7 @@ def scrape_cost() -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     engine = demo(True)
     engine.run_until(engine.now + 3600)
+    engine.advance()  # a snapshot only reads what the advance settled (issue 26)
     snap = engine.snapshot(1)
     engine.close()
     print(f"scrape cost over HTTP on loopback ({REPEAT} GETs each; {len(snap.cron_jobs)} crondor jobs); "

@@ -7,8 +7,9 @@ routed, started, finished or removed), prints,
 best of ``--repeat`` and median:
 
 1. the engine step itself (router poll, schedd phases, job_queue.log commits, non-durable);
-2. the snapshot built after it (``engine.views.build.build_snapshot``: routes, counts, the jobs
-   table kept from the queue's events, crondor rows from the store's index);
+2. the snapshot built after it (``Simulation.advance`` — ``engine.views.build.settle``: routes,
+   counts, the jobs table kept from the queue's events, crondor rows from the store's index —
+   then ``snapshot``);
 3. the jobs screen adopting that snapshot on the UI thread (``JobsScreen._adopt`` + a compositor
    refresh, no filter), in a headless app (``App.run_test``, 120x36) fed the engine's own
    snapshots;
@@ -38,14 +39,14 @@ from demo_speed import parked_demo  # bench/ is on sys.path as the script's dire
 
 def _engine(n: int):
     eng = parked_demo(n, 600, durable=False)
+    eng.advance()
     eng.snapshot(0)
     return eng
 
 
-def _watch_times(n: int, repeat: int) -> list[float]:
-    from engine.clock import ManualClock
-    from engine.feeds.watch.follow import WatchEngine
-    from engine.feeds.watch.setup import WatchSetup
+def watched_log(n: int) -> tuple:
+    """A job_queue.log of ``n`` idle jobs in clusters of 1,000 and one routed copy per ten of them
+    (five routes), written through an open queue: (path, queue, the jobs' ids, the time written)."""
     from engine.queue.writer import open_queue
 
     path = Path(tempfile.mkdtemp(prefix="routedeck-bench-scale-")) / "job_queue.log"
@@ -69,6 +70,15 @@ def _watch_times(n: int, repeat: int) -> list[float]:
             for name, value in (("RouteName", '"Site%d"' % (i % 5)), ("RoutedFromJobId", f'"{src}"'),
                                 ("JobStatus", "1"), ("JobUniverse", "9")):
                 t.set_attribute(key, name, value)
+    return path, q, procs, now
+
+
+def _watch_times(n: int, repeat: int) -> list[float]:
+    from engine.clock import ManualClock
+    from engine.feeds.watch.follow import WatchEngine
+    from engine.feeds.watch.setup import WatchSetup
+
+    path, q, procs, now = watched_log(n)
     clock = ManualClock(now)
     watch = WatchEngine(WatchSetup(queue_log=str(path)), clock)
     watch.poll()
@@ -114,6 +124,7 @@ async def _screen_times(eng, repeat: int) -> tuple[list[float], list[float], lis
                 eng.step(eng.now + 5)
             steps.append(time.perf_counter() - t)
             t = time.perf_counter()
+            eng.advance()  # the change events taken into the jobs table: the snapshot only reads
             snap = eng.snapshot(2 + i)
             snaps.append(time.perf_counter() - t)
             runtime.push(snap)

@@ -107,10 +107,12 @@ def snapshots_fast(engine: FeedBase, until: float, interval: float) -> Iterator[
     seq = 0
     t = engine.now
     seq += 1
+    engine.advance()  # a snapshot only reads what the advance settled (issue 26)
     yield engine.snapshot(seq, speed=0.0, engine_state="running")
     while t < until:
         t = min(t + interval, until)
         engine.step(t)
+        engine.advance()
         seq += 1
         snap = engine.snapshot(seq, speed=0.0, engine_state="stopped" if t >= until else "running")
         stalled = engine.write_error  # engine.contract.feed.FeedBase: None unless a write failed
@@ -182,6 +184,7 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
         last = snap
         yield snap
     seq = (last.seq if last is not None else 0) + 1
+    engine.advance()  # the engine thread has stopped: settled here
     yield engine.snapshot(seq, speed=speed, engine_state="stopped")
 
 

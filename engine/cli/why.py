@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         player, errors = make_player(index, options(args), loaded=loaded)
         if empty is None:
             target = target or Seek(time=end)
-            player.seek(step=target.transaction, time=target.time)
+            player.move(step=target.transaction, time=target.time)  # the queue only: no snapshot to settle
     except OSError as exc:
         print(f"routedeck why: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2

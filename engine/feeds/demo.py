@@ -81,7 +81,7 @@ from engine.feeds.demo_execute import StartdSite, schedd_ad
 from engine.feeds.demo_files import (
     DEFAULT_CONFIG_DIR, DemoError, DemoFiles, CopyNames, load_sites, stage_config,
 )
-from engine.views.build import build_snapshot
+from engine.views.build import build_snapshot, settle
 from engine.views.rows import EVENT_RING, EventRing
 from engine.router.loader import load_config_and_table, load_routing_table
 
@@ -100,6 +100,11 @@ class WriteFault:
     errno: int | None
     why: str
     time: float
+
+
+# what the views keep on the engine (engine.views.build.settle): the running engine's own, never
+# a restart's fresh engine's (it has none: _assemble does not settle)
+_OWN_VIEWS = frozenset({"row_index", "hook_index", "_unrouted_kept", "settled"})
 
 
 class Simulation(FeedBase):
@@ -251,9 +256,10 @@ class Simulation(FeedBase):
         kept = {k: getattr(self, k) for k in ("ring", "ticks", "submitted",
                                                "rebuild")}
         version = self.jobs_version + 1
-        self.__dict__.pop("row_index", None)  # the views' job table follows the new queue
+        for name in ("row_index", "_unrouted_kept"):
+            self.__dict__.pop(name, None)  # the views' job table follows the new queue
         for name, value in vars(fresh).items():
-            if name not in kept:
+            if name not in kept and name not in _OWN_VIEWS:  # fresh's views read fresh, not self
                 setattr(self, name, value)
         self.jobs_version = version
         self.schedd.on_event = self._schedd_event
@@ -342,10 +348,17 @@ class Simulation(FeedBase):
 
     # ---------------------------------------------------------------------------- views
 
+    def advance(self) -> None:
+        """Settle what :meth:`snapshot` shows at ``now`` (``engine.views.build.settle``: the queue's
+        change events taken into the jobs table, new hook invocations numbered, the events kept);
+        the runtime calls it before each snapshot, a program after stepping (issue 26)."""
+        self.settled = settle(self)
+
     def snapshot(self, seq: int = 0, *, speed: float = 1.0, paused: bool = False,
                  engine_state: str = "running", clock: str = "virtual", jobs: tuple = (),
                  controls: frozenset[str] | None = None, error: str | None = None) -> S.Snapshot:
-        return build_snapshot(self, seq, speed=speed, paused=paused, engine_state=engine_state,
+        """What the last :meth:`advance` settled, with the runtime's part: a read, which changes nothing."""
+        return build_snapshot(self.settled, seq, speed=speed, paused=paused, engine_state=engine_state,
                               clock=clock, jobs=jobs, controls=controls, error=error)
 
     def why_not(self, job: str, now: float) -> WhyNot | None:
@@ -412,6 +425,16 @@ def build_demo(config_dir: str | Path | None = None, seed: int = 1, state_dir: s
     from it. ``speed`` is accepted for the TUI's convenience (the runtime's clock owns it).
     ``durable=False`` skips the fsync per commit (benchmarks; the log says ``NONDURABLE``).
     """
+    engine = _assemble(config_dir, seed, state_dir, speed, start=start, classad_routes=classad_routes,
+                       with_router=with_router, durable=durable, stage=stage)
+    engine.advance()  # what the first snapshot shows: the start-up's events, the jobs resumed (issue 26)
+    return engine
+
+
+def _assemble(config_dir: str | Path | None, seed: int, state_dir: str | Path | None, speed: float, *,
+              start: float, classad_routes: bool, with_router: bool, durable: bool, stage: bool) -> Simulation:
+    """:func:`build_demo` without the first settle (a restart's fresh engine lends its parts to
+    the running one, whose views stay its own)."""
     files, scratch = DemoFiles.in_dir(config_dir or DEFAULT_CONFIG_DIR, classad_routes), None
     if stage:  # False: the config is read where it is (tests that show its file:line locations)
         files, scratch = stage_config(files, state_dir)
@@ -496,9 +519,9 @@ def _build(files: DemoFiles, scratch: Path | None, config_dir: str | Path | None
         engine.emit(now, "engine-resumed", f"resumed from the job queue log at {int(now)}")
     _wire_barrier(engine, writer)
     if state_dir is not None:
-        engine.rebuild = lambda: build_demo(config_dir, seed, state_dir, speed, start=start,
-                                            classad_routes=classad_routes, with_router=with_router,
-                                            durable=durable)
+        engine.rebuild = lambda: _assemble(config_dir, seed, state_dir, speed, start=start,
+                                           classad_routes=classad_routes, with_router=with_router,
+                                           durable=durable, stage=True)
     return engine
 
 

@@ -114,7 +114,7 @@ def replay_runtime(opts: ReplayOptions, publish=None):
         player.marks = replay_marks(archive)
     target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
-        player.seek(step=target.transaction, time=target.time)
+        player.move(step=target.transaction, time=target.time)  # the feed settles it
     feed = ReplayFeed(player, opts.config, loaded)
     clock = VirtualClock(start=feed.now, speed=opts.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)

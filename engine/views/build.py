@@ -3,7 +3,9 @@ jobs table, crondor view, events.
 
 Invariants: built only from the engine's committed state at ``engine.now``; the jobs table is
 rebuilt only when the queue changed (``jobs_version``) and otherwise shared between snapshots;
-everything returned is immutable.
+everything returned is immutable. Settling and showing are apart (issue 26): :func:`settle` (the
+demo's advance) takes the queue's change events into the jobs table and keeps what a snapshot
+shows; :func:`build_snapshot` only reads it, so two snapshots in a row are equal and change nothing.
 """
 
 from __future__ import annotations
@@ -216,8 +218,11 @@ def cron_views(engine: Any) -> tuple[S.CronView, ...]:
     return tuple(out)
 
 
-def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_state: str, clock: str,
-                   jobs: tuple = (), controls: frozenset[str] | None = None, error: str | None = None) -> S.Snapshot:
+def settle(engine: Any) -> tuple[View, Mapping[str, Any]]:
+    """The demo's advance (``Simulation.advance``): take the queue's change events into the jobs
+    table, number the new hook invocations, recount the unrouted jobs when due, and return the
+    immutable view of this moment with the fields only the demo has. Everything a snapshot changed
+    before issue 26 happens here; :func:`build_snapshot` only reads what it returns."""
     routes: tuple = ()
     inactive: tuple = ()
     diags: tuple = ()
@@ -242,23 +247,32 @@ def build_snapshot(engine: Any, seq: int, *, speed: float, paused: bool, engine_
         engine.hook_index = HookIndex(shown)
     slots, hooks = execute_views(startd, getattr(engine, "hook_index", None))
     view = View(time=engine.now, routes=routes, queue_counts=queue_counts(engine.store.counts()),
-                total_jobs=len(engine.store.status), jobs=jobs if jobs else job_rows(engine),
+                total_jobs=len(engine.store.status), jobs=job_rows(engine),
                 jobs_version=engine.jobs_version, cron_jobs=cron_views(engine))
-    return snapshot_of(
-        view, seq=seq, mode="demo", clock=clock, speed=speed, paused=paused, engine_state=engine_state, tz=engine.tz,
-        inactive_routes=inactive, events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
+    return view, MappingProxyType(dict(
+        tz=engine.tz, inactive_routes=inactive, events=engine.ring.recent(SNAPSHOT_JOB_EVENTS),
         table_version=getattr(table, "version", 0), config_files=engine.config_files,
         diagnostics=diags, routing_enabled=getattr(table, "routing_enabled", True),
         schedd_ad=_schedd_ad(engine), slots=slots, hooks=hooks, **_unrouted(engine),
-        policies=policy_states(getattr(engine, "config", None)), error=error,
-        controls=S.CONTROLS if controls is None else controls)
+        policies=policy_states(getattr(engine, "config", None))))
+
+
+def build_snapshot(settled: tuple[View, Mapping[str, Any]], seq: int, *, speed: float, paused: bool,
+                   engine_state: str, clock: str, jobs: tuple = (), controls: frozenset[str] | None = None,
+                   error: str | None = None) -> S.Snapshot:
+    """The demo's snapshot of what :func:`settle` returned, with the runtime's part: a read."""
+    view, fields = settled
+    return snapshot_of(
+        view, seq=seq, mode="demo", clock=clock, speed=speed, paused=paused, engine_state=engine_state,
+        error=error, controls=S.CONTROLS if controls is None else controls, **fields,
+        **({"jobs": jobs} if jobs else {}))
 
 
 def _unrouted(engine: Any) -> dict[str, Mapping]:
     """The snapshot's ``unrouted`` and ``held_soon`` (engine.router.unrouted.Tally), when the
     engine's ``count_unrouted`` is set (the demo with --metrics); recounted only after a router
     poll, a queue change or a new table when the table reads no clock and no hold is predicted,
-    else at every snapshot."""
+    else at every advance (:func:`settle`)."""
     router = getattr(engine, "router", None)
     if router is None or not getattr(engine, "count_unrouted", False):
         return {}

@@ -32,10 +32,11 @@ routed copy). Design decisions and invariants:
   (``engine.views.rows``): only the rebuilt throttle can stop a route without a table.
 - Rows keep the order they were first shown in (``route_order``, kept by the feed): the table's
   routes first, then recorded ones as they appeared — no row changes place between snapshots.
-- Settling and showing are apart: :func:`settle` (a feed's advance) takes the queue's change
-  events into the rows and counts and appends new routes to ``route_order``, and returns an
-  immutable :class:`~engine.views.snapshot.View`; :func:`engine.views.snapshot.snapshot_of`
-  builds the snapshot from it and changes nothing.
+- Settling and showing are apart: :func:`take` (a feed's advance, a player's move) takes the
+  queue's change events into the rows and counts and appends new routes to ``route_order``;
+  :func:`view_of` reads what it settled into an immutable :class:`~engine.views.snapshot.View`
+  (:func:`settle` is both); :func:`engine.views.snapshot.snapshot_of` builds the snapshot from
+  it and changes nothing.
 - Cron rows carry the ``DeferralTime`` the feed's rebuilt schedd holds (``deferral``); it is not
   in the log (htcondor.md §2.4).
 """
@@ -287,24 +288,38 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
     return tuple(out)
 
 
-def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
-           figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
-           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
-    """Take the queue's change events into the rows and the tally, append new routes to
-    ``route_order``, and return the view of ``ads`` at ``time`` (the feed's advance; nothing a
-    snapshot does)."""
+def take(ads: Mapping[str, dict], *, rows: Any, route_order: list[str] | None = None,
+         figures: Mapping[str, Any] | None = None) -> None:
+    """Take the queue's change events into the rows and the tally and append new routes to
+    ``route_order`` (the state-changing half of :func:`settle`)."""
     # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex)
     # and the route counts, cron jobs and job count from its tally (engine.views.recorded_tally):
-    # only jobs that changed since the last settle are looked at again
+    # only jobs that changed since the last take are looked at again
     rows.rebind(ads)
-    tally = rows.tally
-    tally.update(ads)
-    table = rows.table()
+    rows.tally.update(ads)
+    rows.table()
     if route_order is not None:
-        extend_order(route_order, tally.counts, figures)
+        extend_order(route_order, rows.tally.counts, figures)
+
+
+def view_of(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
+            figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
+            tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
+    """The view of ``ads`` at ``time`` from what the last :func:`take` settled: a read, which changes
+    nothing (the jobs table as the row index last built it)."""
+    tally = rows.tally
     return View(
         time=time, routes=route_views(tally.counts, limits, figures, route_order, time),
-        queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=table,
+        queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=rows.index.cached,
         jobs_version=jobs_version,
         cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)),
     )
+
+
+def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
+           figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
+           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
+    """:func:`take`, then :func:`view_of` at ``time`` (a feed's advance; nothing a snapshot does)."""
+    take(ads, rows=rows, route_order=route_order, figures=figures)
+    return view_of(ads, rows=rows, time=time, limits=limits, figures=figures, route_order=route_order,
+                   jobs_version=jobs_version, tz=tz, deferral=deferral)

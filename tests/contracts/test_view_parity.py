@@ -83,6 +83,7 @@ def run(tmp_path_factory):
             clock.set(moment)
             t = moment
             watch.poll()
+            engine.advance()  # a snapshot only reads what the advance settled (issue 26)
             live.append(engine.snapshot())
             watched.append(watch.snapshot(with_jobs=False))
     finally:

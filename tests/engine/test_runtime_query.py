@@ -131,8 +131,9 @@ def test_the_uis_why_not_and_full_ads_are_engine_queries():
         return real_query(lambda e: (threads.append(threading.current_thread().name), fn(e))[1], timeout)
 
     rt.query = counting
-    # the rows are taken before the engine thread starts: a snapshot consumes the queue's change
-    # events, and two threads taking one at once crashed the engine (KeyError on a job, seen in CI)
+    # the rows are settled before the engine thread starts (a snapshot only reads what the advance
+    # settled; a snapshot that consumed change events on two threads crashed the engine, seen in CI)
+    engine.advance()
     rows = list(engine.snapshot().jobs)
     rt.start()
     try:

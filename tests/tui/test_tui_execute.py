@@ -133,10 +133,12 @@ def test_demo_snapshot_carries_the_node(tmp_path, monkeypatch):
     snap = eng.snapshot(1)
     assert eng.startd is None and snap.slots == () and snap.hooks == ()
     eng.startd = build_node(tmp_path, monkeypatch)
+    eng.advance()  # a snapshot only reads what the advance settled (issue 26)
     snap = eng.snapshot(2)
     assert [s.name for s in snap.slots] == ["slot1@node.test", "slot2@node.test"]
     assert [h.seq for h in snap.hooks] == [1, 2, 3, 4, 5]
     eng.startd.runner.invocations.popleft()
+    eng.advance()
     again = eng.snapshot(3)
     assert [h.seq for h in again.hooks] == [2, 3, 4, 5]  # the same numbers: one index per feed
     assert snap.to_json()["hooks"][0]["hook"] == "PROBE" and again.to_json()["slots"][0]["job"] == "42.0"

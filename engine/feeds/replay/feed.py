@@ -109,7 +109,7 @@ class ReplayFeed(FeedBase):
         p = self.player
         try:
             if isinstance(command, C.Seek):
-                p.seek(step=command.transaction, time=command.time)
+                p.move(step=command.transaction, time=command.time)  # settled below, at the feed's moment
             elif isinstance(command, C.AddBookmark):
                 name = p.add_bookmark(command.name)
                 self.emit(self.now, "bookmark-added", f"bookmark {name} at transaction {p.position + 1}")

@@ -17,9 +17,14 @@ Design decisions and invariants:
   the empty queue, position -1).
 - Bookmarks are names → step indices (RouteDeck's addition; kept in memory, the UI may save
   them). Unnamed bookmarks are called B1, B2, …
-- A snapshot's route figures come from :class:`~engine.feeds.replay.stats.RouteHistory` (built on
-  the first snapshot, then bisections), its jobs table from :class:`~engine.views.recorded_rows.ReplayRows`,
-  told after every move which keys changed (the records applied, or a diff after a restore).
+- A snapshot's route figures come from :class:`~engine.feeds.replay.stats.RouteHistory` (built
+  at the first settle, then bisections; ``routedeck replay`` may swap in an archive window's
+  before), its jobs table from :class:`~engine.views.recorded_rows.ReplayRows`, told after
+  every move which keys changed (the records applied, or a diff after a restore).
+- Settling and showing are apart (issue 26): :meth:`seek`, :meth:`step` and :meth:`tick`
+  settle what the snapshot shows (:meth:`advance`: the changes taken into the rows, counts and
+  row order); :meth:`snapshot` only reads it. :meth:`move` moves without settling, for a caller
+  that settles itself (the replay feed's advance) or reads only the queue (``routedeck why``).
 - Commands (``Seek``, ``Step``, ``Pause``, ``Resume``, ``SetSpeed``) arrive through
   :meth:`handle`, the same dataclasses the UI sends for the demo.
 """
@@ -65,7 +70,7 @@ class Player:
         self.rows = ReplayRows(self.state.table)  # the jobs table, rebuilt only for changed jobs
         self.history = RouteHistory(index, rules, polling_period, tz)
         self.marks: tuple = ()  # an archive's generations and gaps (ReplayMark), shown on the replay bar
-        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)  # built on the first snapshot
+        self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
         self._anchor_clock = clock.now()
         self._anchor_time = self.start
 
@@ -119,6 +124,14 @@ class Player:
         self.version += 1
 
     def seek(self, step: int | None = None, time: float | None = None) -> int:
+        """Move to ``step`` or ``time`` (:meth:`move`) and settle what :meth:`snapshot` shows there."""
+        self.move(step=step, time=time)
+        self.advance()
+        return self.position
+
+    def move(self, step: int | None = None, time: float | None = None) -> int:
+        """Move to ``step`` (a transaction) or ``time`` without settling: for a caller that settles
+        itself (the replay feed's advance) or reads only the queue (``routedeck why``)."""
         if (step is None) == (time is None):
             raise ReplayError("seek needs exactly one of a step (transaction) or a time")
         if time is not None:
@@ -137,6 +150,7 @@ class Player:
         self.paused = True
         self._go(self.position + count)
         self._anchor(self.time())
+        self.advance()
         return self.position
 
     def pause(self) -> None:
@@ -170,6 +184,8 @@ class Player:
         if self.position >= self.index.steps - 1:
             self.paused = True
             self._anchor(self.end)
+        if changed:
+            self.advance()
         return changed
 
     def seconds_to_next(self) -> float | None:
@@ -224,18 +240,31 @@ class Player:
         j = self.state.get(job)
         return j.attrs if j is not None else {}
 
-    def settle(self, time: float | None = None) -> View:
-        """Take this moment's changes into the rows, counts and row order, and return its view;
-        ``time`` (default: :meth:`time`) dates the route figures."""
+    def advance(self, time: float | None = None) -> None:
+        """Take this moment's changes into the rows, counts and row order (every move but the bare
+        :meth:`move` does; the feed's advance through :meth:`settle`). ``time`` (default:
+        :meth:`time`) dates the route figures that name routes."""
         t = self.time() if time is None else time
-        return views.settle(
-            self.state.table, rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
-            figures=self.history.figures(self.position, t), route_order=self.route_order,
-            deferral=lambda job: self.history.deferral_at(job, t),
-        )
+        views.take(self.state.table, rows=self.rows, route_order=self.route_order,
+                   figures=self.history.figures(self.position, t))
+
+    def _shown(self, t: float) -> dict:
+        """What a view of this moment at replay time ``t`` is made of, beside the queue."""
+        return dict(rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
+                    figures=self.history.figures(self.position, t), route_order=self.route_order,
+                    deferral=lambda job: self.history.deferral_at(job, t))
+
+    def view(self, time: float | None = None) -> View:
+        """The view of what the last :meth:`advance` settled, its route figures at ``time``
+        (default: :meth:`time`): a read, which changes nothing."""
+        return views.view_of(self.state.table, **self._shown(self.time() if time is None else time))
+
+    def settle(self, time: float | None = None) -> View:
+        """:meth:`advance`, then :meth:`view` (the replay feed's advance)."""
+        return views.settle(self.state.table, **self._shown(self.time() if time is None else time))
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:
-        """The recorded queue now, settled and shown at once (the headless ``replay``, on one
-        thread; the replay feed settles in its ``advance`` and only reads in its ``snapshot``)."""
-        return snapshot_of(self.settle(time), seq=seq, mode="replay", speed=self.speed, paused=self.paused,
-                                 replay=self.replay_position(), with_jobs=with_jobs, tz=self.tz)
+        """The recorded queue as the last move settled it (the headless ``replay``), its route
+        figures at ``time`` (default: :meth:`time`): a read, which changes nothing."""
+        return snapshot_of(self.view(time), seq=seq, mode="replay", speed=self.speed, paused=self.paused,
+                           replay=self.replay_position(), with_jobs=with_jobs, tz=self.tz)

@@ -63,6 +63,7 @@ def routed(tmp_path):
     cfg = make_config_dir(tmp_path)
     engine = build_demo(config_dir=cfg, seed=5, state_dir=tmp_path / "state", durable=False)
     engine.step(engine.start + 1800)
+    engine.advance()  # what the snapshots show (a snapshot only reads: issue 26)
     yield engine
     engine.close()
 

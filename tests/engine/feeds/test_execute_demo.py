@@ -93,6 +93,7 @@ def test_hooks_sample_demo_runs_a_virtual_hour(tmp_path):
     ad = sim.schedd_ad()
     assert ad["Sample_FetchQueueLength"] == "0" and ad["Sample_ProbedBy"] == '"schedd_probe.sh"'
     assert "Sample_LastUpdate" in ad
+    sim.advance()  # a snapshot only reads what the advance settled (issue 26)
     snap = sim.snapshot().to_json()
     assert snap["schedd_ad"]["Sample_ProbedBy"] == '"schedd_probe.sh"'
 

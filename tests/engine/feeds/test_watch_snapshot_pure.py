@@ -22,6 +22,7 @@ from engine.contract.snapshot import Snapshot
 from engine.feeds.watch.feed import WatchFeed
 from engine.feeds.watch.follow import WatchEngine
 from engine.feeds.watch.setup import resolve
+from tests.helpers.pure_snapshot import two_equal_snapshots
 
 LOG = Path("sample_configs/recordings/demo-3h.job_queue.log")
 CONFIG = "sample_configs/demo/condor_config"
@@ -70,12 +71,7 @@ def test_two_snapshots_in_a_row_are_equal_and_change_nothing(tmp_path):
         fh.write(data[first:second])
     wall.advance(900)  # later than a polling period: windows are due, the crondor has runs to make
     feed.handle(WakeUp())  # read what was appended
-    before = _state(feed)
-    one = feed.snapshot(5)
-    assert _state(feed) == before
-    two = feed.snapshot(5)
-    assert one == two
-    assert _state(feed) == before
+    one = two_equal_snapshots(lambda: feed.snapshot(5), lambda: _state(feed))
     assert one.total_jobs > 0 and one.routes
 
 

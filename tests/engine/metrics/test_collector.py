@@ -62,6 +62,7 @@ def demo():
     for k in range(18):
         t += 600
         engine.step(t)
+        engine.advance()  # a snapshot only reads what the advance settled (issue 26)
         snaps.append(engine.snapshot(k + 1))
     yield engine, snaps
     engine.close()
