@@ -18,7 +18,9 @@ from engine.views.queries.lint import (  # noqa: F401
     LintResult, WhatIf, lint_config, load_config, load_table, table_route_names, what_if,
 )
 from engine.views.queries.trace import TraceResult, trace_job  # noqa: F401
-from engine.views.queries.whynot import NO_EXPLANATION, Check, normalise_checks, why_not, why_not_candidate  # noqa: F401
+from engine.views.queries.whynot import (  # noqa: F401
+    NO_EXPLANATION, Check, ledger, normalise_checks, why_not, why_not_candidate,
+)
 
 
 def job_chains(runtime, rows, now: float, jobs=None):
