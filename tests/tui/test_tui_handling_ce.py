@@ -180,3 +180,33 @@ async def test_w_on_the_replay_board_picks_a_job_of_the_ledger():
         await pilot.press("w")
         await wait_until(pilot, lambda: _name(app) == "WhyNotScreen", timeout=30)
         assert verdict.get(app.screen.job) not in (None, "not_candidate")
+
+
+@pytest.mark.slow
+async def test_route_detail_in_replay_shows_the_config_text_and_e_opens_its_line():
+    """Issue 29's handling list: in replay with ``--config`` route detail showed no config text and
+    ``e`` opened the config at line 1. The board's routes carry their definition's place
+    (engine.views.figures.route_locations): the detail shows the definition, ``e`` opens the
+    read-only editor on its line."""
+    from engine.launch.options import ReplayOptions  # noqa: PLC0415 - this test only
+    from engine.launch.replay import replay_runtime  # noqa: PLC0415 - this test only
+    from tests.helpers.paths import REPO  # noqa: PLC0415 - this test only
+    from tui.app import make_app  # noqa: PLC0415 - this test only
+
+    conf = str(REPO / "sample_configs" / "demo" / "condor_config")
+    runtime = replay_runtime(ReplayOptions(log=str(REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"),
+                                           config=(conf,), tz="UTC", at="+1h"))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.routes, timeout=60)
+        name = app.snapshot.routes[0].name
+        lines = open(conf, encoding="utf-8").read().splitlines()
+        line = next(i for i, text in enumerate(lines, 1) if text.startswith(f"JOB_ROUTER_ROUTE_{name} "))
+        app.open_route(name)
+        await wait_until(pilot, lambda: _name(app) == "RouteDetailScreen")
+        box = app.screen.query_one("#route-text")
+        shown = lambda: getattr(box.content, "code", str(box.content))  # noqa: E731 - the Syntax's text
+        await wait_until(pilot, lambda: f"JOB_ROUTER_ROUTE_{name}" in shown(), timeout=30)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen")
+        assert (app.screen.path, app.screen.line) == (conf, line)

@@ -56,6 +56,7 @@ class Player:
         self.clock = clock
         self.speed = float(speed)
         self.limits = limits
+        self.locations: dict[str, str] | None = None  # route → "file:line" of --config (make_player)
         self.tz = tz
         self.position = -1
         self.state = JobQueue()
@@ -230,7 +231,7 @@ class Player:
         return views.settle(
             self.state.table, rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
             figures=self.history.figures(self.position, t), route_order=self.route_order,
-            deferral=lambda job: self.history.deferral_at(job, t),
+            deferral=lambda job: self.history.deferral_at(job, t), locations=self.locations,
         )
 
     def snapshot(self, seq: int = 0, with_jobs: bool = True, time: float | None = None) -> Snapshot:

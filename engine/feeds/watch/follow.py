@@ -232,7 +232,8 @@ class WatchEngine:
         self.publish()
         view = views.settle(ads, rows=self.rows, time=now, limits=self.setup.limits, figures=figures,
                             route_order=self.route_order, jobs_version=self.version, tz=self.tz,
-                            deferral=self.cron.deferral if self.cron is not None else None)
+                            deferral=self.cron.deferral if self.cron is not None else None,
+                            locations=self.setup.locations)
         table = self.router_log.latest if self.router_log is not None else None
         base_now = self.clock.base.now()
         shown = MappingProxyType(dict(
