@@ -9,6 +9,7 @@ from engine.queue.records import job_order  # noqa: F401
 from engine.rowseq import RowSeq  # noqa: F401
 from engine.views.build import row_order  # noqa: F401
 from engine.views.job_ad import AdLine  # noqa: F401
+from engine.views.ledger import unreached  # noqa: F401
 
 from engine.views.queries.access import QUERY_TIMEOUT  # noqa: F401
 from engine.views.queries.ads import (  # noqa: F401

@@ -20,7 +20,7 @@ from tui.app import make_app
 from tests.helpers.paths import REPO
 from tests.helpers.tui_fixtures import wait_until
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 LOG = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 CONF = str(REPO / "sample_configs" / "demo" / "condor_config")
 SIZES = ((80, 24), (132, 40))
@@ -56,6 +56,7 @@ async def _enter_opens_why_not(app, pilot, screen) -> None:
     await wait_until(pilot, lambda: _name(app) == "LedgerScreen")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 async def test_ledger_in_replay_lists_the_entries_of_routedeck_why(size):
     """In replay with --config: the rows are the ledger of ``routedeck why`` at the player's moment
@@ -84,6 +85,7 @@ async def test_ledger_in_replay_lists_the_entries_of_routedeck_why(size):
         await _enter_opens_why_not(app, pilot, screen)
 
 
+@pytest.mark.slow
 async def test_ledger_in_replay_without_config_says_how_to_get_one():
     runtime = replay_runtime(ReplayOptions(log=str(LOG), tz="UTC", at="+1h"))
     app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
@@ -95,6 +97,7 @@ async def test_ledger_in_replay_without_config_says_how_to_get_one():
         await wait_until(pilot, lambda: "--config" in str(head.render()))
 
 
+@pytest.mark.slow
 async def test_ledger_in_watch_lists_the_followed_queue(tmp_path):
     """In watch: the ledger over the followed queue (a copy of the recording), the same entries as
     the feed's own (WatchEngine.ledger, the computation of its why-not)."""
@@ -112,6 +115,7 @@ async def test_ledger_in_watch_lists_the_followed_queue(tmp_path):
         await _enter_opens_why_not(app, pilot, screen)
 
 
+@pytest.mark.slow
 async def test_ledger_in_the_demo(tmp_path):
     """In the demo: the embedded router's idle source jobs judged by the same pipeline
     (engine.router.unrouted.router_ledger), a matched job's route among the table's."""
@@ -130,3 +134,16 @@ async def test_ledger_in_the_demo(tmp_path):
             assert all(r["route"] in routes for r in e.routes)
         _fits(screen)
         await _enter_opens_why_not(app, pilot, screen)
+
+
+def test_the_summary_names_a_route_no_job_seen_reaches():
+    """Below the counts, the shadowing the route texts cannot prove, over the jobs seen
+    (engine.views.ledger.unreached): every job that matches Multi matches Small first."""
+    from engine.router.unrouted import Entry  # noqa: PLC0415 - this test only
+    from tui.screens.ledger import summary  # noqa: PLC0415 - this test only
+
+    both = ({"route": "Small", "verdict": "matched", "detail": ""}, {"route": "Multi", "verdict": "matched", "detail": ""})
+    entries = [Entry("1.0", "matched", both, None, "route Small"), Entry("2.0", "matched", both, None, "route Small")]
+    assert "route Multi is reached by none of the 2 jobs seen that match it: they match Small first" in summary(
+        entries).plain
+    assert "⚠" not in summary(entries[:1] + [Entry("3.0", "matched", both[1:], None, "route Multi")]).plain

@@ -1,6 +1,8 @@
 """The ledger (issue 29): every idle source job with its verdict — the route it will take or why
 it waits — and when the schedd's periodic policy holds it ("held in …"), in every mode: ``l`` or
-``:ledger``. Enter on a row opens the why-not screen of that job (every route's verdict).
+``:ledger``. Enter on a row opens the why-not screen of that job (every route's verdict). Below
+the counts, a route every job seen that matches it matches earlier too (engine.views.ledger.
+unreached: the shadowing lint over the jobs seen, where the route texts prove nothing).
 
 The entries are the engine's ``ledger(now)`` (``engine.views.queries.whynot.ledger``: the
 entries of ``routedeck why --json``, engine.views.ledger / engine.router.unrouted), read in a
@@ -20,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from tui.commands import keymap
-from tui.engine_api import ledger
+from tui.engine_api import ledger, unreached
 from tui.text.format import duration
 from tui.widgets.chrome import StatusHeader
 from tui.widgets.footer import DeckFooter
@@ -65,6 +67,9 @@ def summary(entries) -> Text:
     t.append(" · ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) or "none")
     if held:
         t.append(f" · {held} to be held if still waiting", style="red")
+    for u in unreached(entries):  # shadowing the route texts cannot prove, shown over these jobs
+        t.append(f"\n⚠ route {u.route} is reached by none of the {u.jobs} jobs seen that match it: "
+                 f"they match {u.by} first", style="yellow")
     return t
 
 
