@@ -259,7 +259,7 @@ def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
             if subs:
                 (_, prev), sub = min(subs, key=lambda f: f[0][0])
                 what = ("has the same REQUIREMENTS clauses" if sub == clauses else
-                        f"requires only some of its clauses ({prev.requirements.strip()}), so it matches every "
+                        f"requires only some of its clauses, {prev.requirements.strip()}, so it matches every "
                         f"job {route.name} matches")
                 found = True
         if found:

@@ -62,7 +62,7 @@ def old_lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
                 if prev_set and prev_set <= clauses:
                     prev = p
                     what = ("has the same REQUIREMENTS clauses" if prev_set == clauses else
-                            f"requires only some of its clauses ({p.requirements.strip()}), so it matches every "
+                            f"requires only some of its clauses, {p.requirements.strip()}, so it matches every "
                             f"job {route.name} matches")
                     break
         if prev is not None:
