@@ -87,21 +87,27 @@ def split_and(text: str) -> list[str]:
     return out
 
 
+_TOKENS = re.compile(r'"|[(\[{]|[)\]}]|&&|\|\||\?')  # what _split_top looks at; the rest is skipped
+
+
 def _split_top(t: str) -> list[str]:
     """``t`` split at its top-level ``&&``; ``[t]`` when its top level has ``||`` or a ``?``
     conditional (which bind looser than ``&&``: splitting there would change the meaning)."""
     parts, depth, start, i, n = [], 0, 0, 0, len(t)
     while i < n:
-        c = t[i]
-        if c == '"':
+        m = _TOKENS.search(t, i)
+        if m is None:
+            break
+        i, tok = m.start(), m.group()
+        if tok == '"':
             i = string_end(t, i)
-        elif c in "([{":
+        elif tok in "([{":
             depth += 1
-        elif c in ")]}":
+        elif tok in ")]}":
             depth -= 1
-        elif depth == 0 and (t.startswith("||", i) or (c == "?" and t[i - 1:i] != "=" and t[i + 1:i + 2] != "=")):
+        elif depth == 0 and (tok == "||" or (tok == "?" and t[i - 1:i] != "=" and t[i + 1:i + 2] != "=")):
             return [t.strip()]
-        elif depth == 0 and t.startswith("&&", i):
+        elif depth == 0 and tok == "&&":
             parts.append(t[start:i].strip())
             start = i + 2
             i += 1
