@@ -9,6 +9,7 @@ from engine.queue.records import job_order  # noqa: F401
 from engine.rowseq import RowSeq  # noqa: F401
 from engine.views.build import row_order  # noqa: F401
 from engine.views.job_ad import AdLine  # noqa: F401
+from engine.views.ledger import unreached  # noqa: F401
 
 from engine.views.queries.access import QUERY_TIMEOUT  # noqa: F401
 from engine.views.queries.ads import (  # noqa: F401
@@ -18,7 +19,7 @@ from engine.views.queries.lint import (  # noqa: F401
     LintResult, WhatIf, lint_config, load_config, load_table, table_route_names, what_if,
 )
 from engine.views.queries.trace import TraceResult, trace_job  # noqa: F401
-from engine.views.queries.whynot import NO_EXPLANATION, Check, why_not, why_not_candidate  # noqa: F401
+from engine.views.queries.whynot import NO_EXPLANATION, Check, ledger, why_not, why_not_candidate  # noqa: F401
 
 
 def job_chains(runtime, rows, now: float, jobs=None):

@@ -112,8 +112,37 @@ def run_hook_cmd(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_configs"  # the shipped samples (a checkout's tracked files)
+
+
+def shipped_sample(configs: list[str]) -> Path | None:
+    """The directory of a shipped execute sample (``sample_configs/hooks``: ``hooks/`` beside the
+    config) among ``configs``, None for any other config (an admin's hooks run where they are)."""
+    for given in configs:
+        where = Path(given).resolve().parent
+        if (where == SAMPLES or SAMPLES in where.parents) and (where / "hooks").is_dir():
+            return where
+    return None
+
+
 def hook_run(args: argparse.Namespace) -> dict[str, Any]:
-    cfg = Config.load(args.configs) if args.configs else Config.from_text("")
+    """Run the hook (module docstring). A shipped sample's hooks run on a copy of it, as the demo
+    stages it (engine.feeds.demo_files.stage_execute): its FETCH_WORK moves the queue's files, and
+    ran in place it renamed the checkout's tracked ``queue/job1.job`` (issue 29 handling list)."""
+    sample = shipped_sample(list(args.configs)) if args.allow_hooks else None
+    if sample is None:
+        return _hook_run(args, list(args.configs))
+    from engine.feeds.demo_files import stage_execute  # noqa: PLC0415 - shipped samples only
+
+    with tempfile.TemporaryDirectory(prefix="routedeck-hook-") as scratch:
+        extra = stage_execute(sample, Path(scratch))
+        print(f"routedeck hook run: {sample.name} is a shipped sample: its hooks run on a copy in {scratch} "
+              "(removed after the run)", file=sys.stderr)
+        return _hook_run(args, [*args.configs, *map(str, extra)])
+
+
+def _hook_run(args: argparse.Namespace, configs: list[str]) -> dict[str, Any]:
+    cfg = Config.load(configs) if configs else Config.from_text("")
     keyword, hook = args.keyword, args.hook.upper()
     if keyword.upper() in CRON_KEYWORDS:
         return _run_cron(cfg, keyword.upper(), args.hook, args.allow_hooks)

@@ -85,6 +85,12 @@ class FeedBase:
         from the snapshot's rows)."""
         return NOT_OFFERED
 
+    def ledger(self, now: float) -> list | None:
+        """Every idle source job's why-not ledger entry at ``now`` (engine.router.unrouted.Entry, the
+        entries of ``routedeck why``); None: this feed offers no ledger. Raises LookupError, with
+        what to do, when the feed could but has no routing table (replay without --config)."""
+        return None
+
     def job_ad(self, job: str) -> dict[str, str] | None:
         """The full ad of ``job`` (old-syntax texts; empty when the job is not in the queue);
         None: this feed offers no full ads (the caller uses the snapshot row's attributes)."""

@@ -365,6 +365,10 @@ class Simulation(FeedBase):
         """The router's decision for ``job``, step by step (``JobRouter.why_not``)."""
         return self.router.why_not(job, now).answer() if self.router is not None else None
 
+    def ledger(self, now: float) -> list | None:
+        """Every idle source job's ledger entry (``JobRouter.ledger``); None without a router."""
+        return self.router.ledger(now) if self.router is not None else None
+
     def why_not_candidate(self, route: str | None, now: float) -> tuple[str, str] | None | Literal[
             Unavailable.NOT_OFFERED]:
         """The router's pick (``JobRouter.why_not_candidate``)."""

@@ -7,7 +7,8 @@ the checks here look at the loaded routes:
 
 - limits: ``MaxJobs <= 0`` (the route accepts nothing), ``MaxIdleJobs > MaxJobs`` (the idle limit
   can never bite);
-- shadowing: a later route whose REQUIREMENTS text equals an earlier one's, or any route after one
+- shadowing: a later route whose REQUIREMENTS text equals an earlier one's, whose ``&&`` clauses
+  include all of an earlier one's (proved on the texts), or any route after one
   without REQUIREMENTS, only gets jobs while the earlier route is not accepting (first match wins
   unless ``JOB_ROUTER_ROUND_ROBIN_SELECTION``; htcondor.md §1.4);
 - ``TARGET.`` in transform REQUIREMENTS: undefined there (job is MY, no TARGET; §1.4);
@@ -28,11 +29,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import combinations
 from typing import Any
 
 from engine import classad as C
 from engine.router.candidates import umbrella
 from engine.router.table import Diagnostic, Route, RoutingTable
+from engine.router.whynot import _strip_parens, conjuncts
 
 _KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
 _BARE_COMPARE = re.compile(r"(=\?=|=!=|==|!=)\s*([A-Za-z_][A-Za-z0-9_]*)(?![\w.(])")
@@ -210,27 +213,67 @@ def _normal(text: str | None, parsed: C.Expr | None = None) -> str:
         return text.replace(" ", "").lower()
 
 
+MAX_SUBSET_CLAUSES = 8  # a later route of more clauses is checked against single-clause earlier routes only
+
+
+def clause_set(key: str) -> frozenset[str]:
+    """The top-level ``&&`` clauses of a route's normalised REQUIREMENTS ``key`` (``_normal``: one
+    canonical text, split without parsing again), ``true`` left out: a job matches the route iff it
+    makes every clause true (ClassAd ``&&`` is true only when both sides are, htcondor.md §1.4)."""
+    if key == "true":
+        return frozenset()
+    return frozenset(_strip_parens(c) for c in conjuncts(key)) - {"true"}
+
+
+def _subsets(clauses: frozenset[str]):
+    """The non-empty subsets of ``clauses`` (all of them, itself included), or with more than
+    MAX_SUBSET_CLAUSES clauses only the single clauses and itself."""
+    items = sorted(clauses)
+    if len(items) > MAX_SUBSET_CLAUSES:
+        yield from (frozenset((c,)) for c in items)
+        yield clauses
+        return
+    for k in range(1, len(items) + 1):
+        yield from (frozenset(c) for c in combinations(items, k))
+
+
 def lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
     """A route is shadowed by the first earlier route whose REQUIREMENTS are absent or ``true``
-    (matches every job) or equal to its own (normalised text). One pass: the first route of each
-    normalised text is kept in a dict, so the cost grows with the routes, not their square."""
+    (matches every job), equal to its own (normalised text), or — proved on the texts — a subset
+    of its own ``&&`` clauses (earlier ``A``, later ``A && B``: every job the later route matches,
+    the earlier one matches first; issue 29). One pass: the first route of each normalised text
+    and of each clause set is kept in a dict, so the cost grows with the routes (and, for a route
+    of several clauses, the subsets of its clauses), not their square."""
     out: list[Diagnostic] = []
     rule = ("round-robin selection shares jobs between them" if table.knobs.round_robin else
             "first match wins: JOB_ROUTER_ROUND_ROBIN_SELECTION is false")
     level = "info" if table.knobs.round_robin else "warning"
     first: dict[str, tuple[int, Route]] = {}  # normalised REQUIREMENTS -> its first route (position, route)
+    by_set: dict[frozenset[str], tuple[int, Route]] = {}  # clause set -> its first route
     for i, route in enumerate(table.routes):
         key = _normal(route.requirements, getattr(route.transform, "requirements_expr", None))
         found = [(first[k], k) for k in {"true", key} if k in first]
+        clauses = clause_set(key)
         if found:
             (_, prev), prev_key = min(found, key=lambda f: f[0][0])
             what = ("has the same REQUIREMENTS" if prev_key == key and prev_key != "true" else
                     "has no REQUIREMENTS (matches every job)" if not prev.requirements else
                     "has REQUIREMENTS true (matches every job)")
+        elif len(clauses) > 1 or (clauses and clauses != {key}):
+            subs = [(by_set[c], c) for c in _subsets(clauses) if c in by_set]
+            if subs:
+                (_, prev), sub = min(subs, key=lambda f: f[0][0])
+                what = ("has the same REQUIREMENTS clauses" if sub == clauses else
+                        f"requires only some of its clauses, {prev.requirements.strip()}, so it matches every "
+                        f"job {route.name} matches")
+                found = True
+        if found:
             out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
                              f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
                              f"({rule})", route))
         first.setdefault(key, (i, route))
+        if clauses:
+            by_set.setdefault(clauses, (i, route))
     return out
 
 

@@ -477,6 +477,12 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             return None
         return None
 
+    def ledger(self, now: float) -> list:
+        """Every idle source job's ledger entry (:func:`engine.router.unrouted.router_ledger`)."""
+        from engine.router.unrouted import router_ledger  # noqa: PLC0415 - the ledger screen only
+
+        return router_ledger(self, now)
+
     def why_not_candidate(self, route_name: str | None, now: float) -> tuple[str, str] | None:
         """The job a why-not about ``route_name`` is most likely about (:func:`.whynot.pick_candidate`)."""
         return pick_candidate(self, route_name, now)

@@ -327,6 +327,16 @@ def idle_unrouted(router: Any, now: float) -> Tally:
                           lambda job: job.key in router.jobs, len(router.jobs), now, router)
 
 
+def router_ledger(router: Any, now: float) -> list[Entry]:
+    """Every idle source job of the embedded router's queue with its verdict, every route's and
+    its hold countdown (the dashboard's ledger in the demo; :func:`idle_unrouted` is the tally of
+    the same pipeline without the detail). The jobs the router manages are listed too, as
+    ``routedeck why`` lists them (``not_candidate``: already managed)."""
+    system, interval = system_policy(router.table)
+    return list(verdicts(router.table, router.name, router.book.get, router.src_q, lambda job: False,
+                         len(router.jobs), now, system=system, interval=interval))
+
+
 def count_verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats | None], jobs: Iterable[Any],
                    tracked: Callable[[Any], bool], managed: int, now: float, owner: Any) -> Tally:
     """The :func:`tally` of :func:`verdicts` without the routes' detail (the metrics' figures).

@@ -65,15 +65,25 @@ class Explanation:
         return WhyNot.of(self.verdict, ((s.check, s.ok, s.detail, s.route) for s in self.steps))
 
 
-def split_and(text: str) -> list[str]:
-    """Top-level ``&&`` clauses of an expression, flattening parenthesised conjunctions."""
+def conjuncts(text: str) -> list[str]:
+    """Top-level ``&&`` clauses of an expression's text, flattening parenthesised conjunctions,
+    without parsing them (``[text]`` when the top level is not a conjunction: ``a || b && c`` is
+    ``a || (b && c)``, and ``a ? b && c : d`` a conditional)."""
     parts = _split_top(_strip_parens(text.strip()))
     if len(parts) == 1:
         return parts
     out: list[str] = []
     for p in parts:
-        sub = split_and(p) if p.startswith("(") else [p]
+        sub = conjuncts(p) if p.startswith("(") else [p]
         out.extend(sub if len(sub) > 1 else [p])
+    return out
+
+
+def split_and(text: str) -> list[str]:
+    """Top-level ``&&`` clauses of an expression (:func:`conjuncts`), each of which parses."""
+    out = conjuncts(text)
+    if len(out) == 1:
+        return out
     try:
         for p in out:
             parse_expr(p)
@@ -82,17 +92,27 @@ def split_and(text: str) -> list[str]:
     return out
 
 
+_TOKENS = re.compile(r'"|[(\[{]|[)\]}]|&&|\|\||\?')  # what _split_top looks at; the rest is skipped
+
+
 def _split_top(t: str) -> list[str]:
+    """``t`` split at its top-level ``&&``; ``[t]`` when its top level has ``||`` or a ``?``
+    conditional (which bind looser than ``&&``: splitting there would change the meaning)."""
     parts, depth, start, i, n = [], 0, 0, 0, len(t)
     while i < n:
-        c = t[i]
-        if c == '"':
+        m = _TOKENS.search(t, i)
+        if m is None:
+            break
+        i, tok = m.start(), m.group()
+        if tok == '"':
             i = string_end(t, i)
-        elif c in "([{":
+        elif tok in "([{":
             depth += 1
-        elif c in ")]}":
+        elif tok in ")]}":
             depth -= 1
-        elif depth == 0 and t.startswith("&&", i):
+        elif depth == 0 and (tok == "||" or (tok == "?" and t[i - 1:i] != "=" and t[i + 1:i + 2] != "=")):
+            return [t.strip()]
+        elif depth == 0 and tok == "&&":
             parts.append(t[start:i].strip())
             start = i + 2
             i += 1

@@ -68,6 +68,18 @@ def table_rules(table: Any) -> tuple[dict[str, tuple[int, int]], dict[str, Route
     return limits, rules, period
 
 
+def route_locations(table: Any) -> dict[str, str]:
+    """Route name → ``file:line`` of its definition (``RouteView.location``: the route detail's
+    config text and the line the editor opens at), for replay's and watch's board from
+    ``--config`` (issue 29: route detail showed no config text there and ``e`` opened line 1)."""
+    out = {}
+    for r in table.routes:
+        loc = getattr(r, "location", None)
+        if loc is not None and loc.file:
+            out[r.name] = f"{loc.file}:{loc.line}"
+    return out
+
+
 def next_close(start: float, period: float, begin: float) -> float:
     """The first router poll of the grid that closes a window begun at ``begin``."""
     first = start + period / 2

@@ -14,6 +14,8 @@ and is not in the queue log), so ``at`` may be early or late by up to one interv
 from __future__ import annotations
 
 import math
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine.contract.feed import WhyNot
@@ -112,3 +114,39 @@ def why_not_of(table: Any, entries: list[Entry], job: str, no_table: str) -> Why
     if not entries:
         return WhyNot(f"{job} is not in the queue at this moment", ())
     return explanation(entries[0])
+
+
+@dataclass(frozen=True)
+class Unreached:
+    """A route no idle job seen reaches although some match it: each of the ``jobs`` whose
+    REQUIREMENTS match it matches an earlier route too (``by``: the one most of them match first),
+    so with first match it gets them only while that route refuses jobs (issue 29: shown over the
+    jobs seen where the texts prove nothing, engine.router.lints.lint_shadowing)."""
+
+    route: str
+    by: str
+    jobs: int
+
+
+def unreached(entries: list[Entry]) -> list[Unreached]:
+    """The routes of the ledger's ``entries`` that every job matching them matches earlier (a
+    route's verdict other than ``no_match`` is a match of its REQUIREMENTS), in match order."""
+    order: list[str] = []
+    matching: dict[str, int] = {}
+    earlier: dict[str, Counter] = {}
+    for e in entries:
+        first = None
+        for r in e.routes:
+            name = r["route"]
+            if name not in matching:
+                order.append(name)
+                matching[name], earlier[name] = 0, Counter()
+            if r["verdict"] == "no_match":
+                continue
+            matching[name] += 1
+            if first is None:
+                first = name
+            else:
+                earlier[name][first] += 1
+    return [Unreached(n, earlier[n].most_common(1)[0][0], matching[n]) for n in order
+            if matching[n] and sum(earlier[n].values()) == matching[n]]

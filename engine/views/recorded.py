@@ -202,7 +202,8 @@ def route_counts(ads: Mapping[str, Mapping[str, str]], jobs: list | None = None,
 def route_views(counts: Mapping[str, RouteCounts],
                 limits: Mapping[str, tuple[int, int]] | None = None,
                 figures: Mapping[str, Any] | None = None,
-                order: list[str] | None = None, now: float | None = None) -> tuple[RouteView, ...]:
+                order: list[str] | None = None, now: float | None = None,
+                locations: Mapping[str, str] | None = None) -> tuple[RouteView, ...]:
     """Board rows: the table's routes in order (when given), then recorded routes not in it, in
     the order they were first seen (``order``, kept by the caller across snapshots so rows never
     change places: :func:`extend_order` appends new names to it when the feed settles; read
@@ -210,7 +211,8 @@ def route_views(counts: Mapping[str, RouteCounts],
 
     ``figures`` (route name → :class:`engine.feeds.replay.stats.Figures`) adds the reconstructed
     recent counts and throttle. State and reason are the live router's rule
-    (:func:`engine.views.rows.recorded_route_state`)."""
+    (:func:`engine.views.rows.recorded_route_state`). ``locations``: the table's definitions
+    (engine.views.figures.route_locations)."""
     order = extend_order(list(order or ()), counts, figures)  # a copy: a name not settled yet still shows
     names = list(limits or {}) + [n for n in order if n not in (limits or {})]
     rows = []
@@ -230,7 +232,8 @@ def route_views(counts: Mapping[str, RouteCounts],
         rows.append(RouteView(
             index=i, name=name, source_label="recorded", syntax="transform", state=state, reason=reason,
             routed=rc.routed, idle=rc.idle, running=rc.running, held=rc.held, max_jobs=max_jobs,
-            max_idle=max_idle, **(_figure_fields(fig, stats, now) if fig is not None else _NO_FIGURES),
+            max_idle=max_idle, location=(locations or {}).get(name),
+            **(_figure_fields(fig, stats, now) if fig is not None else _NO_FIGURES),
         ))
     return tuple(rows)
 
@@ -304,12 +307,13 @@ def take(ads: Mapping[str, dict], *, rows: Any, route_order: list[str] | None = 
 
 def view_of(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
             figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
-            tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
+            tz: str = "UTC", deferral: Callable[[str], int | None] | None = None,
+            locations: Mapping[str, str] | None = None) -> View:
     """The view of ``ads`` at ``time`` from what the last :func:`take` settled: a read, which changes
     nothing (the jobs table as the row index last built it)."""
     tally = rows.tally
     return View(
-        time=time, routes=route_views(tally.counts, limits, figures, route_order, time),
+        time=time, routes=route_views(tally.counts, limits, figures, route_order, time, locations),
         queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=rows.index.cached,
         jobs_version=jobs_version,
         cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)),
@@ -318,8 +322,9 @@ def view_of(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[
 
 def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
            figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
-           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None) -> View:
+           tz: str = "UTC", deferral: Callable[[str], int | None] | None = None,
+           locations: Mapping[str, str] | None = None) -> View:
     """:func:`take`, then :func:`view_of` at ``time`` (a feed's advance; nothing a snapshot does)."""
     take(ads, rows=rows, route_order=route_order, figures=figures)
     return view_of(ads, rows=rows, time=time, limits=limits, figures=figures, route_order=route_order,
-                   jobs_version=jobs_version, tz=tz, deferral=deferral)
+                   jobs_version=jobs_version, tz=tz, deferral=deferral, locations=locations)

@@ -34,7 +34,7 @@ def test_each_feed_declares_its_controls():
     assert all(f.controls <= S.CONTROLS for f in (WatchFeed, ReplayFeed, Simulation))
 
 
-ABILITIES = ("why_not", "why_not_candidate", "job_ad", "deferral_time")
+ABILITIES = ("why_not", "why_not_candidate", "ledger", "job_ad", "deferral_time")
 
 
 def _offered(feed: type) -> set[str]:
@@ -47,10 +47,11 @@ def test_each_feed_declares_the_abilities_it_offers():
     in-memory DeferralTime; replay and watch answer a why-not from the ledger and full ads from
     the recording / the followed log, with no router to pick a candidate."""
     base = FeedBase()
-    assert (base.why_not("1.0", 0.0), base.why_not_candidate(None, 0.0), base.job_ad("1.0"),
-            base.deferral_time("1.0"), base.table, base.startd) == (None, NOT_OFFERED, None, None, None, None)
+    assert (base.why_not("1.0", 0.0), base.why_not_candidate(None, 0.0), base.ledger(0.0), base.job_ad("1.0"),
+            base.deferral_time("1.0"), base.table, base.startd) == (None, NOT_OFFERED, None, None, None, None, None)
     assert _offered(Simulation) == set(ABILITIES)
-    assert _offered(ReplayFeed) == _offered(WatchFeed) == {"why_not", "job_ad"}
+    # the why-not ledger of every idle job (issue 29's ledger screen) in all three
+    assert _offered(ReplayFeed) == _offered(WatchFeed) == {"why_not", "ledger", "job_ad"}
     assert all(issubclass(f, FeedBase) for f in (Simulation, ReplayFeed, WatchFeed))
 
 

@@ -134,3 +134,79 @@ async def test_esc_from_why_not_and_trace_opened_on_a_job_ad_returns_to_the_ad()
             await wait_until(pilot, lambda: _name(app) == "AdScreen")
         await pilot.press("escape")
         await wait_until(pilot, lambda: _name(app) == "JobsScreen")
+
+
+async def test_w_on_the_board_picks_an_idle_job_the_router_does_not_manage():
+    """Issue 29's handling list: ``w`` on the board could pick a routed job. Without a router to
+    ask (a fake runtime), the pick from the rows is an idle plain job: not a routed copy, and not
+    a source the router manages (``Managed = "External"`` without RoutedToJobId yet: kind
+    "source")."""
+    base = make_snapshot(0)
+    row = S.JobRow(job="1.0", status=JobStatus.IDLE, owner="alice", route=None, kind="plain", routed_to=None,
+                   routed_from=None, qdate=T0, entered_status=T0)
+    rows = (dataclasses.replace(row, job="1.0", kind="source"),  # managed, its copy not in the queue yet
+            dataclasses.replace(row, job="2.0", kind="routed", routed_from="1.0"),
+            dataclasses.replace(row, job="3.0"))
+    rt = FakeRuntime(dataclasses.replace(base, jobs=rows, total_jobs=len(rows), jobs_version=3))
+    app = _app(rt)
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        app.screen.query_one("#routes").focus()
+        await pilot.press("w")
+        await wait_until(pilot, lambda: _name(app) == "WhyNotScreen")
+        assert app.screen.job == "3.0"
+
+
+@pytest.mark.slow
+async def test_w_on_the_replay_board_picks_a_job_of_the_ledger():
+    """``w`` on the board in replay (no router to ask) picks from the ledger (the entries of
+    ``routedeck why``): an idle source job the router may take, not one its umbrella or the
+    source constraint leaves out (the first idle row of the demo recording at +1h is one)."""
+    from engine.launch.options import ReplayOptions  # noqa: PLC0415 - this test only
+    from engine.launch.replay import replay_runtime  # noqa: PLC0415 - this test only
+    from tests.helpers.paths import REPO  # noqa: PLC0415 - this test only
+    from tui.app import make_app  # noqa: PLC0415 - this test only
+
+    conf = str(REPO / "sample_configs" / "demo" / "condor_config")
+    runtime = replay_runtime(ReplayOptions(log=str(REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"),
+                                           config=(conf,), tz="UTC", at="+1h"))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.total_jobs > 0, timeout=60)
+        now = app.snapshot.time
+        entries = runtime.query(lambda feed: feed.ledger(now))
+        verdict = {e.job: e.verdict for e in entries}
+        app.screen.query_one("#routes").focus()
+        await pilot.press("w")
+        await wait_until(pilot, lambda: _name(app) == "WhyNotScreen", timeout=30)
+        assert verdict.get(app.screen.job) not in (None, "not_candidate")
+
+
+@pytest.mark.slow
+async def test_route_detail_in_replay_shows_the_config_text_and_e_opens_its_line():
+    """Issue 29's handling list: in replay with ``--config`` route detail showed no config text and
+    ``e`` opened the config at line 1. The board's routes carry their definition's place
+    (engine.views.figures.route_locations): the detail shows the definition, ``e`` opens the
+    read-only editor on its line."""
+    from engine.launch.options import ReplayOptions  # noqa: PLC0415 - this test only
+    from engine.launch.replay import replay_runtime  # noqa: PLC0415 - this test only
+    from tests.helpers.paths import REPO  # noqa: PLC0415 - this test only
+    from tui.app import make_app  # noqa: PLC0415 - this test only
+
+    conf = str(REPO / "sample_configs" / "demo" / "condor_config")
+    runtime = replay_runtime(ReplayOptions(log=str(REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"),
+                                           config=(conf,), tz="UTC", at="+1h"))
+    app = make_app(runtime, mode="replay", readonly=True, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.routes, timeout=60)
+        name = app.snapshot.routes[0].name
+        lines = open(conf, encoding="utf-8").read().splitlines()
+        line = next(i for i, text in enumerate(lines, 1) if text.startswith(f"JOB_ROUTER_ROUTE_{name} "))
+        app.open_route(name)
+        await wait_until(pilot, lambda: _name(app) == "RouteDetailScreen")
+        box = app.screen.query_one("#route-text")
+        shown = lambda: getattr(box.content, "code", str(box.content))  # noqa: E731 - the Syntax's text
+        await wait_until(pilot, lambda: f"JOB_ROUTER_ROUTE_{name}" in shown(), timeout=30)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: _name(app) == "EditorScreen")
+        assert (app.screen.path, app.screen.line) == (conf, line)

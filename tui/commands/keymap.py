@@ -13,7 +13,7 @@ The rules, the same on every screen (issue 11 item 4):
   "back" (in a dialog it does nothing: answer or Esc first).
 - ``space`` pauses and resumes the engine (demo and replay); ``+``/``-`` change the speed.
 - In tables: ↑/↓ (also ``k``; ``j`` is Jobs), PgUp/PgDn, Home/End, Enter opens the row.
-- ``/`` filters, ``w`` asks why a job is not routed, ``t`` traces its routed ad step by step, ``e`` edits the route's config (``e``
+- ``/`` filters, ``w`` asks why a job is not routed (``l`` lists every idle job's verdict), ``t`` traces its routed ad step by step, ``e`` edits the route's config (``e``
   *views* it in read-only modes), ``H``/``L``/``X`` hold, release, remove a job after a
   confirmation.
 
@@ -44,6 +44,8 @@ APP = [
     # "execute"; check_action hides them elsewhere). Hidden everywhere, h/o were found by no one.
     Binding("h", "show_hooks", "Hooks"),
     Binding("o", "show_slots", "Slots"),
+    # every idle source job with its verdict (issue 29); hidden from the footer, listed in ? and :ledger
+    Binding("l", "show_ledger", "Ledger", show=False),
     Binding("space", "toggle_pause", "Pause/Play"),
     Binding("plus", "speed(2)", "Faster", key_display="+", show=False),
     Binding("minus", "speed(0.5)", "Slower", key_display="-", show=False),
@@ -158,6 +160,13 @@ WHY_NOT = [
     Binding("t", "trace", "Trace"),
 ]
 
+LEDGER = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "refresh_ledger", "Re-read"),
+    Binding("w", "why_not", "Why not", show=False),
+]
+LEDGER_TABLE = [Binding("enter", "select_cursor", "Why not"), *ROW_ENDS]
+
 CHAIN = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "refresh_chain", "Re-read"),
@@ -215,6 +224,8 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Job tables", JOB_TABLE),
     ("Job ad", AD),
     ("Why not routed", WHY_NOT),
+    ("Ledger (every idle source job)", LEDGER),
+    ("Ledger table", LEDGER_TABLE),
     ("Transform trace", TRACE),
     ("Chain (source → copy → grid)", CHAIN),
     ("Crondor", CRON),

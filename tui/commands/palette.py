@@ -30,6 +30,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("slots", "", "execute node's slots (key o)", (), control="execute"),
     Command("edit", "[NAME]", "route editor (at route NAME)", ("e",), "route"),
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "waiting"),
+    Command("ledger", "", "every idle source job: its verdict, route or why it waits, hold countdown (key l)",
+            ("verdicts",)),
     Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
     Command("chain", "[JOB]", "source job → routed copy → grid job, lags and orphans (key x)", ("xray",), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),

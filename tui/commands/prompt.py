@@ -58,6 +58,15 @@ class CommandLineMixin:
             raise ValueError("which job? e.g. :why 123.0")
         self.open_why_not(arg)
 
+    def cmd_ledger(self, arg: str) -> None:
+        self.action_show_ledger()
+
+    def action_show_ledger(self) -> None:
+        from tui.screens.ledger import LedgerScreen  # noqa: PLC0415
+
+        if not isinstance(self.screen, LedgerScreen):
+            self.push_screen(LedgerScreen())
+
     def cmd_trace(self, arg: str) -> None:
         if not arg:
             raise ValueError("which job? e.g. :trace 123.0")

@@ -146,19 +146,36 @@ class ReplayFeed(FeedBase):
     def job_ad(self, job: str) -> dict[str, str]:
         return self.player.job_ad(job)
 
-    def why_not(self, job: str, now: float) -> WhyNot:
-        """Why ``job`` waits at this moment: its ledger entry (engine.feeds.replay.why, the same as
-        ``routedeck why``), every route's verdict in match order; the routing table is --config's."""
-        from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - the why-not screen only
-        from engine.router.loader import load_config_and_table  # noqa: PLC0415 - the why-not screen only
-        from engine.views.ledger import why_not_of  # noqa: PLC0415 - the why-not screen only
+    NO_TABLE = "no routing table: open the replay with --config to ask why a job waits"
+
+    def _routing(self) -> tuple[Any, Any]:
+        """(config, routing table) of --config, (None, None) without one."""
+        from engine.router.loader import load_config_and_table  # noqa: PLC0415 - the ledger and why-not only
 
         if self.config_files and self._table is None:  # a feed built without its routing (tests)
             loaded = load_config_and_table(self.config_files)
             self._table = (loaded.config, loaded.table)
-        cfg, table = self._table or (None, None)
+        return self._table or (None, None)
+
+    def why_not(self, job: str, now: float) -> WhyNot:
+        """Why ``job`` waits at this moment: its ledger entry (engine.feeds.replay.why, the same as
+        ``routedeck why``), every route's verdict in match order; the routing table is --config's."""
+        from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - the why-not screen only
+        from engine.views.ledger import why_not_of  # noqa: PLC0415 - the why-not screen only
+
+        cfg, table = self._routing()
         entries = replay_ledger(self.player, table, cfg.get, [job]) if table is not None else []
-        return why_not_of(table, entries, job, "no routing table: open the replay with --config to ask why a job waits")
+        return why_not_of(table, entries, job, self.NO_TABLE)
+
+    def ledger(self, now: float) -> list:
+        """Every idle source job's ledger entry at this moment (the dashboard's ledger screen, the
+        entries of ``routedeck why``); LookupError without --config."""
+        from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415 - the ledger screen only
+
+        cfg, table = self._routing()
+        if table is None:
+            raise LookupError(self.NO_TABLE)
+        return replay_ledger(self.player, table, cfg.get)
 
     def idle(self) -> bool:
         """Build the recording's next seek checkpoint (one interval of records) while the runtime

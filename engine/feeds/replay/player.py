@@ -61,6 +61,7 @@ class Player:
         self.clock = clock
         self.speed = float(speed)
         self.limits = limits
+        self.locations: dict[str, str] | None = None  # route → "file:line" of --config (make_player)
         self.tz = tz
         self.position = -1
         self.state = JobQueue()
@@ -252,7 +253,7 @@ class Player:
         """What a view of this moment at replay time ``t`` is made of, beside the queue."""
         return dict(rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
                     figures=self.history.figures(self.position, t), route_order=self.route_order,
-                    deferral=lambda job: self.history.deferral_at(job, t))
+                    deferral=lambda job: self.history.deferral_at(job, t), locations=self.locations)
 
     def view(self, time: float | None = None) -> View:
         """The view of what the last :meth:`advance` settled, its route figures at ``time``

@@ -42,6 +42,10 @@ class WatchFeed(FeedBase):
         """The followed queue's why-not (:meth:`WatchEngine.why_not`), asked on the runtime's thread."""
         return self.engine.why_not(job, now)
 
+    def ledger(self, now: float):
+        """The followed queue's ledger (:meth:`WatchEngine.ledger`), asked on the runtime's thread."""
+        return self.engine.ledger(now)
+
     def step(self, t: float) -> None:
         if t >= self.next_time():
             self._poll(t)

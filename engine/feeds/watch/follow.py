@@ -233,7 +233,8 @@ class WatchEngine:
         self.publish()
         view = views.settle(ads, rows=self.rows, time=now, limits=self.setup.limits, figures=figures,
                             route_order=self.route_order, jobs_version=self.version, tz=self.tz,
-                            deferral=self.cron.deferral if self.cron is not None else None)
+                            deferral=self.cron.deferral if self.cron is not None else None,
+                            locations=self.setup.locations)
         table = self.router_log.latest if self.router_log is not None else None
         base_now = self.clock.base.now()
         shown = MappingProxyType(dict(
@@ -251,18 +252,28 @@ class WatchEngine:
         fields = {"paused": False, "readonly": True, "config_files": self.setup.config_files, **shown, **given}
         return snapshot_of(view, seq=seq, mode="watch", with_jobs=with_jobs, tz=self.tz, **fields)
 
+    NO_TABLE = "no routing table: the config has no JOB_ROUTER_ROUTE_NAMES"
+
     def why_not(self, job: str, now: float) -> WhyNot:
         """Why ``job`` waits now: its ledger entry (engine.views.ledger.ledger_at, the computation of
         ``routedeck why``) over the followed queue, with RouteDeck's own figures of it and the
         config's routing table and periodic policy (issue 29: watch said "no routing explanation")."""
         table = self.setup.table
-        entries = []
-        if table is not None:
-            start = self.figures.start if self.figures.start is not None else now
-            cfg = self.setup.config
-            entries = ledger_at(table, queue_ads(self.queue), now, self.figures.figures(now), start,
-                                self.figures.period, cfg.get if cfg is not None else None, [job])
-        return why_not_of(table, entries, job, "no routing table: the config has no JOB_ROUTER_ROUTE_NAMES")
+        entries = self._ledger(now, [job]) if table is not None else []
+        return why_not_of(table, entries, job, self.NO_TABLE)
+
+    def ledger(self, now: float) -> list:
+        """Every idle source job's ledger entry now (the dashboard's ledger screen); LookupError
+        without a routing table."""
+        if self.setup.table is None:
+            raise LookupError(self.NO_TABLE)
+        return self._ledger(now, None)
+
+    def _ledger(self, now: float, jobs: list[str] | None) -> list:
+        start = self.figures.start if self.figures.start is not None else now
+        cfg = self.setup.config
+        return ledger_at(self.setup.table, queue_ads(self.queue), now, self.figures.figures(now), start,
+                         self.figures.period, cfg.get if cfg is not None else None, jobs)
 
     count_unrouted = False  # set by --metrics: Snapshot.unrouted and .held_soon (routedeck_idle_unrouted_jobs)
 

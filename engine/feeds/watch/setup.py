@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine.views.figures import DEFAULT_POLLING_PERIOD, table_rules
+from engine.views.figures import DEFAULT_POLLING_PERIOD, route_locations, table_rules
 from engine.lang.config import Config
 from engine.router.loader import load_routing_table
 
@@ -32,6 +32,7 @@ class WatchSetup:
     config_files: tuple[str, ...] = ()
     limits: dict[str, tuple[int, int]] | None = None  # route name → (MaxJobs, MaxIdleJobs), table order
     rules: dict | None = None  # route name → engine.views.figures.RouteRule (failure threshold and test)
+    locations: dict[str, str] | None = None  # route name → "file:line" of its definition (route detail, editor)
     polling_period: float = DEFAULT_POLLING_PERIOD  # JOB_ROUTER_POLLING_PERIOD
     router_log: str | None = None
     diagnostics: list[str] = field(default_factory=list)
@@ -56,7 +57,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
     """Find the queue log, the routing table's limits and the router log (module docstring)."""
     paths = condor_config_paths(config, env)
     diagnostics: list[str] = []
-    limits = rules = table = None
+    limits = rules = table = locations = None
     period = DEFAULT_POLLING_PERIOD
     cfg = None
     schedd_name = None
@@ -67,6 +68,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
         # no routes in the config: the copies' routes are unknown, not all "unlisted"
         limits, rules, period = table_rules(table)
         limits, rules = limits or None, rules or None
+        locations = route_locations(table)
         diagnostics += [str(d) for d in table.errors]
         schedd_name = _expanded(cfg, "SCHEDD_NAME")
     if queue_log is None:
@@ -78,7 +80,7 @@ def resolve(queue_log: str | None = None, config: list[str] | None = None, route
             if not spool:
                 raise WatchError(f"neither JOB_QUEUE_LOG nor SPOOL is set in {', '.join(paths)}")
             queue_log = os.path.join(spool, "job_queue.log")
-    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules,
+    return WatchSetup(queue_log=queue_log, config_files=tuple(paths), limits=limits, rules=rules, locations=locations,
                       polling_period=period, router_log=router_log, diagnostics=diagnostics,
                       schedd_name=schedd_name, table=table, config=cfg)
 

@@ -121,3 +121,25 @@ def test_check_lists_three_families_and_fails_on_problems(tmp_path):
     assert rc == 1
     assert f"{cfg}:1: error: [startd] Q_HOOK_FETCH_WORK: ERROR: invalid path" in out
     assert "no job period found for job 'C'" in out and "no path found for job 'D'" in out
+
+
+def test_a_shipped_sample_runs_on_a_copy(tmp_path, monkeypatch, capsys):
+    """Issue 29's handling list: ``hook run SAMPLE FETCH_WORK --config sample_configs/hooks/
+    condor_config --allow-hooks`` renamed the checkout's tracked ``queue/job1.job`` (the sample's
+    FETCH_WORK moves the job it hands out). A shipped sample's hooks run on a copy, as the demo
+    stages it; the sample here is a copy of the shipped one under a stand-in ``sample_configs``."""
+    import shutil  # noqa: PLC0415 - this test only
+
+    from tests.helpers.paths import REPO  # noqa: PLC0415 - this test only
+
+    samples = tmp_path / "sample_configs"
+    shutil.copytree(REPO / "sample_configs" / "hooks", samples / "hooks")
+    monkeypatch.setattr(cmd, "SAMPLES", samples, raising=False)
+    queue = sorted(p.name for p in (samples / "hooks" / "queue").iterdir())
+    rc, out = run("run", "SAMPLE", "FETCH_WORK", "--config", str(samples / "hooks" / "condor_config"),
+                  "--allow-hooks")
+    assert rc == 0 and "ClusterId = 1" in out
+    assert sorted(p.name for p in (samples / "hooks" / "queue").iterdir()) == queue  # nothing moved
+    assert "run on a copy" in capsys.readouterr().err
+    # an admin's own config runs where it is: not a shipped sample
+    assert cmd.shipped_sample([str(tmp_path / "condor_config")]) is None

@@ -57,3 +57,50 @@ def test_a_ce_without_its_router_defaults_runs_routes_at_htcondors_limits(tmp_pa
     assert not [m for m in _warnings(with_defaults) if "HTCondor's default limits" in m]
     plain = Config.load([str(routes)])  # not a CE: HTCondor's defaults are the defaults
     assert not [m for m in _warnings(plain) if "HTCondor's default limits" in m]
+
+
+# -- a route no job reaches: an earlier route's REQUIREMENTS clauses are some of its own ----------
+
+
+def _shadowed(cfg: Config) -> dict[str, str]:
+    return {d.route: d.message for d in load_routing_table(cfg).diagnostics if "is shadowed" in d.message}
+
+
+def test_a_route_whose_clauses_include_an_earlier_routes_is_shadowed(tmp_path):
+    """Issue 29's admin lint, proved on the texts: an earlier route ``A`` matches every job a
+    later ``A && B`` matches (ClassAd ``&&`` is true only when both sides are), so with first
+    match the later route gets jobs only while the earlier one refuses them (htcondor.md §1.4).
+    The real condor_tests table (Analysis3: ``RouteMe && !(ProcId & 1)``) with a route added
+    after it that requires more, and one whose clauses are Analysis3's in another order."""
+    extra = tmp_path / "99-more.conf"
+    extra.write_text("JOB_ROUTER_ROUTE_NAMES = $(JOB_ROUTER_ROUTE_NAMES) BigMem Again Either\n"
+                     "JOB_ROUTER_ROUTE_BigMem @=rt\n  GridResource = \"batch slurm\"\n"
+                     "  REQUIREMENTS (RequestMemory > 4096) && RouteMe && !(ProcId & 1)\n@rt\n"
+                     "JOB_ROUTER_ROUTE_Again @=rt\n  GridResource = \"batch slurm\"\n"
+                     "  REQUIREMENTS !(ProcId & 1) && (RouteMe)\n@rt\n"
+                     "JOB_ROUTER_ROUTE_Either @=rt\n  GridResource = \"batch slurm\"\n"
+                     "  REQUIREMENTS RouteMe || !(ProcId & 1) && RequestMemory > 4096\n@rt\n")
+    cfg = Config.load([str(DATA / "condor_tests" / "job_router_xform.run.config"), str(extra)])
+    found = _shadowed(cfg)
+    assert "Analysis3, earlier in the route order, requires only some of its clauses" in found["BigMem"]
+    assert "Analysis3, earlier in the route order, has the same REQUIREMENTS clauses" in found["Again"]
+    assert "Either" not in found  # a disjunction at the top: no clause of it is required
+    assert set(found) == {"Production2", "Analysis4", "BigMem", "Again"}  # the table's own two as before
+
+
+def test_the_clause_lint_is_info_under_round_robin():
+    cfg = Config.from_text("JOB_ROUTER_ROUND_ROBIN_SELECTION = true\nJOB_ROUTER_ROUTE_NAMES = A B\n"
+                           "JOB_ROUTER_ROUTE_A @=rt\n  REQUIREMENTS x == 1\n@rt\n"
+                           "JOB_ROUTER_ROUTE_B @=rt\n  REQUIREMENTS x == 1 && y == 2\n@rt\n", env={})
+    shadow = [d for d in load_routing_table(cfg).diagnostics if "is shadowed" in d.message]
+    assert [(d.route, d.level) for d in shadow] == [("B", "info")]
+
+
+def test_clauses_are_split_only_at_a_top_level_conjunction():
+    """``a || b && c`` is ``a || (b && c)``: splitting it at ``&&`` (as the why-not's clause split
+    did) would say that ``c`` is required."""
+    from engine.router.whynot import split_and  # noqa: PLC0415 - this test only
+
+    assert split_and("a || b && c") == ["a || b && c"]
+    assert split_and("x ? y && z : w") == ["x ? y && z : w"]
+    assert split_and("x =?= 1 && (y || z)") == ["x =?= 1", "(y || z)"]

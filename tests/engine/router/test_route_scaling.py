@@ -39,7 +39,9 @@ from engine.lang.xform_apply import MacroSet, Run
 
 
 def old_lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
-    """engine/router/lints.py before issue 25: every route against every earlier one."""
+    """engine/router/lints.py before issue 25: every route against every earlier one; with issue
+    29's clause rule (an earlier route whose ``&&`` clauses are some of the later's, compared
+    with every earlier route when no earlier one is ``true`` or equal)."""
     out: list[Diagnostic] = []
     rule = ("round-robin selection shares jobs between them" if table.knobs.round_robin else
             "first match wins: JOB_ROUTER_ROUND_ROBIN_SELECTION is false")
@@ -47,16 +49,28 @@ def old_lint_shadowing(table: RoutingTable) -> list[Diagnostic]:
     earlier = []
     for route in table.routes:
         key = lints._normal(route.requirements)
-        for prev_key, prev in earlier:
+        clauses = lints.clause_set(key)
+        what = prev = None
+        for prev_key, _prev_set, p in earlier:
             if prev_key == "true" or prev_key == key:
+                prev = p
                 what = ("has the same REQUIREMENTS" if prev_key == key and prev_key != "true" else
-                        "has no REQUIREMENTS (matches every job)" if not prev.requirements else
+                        "has no REQUIREMENTS (matches every job)" if not p.requirements else
                         "has REQUIREMENTS true (matches every job)")
-                out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
-                                 f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
-                                 f"({rule})", route))
                 break
-        earlier.append((key, route))
+        if prev is None and (len(clauses) > 1 or (clauses and clauses != {key})):
+            for _prev_key, prev_set, p in earlier:
+                if prev_set and prev_set <= clauses:
+                    prev = p
+                    what = ("has the same REQUIREMENTS clauses" if prev_set == clauses else
+                            f"requires only some of its clauses, {p.requirements.strip()}, so it matches every "
+                            f"job {route.name} matches")
+                    break
+        if prev is not None:
+            out.append(_diag(level, f"route {route.name} is shadowed: {prev.name}, earlier in the route order, "
+                             f"{what}; {route.name} gets such jobs only while {prev.name} is not accepting "
+                             f"({rule})", route))
+        earlier.append((key, clauses, route))
     return out
 
 
@@ -127,7 +141,8 @@ def test_real_tables_do_exercise_both_lints():
 # tests, texts that do not parse (compared as written)
 REQUIREMENTS = [None, "", "true", "TRUE", " true ", "(true)", "True", "x == 1", "x==1", "X == 1", "(x == 1)",
                 "x == 2", 'y == "a"', 'y == "A"', 'y=="a"', "x ==", "x == 1 ||", "x = = 1", "MY.x == 1",
-                "x == 1 && true", "x =?= undefined", "x is undefined"]
+                "x == 1 && true", "x =?= undefined", "x is undefined", "x == 1 && y == \"a\"", "(y == \"a\") && x==1",
+                "x == 2 && z > 3 && y == \"a\"", "z > 3 && (x == 2)"]
 
 
 @pytest.mark.parametrize("seed", range(150))

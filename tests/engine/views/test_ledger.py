@@ -133,3 +133,28 @@ def test_router_wide_max_jobs_is_a_route_job_limit(tmp_path):
     cfg, table = _load(tmp_path, corrected=True, extra="JOB_ROUTER_MAX_JOBS = 3\n")
     a, b = ledger(table, ads, ECS + 100.0, get=cfg.get)
     assert (a.verdict, b.verdict) == ("matched", "route_full")
+
+
+def test_a_route_no_job_seen_reaches_is_shown_over_the_jobs_seen(tmp_path):
+    """Issue 29's admin lint where the route texts prove nothing: ``Multi`` (``RequestCpus >= 2 &&
+    RequestMemory < 8192``) is not a clause superset of ``Small`` (``RequestMemory <= 4096``), so
+    the shadowing lint is silent, yet every job seen that matches Multi matches Small first (first
+    match, htcondor.md §1.4): :func:`unreached` names it, with the route that takes its jobs."""
+    from engine.router.lints import lint_shadowing  # noqa: PLC0415 - this test only
+    from engine.views.ledger import Unreached, unreached  # noqa: PLC0415 - this test only
+
+    extra = ("JOB_ROUTER_ROUTE_Small @=jrt\n  UNIVERSE VANILLA\n  REQUIREMENTS RequestMemory <= 4096\n@jrt\n"
+             "JOB_ROUTER_ROUTE_Multi @=jrt\n  UNIVERSE VANILLA\n"
+             "  REQUIREMENTS RequestCpus >= 2 && RequestMemory < 8192\n@jrt\n"
+             "JOB_ROUTER_ROUTE_NAMES = Small Multi\n")
+    cfg, table = _load(tmp_path, corrected=False, extra=extra)
+    assert [r.name for r in table.routes] == ["Small", "Multi"] and not lint_shadowing(table)
+    ads = {"1.0": _job(RequestMemory=1000, RequestCpus=4),
+           "2.0": _job(ClusterId=2, RequestMemory=1500, RequestCpus=2),
+           "3.0": _job(ClusterId=3, RequestMemory=9000, RequestCpus=8)}  # matches neither
+    entries = ledger(table, ads, ECS + 100.0, get=cfg.get)
+    assert [e.verdict for e in entries] == ["matched", "matched", "no_match"]
+    assert unreached(entries) == [Unreached("Multi", "Small", 2)]
+    # a job seen that matches Multi and not Small reaches it: nothing to say
+    ads["4.0"] = _job(ClusterId=4, RequestMemory=6000, RequestCpus=2)
+    assert unreached(ledger(table, ads, ECS + 100.0, get=cfg.get)) == []
