@@ -19,8 +19,10 @@ started/succeeded/failed (the counters' ``increase`` over ``RECENT``: the router
 but where it began is not exported, so the last 600 s stand for it) and the failure rate's
 history (``rate_history``, a range query over ``TREND``, as the local board's trend column).
 :func:`route_view` gives a route as the local board's row (engine.contract.snapshot.RouteView):
-the fleet's routes screen draws it with the local board's own cells. The match order and the
-window's re-evaluation time are not exported: index 0, no re-evaluation.
+the fleet's routes screen draws it with the local board's own cells, in the routing table's match
+order (``routedeck_route_match_order``; routes without one, not enabled, after them by name), the
+window's re-evaluation 600 s after ``routedeck_route_window_start_timestamp_seconds``, counted
+from the CE's own snapshot time (``time``: virtual in a demo).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from engine.contract.snapshot import RouteView
 from engine.fleet.promapi import Prometheus
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL
 
 LOOKBACK = "1h"  # a target whose RouteDeck series are older than this is no longer a CE of the board
 TREND = 1800.0  # seconds of the trend column
@@ -44,6 +47,8 @@ ROUTE_FLAGS = {  # JSON key -> exporter series (a 0/1 gauge or a figure)
     "failure_rate": "routedeck_route_failure_rate",
     "failure_rate_threshold": "routedeck_route_failure_rate_threshold",
     "throttle": "routedeck_route_throttle_jobs",
+    "match_order": "routedeck_route_match_order",
+    "window_start": "routedeck_route_window_start_timestamp_seconds",
     **{f"recent_{k}": f"round(increase(routedeck_route_jobs_{k}_total[{RECENT}]))"
        for k in ("started", "succeeded", "failed")},
 }
@@ -61,14 +66,14 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
     def ce(instance: str) -> dict[str, Any]:
         if instance not in ces:
             ces[instance] = {"instance": instance, "job": None, "schedd": None, "up": None, "state": "stale",
-                             "routes": {}, "unrouted": {}}
+                             "time": None, "routes": {}, "unrouted": {}}
         return ces[instance]
 
     known = prom.query(f"last_over_time(routedeck_snapshot_timestamp_seconds[{LOOKBACK}])", now)
     jobs = set()
-    for labels, _ in known:
+    for labels, value in known:
         c = ce(labels.get("instance", ""))
-        c["job"], c["schedd"] = labels.get("job"), labels.get("schedd")
+        c["job"], c["schedd"], c["time"] = labels.get("job"), labels.get("schedd"), _num(value)
         jobs.add(labels.get("job"))
     for labels, value in prom.query("up", now):
         inst = labels.get("instance", "")
@@ -125,7 +130,7 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
         elif inst in current:
             c["state"] = "up"
             c["schedd"] = current[inst] or c["schedd"]
-        routes = [c["routes"][n] for n in sorted(c["routes"])]
+        routes = sorted(c["routes"].values(), key=match_order)
         for r in routes:
             r["rate_history"] = rates.get((inst, r["name"]), [])
         c["routes"] = routes
@@ -137,6 +142,12 @@ def fleet(prom: Prometheus, now: float, trend: bool = True) -> dict[str, Any]:
         c["trend"] = trends.get(inst, [])
         out.append(c)
     return {"ces": out}
+
+
+def match_order(r: dict[str, Any]) -> tuple:
+    """Routes in the routing table's match order; those without one (not enabled) after, by name."""
+    order = r.get("match_order")
+    return (0, order, r["name"]) if order else (1, 0, r["name"])
 
 
 def route_state(r: dict[str, Any]) -> str:
@@ -159,11 +170,14 @@ def route_view(r: dict[str, Any]) -> RouteView:
         v = r.get(key)
         return default if v is None else v
 
+    start = figure("window_start", 0.0)
     return RouteView(
-        index=0, name=r["name"], source_label="prometheus", syntax="", state=route_state(r), reason=None,
+        index=int(figure("match_order")), name=r["name"], source_label="prometheus", syntax="",
+        state=route_state(r), reason=None,
         routed=r["routed"], idle=r["idle"], running=r["running"], held=r["held"],
         max_jobs=figure("max_jobs", -1), max_idle=figure("max_idle_jobs", -1),
         recent_started=int(figure("recent_started")), recent_succeeded=int(figure("recent_succeeded")),
         recent_failed=int(figure("recent_failed")), failure_rate=float(figure("failure_rate", 0.0)),
         failure_threshold=float(figure("failure_rate_threshold", 0.0)), throttle=r.get("throttle"),
-        window_start=0.0, next_reevaluation=0.0, rate_history=tuple(r.get("rate_history") or ()))
+        window_start=float(start), next_reevaluation=start + THROTTLE_UPDATE_INTERVAL if start else 0.0,
+        rate_history=tuple(r.get("rate_history") or ()))

@@ -62,6 +62,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "routedeck_routing_enabled": ("gauge", "1 when the routing table enables routing."),
     "routedeck_queue_jobs": ("gauge", "Jobs in the schedd's queue by status."),
     "routedeck_route_jobs": ("gauge", "Routed copies on the route by state (idle not held, running, held)."),
+    "routedeck_route_match_order": ("gauge", "The route's place in the routing table's match order, from 1 "
+                                    "(absent: the route is not enabled)."),
+    "routedeck_route_window_start_timestamp_seconds": ("gauge", "When the route's current 600 s failure-rate window "
+                                                       "began (epoch seconds; absent: no router window)."),
     "routedeck_route_max_jobs": ("gauge", "The route's MaxJobs (absent: unknown)."),
     "routedeck_route_max_idle_jobs": ("gauge", "The route's MaxIdleJobs (absent: no limit)."),
     "routedeck_route_accepting": ("gauge", "1 when the route accepts new jobs now."),
@@ -210,6 +214,9 @@ def _one(v: float) -> tuple:
 ROUTE_SERIES: tuple[tuple[str, tuple[str, ...], Callable], ...] = (
     ("routedeck_route_jobs", ("state",),
      lambda r: ((("idle",), max(0, r.idle - r.held)), (("running",), r.running), (("held",), r.held))),
+    ("routedeck_route_match_order", (), lambda r: _one(r.index) if r.index > 0 else ()),
+    ("routedeck_route_window_start_timestamp_seconds", (), lambda r: _one(r.window_start) if r.window_start > 0
+     else ()),
     ("routedeck_route_max_jobs", (), lambda r: _one(r.max_jobs) if r.max_jobs >= 0 else ()),
     ("routedeck_route_max_idle_jobs", (), lambda r: _one(r.max_idle) if r.max_idle >= 0 else ()),
     ("routedeck_route_accepting", (), lambda r: _one(1.0 if r.state == "accepting" else 0.0)),

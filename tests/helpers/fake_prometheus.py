@@ -85,6 +85,8 @@ def two_ces() -> tuple[dict, dict]:
         "routedeck_route_throttled": [({**a, "route": "Site_A"}, 1), ({**a, "route": "Site_B"}, 0)],
         "routedeck_route_full": [({**a, "route": "Site_A"}, 0), ({**a, "route": "Site_B"}, 1)],
         "routedeck_route_max_jobs": [({**a, "route": "Site_A"}, 100), ({**a, "route": "Site_B"}, 2)],
+        "routedeck_route_match_order": [({**a, "route": "Site_A"}, 2), ({**a, "route": "Site_B"}, 1)],
+        "routedeck_route_window_start_timestamp_seconds": [({**a, "route": "Site_A"}, 1e9 - 200)],
         "routedeck_route_failure_rate": [({**a, "route": "Site_A"}, 0.025)],
         "routedeck_route_failure_rate_threshold": [({**a, "route": "Site_A"}, 0.03), ({**a, "route": "Site_B"}, 0.03)],
         "routedeck_route_throttle_jobs": [({**a, "route": "Site_A"}, 18.6)],

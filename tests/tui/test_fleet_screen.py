@@ -45,13 +45,16 @@ async def test_fleet_rows_and_enter_for_routes():
             await pilot.pause()
             assert isinstance(app.screen, FleetRoutesScreen)
             routes = app.screen.query_one("#ce-routes", DataTable)
-            assert [r.value for r in routes.rows] == ["Site_A", "Site_B"]
+            assert [r.value for r in routes.rows] == ["Site_B", "Site_A"]  # the match order
+            assert routes.border_title == "Routes (in match order)"
             a = dict(zip([str(c.label) for c in routes.columns.values()],
                          [str(c).strip() for c in routes.get_row("Site_A")]))
             assert (a["State"], a["Throttle"], a["Fail/s"], a["St/Ok/Fail"]) == ("THROTTLED", "18.6/600s", "0.025", "12/0/15")
-            assert a["Routed/Max"].startswith("9/100") and (a["Run"], a["Held"], a["#"], a["Re-eval"]) == ("5", "1", "—", "—")
+            assert a["Routed/Max"].startswith("9/100") and (a["Run"], a["Held"], a["#"]) == ("5", "1", "2")
+            # re-evaluated 600 s after its window began (1e9 - 200), counted from the CE's snapshot time (1e9)
+            assert a["Re-eval"] == "6m40s"
             assert a["Trend"].strip()  # the failure rate's history (a range query)
-            assert [str(c) for c in routes.get_row("Site_B")][2] == "full"
+            assert [str(c).strip() for c in routes.get_row("Site_B")][:3] == ["1", "Site_B", "full"]
             await pilot.press("escape")
             await pilot.pause()
             assert not isinstance(app.screen, FleetRoutesScreen)

@@ -10,6 +10,7 @@ last board and says why in the status line.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from rich.text import Text
@@ -109,11 +110,16 @@ def ce_cells(c: dict[str, Any], columns: tuple[tuple[str, str, int], ...]) -> tu
     return tuple(cells[k] for _t, k, _w in columns)
 
 
-def fleet_route_cells(r: dict[str, Any], width: int) -> tuple:
+def fleet_route_cells(r: dict[str, Any], width: int, now: float | None) -> tuple:
     """A board route's cells: the local board's (tui.screens.routes.route_cells) of its RouteView
-    (engine.fleet.board.route_view), for a terminal ``width``; no match order ("#": —)."""
-    cells = route_cells(route_view(r), 0.0, reason=width >= WIDE, bars=width >= BARS)
-    return ("—", *cells[1:])
+    (engine.fleet.board.route_view), for a terminal ``width``, the re-evaluation counted from the
+    CE's snapshot time ``now``; "#" is — for a route with no match order (an exporter before
+    routedeck_route_match_order, or a route not enabled), as Re-eval is without a window."""
+    view = route_view(r)
+    if now is None:
+        view = dataclasses.replace(view, next_reevaluation=0.0)
+    cells = route_cells(view, now or 0.0, reason=width >= WIDE, bars=width >= BARS)
+    return (str(view.index) if view.index else "—", *cells[1:])
 
 
 def fill(table: DataTable, rows: list[tuple[str, tuple]]) -> None:
@@ -165,7 +171,6 @@ class FleetRoutesScreen(Screen):
         yield from _line_over_table("ce-title", "ce-routes", (), fixed_columns=PINNED)
 
     def on_mount(self) -> None:
-        self.query_one("#ce-routes", DataTable).border_title = "Routes (by name: the match order is not exported)"
         self.show(self.app.board)
 
     def on_resize(self, event: Any) -> None:
@@ -192,7 +197,10 @@ class FleetRoutesScreen(Screen):
                                    f" — {len(ce['routes'])} routes — unrouted: {unrouted_words(ce['unrouted'])}"))
         self._columns([r["name"] for r in ce["routes"]])
         width = self.app.size.width
-        fill(self.query_one("#ce-routes", DataTable), [(r["name"], fleet_route_cells(r, width)) for r in ce["routes"]])
+        table = self.query_one("#ce-routes", DataTable)
+        ordered = any(r.get("match_order") for r in ce["routes"])
+        table.border_title = "Routes (in match order)" if ordered else "Routes (by name: no match order exported)"
+        fill(table, [(r["name"], fleet_route_cells(r, width, ce.get("time"))) for r in ce["routes"]])
 
 
 class FleetScreen(Screen):

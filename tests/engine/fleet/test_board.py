@@ -28,7 +28,9 @@ def test_two_ces_one_up_one_down():
     up, down = ces
     assert (up["state"], up["up"], up["schedd"]) == ("up", True, "ce1.example.org")
     assert (down["state"], down["up"], down["routes"]) == ("down", False, [])
-    a, b = up["routes"]
+    b, a = up["routes"]  # in the routing table's match order (routedeck_route_match_order), not by name
+    assert (a["match_order"], b["match_order"], a["window_start"], b["window_start"]) == (2, 1, 1e9 - 200, None)
+    assert up["time"] == 1e9  # the CE's snapshot time, which Re-eval is counted from
     # idle counts the held copies too, as RouteView and replay --json do (collector: state=idle is not held)
     assert (a["name"], a["idle"], a["running"], a["held"], a["routed"]) == ("Site_A", 4, 5, 1, 9)
     assert (a["accepting"], a["throttled"], a["full"], a["max_jobs"], a["failure_rate"]) == (False, True, False, 100, 0.025)
@@ -49,12 +51,26 @@ def test_route_view_is_a_local_board_row():
     board's cells): limits without a series are -1 (no limit), figures without one 0."""
     answers, ranges = two_ces()
     with FakePrometheus(answers, ranges) as fake:
-        a, b = fleet(Prometheus(fake.url), NOW)["ces"][0]["routes"]
+        b, a = fleet(Prometheus(fake.url), NOW)["ces"][0]["routes"]
     va, vb = route_view(a), route_view(b)
+    # the match order and the throttle window's re-evaluation (600 s after it began, JobRouter.cpp's
+    # THROTTLE_UPDATE_INTERVAL, htcondor.md §1.5); no window series: no re-evaluation
+    assert (va.index, va.window_start, va.next_reevaluation) == (2, 1e9 - 200, 1e9 + 400)
+    assert (vb.index, vb.window_start, vb.next_reevaluation) == (1, 0.0, 0.0)
     assert (va.name, va.state, va.routed, va.idle, va.running, va.held) == ("Site_A", "throttled", 9, 4, 5, 1)
     assert (va.max_jobs, va.max_idle, va.throttle, va.failure_rate, va.failure_threshold) == (100, -1, 18.6, 0.025, 0.03)
     assert (va.recent_started, va.recent_succeeded, va.recent_failed, va.rate_history) == (12, 0, 15, (0, 0.01, 0.025))
     assert (vb.state, vb.max_jobs, vb.throttle, vb.recent_started, vb.failure_rate) == ("full", 2, None, 0, 0.0)
+
+
+def test_without_match_order_routes_go_by_name():
+    """An exporter without routedeck_route_match_order (older RouteDeck): routes by name, index 0."""
+    answers, ranges = two_ces()
+    del answers["routedeck_route_match_order"]
+    with FakePrometheus(answers, ranges) as fake:
+        routes = fleet(Prometheus(fake.url), NOW)["ces"][0]["routes"]
+    assert [r["name"] for r in routes] == ["Site_A", "Site_B"]
+    assert [route_view(r).index for r in routes] == [0, 0]
 
 
 def test_scraped_but_no_current_series_is_stale():

@@ -76,6 +76,8 @@ def check_routes(got: dict, snap, schedd: str) -> None:
         assert value(got, "routedeck_route_jobs", state="running", **lab) == r.running
         assert value(got, "routedeck_route_jobs", state="held", **lab) == r.held
         assert value(got, "routedeck_route_max_jobs", **lab) == (r.max_jobs if r.max_jobs >= 0 else None)
+        assert value(got, "routedeck_route_match_order", **lab) == (r.index or None)
+        assert value(got, "routedeck_route_window_start_timestamp_seconds", **lab) == (r.window_start or None)
         assert value(got, "routedeck_route_max_idle_jobs", **lab) == (r.max_idle if r.max_idle >= 0 else None)
         assert value(got, "routedeck_route_accepting", **lab) == (r.state == "accepting")
         assert value(got, "routedeck_route_throttled", **lab) == (r.state == "throttled")
