@@ -11,7 +11,7 @@ import pytest
 from engine.router.unrouted import Entry
 from tui.app import make_app
 
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tests.helpers.tui_fixtures import FakeFeed, FakeRuntime, make_snapshot, wait_until
 
 _REQ = {"route": "CMS_T2", "verdict": "no_match", "detail": '(VO == "cms") is false (VO = "atlas")'}
 ENTRIES = (
@@ -29,9 +29,15 @@ ENTRIES = (
 )
 
 
-class LedgerRuntime(FakeRuntime):
+class LedgerFeed(FakeFeed):
     def ledger(self, now: float) -> list:
         return list(ENTRIES)
+
+
+class LedgerRuntime(FakeRuntime):
+    def __init__(self, snapshot) -> None:
+        super().__init__(snapshot)
+        self.feed = LedgerFeed(self)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (132, 40)])
