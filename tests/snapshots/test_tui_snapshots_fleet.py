@@ -43,7 +43,20 @@ async def _ready(pilot, table: str = "#fleet-ces"):
         return t.row_count > 0 and t.show_horizontal_scrollbar == wide and t.horizontal_scrollbar.display == wide
 
     await wait_until(pilot, laid_out)
-    await pilot.pause()
+    await settled(pilot)
+
+
+async def settled(pilot, rounds: int = 3, tries: int = 40) -> None:
+    """Wait until the screen draws the same for ``rounds`` refreshes in a row: under load a
+    scrollbar's thumb came a refresh after the check above (a flake of the 80×24 snapshots)."""
+    last, same = None, 0
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        shot = pilot.app.export_screenshot()
+        same = same + 1 if shot == last else 0
+        if same >= rounds:
+            return
+        last = shot
 
 
 @pytest.mark.parametrize("size", [(80, 24), (132, 40)], ids=["80x24", "132x40"])
