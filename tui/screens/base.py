@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, TextArea
 from tui.widgets.footer import DeckFooter
+from tui.widgets.repaint import write_cells
 
 from engine.contract.snapshot import Snapshot
 from tui.widgets.chrome import EngineBanner, StatusHeader
@@ -97,12 +98,11 @@ class DeckScreen(Screen):
         """Redraw from ``snap``; screens override."""
 
 
-def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str],
-              batch: Any) -> list:
+def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str]) -> list:
     """Show ``rows`` (``(key, cells)`` in order) in ``table``, which shows the rows of ``known``
-    keys (None: unknown): when the keys are the same, each cell is updated inside ``batch`` (the
-    app's ``batch_update``); otherwise the rows are made again and the cursor stays on its row number
-    (clamped). Returns the keys now shown. ``columns``: the column keys, in the cells' order."""
+    keys (None: unknown): when the keys are the same, only the changed cells are written and only
+    their rows repainted (``tui.widgets.repaint.write_cells``); otherwise the rows are made again
+    and the cursor stays on its row number (clamped). Returns the keys now shown. ``columns``: the column keys, in the cells' order."""
     keys = [k for k, _ in rows]
     if keys != known:
         row = table.cursor_row
@@ -112,10 +112,7 @@ def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tu
         if keys:
             table.move_cursor(row=min(max(row, 0), len(keys) - 1), animate=False)
     else:
-        with batch():
-            for key, cells in rows:
-                for col, value in zip(columns, cells):
-                    table.update_cell(key, col, value)
+        write_cells(table, rows, columns)
     return keys
 
 

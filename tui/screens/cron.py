@@ -145,7 +145,7 @@ class CronScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
         zones = sorted({c.tz for c in snap.cron_jobs}) or [snap.tz]
         table.border_title = f"Crondor ── schedule: m h dom mon dow ── zone {', '.join(zones)}"
         self._keys = sync_rows(table, self._keys, [(c.job, cron_cells(c, snap.time)) for c in self.visible(snap)],
-                               [k for _t, k, _w in COLUMNS], self.app.batch_update)
+                               [k for _t, k, _w in COLUMNS])
         self._detail(snap)
 
     def row_for(self, snap: Snapshot, key: str) -> CronView | None:

@@ -217,7 +217,7 @@ class HooksScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
                     table.add_row(*hook_cells(h, snap.tz), key=str(h.seq))
             else:  # rows made again, the cursor kept on its row number (the newest: below)
                 sync_rows(table, None, [(str(h.seq), hook_cells(h, snap.tz)) for h in rows],
-                          [k for _t, k, _w in COLUMNS], self.app.batch_update)
+                          [k for _t, k, _w in COLUMNS])
             self._keys = keys
             if follow and keys:
                 table.move_cursor(row=len(keys) - 1, animate=False)

@@ -25,6 +25,7 @@ from tui.screens.base import DeckScreen
 from tui.text.legend import JOBS, legend_line
 from tui.widgets.job_model import COLUMN_KEYS, COLUMNS
 from tui.widgets.job_table import JobTable
+from tui.widgets.repaint import show_text
 from tui.commands.typeahead import open_text_box
 
 
@@ -130,7 +131,7 @@ class JobsScreen(DeckScreen):
             parts.append(f"sorted by {m.sort_key}{' desc' if m.reverse else ''}")
         if self._status_note:
             parts.append(self._status_note)
-        self.query_one("#jobs-status", Static).update(" · ".join(parts))
+        show_text(self.query_one("#jobs-status", Static), " · ".join(parts))
 
     # -- filter and sort ----------------------------------------------------------------------
     def action_filter(self) -> None:

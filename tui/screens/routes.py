@@ -28,6 +28,7 @@ from tui.screens.base import DeckScreen, plain
 from tui.screens.filter_box import FilterBox
 from tui.widgets.column_scroll import ColumnScrollTable
 from tui.widgets.gauge import gauge, sparkline
+from tui.widgets.repaint import show_text, write_cells
 
 STATE_STYLE = {
     "accepting": "green", "full": "yellow", "idle-limit": "yellow", "throttled": "bold red",
@@ -280,19 +281,16 @@ class RoutesScreen(FilterBox, DeckScreen):
             if selected in keys:
                 table.move_cursor(row=keys.index(selected), animate=False)
         else:
-            with self.app.batch_update():
-                for key, r in zip(keys, routes):
-                    for (_, col, _w), value in zip(columns, cells(r)):
-                        table.update_cell(key, col, value)
+            write_cells(table, [(key, cells(r)) for key, r in zip(keys, routes)], [col for _, col, _w in columns])
         self._routes = routes
         self._show_detail(snap)
         self._show_events(snap)
 
     def _show_detail(self, snap: Snapshot) -> None:
         route = self.selected_route()
-        self.query_one("#route-detail", Static).update(
-            route_detail(route, snap.time, snap.tz, route_diagnostics(snap, route.name)) if route
-            else Text("no route selected", style="dim"))
+        show_text(self.query_one("#route-detail", Static),
+                  route_detail(route, snap.time, snap.tz, route_diagnostics(snap, route.name)) if route
+                  else Text("no route selected", style="dim"))
 
     def _show_events(self, snap: Snapshot) -> None:
         # Route, config and engine events, from the app's log (its notable ring: per-job events
@@ -305,7 +303,7 @@ class RoutesScreen(FilterBox, DeckScreen):
         for e in reversed(events[-30:]):
             lines.append(f"{clock_time(e.time, snap.tz, date=False)} ", style="dim")
             lines.append(e.message + "\n", style=style.get(e.level, ""))
-        self.query_one("#events", Static).update(lines if events else Text("no events yet", style="dim"))
+        show_text(self.query_one("#events", Static), lines if events else Text("no events yet", style="dim"))
 
     def selected_route(self) -> RouteView | None:
         table = self.query_one("#routes", DataTable)

@@ -91,7 +91,7 @@ class SlotsScreen(RowPanel, DeckScreen):
         busy = sum(1 for s in snap.slots if s.activity == "Busy")
         table.border_title = f"Slots ── {len(snap.slots)} slots · {busy} busy"
         self._keys = sync_rows(table, self._keys, [(s.name, slot_cells(s, snap.time, snap.tz)) for s in snap.slots],
-                               [k for _t, k, _w in COLUMNS], self.app.batch_update)
+                               [k for _t, k, _w in COLUMNS])
         self._detail(snap)
 
     def row_for(self, snap: Snapshot, key: str) -> SlotRow | None:

@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from engine.contract.snapshot import Snapshot
 from tui.text.format import ago, clock_time, count, measured_speed, speed
+from tui.widgets.repaint import show_text
 
 
 QUIET = 60.0  # seconds without a new transaction before watch's header says when the log last changed
@@ -92,7 +93,7 @@ class StatusHeader(Static):
     def show(self, snap: Snapshot | None, readonly: bool) -> None:
         width = self.size.width or 120
         self._shown = (snap, readonly, width)
-        self.update(header_text(snap, readonly, width))
+        show_text(self, header_text(snap, readonly, width))
 
     def on_resize(self, event) -> None:
         """A header shown before it had its width (a screen composed off screen, tui.shell.prewarm)

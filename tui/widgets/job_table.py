@@ -16,7 +16,7 @@ from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.actions import SkipAction
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -80,11 +80,25 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
 
     # -- data ------------------------------------------------------------------------------
     def set_rows(self, rows, version: int, now: float, tz: str) -> None:
+        was_now, was_tz = self.now, self.tz
         self.now, self.tz = now, tz
         if self.model.set_rows(rows, version):
             self._after_change(keep_job=True)
-        else:
+        elif tz != was_tz:
             self.refresh()
+        elif now != was_now:
+            self._refresh_since(was_now)
+
+    def _refresh_since(self, before: float) -> None:
+        """The same rows at a new time: repaint only the lines on screen whose time in status reads
+        differently than at ``before`` (none while a replay is paused; issue 30)."""
+        m = self.model
+        top = round(self.scroll_y)
+        width = self.size.width
+        for pos in range(top, min(len(m), top + max(0, self.size.height - 1))):
+            entered = m.row(pos).entered_status
+            if entered and duration(before - entered) != duration(self.now - entered):
+                self.refresh(Region(0, 1 + pos - top, width, 1))
 
     def apply(self, change) -> None:
         """Run ``change(model)`` (a filter or sort) and keep the selected job if still shown."""
