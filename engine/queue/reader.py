@@ -448,8 +448,8 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
 
     The cyclic garbage collector is paused for the scan (and resumed as it was): the scan makes
     a tuple per record and keeps a step's records alive, which is what starts the collector's
-    full passes over the whole heap (a scan of the 0.5-day demo history: ~40 % of its CPU in
-    them, ``bench/scan_steps.py``), and it makes no cycles for the collector to find."""
+    full passes over the whole heap (a scan of the 0.5-day demo history spends about a third of
+    its CPU in them, ``bench/scan_steps.py``), and it makes no cycles for the collector to find."""
     paused = gc.isenabled()
     if paused:
         gc.disable()

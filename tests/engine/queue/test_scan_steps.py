@@ -1,5 +1,5 @@
 """``engine.queue.reader.scan_steps``: the cyclic collector is paused for a scan and resumed as it
-was (issue 27: the collector's full passes cost a catch-up ~40 % of its scan time,
+was (issue 27: the collector's full passes cost about a third of a scan's CPU,
 ``bench/scan_steps.py``); the steps it gives are unchanged."""
 
 import gc
