@@ -121,13 +121,17 @@ def _split_top(t: str) -> list[str]:
     return parts
 
 
+_PARENS = re.compile(r"[()]")
+
+
 def _strip_parens(t: str) -> str:
+    """``t`` without the parentheses that enclose all of it (``((a) && b)`` -> ``(a) && b``);
+    only the parentheses are visited, not every character."""
     while t.startswith("(") and t.endswith(")"):
-        depth = 0
-        for i, c in enumerate(t):
-            depth += c == "("
-            depth -= c == ")"
-            if depth == 0 and i < len(t) - 1:
+        depth, last = 0, len(t) - 1
+        for m in _PARENS.finditer(t):
+            depth += 1 if m.group() == "(" else -1
+            if depth == 0 and m.start() < last:
                 return t
         t = t[1:-1].strip()
     return t
