@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Sequence
 from typing import Any, Mapping
 
-from engine.classad import ClassAdError, format_ad, parse_old_ad
+from engine.classad import ClassAdError, format_ad
+from engine.classad_ads import parse_old_ad
 from engine.clock import stopwatch
 
 MAX_OUTPUT = 4 << 20  # bytes kept of a hook's stdout (and of its stderr); more kills it

@@ -37,7 +37,8 @@ import stat
 import sys
 from typing import TextIO
 
-from engine.classad import ClassAdError, ad_to_texts, format_ad, parse_new_ads, parse_old_ads
+from engine.classad import ClassAdError, ad_to_texts, format_ad
+from engine.classad_ads import parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit

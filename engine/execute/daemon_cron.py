@@ -53,7 +53,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from engine.classad import ClassAdError, evaluate, is_true, make_ad, parse_old_ad
+from engine.classad import ClassAdError, evaluate, is_true, make_ad
+from engine.classad_ads import parse_old_ad
 from engine.execute import hooks as hk
 from engine.execute.argsenv import ArgsError, env_pairs, split_v2
 from engine.hookrun import validate_hook_path

@@ -50,7 +50,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from engine.classad import ClassAdError, evaluate, make_ad, parse_old_ad
+from engine.classad import ClassAdError, evaluate, make_ad
+from engine.classad_ads import parse_old_ad
 from engine.contract.codes import HoldCode
 from engine.hookrun import (
     no_barrier,

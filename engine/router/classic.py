@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import classad as C
+from engine import classad_ads as CA
 
 # RouterAttrItems of xform_utils.cpp: attributes with special unparse treatment.
 # value: (flatten, strip TARGET., TARGET.->MY.)
@@ -89,7 +90,7 @@ class DefaultsResult:
 
 def parse_defaults(text: str | None, merge: bool) -> DefaultsResult:
     """Parse ``JOB_ROUTER_DEFAULTS`` as ``initRouterDefaultsAd`` did."""
-    empty = C.parse_new_ad("[]")
+    empty = CA.parse_new_ad("[]")
     if text is None or not text.strip():
         return DefaultsResult(empty, True)
     src = text
@@ -97,9 +98,9 @@ def parse_defaults(text: str | None, merge: bool) -> DefaultsResult:
     if not stripped.startswith("["):
         src = "[" + stripped + "]"
         merge = False
-    first = next(iter(C.iter_new_ads(src)), None)
+    first = next(iter(CA.iter_new_ads(src)), None)
     if first is None or first[2] is None:
-        line = C.line_of_offset(src, first[0]) if first else 1
+        line = CA.line_of_offset(src, first[0]) if first else 1
         why = first[3] if first else "no ClassAd found"
         return DefaultsResult(empty, False, [ClassicProblem(
             "error", f"JOB_ROUTER_DEFAULTS does not parse ({why}); HTCondor disables job routing", line)])
@@ -117,15 +118,15 @@ def parse_defaults(text: str | None, merge: bool) -> DefaultsResult:
             return DefaultsResult(empty, False, [ClassicProblem(
                 "error", "JOB_ROUTER_DEFAULTS: text between merged ads is not an ad (HTCondor's merge "
                 "loop skips only whitespace, so a comment there fails too); HTCondor disables job routing",
-                C.line_of_offset(src, pos))], seen)
-        nxt = next(iter(C.iter_new_ads(src[pos:])), None)
+                CA.line_of_offset(src, pos))], seen)
+        nxt = next(iter(CA.iter_new_ads(src[pos:])), None)
         if nxt is None or nxt[2] is None:
             if not merge:
                 extra.append(pos)
                 break
             return DefaultsResult(empty, False, [ClassicProblem(
                 "error", "JOB_ROUTER_DEFAULTS: a merged ad does not parse; HTCondor disables job routing",
-                C.line_of_offset(src, pos))], seen)
+                CA.line_of_offset(src, pos))], seen)
         seen += 1
         if merge:
             ad.update(nxt[2])
@@ -136,7 +137,7 @@ def parse_defaults(text: str | None, merge: bool) -> DefaultsResult:
     if extra and not merge:
         problems.append(ClassicProblem(
             "warning", "JOB_ROUTER_DEFAULTS has text after its first ad, which is ignored because "
-            "MERGE_JOB_ROUTER_DEFAULT_ADS is false", C.line_of_offset(src, extra[0])))
+            "MERGE_JOB_ROUTER_DEFAULT_ADS is false", CA.line_of_offset(src, extra[0])))
     return DefaultsResult(ad, True, problems, seen)
 
 
@@ -163,13 +164,13 @@ def parse_entries(text: str, defaults: Any, label: str) -> tuple[list[ClassicRou
 
 
 def _walk_entries(text: str):
-    """``C.iter_new_ads``, going on after the two errors that end its walk (an ad whose brackets
+    """``CA.iter_new_ads``, going on after the two errors that end its walk (an ad whose brackets
     do not balance, text that is not an ad): as HTCondor 8.8 did (htcondor.md §1.2), the walk
     jumps to the next ``[``, so one malformed entry does not hide the entries after it."""
     base = 0
     while True:
         resume = None
-        for start, end, ad, error in C.iter_new_ads(text[base:]):
+        for start, end, ad, error in CA.iter_new_ads(text[base:]):
             start, end = start + base, end + base
             if ad is None and end == len(text):  # the walk stops here: go on at the next '['
                 nxt = text.find("[", start + 1)
@@ -186,16 +187,16 @@ def _walk_entries(text: str):
 def parse_single_knob(text: str, knob_name: str) -> tuple[ClassicRoute | None, list[ClassicProblem]]:
     """A ClassAd written in ``JOB_ROUTER_ROUTE_<name>`` (8.9.7–24.9): no defaults ad, the knob
     suffix is the name (``JobRoute::ParseNext`` with ``single_route_knob``)."""
-    items = list(C.iter_new_ads(text))
+    items = list(CA.iter_new_ads(text))
     if not items or items[0][2] is None:
         why = items[0][3] if items else "no ClassAd found"
         return None, [ClassicProblem("error", f"JOB_ROUTER_ROUTE_{knob_name}: ClassAd route does not parse ({why})",
-                                     C.line_of_offset(text, items[0][0]) if items else 1, knob_name)]
+                                     CA.line_of_offset(text, items[0][0]) if items else 1, knob_name)]
     problems = []
     if len(items) > 1:
         problems.append(ClassicProblem("warning", f"JOB_ROUTER_ROUTE_{knob_name} holds more than one ClassAd; "
-                                       "only the first is used", C.line_of_offset(text, items[1][0]), knob_name))
-    route, found = build_route(items[0][2], f"JOB_ROUTER_ROUTE_{knob_name}", C.line_of_offset(text, items[0][0]),
+                                       "only the first is used", CA.line_of_offset(text, items[1][0]), knob_name))
+    route, found = build_route(items[0][2], f"JOB_ROUTER_ROUTE_{knob_name}", CA.line_of_offset(text, items[0][0]),
                                knob_name=knob_name)
     problems += found
     return route, problems

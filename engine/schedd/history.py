@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from engine.classad_text import integer_of
-from engine.classad import ClassAdError, format_ad, parse_old_ad
+from engine.classad import ClassAdError, format_ad
+from engine.classad_ads import parse_old_ad
 
 
 _WHERE = re.compile(r"^.*?:\d+: ")

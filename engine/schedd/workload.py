@@ -22,7 +22,7 @@ File format (TOML, read with the standard ``tomllib``; see ``sample_configs/demo
 
 Design decisions and invariants:
 
-- Job ads stay text (``{name: old-syntax value}``), parsed with ``engine.classad.parse_old_ad``
+- Job ads stay text (``{name: old-syntax value}``), parsed with ``engine.classad_ads.parse_old_ad``
   so every line is checked; errors name the file and the line inside it.
 - Arrivals are deterministic for a seed: each stream owns ``random.Random("<seed>:arrivals:<name>")``.
   :class:`Arrivals` is a pure generator driven by ``due(now)`` and ``next_time()``; it never reads
@@ -40,7 +40,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.classad import ClassAdError, parse_old_ad
+from engine.classad import ClassAdError
+from engine.classad_ads import parse_old_ad
 from engine.schedd.sites import RunTime, SiteConfigError
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from engine import classad as C
+from engine import classad_ads as CA
 
 REAL = "tests/data/classad"
 
@@ -80,17 +81,17 @@ def test_unparse_old_uses_old_operators():
 
 def test_parse_old_ad_rejects_the_whole_output_on_one_bad_line():
     # htcondor.md §1.8: "Any line that fails to parse rejects the whole output."
-    assert C.parse_old_ad("A = 1\n\nB = \"x\"\n") == {"A": "1", "B": '"x"'}
+    assert CA.parse_old_ad("A = 1\n\nB = \"x\"\n") == {"A": "1", "B": '"x"'}
     with pytest.raises(C.ClassAdError) as info:
-        C.parse_old_ad("A = 1\nB = (\nC = 3\n", source="hook")
+        CA.parse_old_ad("A = 1\nB = (\nC = 3\n", source="hook")
     assert info.value.line == 2 and "hook:2" in str(info.value)
     with pytest.raises(C.ClassAdError):
-        C.parse_old_ad("garbage without equals\n")
+        CA.parse_old_ad("garbage without equals\n")
 
 
 def test_real_old_syntax_ad_from_htcondor_python_bindings():
     # tests/data/classad/test.old.ad: htcondor/htcondor src/condor_tests/python_bindings/test.old.ad
-    ads = C.parse_old_ads(open(f"{REAL}/test.old.ad").read(), source="test.old.ad")
+    ads = CA.parse_old_ads(open(f"{REAL}/test.old.ad").read(), source="test.old.ad")
     assert len(ads) == 1
     job = C.make_ad(ads[0], strict=True)
     assert C.evaluate("ClusterId", job) == 15 and C.evaluate("Owner", job) == "bbockelm"
@@ -101,17 +102,17 @@ def test_real_old_syntax_ad_from_htcondor_python_bindings():
 def test_new_syntax_ads_with_comments_between():
     # tests/data/classad/test_multiple.ad (htcondor python_bindings), and HTCONDOR-864 (htcondor.md §6):
     # /* comments */ between and before ads must parse.
-    ads = C.parse_new_ads(open(f"{REAL}/test_multiple.ad").read(), source="test_multiple.ad")
+    ads = CA.parse_new_ads(open(f"{REAL}/test_multiple.ad").read(), source="test_multiple.ad")
     assert [C.evaluate("foo", ads[0]), C.evaluate("bar", ads[1])] == ["bar", 1]
-    ads = C.parse_new_ads("/* lead */ [ a = 1 ] /* mid */ [ b = \"]\" ]")
+    ads = CA.parse_new_ads("/* lead */ [ a = 1 ] /* mid */ [ b = \"]\" ]")
     assert C.evaluate("b", ads[1]) == "]"
     with pytest.raises(C.ClassAdError) as info:
-        C.parse_new_ads("[ a = 1 ]\n\n[ b = ( ]", source="routes.conf")
+        CA.parse_new_ads("[ a = 1 ]\n\n[ b = ( ]", source="routes.conf")
     assert info.value.line == 3
 
 
 def test_flatten_against_a_route_ad():
-    route = C.parse_new_ad("[ MaxJobs = 5; Requirements = TARGET.x > MaxJobs && y ]")
+    route = CA.parse_new_ad("[ MaxJobs = 5; Requirements = TARGET.x > MaxJobs && y ]")
     assert C.flatten(route, route.lookup("Requirements").__str__()) == "TARGET.x > 5 && y"
 
 

@@ -147,7 +147,7 @@ def test_job_ads_not_utf8_name_the_line(tmp_path, capsys):
     (b'Owner = "a"\nA = 1\x00\n', 2, "cannot parse the value of A"),
 ])
 def test_bad_job_ads_name_file_and_line(tmp_path, capsys, data, line, what):
-    """Old-syntax lines each parse alone (engine.classad parse_old_ads); exit 2 when no ad can
+    """Old-syntax lines each parse alone (engine.classad_ads parse_old_ads); exit 2 when no ad can
     be read (one bad ad among good ones: tests/test_hostile_inputs.py, exit 1)."""
     cfg = write(tmp_path, "g.conf", GOOD)
     ads = write(tmp_path, "jobs.ads", data)

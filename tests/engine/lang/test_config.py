@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.paths import REPO, TESTS
 from engine import classad as ca
+from engine import classad_ads as cads
 from engine.lang.config import Config, ConfigError, Source
 from engine.lang.param import split_list
 
@@ -118,13 +119,13 @@ def test_ce_v450_job_router_defaults_self_append_merged():
     assert cfg.errors == []
     assert cfg.get_raw("JOB_ROUTER_DEFAULTS") == "$(JOB_ROUTER_DEFAULTS_GENERATED) [set_default_maxMemory = 128;]"
     merged = cfg.get("JOB_ROUTER_DEFAULTS")
-    ads = ca.parse_new_ads(merged, "JOB_ROUTER_DEFAULTS")
+    ads = cads.parse_new_ads(merged, "JOB_ROUTER_DEFAULTS")
     assert len(ads) == 2
     assert ads[0]["MaxJobs"] == 10000 and ads[0]["MaxIdleJobs"] == 2000
     assert ads[1]["set_default_maxMemory"] == 128
     assert cfg.get_bool("MERGE_JOB_ROUTER_DEFAULT_ADS", False) is True
     # the old-syntax entries written with '\' continuations parse as three ads
-    entries = ca.parse_new_ads(cfg.get("JOB_ROUTER_ENTRIES"), "JOB_ROUTER_ENTRIES")
+    entries = cads.parse_new_ads(cfg.get("JOB_ROUTER_ENTRIES"), "JOB_ROUTER_ENTRIES")
     assert [ad["name"] for ad in entries] == ["Local_PBS", "Local_Slurm", "Local_Condor"]
 
 
@@ -137,9 +138,9 @@ def test_condor_tests_configs():
         "UNIVERSE Vanilla\nREQUIREMENTS RouteMe && (ProcId & 1)\nSET ProductionJob 1\nSET ProductionRun 1\n"
         "SET Requirements target.slotId & 1")
     local = load(DATA / "condor_tests" / "lib_job_router_local.run.config")  # indented lines
-    defaults = ca.parse_new_ad(local.get("JOB_ROUTER_DEFAULTS"))
+    defaults = cads.parse_new_ad(local.get("JOB_ROUTER_DEFAULTS"))
     assert ca.unparse_old(ca.value_text_of(defaults, "requirements")) == "target.WantJobRouter =?= true"
-    assert ca.parse_new_ad(local.get("JOB_ROUTER_ENTRIES"))["name"] == "Site 1"
+    assert cads.parse_new_ad(local.get("JOB_ROUTER_ENTRIES"))["name"] == "Site 1"
 
 
 def test_manual_examples_expand_config_macros():
@@ -148,7 +149,7 @@ def test_manual_examples_expand_config_macros():
     body = cfg.get_raw("JOB_ROUTER_TRANSFORM_Defaults").splitlines()
     assert body[0] == "SET PeriodicRemove = JobStatus == 5 || (JobStatus == 1 && (time() - QDate) > 3600*6))"
     old = load(DATA / "manual-9.0" / "job-router-old-syntax-example.conf")
-    assert len(ca.parse_new_ads(old.get("JOB_ROUTER_ENTRIES"))) == 3
+    assert len(cads.parse_new_ads(old.get("JOB_ROUTER_ENTRIES"))) == 3
     assert "JOB_ROUTER_ROUTE_NAMES" not in old  # only in a comment there
 
 
