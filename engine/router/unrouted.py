@@ -337,6 +337,21 @@ def router_ledger(router: Any, now: float) -> list[Entry]:
                          len(router.jobs), now, system=system, interval=interval))
 
 
+def kept_count(keeper: Any, owner: Any, key: tuple, count: Callable[[], Tally]) -> Tally:
+    """``count()``, or the tally ``keeper`` kept under ``key`` when nothing it reads changed: the
+    same ``key`` (the queue's and the windows' versions, the table) and the scanner
+    :func:`count_verdicts` keeps on ``owner`` reads no clock (no hold predicted, no ``time()`` in
+    the table). The demo (its engine keeps, its router owns the scanner) and the watch engine
+    (both) count this way."""
+    kept = getattr(keeper, "_unrouted_kept", None)
+    scanner = getattr(owner, "_unrouted_scanner", None)
+    if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
+        return kept[1]
+    counts = count()
+    keeper._unrouted_kept = (key, counts)
+    return counts
+
+
 def count_verdicts(table: Any, name: str, stats_of: Callable[[str], RouteStats | None], jobs: Iterable[Any],
                    tracked: Callable[[Any], bool], managed: int, now: float, owner: Any) -> Tally:
     """The :func:`tally` of :func:`verdicts` without the routes' detail (the metrics' figures).

@@ -24,7 +24,7 @@ from engine.views.execute import HookIndex, execute_views
 from engine.views.rows import policy_states
 from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
 from engine.views.snapshot import View, snapshot_of
-from engine.router.unrouted import idle_unrouted
+from engine.router.unrouted import idle_unrouted, kept_count
 
 
 
@@ -278,13 +278,7 @@ def _unrouted(engine: Any) -> dict[str, Mapping]:
         return {}
 
     key = (getattr(engine, "jobs_version", 0), router.poll_count, id(router.table))
-    kept = getattr(engine, "_unrouted_kept", None)
-    scanner = getattr(router, "_unrouted_scanner", None)  # engine.router.unrouted's: not time-free while a hold is due
-    if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
-        return kept[1].fields()
-    counts = idle_unrouted(router, engine.now)
-    engine._unrouted_kept = (key, counts)
-    return counts.fields()
+    return kept_count(engine, router, key, lambda: idle_unrouted(router, engine.now)).fields()
 
 
 def _schedd_ad(engine: Any) -> Mapping[str, str] | None:

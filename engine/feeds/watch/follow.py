@@ -42,7 +42,7 @@ from engine.queue.records import is_proc_key, job_order
 from engine.queue.timeline import parse_comment_time
 from engine.router.routerlog import RouterLogFollower
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats
-from engine.router.unrouted import count_verdicts
+from engine.router.unrouted import count_verdicts, kept_count
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.views import recorded as views
 from engine.views.snapshot import snapshot_of
@@ -288,11 +288,6 @@ class WatchEngine:
         if not self.count_unrouted or table is None or not table.routes:
             return {}
 
-        key = (self.version, self.generation, self.figures.last_close, id(table))
-        kept = getattr(self, "_unrouted_kept", None)
-        scanner = getattr(self, "_unrouted_scanner", None)
-        if kept is not None and kept[0] == key and scanner is not None and scanner[1].time_free:
-            return kept[1].fields()
         views = {r.name.lower(): r for r in routes}
 
         def stats_of(name: str) -> RouteStats | None:
@@ -307,9 +302,9 @@ class WatchEngine:
             return (job.get("Managed") or "").strip() == '"External"'
 
         managed = sum(r.routed for r in routes)
-        counts = count_verdicts(table, table.knobs.name, stats_of, self.queue, tracked, managed, now, self)
-        self._unrouted_kept = (key, counts)
-        return counts.fields()
+        key = (self.version, self.generation, self.figures.last_close, id(table))
+        return kept_count(self, self, key, lambda: count_verdicts(
+            table, table.knobs.name, stats_of, self.queue, tracked, managed, now, self)).fields()
 
     def log_lag(self, now: float | None = None) -> float | None:
         """Seconds from the newest transaction time read to now on the wall (base) clock; None
