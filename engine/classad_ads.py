@@ -91,10 +91,6 @@ def parse_old_ads(text: str, source: str = "<text>", errors: list | None = None)
     return ads
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def parse_new_ads(text: str, source: str = "<text>", errors: list | None = None) -> list[Any]:
     """One or more new-syntax ads ``[ … ] [ … ]``, whitespace/commas and ``/* */`` or ``//``
     comments between them. Returns classad2 ads; errors name the line. With an ``errors`` list a
@@ -109,16 +105,16 @@ def parse_new_ads(text: str, source: str = "<text>", errors: list | None = None)
             break
         here = len(ads) + len(errors or ())
         if text[pos] != "[":
-            line = _line_of(text, pos)
+            line = line_of_offset(text, pos)
             _bad_ad(errors, ClassAdError(f"{source}:{line}: expected '[' to start a ClassAd", text, line), here)
             break
         end = _matching_bracket(text, pos)
         if end < 0:
-            line = _line_of(text, pos)
+            line = line_of_offset(text, pos)
             _bad_ad(errors, ClassAdError(f"{source}:{line}: unterminated ClassAd", text, line), here)
             break
         chunk = text[pos : end + 1]
-        line = _line_of(text, pos)
+        line = line_of_offset(text, pos)
         bad = _undecodable(chunk)
         if bad is not None:
             at = line + chunk[: chunk.index(chr(0xDC00 + bad))].count("\n")
@@ -181,4 +177,4 @@ def iter_new_ads(text: str) -> Iterator[tuple[int, int, Any, str | None]]:
 
 def line_of_offset(text: str, offset: int) -> int:
     """1-based line number of ``offset`` in ``text``."""
-    return _line_of(text, offset)
+    return text.count("\n", 0, offset) + 1
