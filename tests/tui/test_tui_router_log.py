@@ -80,6 +80,7 @@ async def test_an_archive_without_a_router_log_says_so(tmp_path):
                          timeout=10)
         shown = _text(app, "#rlog-table")
         assert "No router log" in shown and "--router-log" in shown
+        assert not app.screen.query_one("#rlog-lines-box").display  # the note alone, no empty lines panel
 
 
 async def test_a_log_is_not_an_archive(tmp_path):

@@ -140,6 +140,9 @@ class RouterLogScreen(DeckScreen):
     RouterLogScreen #rlog-box { border: round $primary; padding: 0 1; height: auto; max-height: 50%; }
     RouterLogScreen #rlog-lines-box { border: round $secondary; padding: 0 1; height: 1fr; }
     RouterLogScreen #rlog-table, RouterLogScreen #rlog-lines { text-wrap: nowrap; text-overflow: ellipsis; }
+    RouterLogScreen.-no-log #rlog-table { text-wrap: wrap; }
+    RouterLogScreen.-no-log #rlog-box { height: 1fr; max-height: 100%; }
+    RouterLogScreen.-no-log #rlog-lines-box { display: none; }
     """
 
     class Read(Message):
@@ -203,9 +206,9 @@ class RouterLogScreen(DeckScreen):
         lines = self.query_one("#rlog-lines", Static)
         if self.read_for is None:
             return  # the first read is on its way
+        self.set_class(self.rlog is None, "-no-log")  # the note alone, wrapped (the table's rows are cut)
         if self.rlog is None:
             table.update(Text(f"No router log: {self.note}", style="yellow"))
-            lines.update(Text(""))
             return
         width = max(40, self.query_one("#rlog-box").content_region.width or self.app.size.width - 4)
         out = compare_text(snap.routes, self.rlog, snap.tz, width)
