@@ -56,6 +56,7 @@ class ReplayFeed(FeedBase):
         # reads its JobRouterLog stamps (router_log)
         self.archive, self.tz = archive, tz
         self._rlog_lines: list | None = None  # the archive's router-log index lines, read once
+        self._rlog_cache: dict = {}  # the router-log frames last read (router_log_at's cache)
         self.config_files = tuple(config_files)  # --config: shown read-only by the UI, never written
         # --config's config and routing table as the launcher read them (engine.launch.replay.load_routing)
         self._table = (routing.config, routing.table) if routing is not None else None
@@ -186,7 +187,8 @@ class ReplayFeed(FeedBase):
         """The archived JobRouterLog at the recorded moment ``now`` (FeedBase.router_log; the
         ``router_log`` of ``replay DIR --at T --json``): NOT_OFFERED for a log, None for an
         archive recorded without ``--router-log``. The archive's index is read once (the replay
-        shows the archive as it was opened); each call reads the few router-log frames near ``now``."""
+        shows the archive as it was opened); a call reads the few router-log frames near ``now``,
+        unless the last call read the same ones (kept: a catch-up archives hours in one frame)."""
         if self.archive is None:
             return NOT_OFFERED
         from engine.feeds.replay.archive import router_log_at  # noqa: PLC0415 - the router-log screen only
@@ -195,7 +197,9 @@ class ReplayFeed(FeedBase):
         if self._rlog_lines is None:
             self._rlog_lines = [x for x in Archive.open(self.archive, readonly=True).index_lines()
                                 if x["kind"] == "rlog"]
-        return router_log_at(self.archive, now, self.tz, lines=self._rlog_lines) if self._rlog_lines else None
+        if not self._rlog_lines:
+            return None
+        return router_log_at(self.archive, now, self.tz, lines=self._rlog_lines, cache=self._rlog_cache)
 
     def idle(self) -> bool:
         """Build the recording's next seek checkpoint (one interval of records) while the runtime

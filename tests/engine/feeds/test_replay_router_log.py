@@ -14,6 +14,8 @@ from __future__ import annotations
 import pytest
 
 from engine.contract.feed import NOT_OFFERED
+from engine.feeds.replay.archive import router_log_at
+from engine.record.archive import Archive
 from engine.launch.options import ReplayOptions
 from engine.launch.replay import replay_runtime
 from engine.views.queries.routerlog import NO_ROUTER_LOG, NOT_AN_ARCHIVE, router_log
@@ -67,3 +69,18 @@ def test_without_a_router_log_the_query_says_why(tmp_path):
     plain = _feed(log)
     assert plain.router_log(0.0) is NOT_OFFERED  # a log: nothing archived beside it
     assert router_log(_Engine(plain), 0.0) == (None, NOT_AN_ARCHIVE)
+
+
+def test_moving_through_one_frame_reads_it_once_and_answers_as_reading_it_again(tmp_path, monkeypatch):
+    """A catch-up (``record --once``) archives the router's log read in one frame: the dashboard
+    following the replay must not decompress and parse it again at every moment (400 ms a moment
+    for 3 hours of a router's log); the answers are those of a fresh read."""
+    archive = archive_with_router_log(tmp_path)
+    feed = _feed(archive)
+    reads = []
+    frame = Archive.router_frame
+    monkeypatch.setattr(Archive, "router_frame", lambda self, line: reads.append(line) or frame(self, line))
+    moments = [DEMO_START + 590 + 7.5 * k for k in range(40)]
+    got = [feed.router_log(t) for t in moments]
+    assert len(reads) == 1
+    assert got == [router_log_at(archive, t, "UTC") for t in moments]
