@@ -6,6 +6,7 @@ nothing else of the engine (import-linter contract in pyproject.toml)."""
 
 from engine.feeds.replay.moment import FORMS as MOMENT_FORMS, parse_moment  # noqa: F401
 from engine.queue.records import job_order  # noqa: F401
+from engine.router.routerlog import HEADER as ROUTER_LOG_HEADER  # noqa: F401
 from engine.rowseq import RowSeq  # noqa: F401
 from engine.views.build import row_order  # noqa: F401
 from engine.views.job_ad import AdLine  # noqa: F401
@@ -18,6 +19,7 @@ from engine.views.queries.ads import (  # noqa: F401
 from engine.views.queries.lint import (  # noqa: F401
     LintResult, WhatIf, lint_config, load_config, load_table, table_route_names, what_if,
 )
+from engine.views.queries.routerlog import NO_ROUTER_LOG, router_log  # noqa: F401
 from engine.views.queries.trace import TraceResult, trace_job  # noqa: F401
 from engine.views.queries.whynot import NO_EXPLANATION, Check, ledger, why_not, why_not_candidate  # noqa: F401
 

@@ -61,7 +61,7 @@ class FeedBase:
     Defaults for what a feed does not offer: the full command set, stepped only as a whole
     (``sliceable``), no embedded execute node (``startd``), no failed write (``write_error``), no
     routing table it runs (``table``), no why-not, no why-not candidate, no job ads, no in-memory
-    DeferralTime."""
+    DeferralTime, no archived JobRouterLog."""
 
     now: float
     controls: frozenset[str] = frozenset(S.CONTROLS)
@@ -90,6 +90,16 @@ class FeedBase:
         entries of ``routedeck why``); None: this feed offers no ledger. Raises LookupError, with
         what to do, when the feed could but has no routing table (replay without --config)."""
         return None
+
+    def router_log(self, now: float) -> dict | None | Literal[Unavailable.NOT_OFFERED]:
+        """The real router's JobRouterLog at the recorded moment ``now`` (htcondor.md §1.5), as
+        ``routedeck replay DIR --at T --json`` gives it under ``router_log``
+        (``engine.feeds.replay.archive.router_log_at``): ``table`` (its last routing table at or
+        before ``now``: ``time`` and ``routes``, each route's figures as the router printed them;
+        None before its first) and ``lines`` (``time`` and ``text`` of the lines within 30 s).
+        None: the feed could (a recorder's archive) but holds no JobRouterLog (recorded without
+        ``--router-log``); :data:`NOT_OFFERED`: the feed reads no archive."""
+        return NOT_OFFERED
 
     def job_ad(self, job: str) -> dict[str, str] | None:
         """The full ad of ``job`` (old-syntax texts; empty when the job is not in the queue);

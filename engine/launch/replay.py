@@ -121,6 +121,6 @@ def replay_runtime(opts: ReplayOptions, publish=None):
     target = moment(opts, player.start, player.end, index.steps)  # MomentError: a ValueError
     if target is not None:
         player.move(step=target.transaction, time=target.time)  # the feed settles it
-    feed = ReplayFeed(player, opts.config, loaded)
+    feed = ReplayFeed(player, opts.config, loaded, archive=opts.log if archive is not None else None, tz=opts.tz)
     clock = VirtualClock(start=feed.now, speed=opts.speed, paused=True)
     return Runtime(feed, clock, publish=publish, snapshot_interval=0.25)

@@ -67,6 +67,8 @@ REPLAY = [
     Binding("left_curly_bracket", "replay_jump(-600)", "-10 min", key_display="{", show=False),
     Binding("m", "replay_mark", "bookmark this moment", show=False),
     Binding("apostrophe", "replay_bookmarks", "go to a bookmark", key_display="'", show=False),
+    # the real router's JobRouterLog at this moment, of an archive recorded with --router-log (issue 27)
+    Binding("R", "show_router_log", "real router's log at this moment", show=False),
 ]
 
 # -- screens -----------------------------------------------------------------------------------
@@ -167,6 +169,11 @@ LEDGER = [
 ]
 LEDGER_TABLE = [Binding("enter", "select_cursor", "Why not"), *ROW_ENDS]
 
+ROUTER_LOG = [
+    Binding("escape", "app.pop_screen", "Back"),
+    Binding("r", "refresh_router_log", "Re-read"),
+]
+
 CHAIN = [
     Binding("escape", "app.pop_screen", "Back"),
     Binding("r", "refresh_chain", "Re-read"),
@@ -226,6 +233,7 @@ SECTIONS: tuple[tuple[str, list[Binding]], ...] = (
     ("Why not routed", WHY_NOT),
     ("Ledger (every idle source job)", LEDGER),
     ("Ledger table", LEDGER_TABLE),
+    ("Router log (replay of an archive)", ROUTER_LOG),
     ("Transform trace", TRACE),
     ("Chain (source → copy → grid)", CHAIN),
     ("Crondor", CRON),

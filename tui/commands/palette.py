@@ -32,6 +32,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("why", "JOB", "why is this idle job not routed", ("whynot",), "waiting"),
     Command("ledger", "", "every idle source job: its verdict, route or why it waits, hold countdown (key l)",
             ("verdicts",)),
+    Command("routerlog", "", "replay: the real router's JobRouterLog at this moment beside RouteDeck's "
+            "figures (key R; an archive recorded with --router-log)", ("rlog",)),
     Command("trace", "JOB", "the job's routed ad built step by step (transform tracer)", (), "job"),
     Command("chain", "[JOB]", "source job → routed copy → grid job, lags and orphans (key x)", ("xray",), "job"),
     Command("where", "EXPR", "jobs matching a ClassAd constraint", ()),

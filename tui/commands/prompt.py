@@ -67,6 +67,15 @@ class CommandLineMixin:
         if not isinstance(self.screen, LedgerScreen):
             self.push_screen(LedgerScreen())
 
+    def cmd_routerlog(self, arg: str) -> None:
+        self.action_show_router_log()
+
+    def action_show_router_log(self) -> None:
+        from tui.screens.router_log import RouterLogScreen  # noqa: PLC0415
+
+        if not isinstance(self.screen, RouterLogScreen):
+            self.push_screen(RouterLogScreen())
+
     def cmd_trace(self, arg: str) -> None:
         if not arg:
             raise ValueError("which job? e.g. :trace 123.0")

@@ -3,7 +3,7 @@
 Keys (``tui.commands.keymap.REPLAY``; active only in replay mode, see
 :meth:`ReplayControls.replay_check_action`): space play/pause (the app's pause key), ``.``/``,`` one transaction forward/back (pausing first, as a media player does),
 →/← the same while paused, ``]``/``[`` ±1 min, ``}``/``{`` ±10 min, ``m`` bookmark here, ``'``
-pick a bookmark; ``+``/``-`` are the app's speed keys. Command line: ``:seek TIME|+SECONDS|#N``,
+pick a bookmark, ``R`` the real router's log at this moment (tui.screens.router_log); ``+``/``-`` are the app's speed keys. Command line: ``:seek TIME|+SECONDS|#N``,
 ``:mark [NAME]``, ``:bookmark NAME``.
 
 Design decisions:
@@ -29,7 +29,8 @@ from engine.contract import commands as C
 from engine.contract import snapshot as S
 from tui.commands import keymap
 
-REPLAY_ACTIONS = frozenset({"replay_step", "replay_arrow", "replay_jump", "replay_mark", "replay_bookmarks"})
+REPLAY_ACTIONS = frozenset({"replay_step", "replay_arrow", "replay_jump", "replay_mark", "replay_bookmarks",
+                            "show_router_log"})
 REPLAY_BINDINGS = keymap.REPLAY  # space (play/pause) is the app's one pause key, in every mode
 
 

@@ -276,14 +276,17 @@ ROUTER_LOG_LINES = 200  # … at most
 
 
 def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
-                  lines: list | None = None, around: float = ROUTER_LOG_AROUND) -> dict | None:
+                  lines: list | None = None, around: float = ROUTER_LOG_AROUND, cache: dict | None = None) -> dict | None:
     """The archived JobRouterLog (``routedeck record --router-log``) at ``time``: the real
     router's last routing table at or before it (``table``: its time and per-route figures as the
     router printed them, htcondor.md §1.5) and the lines within ``around`` seconds of it
     (``lines``: time and text). None when the archive holds no JobRouterLog. Reads the router-log
-    frames overlapping that span and the last one starting before it (its table may begin there)."""
-    arch = Archive.open(path, readonly=True)
-    index = [x for x in (lines if lines is not None else arch.index_lines()) if x["kind"] == "rlog"]
+    frames overlapping that span and the last one starting before it (its table may begin there).
+    ``cache`` (a dict the caller keeps; the dashboard's, as the replay moves): the frames last
+    read and what they gave, kept while the next moment needs the same frames (a catch-up with
+    ``--once`` archives hours of the router's log in one frame)."""
+    index = [x for x in (lines if lines is not None else Archive.open(path, readonly=True).index_lines())
+             if x["kind"] == "rlog"]
     if not index:
         return None
     last = max((k for k, x in enumerate(index) if x["t0"] <= time), default=None)
@@ -291,16 +294,15 @@ def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
     if last is not None and last not in chosen:
         chosen.insert(0, last)
     chosen.sort()
-    parser = RouterLogParser(tz)
-    timed: list[tuple[float, str]] = []
-    for k in chosen:
-        t = index[k]["t0"]
-        for text in arch.router_frame(index[k]):
-            t = parse_stamp(text, tz) or t
-            parser.feed(text)
-            timed.append((t, text))
-    parser.finish()
-    before = [tb for tb in parser.tables if tb.time is not None and tb.time <= time]
+    key = (os.fspath(path), tz, tuple((x["seg"], x["off"]) for x in (index[k] for k in chosen)))
+    if cache is not None and cache.get("key") == key:
+        timed, tables = cache["timed"], cache["tables"]
+    else:
+        timed, tables = _read_router_frames(Archive.open(path, readonly=True), [index[k] for k in chosen], tz)
+        if cache is not None:
+            cache.clear()
+            cache.update(key=key, timed=timed, tables=tables)
+    before = [tb for tb in tables if tb.time is not None and tb.time <= time]
     table = before[-1] if before else None
     shown = [{"time": t, "text": text} for t, text in timed if time - around <= t <= time + around]
     return {
@@ -312,6 +314,21 @@ def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
                         "recent_failed": r.recent_failed} for r in table.rows]},
         "lines": shown[:ROUTER_LOG_LINES],
     }
+
+
+def _read_router_frames(arch: Archive, frames: list[dict], tz: str | None) -> tuple[list, list]:
+    """The lines of router-log ``frames`` (in order) with their times, and the routing tables
+    they hold (a table may run from one frame into the next)."""
+    parser = RouterLogParser(tz)
+    timed: list[tuple[float, str]] = []
+    for frame in frames:
+        t = frame["t0"]
+        for text in arch.router_frame(frame):
+            t = parse_stamp(text, tz) or t
+            parser.feed(text)
+            timed.append((t, text))
+    parser.finish()
+    return timed, parser.tables
 
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from typing import Any
+from typing import Any, Literal
 
 from engine.contract import commands as C
-from engine.contract.feed import FeedBase, WhyNot
+from engine.contract.feed import NOT_OFFERED, FeedBase, Unavailable, WhyNot
 from engine.contract import snapshot as S
 from engine.feeds.replay.player import Player, ReplayError
 from engine.queue.timeline import SOURCE_NAMES
@@ -49,8 +49,14 @@ class ReplayFeed(FeedBase):
 
     controls = frozenset({"pause", "speed", "step", "seek"})
 
-    def __init__(self, player: Player, config_files: tuple[str, ...] = (), routing: Any = None) -> None:
+    def __init__(self, player: Player, config_files: tuple[str, ...] = (), routing: Any = None, *,
+                 archive: str | None = None, tz: str | None = None) -> None:
         self.player = player
+        # a recorder's archive (engine.feeds.replay.archive) read as this log, else None; ``tz``
+        # reads its JobRouterLog stamps (router_log)
+        self.archive, self.tz = archive, tz
+        self._rlog_lines: list | None = None  # the archive's router-log index lines, read once
+        self._rlog_cache: dict = {}  # the router-log frames last read (router_log_at's cache)
         self.config_files = tuple(config_files)  # --config: shown read-only by the UI, never written
         # --config's config and routing table as the launcher read them (engine.launch.replay.load_routing)
         self._table = (routing.config, routing.table) if routing is not None else None
@@ -176,6 +182,24 @@ class ReplayFeed(FeedBase):
         if table is None:
             raise LookupError(self.NO_TABLE)
         return replay_ledger(self.player, table, cfg.get)
+
+    def router_log(self, now: float) -> dict | None | Literal[Unavailable.NOT_OFFERED]:
+        """The archived JobRouterLog at the recorded moment ``now`` (FeedBase.router_log; the
+        ``router_log`` of ``replay DIR --at T --json``): NOT_OFFERED for a log, None for an
+        archive recorded without ``--router-log``. The archive's index is read once (the replay
+        shows the archive as it was opened); a call reads the few router-log frames near ``now``,
+        unless the last call read the same ones (kept: a catch-up archives hours in one frame)."""
+        if self.archive is None:
+            return NOT_OFFERED
+        from engine.feeds.replay.archive import router_log_at  # noqa: PLC0415 - the router-log screen only
+        from engine.record.archive import Archive  # noqa: PLC0415 - the router-log screen only
+
+        if self._rlog_lines is None:
+            self._rlog_lines = [x for x in Archive.open(self.archive, readonly=True).index_lines()
+                                if x["kind"] == "rlog"]
+        if not self._rlog_lines:
+            return None
+        return router_log_at(self.archive, now, self.tz, lines=self._rlog_lines, cache=self._rlog_cache)
 
     def idle(self) -> bool:
         """Build the recording's next seek checkpoint (one interval of records) while the runtime

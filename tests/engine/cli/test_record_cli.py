@@ -6,6 +6,7 @@ does (htcondor.md §3.4, tests/helpers/compaction.py).
 
 from __future__ import annotations
 
+import errno
 import json
 
 import pytest
@@ -15,7 +16,8 @@ from tests.helpers.compaction import ScheddLog
 from tests.helpers.paths import REPO
 from tui.cli import main
 from engine.cli.record import _lock
-from engine.record.archive import Archive
+from engine.record.archive import Archive, Files
+from engine.record.recorder import Recorder
 
 DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 
@@ -102,3 +104,72 @@ def test_one_recorder_per_archive_and_readers_cut_nothing(tmp_path, capsys):
     assert run(capsys, ["replay", str(arch), "--at", "end", "--json"])[0] == 0
     assert run(capsys, ["record", "--status", str(arch), "--json"])[0] == 0
     assert seg.stat().st_size == size
+
+
+def test_a_full_disk_is_said_on_stderr_and_in_json_and_archiving_resumes(tmp_path, capsys, monkeypatch):
+    """Issue 27: "A full disk stops archiving with a clear message (on stderr, in --json), loses
+    nothing already archived, and resumes when space returns" — through ``routedeck record``,
+    each run a ``--once`` (the timer's way; no clock, no sleep). The disk is full when every write
+    of the archive fails with ENOSPC (engine.record.archive.Files)."""
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
+    arch = tmp_path / "archive"
+    schedd.advance(60)
+    argv = ["record", str(schedd.path), "--archive", str(arch), "--once", "--json"]
+    assert run(capsys, argv)[0] == 0
+    full = {"on": True}
+    append, replace = Files.append, Files.replace
+
+    def no_space(write):
+        def failing(self, path, data):
+            if full["on"]:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            write(self, path, data)
+        return failing
+
+    monkeypatch.setattr(Files, "append", no_space(append))
+    monkeypatch.setattr(Files, "replace", no_space(replace))
+    schedd.advance(40)
+    rc, out, err = run(capsys, argv)
+    assert rc == 1
+    assert "routedeck record:" in err and "disk full" in err and "everything archived before is kept" in err
+    errors = [json.loads(line)["error"] for line in out.splitlines() if line.startswith("{") and "error" in line]
+    assert errors and "disk full" in errors[0]
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "end", "--json", "--tz", "UTC"])
+    assert rc == 0 and json.loads(out)["replay"]["transactions"] == 60  # what was archived is intact
+    full["on"] = False  # space is back
+    rc, out, err = run(capsys, argv)
+    assert rc == 0 and json.loads(out)["archived"] == 40 and json.loads(out)["gaps"] == [], err
+    rc, a, _ = run(capsys, ["replay", str(arch), "--at", "end", "--json", "--tz", "UTC"])
+    rc2, b, _ = run(capsys, ["replay", str(schedd.path), "--at", "end", "--json", "--tz", "UTC"])
+    da, db = json.loads(a), json.loads(b)
+    assert da["replay"]["transactions"] == db["replay"]["transactions"] == 100
+    assert (da["queue"], da["total_jobs"]) == (db["queue"], db["total_jobs"])
+
+
+def test_after_retention_replay_says_where_the_archive_starts(tmp_path, capsys):
+    """Issue 27: retention "deletes whole old segments only; the oldest kept moment moves forward
+    and replay says where the archive starts" — in ``replay DIR --json`` (``start``,
+    ``archive.start_transaction``) and ``record --status``."""
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
+    arch = tmp_path / "archive"
+    rec = Recorder(schedd.path, arch, tz="UTC", segment_bytes=100_000)  # small segments: several
+    for i in range(6):
+        schedd.advance(300)
+        rec.poll(i, flush=True)
+    a = Archive.open(arch)
+    segs = a.segments()
+    starts = {x["seg"]: x for x in a.index_lines() if x["kind"] == "segment"}
+    first_t = {x["seg"]: x["t0"] for x in a.index_lines() if x["kind"] == "frame"}
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "start", "--json", "--tz", "UTC"])
+    assert json.loads(out)["replay"]["archive"]["start_transaction"] == 0
+    kept = segs[2]
+    assert a.retain(now=first_t[kept] + 3600, max_age=3600) == segs[:2]
+    rc, out, _ = run(capsys, ["replay", str(arch), "--at", "start", "--json", "--tz", "UTC"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["replay"]["archive"]["start_transaction"] == starts[kept]["first"] > 0
+    assert doc["replay"]["start"] >= first_t[segs[1]]  # the oldest kept moment moved forward
+    rc, out, _ = run(capsys, ["record", "--status", str(arch), "--json"])
+    st = json.loads(out)
+    # --status reads the first kept frame's t0 from the index, replay the time of its step 0 (the
+    # kept checkpoint): the same second, not always the same float
+    assert rc == 0 and st["first_transaction"] == starts[kept]["first"] and abs(st["oldest"] - doc["replay"]["start"]) < 1

@@ -127,11 +127,36 @@ def test_a_gap_when_the_rotated_copy_is_gone(tmp_path):
     schedd.compact()
     rep = rec.poll(1, flush=True)
     assert len(rep.gaps) == 1 and "does not follow" in rep.gaps[0]["why"]
-    # without the rotated copy the same gap with the default rotation count but the copy removed
+    # (the default rotation count with the copy removed: the test below)
     schedd.advance(5)
     rec.poll(2, flush=True)
     arch = open_archive(tmp_path / "archive", tz="UTC")
     assert arch.index.state_at(arch.index.steps - 1).snapshot_state() == uncompacted(75).state_at(74).snapshot_state()
+
+
+def test_a_gap_when_the_rotated_copy_was_removed_before_the_recorder_read_it(tmp_path, schedd):
+    """The schedd's default MAX_JOB_QUEUE_LOG_ROTATIONS (1) kept ``job_queue.log.1``
+    (htcondor.md §3.4), but it is gone (removed by hand, a clean-up job) before the recorder,
+    down over the compaction, read the rest of generation 1 from it: a gap, the new generation's
+    dump as the state it resumes from, nothing archived twice."""
+    rec = recorder(tmp_path)
+    schedd.advance(40)
+    rec.poll(0, flush=True)
+    schedd.advance(30)  # only job_queue.log.1 holds these once compacted
+    schedd.compact()
+    assert (tmp_path / "job_queue.log.1").exists()
+    (tmp_path / "job_queue.log.1").unlink()
+    schedd.advance(10)
+    rep = rec.poll(1, flush=True)
+    assert len(rep.gaps) == 1 and rep.archived == 10
+    arch = open_archive(tmp_path / "archive", tz="UTC")
+    ref = uncompacted(80)
+    assert arch.gaps[0]["step"] == 40 and arch.index.steps == 40 + 1 + 10
+    assert arch.index.state_at(39).snapshot_state() == ref.state_at(39).snapshot_state()
+    assert arch.index.state_at(40).snapshot_state() == ref.state_at(69).snapshot_state()  # the dump
+    assert arch.index.state_at(50).snapshot_state() == ref.state_at(79).snapshot_state()
+    rep = rec.poll(2, flush=True)  # and it goes on from there: no second gap, nothing twice
+    assert (rep.gaps, rep.archived) == ([], 0)
 
 
 def test_an_equal_dump_adds_nothing(tmp_path, schedd):

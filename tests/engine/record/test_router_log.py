@@ -7,7 +7,6 @@ one routing-table block per poll, only its first line stamped ``%m/%d/%y %H:%M:%
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import pytest
 
@@ -15,21 +14,11 @@ from engine.record.archive import Archive
 from engine.record.recorder import Recorder
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.paths import REPO
-from tests.helpers.routerlog import block, row
+from tests.helpers.routerlog import poll_block, stamp
 from tui.cli import main
 
 DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 START = 1795219200.0  # the demo recording's first moment
-
-
-def stamp(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%m/%d/%y %H:%M:%S")
-
-
-def poll_block(t: float, bh_throttle: float, failed: int) -> str:
-    return (block(stamp(t), [row("Site1_Slurm", "entries:001", 212, 500, 18, 50, 0, 57, 51, 0),
-                             row("BlackHole", "entries:003", 14, 100, 14, 50, bh_throttle, 40, 0, failed)])
-            + f"{stamp(t)} JobRouter: Found candidate job 12.0\n")
 
 
 @pytest.mark.slow
