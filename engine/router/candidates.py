@@ -56,8 +56,8 @@ _EXTRA = object()  # marks a signature that followed expressions into further at
 _CLOCK_WORDS = re.compile(r"(?i)time|random|interval|now")
 # bounds of the classifications kept across cycles (Scanner._classification): umbrellas (sets of
 # accepting routes) and signatures per umbrella
-_KNOWN_UMBRELLAS = 64
-_KNOWN_SIGNATURES = 50_000
+_KNOWN_UMBRELLAS = 16
+_KNOWN_SIGNATURES = 20_000
 
 
 def sanity_clauses(router_name: str) -> list[tuple[str, str]]:
