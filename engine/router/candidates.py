@@ -54,6 +54,10 @@ _EXTRA = object()  # marks a signature that followed expressions into further at
 # with no argument, CurrentTime, …): a table using any of them is re-evaluated for every job on
 # every cycle (no skipping of unchanged jobs). Over-matching only costs speed.
 _CLOCK_WORDS = re.compile(r"(?i)time|random|interval|now")
+# bounds of the classifications kept across cycles (Scanner._classification): umbrellas (sets of
+# accepting routes) and signatures per umbrella
+_KNOWN_UMBRELLAS = 16
+_KNOWN_SIGNATURES = 20_000
 
 
 def sanity_clauses(router_name: str) -> list[tuple[str, str]]:
@@ -276,6 +280,13 @@ class Scanner:
             (getattr(r, "requirements", None) or "") + " " + (getattr(r, "classad_requirements", None) or "")
             for r in self.routes]
         self.time_free = not any(_CLOCK_WORDS.search(t) for t in texts)
+        # With a table whose texts use no clock, a signature of literal texts classifies the same
+        # on every cycle that has the same umbrella: umbrella text -> {signature: Classification},
+        # kept across cycles (``_classification``). Fixed here: callers may clear ``time_free``
+        # for their own reasons (engine.router.unrouted), which does not make the texts use a clock.
+        self._pure = self.time_free
+        self._known_by_umbrella: dict[str | None, dict[Any, Classification]] = {}
+        self._known: dict[Any, Classification] | None = None
 
     @staticmethod
     def _refs(text: str) -> frozenset[str]:
@@ -294,6 +305,10 @@ class Scanner:
         self.umbrella = None if core is None else core + " && " + sanity_text(self.router_name)
         self.umbrella_problem = self._umbrella.problem
         self._cache = {}
+        if self._pure:
+            if len(self._known_by_umbrella) >= _KNOWN_UMBRELLAS and self.umbrella not in self._known_by_umbrella:
+                self._known_by_umbrella.clear()  # bounded: a table with many route subsets evaluates again
+            self._known = self._known_by_umbrella.setdefault(self.umbrella, {})
         self._clusters = {}  # cluster ads may have changed since the last cycle
         self._centries = {}
         self._now = now
@@ -388,7 +403,24 @@ class Scanner:
             return None
         hit = self._cache.get(sig)
         if hit is None:
-            hit = self._cache[sig] = self._evaluate(job)
+            hit = self._cache[sig] = self._classification(job, sig, literal)
+        return hit
+
+    def _classification(self, job: Any, sig: Any, literal: bool) -> Classification:
+        """The job's classification (this cycle's cache missed): taken from the cycles before
+        with the same umbrella when the table uses no clock and ``literal`` (every text the
+        signature holds is a constant), so nothing in it can evaluate differently now; else
+        evaluated (and kept for those cycles when it may be)."""
+        known = self._known if literal and self._pure else None
+        if known is not None:
+            hit = known.get(sig)
+            if hit is not None:
+                return hit
+        hit = self._evaluate(job)
+        if known is not None:
+            if len(known) >= _KNOWN_SIGNATURES:
+                known.clear()
+            known[sig] = hit
         return hit
 
     def _shape(self, keys: tuple[str, ...]) -> tuple[str | None, str | None] | bool:
@@ -460,10 +492,13 @@ class Scanner:
         return ok
 
     def classify(self, job: Any, vals: dict[str, str] | None = None) -> Classification:
-        sig = self.signature(job, self.values(job) if vals is None else vals)
+        if vals is None:
+            vals = self.values(job)
+        sig = self.signature(job, vals)
         hit = self._cache.get(sig)
         if hit is None:
-            hit = self._cache[sig] = self._evaluate(job)
+            literal = not (sig and sig[0] is _EXTRA) and all(_constant(v) for v in vals.values())
+            hit = self._cache[sig] = self._classification(job, sig, literal)
         return hit
 
     def _evaluate(self, job: Any) -> Classification:

@@ -83,21 +83,22 @@ class CopyTally:
     """Per-route outcome of routed copies, fed with queue facts (module docstring)."""
 
     routes: dict[str, RouteTally] = field(default_factory=dict)
-    _live: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)  # key → route, status, exit
+    # key ("c.p" or a job id, one kind per tally) → route, status, exit
+    _live: dict[Any, tuple[str, int | None, int | None]] = field(default_factory=dict)
 
-    def added(self, key: str, route: str, status: int | None) -> None:
+    def added(self, key: Any, route: str, status: int | None) -> None:
         self.routes.setdefault(route, RouteTally()).routed += 1
         self._live[key] = (route, status, None)
 
-    def tracks(self, key: str) -> bool:
+    def tracks(self, key: Any) -> bool:
         """``key`` is a routed copy still in the queue (only those take ``status``)."""
         return key in self._live
 
-    def status(self, key: str, status: int | None, exit_code: int | None) -> None:
+    def status(self, key: Any, status: int | None, exit_code: int | None) -> None:
         if key in self._live:
             self._live[key] = (self._live[key][0], status, exit_code)
 
-    def removed(self, key: str) -> None:
+    def removed(self, key: Any) -> None:
         got = self._live.pop(key, None)
         if got is not None:
             t = self.routes[got[0]]
@@ -232,27 +233,28 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     sources: set[str] = set()
     routed_sources: set[str] = set()
 
+    # the copies are tallied by job id (the event's own key; no "c.p" text per event)
     def on_event(e: Any) -> None:
-        if isinstance(e, JobAdded):
-            key = "%d.%d" % e.id
+        kind = type(e)
+        if kind is JobChanged:  # the common case first
+            jid = e.id
+            if not tally.tracks(jid):
+                return  # not a routed copy: nothing to tally
+            job = queue.get(jid)
+            if job is not None:
+                tally.status(jid, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
+        elif kind is JobAdded:
             job = queue.get(e.id)
             route = literal_str(job.get("RouteName")) if job is not None else None
             if route is not None:
-                tally.added(key, route, literal_int(job.get("JobStatus")))
+                tally.added(e.id, route, literal_int(job.get("JobStatus")))
                 src = literal_str(job.get("RoutedFromJobId"))
                 if src:
                     routed_sources.add(src)
             else:
-                sources.add(key)
-        elif isinstance(e, JobChanged):
-            key = "%d.%d" % e.id
-            if not tally.tracks(key):
-                return  # not a routed copy: nothing to tally (the common case)
-            job = queue.get(e.id)
-            if job is not None:
-                tally.status(key, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
-        elif isinstance(e, JobRemoved):
-            tally.removed("%d.%d" % e.id)
+                sources.add("%d.%d" % e.id)
+        elif kind is JobRemoved:
+            tally.removed(e.id)
 
     queue.subscribe(on_event)
     sites = SiteSet(specs, seed=seed)

@@ -14,6 +14,7 @@ import pytest
 
 from engine.feeds.replay.index import build_index
 from engine.feeds.replay.reroute import read_recording
+from tests.helpers.paths import REPO
 from tui.cli import main
 
 T0 = 1795300000
@@ -111,3 +112,34 @@ def test_changed_table_shows_per_route_differences(tmp_path, capsys, log):
 def test_reroute_needs_a_config(capsys, log):
     assert main(["replay", str(log), "--reroute"]) == 2
     assert "--reroute needs --config" in capsys.readouterr().err
+
+
+SHIPPED = "sample_configs/recordings/demo-3h.job_queue.log"
+SHIPPED_CONFIG = "sample_configs/demo/condor_config"
+# route: (routed, succeeded, nonzero_exit, failed, active), recorded then rerouted (--seed 1)
+SHIPPED_COUNTS = {
+    "CMS_T2": ((642, 499, 9, 0, 134), (642, 499, 9, 0, 134)),
+    "GPU_Site": ((17, 10, 0, 0, 7), (17, 10, 0, 0, 7)),
+    "BlackHole": ((358, 0, 358, 0, 0), (358, 0, 358, 0, 0)),
+    "ATLAS_CE": ((184, 139, 4, 0, 41), (192, 139, 8, 0, 45)),
+    "Overflow": ((923, 796, 14, 0, 113), (915, 772, 6, 0, 137)),
+}
+
+
+@pytest.mark.slow
+def test_shipped_recording_reroute_counts(capsys):
+    """The re-route of the shipped 3-hour recording with its own config (bench/lifecycle.py's
+    command) gives these counts: pinned so that speeding up the routed job's life cycle, the
+    routing cycle or the simulation cannot change what the report says (issue 30)."""
+    log, config = str(REPO / SHIPPED), str(REPO / SHIPPED_CONFIG)
+    assert main(["replay", log, "--config", config, "--reroute", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    cols = ("routed", "succeeded", "nonzero_exit", "failed", "active")
+    got = {r["route"]: (tuple(r["recorded"][c] for c in cols), tuple(r["rerouted"][c] for c in cols))
+           for r in doc["routes"]}
+    assert got == SHIPPED_COUNTS
+    assert all(r["in_table"] for r in doc["routes"])
+    assert (doc["start"], doc["end"], doc["transaction"], doc["transactions"]) == (
+        1795219200.0, 1795229995.0, 19455, 19455)
+    assert doc["source_jobs"] == 2141 and doc["unrouted"] == {"recorded": 17, "rerouted": 17}
+    assert doc["hooks"] == []

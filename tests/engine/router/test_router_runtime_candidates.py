@@ -104,6 +104,67 @@ def test_router_scan_uses_fewer_evaluations_than_jobs():
     assert table(ROUTES) is not None
 
 
+def _one_cluster(vo: str, procs: int = 50) -> JobQueue:
+    q = JobQueue()
+    with q.transaction(now=0) as t:
+        c = t.new_cluster()
+        t.set_attribute((c, -1), "Owner", '"alice"')
+        t.set_attribute((c, -1), "VO", vo)
+        t.set_attribute((c, -1), "RequestMemory", "1024")
+        for p in range(procs):
+            t.new_proc(c)
+            t.set_attribute((c, p), "ProcId", str(p))
+            t.set_attribute((c, p), "JobStatus", "1")
+    return q
+
+
+def test_literal_signatures_are_not_evaluated_again_on_later_cycles():
+    # Source: RouteDeck performance property (issue 30: the routing cycle evaluates only what
+    # changed); the answers are checked against classad2 in test_scan_equals_umbrella_across_cycles
+    q = _one_cluster('"cms"')
+    sc = Scanner(ROUTES, SC, "jobrouter")
+    sc.begin_cycle([True, True, True], now=0)
+    assert all(sc.scan(j).matches == (0, 2) for j in q)
+    assert sc.evaluations == 1 + len(ROUTES)
+    sc.begin_cycle([True, True, True], now=600)
+    assert all(sc.scan(j).matches == (0, 2) for j in q)
+    assert sc.evaluations == 0 and sc.signatures == 1
+    # an expression among the texts: evaluated again on every cycle (it could read the clock)
+    qx = _one_cluster('strcat("c", "ms")')
+    for now in (0, 600):
+        sc.begin_cycle([True, True, True], now=now)
+        assert all(sc.scan(j).matches == (0, 2) for j in qx)
+        assert sc.evaluations == 1 + len(ROUTES)
+    # a table whose texts use the clock: evaluated again on every cycle
+    timed = [route("Mem", "RequestMemory <= 2048 && time() >= 0"), route("Any", "true")]
+    st = Scanner(timed, SC, "jobrouter")
+    for now in (0, 600):
+        st.begin_cycle([True, True], now=now)
+        assert all(st.scan(j).matches == (0, 1) for j in q)
+        assert st.evaluations == 1 + len(timed)
+
+
+def test_scan_equals_umbrella_across_cycles():
+    # Source: htcondor.md §1.4 (the umbrella candidate query), cross-checked with classad2: one
+    # scanner over cycles whose accepting routes change and come back (classifications kept
+    # across cycles are the ones of the same umbrella)
+    q = build_queue(seed=11)
+    sc = Scanner(ROUTES, SC, "jobrouter")
+    evaluations = []
+    for accepting in ([True, True, True], [True, False, False], [True, True, True], [True, False, False]):
+        sc.begin_cycle(accepting, now=1000)
+        text = umbrella_text(SC, [r.requirements for r, a in zip(ROUTES, accepting) if a], "jobrouter")
+        for job in q:
+            ad = job.classad()
+            got = sc.scan(job)
+            assert (got is not None and got.umbrella) == is_true(evaluate(text, ClassAd(), ad, now=1000))
+            if got is not None:
+                assert got.matches == tuple(i for i, r in enumerate(ROUTES)
+                                            if is_true(evaluate(r.requirements, ad, now=1000)))
+        evaluations.append(sc.evaluations)
+    assert evaluations[2] < evaluations[0] and evaluations[3] < evaluations[1]
+
+
 _ODD = ["0", "7", "-1", "1", "1.0", "2", "+1", "3", "(1 + 0)", "ProcId", '"1"', "undefined", "1e0"]
 
 
