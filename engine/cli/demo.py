@@ -55,7 +55,6 @@ from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.contract.feed import FeedBase
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.demo import build_demo
 from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
 from engine.launch import metrics as launch_metrics
 from engine.launch.options import DemoOptions
@@ -302,6 +301,8 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
         kwargs["classad_routes"] = True
     if getattr(args, "start", None) is not None:
         kwargs["start"] = args.start
+    from engine.feeds.demo import build_demo  # noqa: PLC0415 - the embedded engine is for `demo` only, not every command's parser
+
     try:
         engine = build_demo(**kwargs)
     except (DemoError, OSError, ValueError) as exc:

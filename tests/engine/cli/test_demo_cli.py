@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.paths import REPO
 from engine.cli import demo
+from engine.feeds.demo import build_demo
 
 ROOT = REPO
 
@@ -57,7 +58,7 @@ def test_a_run_that_cannot_keep_up_ends_on_time_and_says_its_speed():
             self.calls += 1
             return 0.0 if self.calls == 1 else 1000.0
 
-    engine = demo.build_demo(durable=False)
+    engine = build_demo(durable=False)
     pace = demo.Pace(wanted_virtual=3600.0)
     try:
         snaps = list(demo.snapshots_paced(engine, engine.now + 3600, 600, 1.0, 5.0, pace, Stopwatch()))
