@@ -501,15 +501,19 @@ class JobQueue:
         owned = self._owned
         canon = self._canon
         ignored = 0
+        last = ad = None  # a transaction sets many attributes of one ad: looked up once per run
         for op, key, name, value in recs:
             if op == 103:
-                ad = ads.get(key) if owned is None or key in owned else self._own(key)
+                if key != last:
+                    ad = ads.get(key) if owned is None or key in owned else self._own(key)
+                    last = key
                 if ad is None:
                     ignored += 1
                     continue
                 n = canon.get(name)
                 ad[n if n is not None else self._name(name)] = value
                 continue
+            last = None  # the ad under a key may be created, destroyed or written here
             types, ids, kinds = self._types, self._ids, self._kinds
             if op == 101:
                 if key in ads:

@@ -460,9 +460,26 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
             gc.enable()
 
 
+# A transaction of plain records only (most steps of a real log): matched whole, its records taken
+# by one findall. Stricter than step_record's fast paths (keys, names and types visible ASCII, a
+# value with a visible character found by a lookahead, so that no value is backtracked into; the
+# 105/106 lines as the schedd writes them): what it does not match is read line by line, with the
+# same result.
+_PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102 [!-~]+\n"
+                        r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:#[^\n]*)?)?)\n").match
+_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
+
+
+def _plain_record(op: str, key: str, name: str, value: str) -> tuple:
+    """A 101 or 102 of a plain transaction as step_record gives it."""
+    if op == "2":
+        return (102, key, "", "")
+    return (101, key, "" if name == R.EMPTY_TYPE else name, "" if value == R.EMPTY_TYPE else value)
+
+
 def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem, first_line: int) -> None:
     raw = data[start:end]
-    ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count
+    ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count, whole-step matches
     text = raw.decode("utf-8", "surrogateescape")
     del raw
     pos = start
@@ -473,8 +490,36 @@ def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_
     step_line = 0
     apply = queue.apply_quiet
     parse = step_record
-    for line in text.split("\n"):
-        nbytes = len(line) + 1 if ascii_only or line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
+    plain = _PLAIN_TXN if ascii_only else None
+    fields = _FIELDS
+    special = _plain_record
+    n = len(text)
+    i = 0  # character offset of the line in text
+    while i <= n:
+        if plain is not None and not in_txn:
+            m = plain(text, i)
+            if m is not None:
+                if pending:  # an out-of-transaction run ends here
+                    apply(pending)
+                    if on_step:
+                        on_step(step_start, pos, step_line, pending)
+                    pending = []
+                body = m.group(1)
+                records = [(103, k, a, v) if o == "3" else special(o, k, a, v) for o, k, a, v in fields(body)]
+                apply(records)
+                j = m.end()
+                if on_step:
+                    on_step(pos, pos + j - i, line_no, records, m.group(2))
+                pos += j - i
+                line_no += body.count("\n") + 2
+                i = j
+                continue
+        j = text.find("\n", i)
+        if j < 0:
+            j = n
+        line = text[i:j]
+        nbytes = j - i + 1 if ascii_only or line.isascii() else len(line.encode("utf-8", "surrogateescape")) + 1
+        i = j + 1
         if line:
             if line[:4] == "103 ":  # step_record's fast path for the commonest record, inlined
                 parts = line.split(" ", 3)

@@ -45,6 +45,7 @@ MIN_EPOCH = 631152000.0  # 1990-01-01
 
 
 _ISO_NAIVE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)\Z")
+_STAMP_LINE = re.compile(r"106 # (\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)").fullmatch
 
 
 @functools.lru_cache(maxsize=4096)
@@ -61,6 +62,11 @@ def _minute(prefix: str, tz: str | None) -> float | None:
 
 def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
     """Epoch seconds of a ``106`` line's ``# <time>[ NONDURABLE]`` comment, or None."""
+    m = _STAMP_LINE(comment)
+    if m is not None:  # the line as the schedd writes it: what the steps below come to, at once
+        base = _minute(m.group(1), tz)
+        if base is not None:
+            return base + float(m.group(2))
     text = comment.strip()
     if text.startswith("106"):
         text = text[3:].strip()

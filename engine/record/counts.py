@@ -27,10 +27,13 @@ the counters then reset). Design decisions and invariants:
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Mapping
 
 from engine.router.throttle import RouteStats
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, RouteRule, next_close
+
+_OP = itemgetter(0)
 
 
 class RouteCounts:
@@ -67,10 +70,17 @@ class RouteCounts:
             return []
         if f.start is None:
             self.begin(t)
-        f.close_until(t)
-        lines = self._closes(txn) if f.adjustments else []
+        lines = []
+        if f.next_close <= t:  # close_until's test: most steps come before the next close
+            f.close_until(t)
+            if f.adjustments:
+                lines = self._closes(txn)
         # only a 101 makes a copy and only a 102 ends one (RouteHistory's rule): the other keys
-        # of a step need not be looked at (a catch-up's steps are mostly 103s of source jobs)
+        # of a step need not be looked at (a catch-up's steps are mostly 103s of source jobs,
+        # told apart by their op codes alone, taken without a Python loop)
+        ops = set(map(_OP, records))
+        if 101 not in ops and 102 not in ops:
+            return lines
         self._keys = keys = [r[1] for r in records if r[0] == 101 or r[0] == 102]
         destroyed = [k for k in keys if k in f.copies or k in f.sources]
         if destroyed:

@@ -41,6 +41,7 @@ rewritten). Design decisions and invariants:
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from dataclasses import dataclass, field
@@ -187,7 +188,6 @@ class Recorder:
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
         self.counts = RouteCounts(self.state.table, meta.figures, enabled=self.archive.empty)  # counts.py
-        self.base = self.state.fork()  # the state at the archive's end (the next segment's checkpoint)
         self.pos: LogPosition | None = meta.log  # where the archived transactions end in the log
         self.pending: list[Txn] = []
         self._pending_bytes = 0
@@ -195,6 +195,9 @@ class Recorder:
         self.last_time = meta.last_time
         self.last_flush: float | None = None
         self.need_segment = self.archive.empty
+        # the state at the archive's end, kept only while the next flush starts a segment (its
+        # state checkpoint): a fork makes every ad written after it a copy (``_rolls``)
+        self.base = self.state.fork() if self._rolls() else None
         # --router-log: the JobRouterLog's lines, archived beside the transactions with their times
         self.router = None if router_log is None else RouterLogFollower(os.path.abspath(router_log), tz,
                                                                         keep_lines=True)
@@ -221,6 +224,20 @@ class Recorder:
     def poll(self, now: float, *, flush: bool | None = None) -> Report:
         """Archive whatever the log holds that is not archived yet (see the module docstring).
         ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
+        paused = gc.isenabled()
+        if paused:  # see _poll
+            gc.disable()
+        try:
+            return self._poll(now, flush)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _poll(self, now: float, flush: bool | None) -> Report:
+        """``poll`` with the cyclic collector paused: a catch-up makes a few objects per record
+        (steps, transactions waiting to be written) and keeps them until a flush, which is what
+        starts the collector's full passes over the whole heap (10-20% of a catch-up's CPU,
+        ``bench/record.py``); the recorder makes no cycles for it to find."""
         rep = Report()
         # one open file per generation for the whole poll: a rename over the log between two
         # reads cannot mix two generations (the schedd's compaction renames job_queue.log.tmp)
@@ -329,24 +346,37 @@ class Recorder:
         times = times or self._times(steps, created)
         apply = self.state.apply_quiet
         pending = self.pending
+        append = pending.append
         limit = self.frame_bytes * PENDING_FRAMES
         counts = self.counts
+        before, after = counts.before, counts.after
+        marks = self.marks
+        next_txn = self.archive.meta.next_txn
+        size = self._pending_bytes
+        last = len(steps) - 1
         for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
-            closes = counts.before(t, records, self.archive.meta.next_txn + len(pending))
+            closes = before(t, records, next_txn + len(pending))
             if closes:
-                self.marks.extend(closes)
+                marks.extend(closes)
             apply(records)
             raw = data[s:e]
-            counts.after(records, raw.startswith(b"105"))
-            if not raw.startswith(b"105"):  # records outside a transaction: wrapped to stay one step
+            txn = raw.startswith(b"105")
+            after(records, txn)
+            if not txn:  # records outside a transaction: wrapped to stay one step
                 raw = b"105 \n" + raw + b"106 \n"
-            pending.append(Txn(raw, t))
-            self._pending_bytes += len(raw)
-            if self._pending_bytes >= limit and n + 1 < len(steps):
+            append(Txn(raw, t))
+            size += len(raw)
+            if size >= limit and n < last:
+                self._pending_bytes = size
                 self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
                 self.last_time = t
                 self.flush(None)
                 pending = self.pending
+                append = pending.append
+                marks = self.marks
+                next_txn = self.archive.meta.next_txn
+                size = self._pending_bytes
+        self._pending_bytes = size
         if steps:
             last_s, last_e = steps[-1][0], steps[-1][1]
             self.pos = LogPosition(seq, created, base + last_e, txn_hash(data[last_s:last_e]), last_e - last_s)
@@ -397,6 +427,8 @@ class Recorder:
                 # old position: a restart finds the dump equal to it) and a new segment follows
                 self.flush(None)
                 self.need_segment = True
+                if self.base is None:
+                    self.base = self.state.fork()
         self.marks.append(dict(kind="generation", txn=self.archive.meta.next_txn + len(self.pending),
                                seq=head.seq, created=head.created,
                                time=first_time if first_time is not None else self.last_time))
@@ -438,6 +470,7 @@ class Recorder:
         new_segment = None
         if self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes:
             first_t = self.pending[0].time if self.pending else self.last_time
+            assert self.base is not None, "a segment starts without the state at the archive's end"
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
         self.archive.meta.figures = self.counts.state()
@@ -445,8 +478,12 @@ class Recorder:
                             router=self.router_lines, router_pos=None if self.router is None else self.router.position)
         self.pending, self.marks, self.need_segment, self.router_lines = [], [], False, []
         self._pending_bytes = 0
-        self.base = self.state.fork()
+        self.base = self.state.fork() if self._rolls() else None
         return n
+
+    def _rolls(self) -> bool:
+        """The next flush starts a segment (the one after a gap, or the current one is full)."""
+        return self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes
 
 
 def _records(dump: bytes) -> list:

@@ -97,3 +97,25 @@ def test_a_window_says_whether_its_throttle_is_recorded_or_estimated(tmp_path, c
     rec = Recorder(tmp_path / "a" / "job_queue.log", arch, tz="UTC")
     rec.poll(0, flush=True)
     assert rec.archive.meta.figures is None
+
+
+def test_a_catch_up_closes_windows_only_at_their_polls(tmp_path, monkeypatch):
+    """Per-transaction work (bench/record.py's catch-up): a step before the next window's poll does
+    not go through ``LiveFigures.close_until``; the windows and their counts are the same."""
+    from engine.views.figures import LiveFigures  # noqa: PLC0415 - the class spied on, for this test only
+
+    calls = []
+    close_until = LiveFigures.close_until
+
+    def spy(self, t, inclusive=True):
+        calls.append(t)
+        return close_until(self, t, inclusive)
+
+    monkeypatch.setattr(LiveFigures, "close_until", spy)
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
+    schedd.advance(2000)
+    rec = Recorder(tmp_path / "job_queue.log", tmp_path / "archive", tz="UTC")
+    rec.poll(0, flush=True)
+    span = rec.last_time - rec.counts.figures.start
+    assert 0 < len(calls) <= span / rec.counts.figures.period + 1 < 2000 / 4
+    assert closes(tmp_path / "archive")  # windows were closed and recorded
