@@ -32,6 +32,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -202,21 +203,39 @@ def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, _ad=No
     return parse_schedule(*texts), tuple(non_string)
 
 
-def _int_attr(ad, names, attr: str, default: int | None, now) -> int | None:
-    if attr.lower() not in names:
+# a decimal integer literal: its value is the number it spells (a leading zero, a blank or a sign
+# other than ``-`` is left to the ClassAd evaluation)
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)").fullmatch
+
+
+def _int_attr(ad, names, attr: str, default: int | None, now, job_attrs: Mapping[str, str]) -> int | None:
+    """``EvaluateAttrInt`` of ``attr``; ``ad`` is a zero-argument callable giving the job's
+    evaluation ad, asked for only when the value is not a plain integer literal."""
+    name = names.get(attr.lower())
+    if name is None:
         return default
-    value = as_int(evaluate(attr, my=ad, now=now))
+    text = job_attrs[name]
+    value = int(text) if _PLAIN_INT(text) else as_int(evaluate(attr, my=ad(), now=now))
     return default if value is None else value
 
 
 def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=None) -> DeferralParams:
-    ad, names = make_ad(job_attrs) if _ad is None else _ad, _names(job_attrs)
+    """The deferral knobs of a job ad; its evaluation ad (``_ad``, else made here) is needed only
+    for values that are not integer literals (the usual ``DeferralWindow = 60`` is read as it is)."""
+    names = _names(job_attrs)
+    made: list = [_ad]
+
+    def ad():
+        if made[0] is None:
+            made[0] = make_ad(job_attrs)
+        return made[0]
+
     return DeferralParams(
-        _int_attr(ad, names, "DeferralTime", None, now),
-        _int_attr(ad, names, "DeferralWindow", DEFERRAL_WINDOW_DEFAULT, now),
-        _int_attr(ad, names, "DeferralPrepTime", DEFERRAL_PREP_TIME_DEFAULT, now),
-        _int_attr(ad, names, "ScheddInterval", SCHEDD_INTERVAL_DEFAULT, now),
-        _int_attr(ad, names, "DeferralOffset", 0, now),
+        _int_attr(ad, names, "DeferralTime", None, now, job_attrs),
+        _int_attr(ad, names, "DeferralWindow", DEFERRAL_WINDOW_DEFAULT, now, job_attrs),
+        _int_attr(ad, names, "DeferralPrepTime", DEFERRAL_PREP_TIME_DEFAULT, now, job_attrs),
+        _int_attr(ad, names, "ScheddInterval", SCHEDD_INTERVAL_DEFAULT, now, job_attrs),
+        _int_attr(ad, names, "DeferralOffset", 0, now, job_attrs),
     )
 
 
@@ -268,7 +287,8 @@ def compute_deferral(
     ad, names = make_ad(job_attrs), _names(job_attrs)
     params = deferral_params(job_attrs, now, ad)
     # a job ad without JobStatus has the one the schedd loads it with (InitialJobStatus, else IDLE)
-    status = schedd_status(_int_attr(ad, names, "JobStatus", None, now), _int_attr(ad, names, "InitialJobStatus", None, now))
+    status = schedd_status(_int_attr(lambda: ad, names, "JobStatus", None, now, job_attrs),
+                           _int_attr(lambda: ad, names, "InitialJobStatus", None, now, job_attrs))
     if status != JobStatus.IDLE:
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}

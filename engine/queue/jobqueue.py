@@ -76,9 +76,20 @@ class AdChanged:
 
 @functools.lru_cache(maxsize=65536)
 def _classify(key: str) -> tuple[str, int, int]:
-    kind = key_kind(key)
-    ids = parse_key(key) if kind != R.OTHER else None
-    return (kind, ids[0], ids[1]) if ids else (kind, 0, 0)
+    """(kind, cluster, proc) of a key; remembered per key (every record of a commit asks, and an
+    engine writes the same few thousand keys again and again)."""
+    got = _CLASSIFIED.get(key)
+    if got is None:
+        kind = key_kind(key)
+        ids = parse_key(key) if kind != R.OTHER else None
+        got = (kind, ids[0], ids[1]) if ids else (kind, 0, 0)
+        if len(_CLASSIFIED) >= 1 << 17:  # bounded: a key's answer never changes, any can be dropped
+            _CLASSIFIED.clear()
+        _CLASSIFIED[key] = got
+    return got
+
+
+_CLASSIFIED: dict[str, tuple[str, int, int]] = {}
 
 
 class _Batch:

@@ -254,7 +254,9 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # A SUBMITTED job whose source and routed copy did not change since the last poll and that
         # has no update hook would get the very same status check: skip it (the check is a pure
         # function of the two ads once the copy has been seen)
-        may_skip, no_hooks, submitted = changed is not None and self._watching, not self.hooks.allow_run, State.SUBMITTED
+        may_skip, submitted = changed is not None and self._watching, State.SUBMITTED
+        # no update hook can run when hooks may not, or when no <KEYWORD>_HOOK_UPDATE_JOB_INFO is set
+        no_hooks = not self.hooks.allow_run or not self.hooks.defines_any(hk.UPDATE)
         for job in list(self.jobs.values()):
             if (may_skip and job.state is submitted and job.saw_dest and not job.dirty
                     and job.src_key not in changed and job.dest_key not in changed

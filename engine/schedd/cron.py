@@ -22,7 +22,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from engine.classad_text import integer_of
 from engine.crondor import deferral as D
@@ -171,12 +171,14 @@ class CronKeeper:
 
     # -- running ---------------------------------------------------------------------------
 
-    def gate(self, job: str, attrs: Mapping[str, str], now: float):
-        """None: not a deferred job (run now). False: not runnable now. Else the starter's check."""
+    def gate(self, job: str, attrs: Mapping[str, str], now: float, classad: Callable[[], Any] | None = None):
+        """None: not a deferred job (run now). False: not runnable now. Else the starter's check.
+        ``classad``: the job's evaluation ad of ``attrs`` when the caller has one kept (the queue's,
+        rebuilt only when the job changed), instead of one made here on every call."""
         dt = self.deferral.get(job)
         if dt is None:
             return False if needs_cron(attrs) else None
-        p = D.deferral_params(attrs, now)
+        p = D.deferral_params(attrs, now, _ad=classad() if classad is not None else None)
         if not D.is_runnable(now, dt, p.window, p.prep_time, p.schedd_interval):
             return False
         return lambda t: starter_decision(dt, p.window, t, p.offset)

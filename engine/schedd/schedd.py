@@ -280,7 +280,7 @@ class Schedd:
                 if site is None:
                     continue
                 attrs = view.attrs
-                gate = self.cron.gate(job, attrs, now) if self.cron is not None else None
+                gate = self.cron.gate(job, attrs, now, view.classad) if self.cron is not None else None
                 if gate is False:  # not runnable yet (deferral clause false)
                     continue
                 self.sites.submit(site, job, now, self.runtimes.get(job), gate=gate or None)

@@ -42,6 +42,24 @@ def test_defaults():
     assert deferral_params({"DeferralTime": '"soon"'}).deferral_time is None
 
 
+def test_literal_knobs_are_read_without_an_evaluation_ad(monkeypatch):
+    """Issue 30 (the schedd's dispatch asks every idle cron job each poll): integer literals are
+    read as they are, and give what their evaluation gives; anything else is evaluated."""
+    import engine.crondor.deferral as D  # noqa: PLC0415 - the module whose make_ad is watched
+
+    cases = [{"DeferralTime": "1700000000", "DeferralWindow": "60", "DeferralPrepTime": "-0",
+              "ScheddInterval": "2.5", "DeferralOffset": "-3"},
+             {"deferraltime": "time() + 5", "DeferralWindow": "010", "DeferralPrepTime": " 7"}]
+    evaluated = [deferral_params(attrs, 50.0, make_ad(attrs)) for attrs in cases]
+    made = []
+    monkeypatch.setattr(D, "make_ad", lambda attrs: made.append(attrs) or make_ad(attrs))
+    p = deferral_params({"DeferralTime": "1000", "DeferralWindow": "60"}, 50.0)
+    assert (p.deferral_time, p.window, p.prep_time, p.schedd_interval, p.offset) == (1000, 60, 300, 300, 0)
+    assert made == []
+    assert [deferral_params(attrs, 50.0) for attrs in cases] == evaluated
+    assert len(made) == 2  # ScheddInterval 2.5 and the expressions: one ad per call, made once
+
+
 # submit's clause, verbatim from htcondor.md §2.1
 CLAUSE = ("((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && "
           "(time() < (DeferralTime + DeferralWindow))")
