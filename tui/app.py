@@ -470,10 +470,10 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self.push_screen(WhyNotScreen(job))
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen  # noqa: PLC0415
+        from tui.screens.help import HelpScreen, help_screen  # noqa: PLC0415
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(help_screen(self))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
