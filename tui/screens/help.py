@@ -15,6 +15,7 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.screens.kept import kept_screen
 from tui.widgets.chrome import titled
 
 
@@ -69,26 +70,7 @@ def help_screen(app, over=None) -> "HelpScreen":
     kept: dict[tuple, HelpScreen] | None = getattr(app, "_help_screens", None)
     if kept is None:
         kept = app._help_screens = {}
-
-    def stacked(screen) -> bool:
-        return any(screen in stack for stack in app._screen_stacks.values())
-
-    screen = kept.get(key)
-    if screen is not None and stacked(screen):
-        return HelpScreen(sections)
-    if screen is None:
-        screen = HelpScreen(sections)
-        app.install_screen(screen, f"help:{id(screen)}")
-    kept.pop(key, None)
-    kept[key] = screen  # most recently opened last
-    for old_key in list(kept)[:-KEEP_HELP]:
-        old = kept[old_key]
-        if not stacked(old):
-            del kept[old_key]
-            app.uninstall_screen(old)
-            if old.is_attached:
-                old.remove()
-    return screen
+    return kept_screen(app, kept, key, lambda: HelpScreen(sections), "help", KEEP_HELP)
 
 
 class HelpScreen(ModalScreen[None]):
