@@ -15,6 +15,7 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.screens.base import skip_restyle
 from tui.screens.kept import kept_screen
 from tui.widgets.chrome import titled
 
@@ -84,7 +85,8 @@ class HelpScreen(ModalScreen[None]):
         yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
                      "RouteDeck help", "Esc close")
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event) -> None:
+        skip_restyle(self, event)  # a kept help, as the main views (tui.screens.base)
         # Toasts stack at the bottom right, above every screen: at 80×24 they covered the help's
         # keys (issue 29). What they said is in the Events pane; help is what the user asked for.
         # (On every open: a kept help screen is mounted once.)
