@@ -157,7 +157,7 @@ def _report(d: Path, b: dict, a) -> None:
           f" (target >= 50,000/s); CPU {b['cpu']:.2f} s = {b['archived'] / b['cpu']:,.0f} /s of CPU;"
           f" load average {b['load']:.2f}")
     print(f"recorder peak RSS {b['rss_mb']:.0f} MB (of which {b['rss_before_mb']:.0f} MB before catch-up: "
-          f"interpreter and imports); the log is {b['log'] / 1e6:.0f} MB")
+          f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
     arch = Archive.open(arch_dir, readonly=True)
     size = sum(f.stat().st_size for f in arch_dir.iterdir())
     print(f"archive: {size / 1e6:.2f} MB = {size / b['log']:.3f} x the log (target <= 0.15); "
@@ -179,18 +179,20 @@ def _report(d: Path, b: dict, a) -> None:
         times.append(time.perf_counter() - t)
     print(f"state_near (one checkpoint + one segment), 20 transactions over the whole range: median "
           f"{statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms")
-    times = []
+    times, cpus = [], []
     s = summarize(arch_dir, "UTC")
     moments = _spread(rng, s.start, s.end, a.moments)
     for at in moments:  # what `replay DIR --at T --json` costs: a window, a player, the snapshot
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         with contextlib.redirect_stdout(io.StringIO()):
             replay_main(["replay", str(arch_dir), "--at", f"{at:.3f}", "--tz", "UTC", "--json"])
         times.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
     worst = moments[times.index(max(times))]
     print(f"replay DIR --at T --json, {len(moments)} moments over the whole range (in this process): median "
           f"{statistics.median(times):.2f} s, max {max(times):.2f} s at +{(worst - s.start) / 3600:.1f} h "
-          f"(target <= 1 s); load average {os.getloadavg()[0]:.2f}")
+          f"(target <= 1 s); CPU median {statistics.median(cpus):.2f} s, max {max(cpus):.2f} s; "
+          f"load average {os.getloadavg()[0]:.2f}")
     out = subprocess.run([sys.executable, __file__, "--replay-rss", str(arch_dir), f"{worst:.3f}"],
                          check=True, capture_output=True, text=True).stdout
     r = json.loads(out.splitlines()[-1])

@@ -16,8 +16,13 @@ Design decisions and invariants:
   and ``--reroute`` use. A moment (``replay DIR --at`` / ``--transaction`` / ``--json``) opens a
   *window* instead (:func:`open_window`): the state checkpoint of one segment and the frames of
   the segments from it to the one holding the moment — O(1) segments whatever the archive's
-  length. The window starts at the last frame starting at least ``WINDOW`` seconds (the router's
-  600 s stats window and two polls) before the moment, so the per-route recent figures,
+  length; each frame is read at its place in the index (``Archive.frame``), never a whole
+  segment. The window starts at the last transaction stamped at least ``WINDOW`` seconds (the
+  router's 600 s stats window and two polls) before the moment (the start of the first frame
+  that late when none is) and ends at the first transaction stamped after it; the state there is
+  the checkpoint with the segment's earlier transactions applied by the fast loader
+  (:func:`state_after`), dated at the last of them (not at its ads' latest time attribute, which
+  in days of demo history is the first day's), so the per-route recent figures,
   computed on the window with the archive's own poll grid (``RouteHistory(grid_start=…)``), see
   every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
@@ -210,7 +215,8 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
                           arch.meta.raw_total, grid)
 
 
-def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float, dict[str, float]] | None:
+def throttle_seeds(summary: ArchiveSummary, rules, period: float,
+                   until: float | None = None) -> dict[float, dict[str, float]] | None:
     """The throttle after each window close the recorder counted (``engine.record.counts``),
     folded with the thresholds of ``rules``, when its windows close where replay's do: the
     recorder's poll grid is replay's (the archive's start, ``period``) and no route of ``rules``
@@ -218,7 +224,7 @@ def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float,
     is then estimated from the window alone (module docstring)."""
     if summary.grid is None or summary.grid != (summary.start, float(period)):
         return None
-    seeds, exact = fold(summary.lines, rules)
+    seeds, exact = fold(summary.lines, rules, until)
     return seeds if exact else None
 
 
