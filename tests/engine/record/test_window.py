@@ -30,6 +30,8 @@ from tests.helpers.demo_days import long_log
 from tui.cli import main
 
 SEGMENT, FRAME = 256 << 10, 64 << 10
+# one test process builds the module's archives and window answers once (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("record-window")
 
 
 def record(tmp_path, copies: int):
