@@ -3,8 +3,19 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.real_prometheus import two_watchers
+
 
 @pytest.fixture
 def anyio_backend():
     """Textual's `App.run_test()` runs under anyio; the suite runs it on asyncio only."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def prometheus_fleet(tmp_path_factory):
+    """A real Prometheus scraping two ``watch --metrics`` (tests/helpers/real_prometheus.py), started
+    once per test process: its tests only query it, and share the ``xdist_group`` "prometheus" so
+    ``--dist loadgroup`` runs them in the same process."""
+    with two_watchers(tmp_path_factory.mktemp("prometheus-fleet")) as fleet:
+        yield fleet

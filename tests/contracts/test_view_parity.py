@@ -60,6 +60,10 @@ def _diff(a, b):
     return out
 
 
+# one test process builds the module's demo run once (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("view-parity")
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """One demo run, its log followed by a watcher as it is written (polled every POLL s)."""

@@ -93,6 +93,7 @@ class Fleet:
     server: subprocess.Popen
     logs: dict[str, str]  # schedd name -> recording
     targets: dict[str, str]  # schedd name -> instance (host:port of its --metrics)
+    want: dict[str, dict[str, dict]]  # schedd name -> replay_end(its recording)
 
     @property
     def url(self) -> str:
@@ -100,9 +101,11 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def two_watchers(tmp_path: Path, duration: float = 120) -> Iterator[Fleet]:
+def two_watchers(tmp_path: Path, duration: float = 600) -> Iterator[Fleet]:
     """Prometheus scraping ``watch --metrics`` over the two recordings, both targets up; every
-    process stopped (by its own handle) on exit. Skips, naming the package, without prometheus."""
+    process stopped (by its own handle) on exit. Skips, naming the package, without prometheus.
+    Built once per test process (the ``prometheus_fleet`` fixture of tests/conftest.py) and only
+    queried by the tests that share it; ``duration`` bounds the watchers' life if a run is cut."""
     prometheus = shutil.which("prometheus")
     if prometheus is None:
         pytest.skip(SKIP)
@@ -125,8 +128,9 @@ def two_watchers(tmp_path: Path, duration: float = 120) -> Iterator[Fleet]:
             [prometheus, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'data'}",
              f"--web.listen-address=127.0.0.1:{prom_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
+        want = {name: replay_end(log) for name, log in logs.items()}
         wait_for(server, lambda: len(query(prom_port, "up == 1")) == 2, 60, "both targets up")
-        yield Fleet(prom_port, server, logs, {n: f"127.0.0.1:{p}" for n, p in ports.items()})
+        yield Fleet(prom_port, server, logs, {n: f"127.0.0.1:{p}" for n, p in ports.items()}, want)
     finally:
         for p in procs:
             p.terminate()

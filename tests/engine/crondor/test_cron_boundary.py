@@ -53,6 +53,10 @@ OnExitRemove = false
 HOURS = 1.0
 
 
+# one test process builds the module's demo run once (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("cron-boundary")
+
+
 @pytest.fixture(scope="module")
 def boundaries(tmp_path_factory):
     """The demo (sample config + OFFSET_JOB) stepped on the watcher's 7 s grid, and at each

@@ -12,6 +12,8 @@ reconstructs it from its start only, the documented departure of engine.feeds.re
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import random
 
@@ -28,6 +30,8 @@ from tests.helpers.demo_days import long_log
 from tui.cli import main
 
 SEGMENT, FRAME = 256 << 10, 64 << 10
+# one test process builds the module's archives and window answers once (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("record-window")
 
 
 def record(tmp_path, copies: int):
@@ -118,24 +122,33 @@ def _route_rows(routes):
                    r["recent_succeeded"], r["recent_failed"]) for r in routes)
 
 
-def windows_and_whole(archives, monkeypatch):
-    """The 3-copy archive read by windows, and the whole of it in a player: (dir, whole, player, summary)."""
+@pytest.fixture(scope="module")
+def window(archives):
+    """The 3-copy archive read by windows: ``replay DIR --at AT --tz UTC --json`` at 44 moments
+    (25 random times, 15 random transaction numbers, start, end, #0, #1), each run once for the
+    tests below, and the whole archive opened: (dir, whole, summary, {at: the JSON printed})."""
     arch = archives[1]
-    monkeypatch.setattr(archive_mod_replay, "WHOLE_BELOW", 0)  # read by windows, however small
-    whole = open_archive(arch, tz="UTC")
-    return arch, whole, Player(whole.index, ManualClock(0.0), tz="UTC"), summarize(arch, "UTC")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(archive_mod_replay, "WHOLE_BELOW", 0)  # read by windows, however small
+        whole, s = open_archive(arch, tz="UTC"), summarize(arch, "UTC")
+        rng = random.Random(3)
+        moments = [f"{rng.uniform(s.start, s.end):.3f}" for _ in range(25)]
+        moments += [f"#{rng.randrange(0, s.steps + 1)}" for _ in range(15)] + ["start", "end", "#0", "#1"]
+        answers = {}
+        for at in moments:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main(["replay", str(arch), "--at", at, "--tz", "UTC", "--json"]) == 0
+            answers[at] = json.loads(out.getvalue())
+    return arch, whole, s, answers
 
 
 @pytest.mark.slow
-def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, capsys, monkeypatch):
-    arch, whole, player, s = windows_and_whole(archives, monkeypatch)
+def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(window, capsys, monkeypatch):
+    arch, whole, s, answers = window
+    player = Player(whole.index, ManualClock(0.0), tz="UTC")
     assert s.steps == whole.index.steps and (s.start, s.end) == (whole.index.times[0], whole.index.times[-1])
-    rng = random.Random(3)
-    moments = [f"{rng.uniform(s.start, s.end):.3f}" for _ in range(25)]
-    moments += [f"#{rng.randrange(0, s.steps + 1)}" for _ in range(15)] + ["start", "end", "#0", "#1"]
-    for at in moments:
-        assert main(["replay", str(arch), "--at", at, "--tz", "UTC", "--json"]) == 0
-        got = json.loads(capsys.readouterr().out)
+    for at, got in answers.items():
         assert got["replay"]["archive"]["window"] is not None
         if at.startswith("#"):
             player.seek(step=int(at[1:]) - 1)
@@ -152,6 +165,7 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, 
         assert _route_rows(got["routes"]) == sorted(rows[r["name"]] for r in got["routes"]), at
         # a route the reused player keeps showing (stable rows) but not yet seen at this moment: all zero
         assert all(not any(rows[n][1:]) for n in set(rows) - {r["name"] for r in got["routes"]}), at
+    monkeypatch.setattr(archive_mod_replay, "WHOLE_BELOW", 0)  # read by windows, however small
     assert main(["replay", str(arch), "--at", "end", "--tz", "UTC"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{arch}: transaction {s.steps:,} of {s.steps:,}")
@@ -159,14 +173,14 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(archives, 
 
 
 @pytest.mark.slow
-def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(archives, capsys, monkeypatch):
-    arch, _whole, player, s = windows_and_whole(archives, monkeypatch)
-    rng = random.Random(5)
-    for _ in range(12):
-        at = rng.uniform(s.start, s.end)
-        assert main(["replay", str(arch), "--at", f"{at:.3f}", "--tz", "UTC", "--json"]) == 0
-        got = {r["name"]: r["throttle"] for r in json.loads(capsys.readouterr().out)["routes"]}
-        player.seek(time=at)
+def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(window):
+    _arch, whole, _s, answers = window
+    player = Player(whole.index, ManualClock(0.0), tz="UTC")
+    times = [at for at in answers if not at.startswith("#") and at not in ("start", "end")]
+    assert len(times) == 25
+    for at in times:
+        got = {r["name"]: r["throttle"] for r in answers[at]["routes"]}
+        player.seek(time=float(at))
         want = {r.name: r.throttle for r in player.snapshot(with_jobs=False).routes}
         assert got == {n: want[n] for n in got}, at
 
