@@ -575,6 +575,27 @@ class JobQueue:
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
         return ignored
 
+    def apply_sets(self, recs: list) -> None:
+        """:meth:`apply_quiet` for SetAttribute (103) records only, given as ``(_, key, name,
+        value)`` tuples whose first field is not read: the recorder's plain transactions
+        (``engine.record.recorder``) are applied as ``reader.PLAIN_FIELDS`` gives them, with no
+        record tuple made again."""
+        if self._subs or self._batch is not None:
+            self.apply_quiet([(103, key, name, value) for _, key, name, value in recs])
+            return
+        ads = self._ads
+        owned = self._owned
+        canon = self._canon
+        last = ad = None  # a transaction sets many attributes of one ad: looked up once per run
+        for _, key, name, value in recs:
+            if key != last:
+                ad = ads.get(key) if owned is None or key in owned else self._own(key)
+                last = key
+            if ad is not None:
+                n = canon.get(name)
+                ad[n if n is not None else self._name(name)] = value
+        self._gen += 1
+
     def clear(self) -> None:
         """Forget every ad (subscribers get :class:`QueueReloaded`)."""
         self._reset()

@@ -27,6 +27,7 @@ the counters then reset). Design decisions and invariants:
 
 from __future__ import annotations
 
+import math
 from operator import itemgetter
 from typing import Mapping
 
@@ -86,6 +87,15 @@ class RouteCounts:
         if destroyed:
             f.refresh(destroyed)
         return lines
+
+    def due(self) -> float:
+        """The earliest step time at which :meth:`before` has work for a step with no 101 or 102
+        (the next window close; -inf before the first step, inf when not counting): before it,
+        such a step need not call ``before`` nor ``after``."""
+        if not self.enabled:
+            return math.inf
+        f = self.figures
+        return -math.inf if f.start is None else f.next_close
 
     def after(self, records: list, counted: bool) -> None:
         """After the step is applied: copies that left are judged, new ones tracked."""
