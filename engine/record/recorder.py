@@ -340,8 +340,9 @@ class Recorder:
 
     def _chunk_steps(self, data: bytes, end: int, path: Path, rep: Report):
         """The committed steps of ``data[:end]`` (whole lines), in order, as ``(start, end,
-        end_line, records, sets)``: ``sets`` the ``PLAIN_FIELDS`` of a plain transaction of 103s
-        only (``records`` None), else ``records`` as ``scan_steps`` gives them.
+        end_line, records, fields)``: a plain transaction as its ``PLAIN_FIELDS`` (``records``
+        the keys of its 101s and 102s, None when it has none), any other step as its ``records``
+        as ``scan_steps`` gives them (``fields`` None).
 
         The same steps as one ``scan_steps`` over ``data[:end]``: a plain transaction
         (``PLAIN_TXN``, what ``scan_steps`` matches whole too) is taken here, at a step boundary;
@@ -354,7 +355,7 @@ class Recorder:
                 yield s, e, end_line, records, None
             return
         text = data[:end].decode("ascii")
-        plain, fields, special = PLAIN_TXN, PLAIN_FIELDS, plain_record
+        plain, fields = PLAIN_TXN, PLAIN_FIELDS
         i = 0
         counted, lines = 0, 1  # line number (1-based, of data) at offset counted: problems only
         while i < end:
@@ -362,11 +363,8 @@ class Recorder:
             if m is not None:
                 e = m.end()
                 body, end_line = m.group(1, 2)
-                if "101 " in body or "102 " in body:  # may hold a 101 or 102 (else it holds neither)
-                    yield i, e, end_line, [(103, k, a, v) if o == "3" else special(o, k, a, v)
-                                           for o, k, a, v in fields(body)], None
-                else:
-                    yield i, e, end_line, None, fields(body)
+                keys = _NEW_OR_GONE(body) if "101 " in body or "102 " in body else None
+                yield i, e, end_line, keys, fields(body)
                 i = e
                 continue
             if text.startswith("106", i):
@@ -403,9 +401,9 @@ class Recorder:
         non-decreasing from the last archived one)."""
         tz = self.tz
         state = self.state
-        sets, apply = state.apply_sets, state.apply_quiet
+        sets, plain, apply = state.apply_sets, state.apply_plain, state.apply_quiet
         counts = self.counts
-        before, after, due_of = counts.before, counts.after, counts.due
+        before, before_keys, after, due_of = counts.before, counts.before_keys, counts.after, counts.due
         due = due_of()
         pending = self.pending
         append = pending.append
@@ -429,19 +427,27 @@ class Recorder:
                 write = False
             t = parse_comment_time(end_line, tz) if end_line and "#" in end_line else None
             if t is None:
-                t, _source = step_time(records if records is not None else
+                t, _source = step_time(records if fields is None else
                                        [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
             t = last if t is None or t < last else float(t)
             last = t
             raw = data[s:e]
-            if records is None:
-                if t >= due:
-                    closes = before(t, (), next_txn + len(pending))
+            if fields is not None:  # a plain transaction
+                txn = True
+                if records:  # the keys of its 101s and 102s
+                    closes = before_keys(t, records, next_txn + len(pending))
                     if closes:
                         marks.extend(closes)
+                    plain(fields, plain_record)
+                    after(None, True)
                     due = due_of()
-                sets(fields)
-                txn = True
+                else:
+                    if t >= due:
+                        closes = before_keys(t, (), next_txn + len(pending))
+                        if closes:
+                            marks.extend(closes)
+                        due = due_of()
+                    sets(fields)
             else:
                 closes = before(t, records, next_txn + len(pending))
                 if closes:
@@ -584,6 +590,7 @@ def _records(dump: bytes) -> list:
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
+_NEW_OR_GONE = re.compile(r"(?m)^10[12] ([!-~]+)").findall  # the keys of a PLAIN_TXN body's 101s and 102s
 
 
 def _dump_of(fh, start: int) -> tuple[bytes, bytes]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from engine.queue.reader import scan_steps
+from engine.queue.reader import plain_record, scan_steps
 from engine.record.recorder import Recorder, Report, _Sink
 from tests.helpers.paths import REPO
 
@@ -27,8 +27,14 @@ def _whole(data: bytes, end: int):
 
 def _fused(rec: Recorder, data: bytes, end: int):
     rep = Report()
-    steps = [(s, e, el, list(r) if r is not None else [(103, k, a, v) for _o, k, a, v in f])
-             for s, e, el, r, f in rec._chunk_steps(data, end, rec.log, rep)]
+    steps = []
+    for s, e, el, r, f in rec._chunk_steps(data, end, rec.log, rep):
+        if f is None:
+            steps.append((s, e, el, list(r)))
+            continue
+        records = [(103, k, a, v) if o == "3" else plain_record(o, k, a, v) for o, k, a, v in f]
+        assert (r or []) == [x[1] for x in records if x[0] in (101, 102)]  # the keys of its 101s and 102s
+        steps.append((s, e, el, records))
     return steps, rep.problems
 
 
