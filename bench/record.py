@@ -14,7 +14,10 @@ Prints:
   --json`` at random moments (a window of the archive), and with ``--whole`` ``open_archive``
   (the whole archive as one log: the dashboard and ``--reroute``).
 
-    python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole]
+Catch-up runs in a process of its own (its peak RSS is the recorder's); ``--keep DIR`` builds the
+log and archive in DIR once and reuses them (30 days: 1.5 GB of log and minutes of catch-up).
+
+    python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole] [--keep DIR] [--moments K]
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import random
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +44,7 @@ from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
 from engine.record.recorder import READ_CHUNK, Recorder
 from tests.helpers.compaction import ScheddLog
-from tests.helpers.demo_days import long_log
+from tests.helpers.demo_days import write_long_log
 from tui.cli import main as replay_main
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
@@ -47,62 +54,35 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--days", type=float, default=1.0)
     ap.add_argument("--segment-mb", type=float, default=8)
-    ap.add_argument("--memory", action="store_true", help="also measure peak memory (a second, slower pass)")
+    ap.add_argument("--memory", action="store_true", help="also measure peak memory with tracemalloc "
+                    "(a second, slower pass; the recorder's peak RSS is always printed)")
     ap.add_argument("--whole", action="store_true", help="also time open_archive (the whole archive)")
+    ap.add_argument("--keep", metavar="DIR", help="build the log and its archive in DIR once and reuse them "
+                    "(30 days are 1.5 GB of log and minutes of catch-up)")
+    ap.add_argument("--moments", type=int, default=10, help="replay --at moments, spread over the whole range")
+    ap.add_argument("--build", metavar="DIR", help=argparse.SUPPRESS)  # internal: one catch-up, in its own process
+    ap.add_argument("--replay-rss", nargs=2, metavar=("DIR", "AT"), help=argparse.SUPPRESS)  # internal
     a = ap.parse_args()
     copies = max(1, round(a.days * 8))
-    data = long_log(copies)
-    txns = data.count(b"\n106 ")
-    print(f"log: demo-3h x{copies} ({a.days:g} days): {len(data) / 1e6:.1f} MB, {txns:,} transactions")
-    with tempfile.TemporaryDirectory() as d:
-        d = Path(d)
-        log = d / "job_queue.log"
-        log.write_bytes(data)
-        t0, c0 = time.perf_counter(), time.process_time()
-        rec = Recorder(log, d / "arch", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20)))
-        rep = rec.poll(0, flush=True)
-        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-        size = sum(f.stat().st_size for f in (d / "arch").iterdir())
-        # wall and CPU: on the shared 2-core machine the wall figure is mostly the other processes'
-        # (print it with the load average); CPU time is the recorder's own cost
-        print(f"catch-up (--once): {rep.archived:,} transactions in {dt:.2f} s = {rep.archived / dt:,.0f} /s"
-              f" (target >= 50,000/s); CPU {cpu:.2f} s = {rep.archived / cpu:,.0f} /s of CPU;"
-              f" load average {os.getloadavg()[0]:.2f}")
-        print(f"archive: {size / 1e6:.2f} MB = {size / len(data):.3f} x the log (target <= 0.15); "
-              f"{len(Archive.open(d / 'arch').segments())} segments")
-        if a.memory:
-            tracemalloc.start()
-            rec2 = Recorder(log, d / "arch2", tz="UTC", segment_bytes=int(a.segment_mb * (1 << 20)))
-            rec2.poll(0, flush=True)
-            after, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-            print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log is {len(data) / 1e6:.0f} MB, "
-                  f"read {READ_CHUNK >> 20} MiB at a time; state after catch-up {after / 1e6:.1f} MB)")
-
-        rng = random.Random(1)
-        times = []
-        for _ in range(20):
-            n = rng.randrange(rec.archive.meta.next_txn)
-            t = time.perf_counter()
-            state_near(d / "arch", n)
-            times.append(time.perf_counter() - t)
-        print(f"state_near (one checkpoint + one segment): median {statistics.median(times) * 1e3:.0f} ms, "
-              f"max {max(times) * 1e3:.0f} ms")
-        times = []
-        s = summarize(d / "arch", "UTC")
-        for _ in range(10):  # what `replay DIR --at T --json` costs: a window, a player, the snapshot
-            at = rng.uniform(s.start, s.end)
-            t = time.perf_counter()
-            with contextlib.redirect_stdout(io.StringIO()):
-                replay_main(["replay", str(d / "arch"), "--at", f"{at:.3f}", "--tz", "UTC", "--json"])
-            times.append(time.perf_counter() - t)
-        print(f"replay DIR --at T --json (a window of the archive): median {statistics.median(times):.2f} s, "
-              f"max {max(times):.2f} s (target <= 1 s)")
-        if a.whole:
-            t = time.perf_counter()
-            arch = open_archive(d / "arch", tz="UTC")
-            print(f"open_archive (whole archive as one log: the dashboard, --reroute): "
-                  f"{time.perf_counter() - t:.2f} s, {arch.index.steps:,} steps")
+    segment = int(a.segment_mb * (1 << 20))
+    if a.build:
+        _build(Path(a.build), copies, segment)
+        return
+    if a.replay_rss:
+        _replay_rss(*a.replay_rss)
+        return
+    with contextlib.ExitStack() as stack:
+        d = Path(a.keep) if a.keep else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        d.mkdir(parents=True, exist_ok=True)
+        built = _built(d, copies, segment)
+        if built is None:
+            subprocess.run([sys.executable, __file__, "--build", str(d), "--days", str(a.days),
+                            "--segment-mb", str(a.segment_mb)], check=True)
+            built = _built(d, copies, segment)
+            assert built is not None
+        else:
+            print(f"reusing {d} (built {built['built']}; catch-up figures of that build)")
+        _report(d, built, a)
 
     if copies == 1:  # following with compactions (the demo alone)
         with tempfile.TemporaryDirectory() as d:
@@ -126,6 +106,103 @@ def main() -> None:
             print(f"following ({polls} polls of 1,000 transactions, {schedd.seq - 1} compactions): "
                   f"{schedd.done / spent:,.0f} transactions/s, {spent / polls * 1e3:.0f} ms per poll; archive "
                   f"{size / DEMO.stat().st_size:.3f} x the uncompacted log")
+
+
+def _built(d: Path, copies: int, segment: int) -> dict | None:
+    try:
+        b = json.loads((d / "build.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return b if (b["copies"], b["segment"]) == (copies, segment) and (d / "arch").is_dir() else None
+
+
+def _build(d: Path, copies: int, segment: int) -> None:
+    """The log and its archive in ``d``, by one ``--once`` catch-up in this (fresh) process: its peak RSS
+    is the recorder's (the log is written one copy at a time, before, and read 1 MiB at a time)."""
+    (d / "build.json").unlink(missing_ok=True)
+    shutil.rmtree(d / "arch", ignore_errors=True)
+    size = write_long_log(d / "job_queue.log", copies)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0, c0 = time.perf_counter(), time.process_time()
+    rec = Recorder(d / "job_queue.log", d / "arch", tz="UTC", segment_bytes=segment)
+    rep = rec.poll(0, flush=True)
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    b = dict(copies=copies, segment=segment, log=size, archived=rep.archived, wall=dt, cpu=cpu,
+             load=os.getloadavg()[0], rss_mb=rss / 1024, rss_before_mb=rss0 / 1024,
+             built=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    (d / "build.json").write_text(json.dumps(b))
+
+
+def _replay_rss(arch: str, at: str) -> None:
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        replay_main(["replay", arch, "--at", at, "--tz", "UTC", "--json"])
+    print(json.dumps(dict(rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          wall=time.perf_counter() - t)))
+
+
+def _spread(rng: random.Random, lo: float, hi: float, n: int) -> list[float]:
+    """``n`` points over [lo, hi]: one at random in each of ``n`` equal parts (the whole range is seen)."""
+    w = (hi - lo) / n
+    return [lo + w * (k + rng.random()) for k in range(n)]
+
+
+def _report(d: Path, b: dict, a) -> None:
+    arch_dir = d / "arch"
+    print(f"log: demo-3h x{b['copies']} ({a.days:g} days): {b['log'] / 1e6:.1f} MB, {b['archived']:,} transactions")
+    # wall and CPU: on the shared 2-core machine the wall figure is mostly the other processes'
+    # (print it with the load average); CPU time is the recorder's own cost
+    print(f"catch-up (--once): {b['archived']:,} transactions in {b['wall']:.2f} s = {b['archived'] / b['wall']:,.0f} /s"
+          f" (target >= 50,000/s); CPU {b['cpu']:.2f} s = {b['archived'] / b['cpu']:,.0f} /s of CPU;"
+          f" load average {b['load']:.2f}")
+    print(f"recorder peak RSS {b['rss_mb']:.0f} MB (of which {b['rss_before_mb']:.0f} MB before catch-up: "
+          f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
+    arch = Archive.open(arch_dir, readonly=True)
+    size = sum(f.stat().st_size for f in arch_dir.iterdir())
+    print(f"archive: {size / 1e6:.2f} MB = {size / b['log']:.3f} x the log (target <= 0.15); "
+          f"{len(arch.segments())} segments, index {arch.meta.index_size / 1e3:.0f} kB")
+    if a.memory:
+        tracemalloc.start()
+        rec2 = Recorder(d / "job_queue.log", d / "arch2", tz="UTC", segment_bytes=b["segment"])
+        rec2.poll(0, flush=True)
+        after, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        shutil.rmtree(d / "arch2", ignore_errors=True)
+        print(f"recorder peak memory {peak / 1e6:.0f} MB (tracemalloc; the log is {b['log'] / 1e6:.0f} MB, "
+              f"read {READ_CHUNK >> 20} MiB at a time; state after catch-up {after / 1e6:.1f} MB)")
+    rng = random.Random(1)
+    times = []
+    for x in _spread(rng, 0, arch.meta.next_txn - 1, 20):
+        t = time.perf_counter()
+        state_near(arch_dir, int(x))
+        times.append(time.perf_counter() - t)
+    print(f"state_near (one checkpoint + one segment), 20 transactions over the whole range: median "
+          f"{statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms")
+    times, cpus = [], []
+    s = summarize(arch_dir, "UTC")
+    moments = _spread(rng, s.start, s.end, a.moments)
+    for at in moments:  # what `replay DIR --at T --json` costs: a window, a player, the snapshot
+        t, c = time.perf_counter(), time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()):
+            replay_main(["replay", str(arch_dir), "--at", f"{at:.3f}", "--tz", "UTC", "--json"])
+        times.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    worst = moments[times.index(max(times))]
+    print(f"replay DIR --at T --json, {len(moments)} moments over the whole range (in this process): median "
+          f"{statistics.median(times):.2f} s, max {max(times):.2f} s at +{(worst - s.start) / 3600:.1f} h "
+          f"(target <= 1 s); CPU median {statistics.median(cpus):.2f} s, max {max(cpus):.2f} s; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    out = subprocess.run([sys.executable, __file__, "--replay-rss", str(arch_dir), f"{worst:.3f}"],
+                         check=True, capture_output=True, text=True).stdout
+    r = json.loads(out.splitlines()[-1])
+    print(f"one replay --at (a new process, at that worst moment): {r['wall']:.2f} s after imports, "
+          f"peak RSS {r['rss_mb']:.0f} MB")
+    if a.whole:
+        t = time.perf_counter()
+        whole = open_archive(arch_dir, tz="UTC")
+        print(f"open_archive (whole archive as one log: the dashboard, --reroute): "
+              f"{time.perf_counter() - t:.2f} s, {whole.index.steps:,} steps")
 
 
 def _step_times():

@@ -137,6 +137,18 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         if mode == "watch":
             self._modes["routes"] = _watch_board
 
+    def get_driver_class(self):
+        """Textual's driver, but on a Linux terminal the one that hands a lone Escape over when its
+        wait ends, not up to 100 ms later (tui.shell.driver; issue 30)."""
+        from textual.drivers.linux_driver import LinuxDriver  # noqa: PLC0415
+
+        driver = super().get_driver_class()
+        if driver is LinuxDriver:
+            from tui.shell.driver import PromptEscapeDriver  # noqa: PLC0415
+
+            return PromptEscapeDriver
+        return driver
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "command_line" and isinstance(self.focused, (Input, TextArea)):
             return False  # ":" typed into a text box (filter, editor) is text: the key goes to it
@@ -470,10 +482,10 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self.push_screen(WhyNotScreen(job))
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen  # noqa: PLC0415
+        from tui.screens.help import HelpScreen, help_screen  # noqa: PLC0415
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(help_screen(self))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -156,11 +156,12 @@ def _new_name(q: JobQueue, name: str) -> str:
 
 
 class _State:
-    __slots__ = ("in_txn", "saw_begin")
+    __slots__ = ("in_txn", "saw_begin", "replay")
 
     def __init__(self) -> None:
         self.in_txn = False
         self.saw_begin = False
+        self.replay = False  # replay's rule for a 101 of an existing key (ignored) instead of giving up
 
 
 def _run(lines: list[str], q: JobQueue, st: _State, owner: bool, validate: bool) -> None:
@@ -241,7 +242,10 @@ def _run_lines(lines, q, st, owner, ads, ag, types, cg, intern, new_m, va) -> No
                         raise _Bail
                     key, mt = m.groups()
                     if key in ads:
-                        raise _Bail
+                        if not st.replay:
+                            raise _Bail
+                        last_key = None  # replay's rule: a NewClassAd for an existing ad is ignored
+                        continue
                     ads[key] = {}
                     types[key] = "" if mt == R.EMPTY_TYPE else intern(mt)
                     last_key = None  # an ad under this key may be new
@@ -283,7 +287,7 @@ def _other(parts, q, ads, ag, types, cg) -> None:
         raise _Bail
 
 
-def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> LoadResult:
+def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool, replay: bool = False) -> LoadResult:
     res = LoadResult(q)
     owner = mode != FOLLOW
     end = data.rfind(b"\n") + 1
@@ -291,6 +295,7 @@ def _fast(data: bytes, q: JobQueue, source: str, mode: str, validate: bool) -> L
     if data.find(b"\0", 0, end) >= 0:
         raise _Bail
     st = _State()
+    st.replay = replay
     pos = 0
     records = 0
     while pos < limit:
@@ -372,10 +377,12 @@ def committed_state(data: bytes) -> JobQueue | None:
     """The queue after every record of ``data`` (whole lines ending at a step boundary: replay's
     checkpoints, ``engine.feeds.replay.index``), read by the fast path with the owner's rules
     (§3.3) and no value checks; None when the fast path meets anything it does not take (the
-    caller then reads record by record with replay's lenient rules)."""
+    caller then reads record by record with replay's lenient rules). One of replay's rules is
+    the fast path's too: a ``101`` of an ad that exists is ignored (``JobQueue.apply``), as the
+    caller would, instead of giving up (days of demo history re-submit live cluster ids)."""
     q = JobQueue()
     try:
-        res = _fast(data, q, "<replay>", OWNER, False)
+        res = _fast(data, q, "<replay>", OWNER, False, replay=True)
     except _Bail:
         return None
     if res.problems:

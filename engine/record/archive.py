@@ -347,18 +347,32 @@ class Archive:
         """(first txn, count, raw text) of each frame of segment ``k`` up to its checkpointed end."""
         yield from self._frames(self.seg_path(k), self.meta.segment_size if k == self.meta.segment else None)
 
+    def frame(self, line: dict) -> bytes:
+        """The transactions (raw text) of the one frame an index line ``{"kind": "frame", …}``
+        names, read at its place in its segment: a seek decompresses only the frames it needs."""
+        path = self.seg_path(line["seg"])
+        for first, count, raw in self._frames(path, None, self._read_at(path, line)):
+            if (first, count) != (line["first"], line["count"]):
+                raise ArchiveError(f"{path}: byte {line['off']}: frame of transactions {first}+{count}, "
+                                   f"the index says {line['first']}+{line['count']}")
+            return raw
+        raise ArchiveError(f"{path}: byte {line['off']}: no frame where the index says")
+
     def router_frame(self, line: dict) -> list[str]:
         """The JobRouterLog lines of the router-log frame an index line ``{"kind": "rlog", …}`` names."""
         path = self.rlog_path(line["seg"])
+        for _first, _count, raw in self._frames(path, None, self._read_at(path, line)):
+            return raw.decode("utf-8", "surrogateescape").split("\n")[:-1]
+        return []
+
+    @staticmethod
+    def _read_at(path: Path, line: dict) -> bytes:
         try:
             with open(path, "rb") as fh:
                 fh.seek(line["off"])
-                data = fh.read(line["len"])
+                return fh.read(line["len"])
         except OSError as exc:
             raise ArchiveError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        for _first, _count, raw in self._frames(path, None, data):
-            return raw.decode("utf-8", "surrogateescape").split("\n")[:-1]
-        return []
 
     def _frames(self, path: Path, end: int | None, data: bytes | None = None) -> Iterator[tuple[int, int, bytes]]:
         if data is None:

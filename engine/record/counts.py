@@ -150,11 +150,13 @@ class RouteCounts:
         f.adopt()
 
 
-def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None) -> tuple[dict[float, dict[str, float]], bool]:
+def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None,
+         until: float | None = None) -> tuple[dict[float, dict[str, float]], bool]:
     """The throttle of every route after each recorded window close, folded with the thresholds of
     ``rules`` (None: no table, the defaults): ({close time: {route: throttle}}, exact). Not exact
     when a route of ``rules`` has a ``JobFailureTest`` (the recorder could not evaluate it: its
-    counts are the no-table ones)."""
+    counts are the no-table ones). ``until``: the closes up to that time only (a moment of a long
+    archive needs none after it)."""
     stats: dict[str, RouteStats] = {}
     out: dict[float, dict[str, float]] = {}
     exact = not any(r.failure_test for r in (rules or {}).values())
@@ -162,6 +164,8 @@ def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None) -> tuple[dict
         if x["kind"] != "close":
             continue
         c = x["t"]
+        if until is not None and c > until:
+            continue  # (closes are in time order; a later line is not trusted to be)
         after = out.setdefault(c, {})
         for name, (delta, routed, ok, failed, num_jobs, exit_failed) in x["routes"].items():
             rule = _rule(rules, name)

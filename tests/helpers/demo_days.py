@@ -19,9 +19,24 @@ _STAMP = re.compile(rb"^106 # (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)$", re.M)
 
 def long_log(copies: int, data: bytes | None = None) -> bytes:
     """The demo ``copies`` times, each copy's 106 stamps shifted by 3 h more."""
+    return b"".join(iter_long_log(copies, data))
+
+
+def write_long_log(path, copies: int) -> int:
+    """:func:`long_log` written to ``path`` one copy at a time (30 days are 1.5 GB); its size."""
+    size = 0
+    with open(path, "wb") as fh:
+        for part in iter_long_log(copies):
+            fh.write(part)
+            size += len(part)
+    return size
+
+
+def iter_long_log(copies: int, data: bytes | None = None):
+    """:func:`long_log`'s parts: the 107 line, then each copy."""
     data = DEMO.read_bytes() if data is None else data
     head, body = data.split(b"\n", 1)
-    parts = [head + b"\n"]
+    yield head + b"\n"
     for k in range(copies):
         shift = timedelta(hours=3 * k)
 
@@ -29,5 +44,4 @@ def long_log(copies: int, data: bytes | None = None) -> bytes:
             t = datetime.fromisoformat(m[1].decode()) + shift
             return b"106 # " + t.isoformat(timespec="microseconds").encode()
 
-        parts.append(_STAMP.sub(sub, body) if k else body)
-    return b"".join(parts)
+        yield _STAMP.sub(sub, body) if k else body

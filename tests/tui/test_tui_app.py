@@ -345,6 +345,38 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
         assert app_module._FROZEN and gc.get_freeze_count() > 0
 
 
+async def test_help_is_kept_per_text_and_opens_at_the_top_with_no_toasts():
+    """Issue 30: ``?`` pushes a help screen kept from an earlier open (built off screen for the
+    board) instead of composing a new one each time; it opens at the top with the toasts cleared,
+    as a new one did, and another screen's help is its own (the keys of the screen under it)."""
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen")
+        board_help = app.screen
+        assert board_help in app._help_screens.values()  # the one built off screen
+        box = board_help.query_one("#help-box")
+        box.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert box.scroll_y > 0
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "RoutesScreen")
+        app.notify("route BlackHole throttled", title="route throttled")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen")
+        await pilot.pause()
+        assert app.screen is board_help and box.scroll_y == 0 and not app._notifications
+        await pilot.press("escape", "j")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen")
+        assert app.screen is not board_help
+        titles = [title for title, _ in app.screen.sections]
+        assert "Jobs (this screen)" in titles and "Routes board (this screen)" not in titles
+
+
 async def test_help_is_not_covered_by_toasts_at_80x24():
     """Issue 29's handling list: at 80×24 the toasts (bottom right, above every screen) covered
     help's keys. Opening help clears them; the events they told are in the Events pane."""

@@ -26,6 +26,20 @@ EDIT_ACTIONS = frozenset({"edit_route", "edit"})  # shown where the config can b
 VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.commands.keymap)
 
 
+def skip_restyle(screen, event) -> None:
+    """On a kept screen's ``ScreenResume``: Textual restyles every node of a resumed screen
+    (Screen._on_screen_resume, which runs after the screen's handler): 3-10 ms of CPU per switch,
+    the most of any part of a warm switch but the render (issue 30). A hidden screen's nodes
+    restyle themselves when their classes change; only the app's CSS (a theme), its focus or the
+    theme's name can have changed what their rules give while it was hidden, so the restyle is
+    skipped when none did (``screen._styled_for``: that state at the last resume)."""
+    app = screen.app
+    key = (app._css_update_count, app.app_focus, app.theme)
+    if key == getattr(screen, "_styled_for", None):
+        event.refresh_styles = False
+    screen._styled_for = key
+
+
 class DeckScreen(Screen):
     _draw_error: str | None = None
     _styled_for: tuple | None = None  # the app's CSS state at the last resume (on_screen_resume)
@@ -57,16 +71,7 @@ class DeckScreen(Screen):
         self.call_after_refresh(self._pull)
 
     def on_screen_resume(self, event) -> None:
-        # Textual restyles every node of a resumed screen (Screen._on_screen_resume, which runs
-        # after this handler): 3-10 ms of CPU per switch, the most of any part of a warm switch
-        # but the render (issue 30). A hidden screen's nodes restyle themselves when their classes
-        # change; only the app's CSS (a theme), its focus or the theme's name can have changed
-        # what their rules give while it was hidden, so the restyle is skipped when none did.
-        app = self.app
-        key = (app._css_update_count, app.app_focus, app.theme)
-        if key == self._styled_for:
-            event.refresh_styles = False
-        self._styled_for = key
+        skip_restyle(self, event)
         self._pull()
         for footer in self.query(DeckFooter):
             footer.call_after_refresh(footer._recompose_if_changed)

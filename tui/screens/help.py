@@ -15,6 +15,8 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.screens.base import skip_restyle
+from tui.screens.kept import kept_screen
 from tui.widgets.chrome import titled
 
 
@@ -52,23 +54,51 @@ def help_sections(app, over=None) -> list[tuple[str, list[tuple[str, str]]]]:
     return sections
 
 
+KEEP_HELP = 6  # help screens kept alive between opens, one per distinct help text (the most recent)
+
+
+def help_screen(app, over=None) -> "HelpScreen":
+    """The help to push over ``over`` (by default the current screen): the one kept for the same
+    help text if any, else a new one, kept. Building it (compose, the styles, laying out and
+    drawing the long keys table) took 100-150 ms of the UI thread's CPU on every ``?`` in the demo
+    (issue 30); a kept one resumes as the main views do. Kept screens are installed on the app
+    (Textual removes a popped screen otherwise, as for ``route_detail_screen``); past ``KEEP_HELP``
+    the least recently opened is dropped. The text is what :func:`help_sections` gives now, so a
+    kept screen never shows another screen's, mode's or feed's keys."""
+    over = app.screen if over is None else over
+    sections = help_sections(app, over)
+    key = tuple((title, tuple(rows)) for title, rows in sections)
+    kept: dict[tuple, HelpScreen] | None = getattr(app, "_help_screens", None)
+    if kept is None:
+        kept = app._help_screens = {}
+    return kept_screen(app, kept, key, lambda: HelpScreen(sections), "help", KEEP_HELP)
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = keymap.HELP
+
+    def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]] | None = None) -> None:
+        super().__init__()
+        self.sections = sections  # None: those of the screen it is opened over, when composed
 
     def compose(self) -> ComposeResult:
         yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
                      "RouteDeck help", "Esc close")
 
-    def on_mount(self) -> None:
+    def on_screen_resume(self, event) -> None:
+        skip_restyle(self, event)  # a kept help, as the main views (tui.screens.base)
         # Toasts stack at the bottom right, above every screen: at 80×24 they covered the help's
         # keys (issue 29). What they said is in the Events pane; help is what the user asked for.
+        # (On every open: a kept help screen is mounted once.)
         self.app.clear_notifications()
+        for box in self.query("#help-box"):
+            box.scroll_home(animate=False, immediate=True)  # a kept one opens at the top, as a new one
 
     def render_help(self) -> Table:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold cyan", no_wrap=True)
         grid.add_column()
-        for title, rows in help_sections(self.app):
+        for title, rows in self.sections if self.sections is not None else help_sections(self.app):
             grid.add_row(Text(title, style="bold underline"), "")
             for key, what in rows:
                 grid.add_row(key, what)

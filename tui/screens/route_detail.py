@@ -40,6 +40,7 @@ from tui.widgets.chrome import titled
 from tui.widgets.gauge import sparkline
 from tui.widgets.job_model import copy_routes
 from tui.widgets.job_table import JobTable
+from tui.screens.kept import kept_screen
 
 
 SPLIT_INLINE_BELOW = 2_000  # jobs: below this the split costs less than a worker's round trip
@@ -86,26 +87,7 @@ def route_detail_screen(app, name: str) -> "RouteDetailScreen":
     kept: dict[str, RouteDetailScreen] | None = getattr(app, "_route_screens", None)
     if kept is None:
         kept = app._route_screens = {}
-
-    def stacked(screen) -> bool:
-        return any(screen in stack for stack in app._screen_stacks.values())
-
-    screen = kept.get(name)
-    if screen is not None and stacked(screen):
-        return RouteDetailScreen(name)
-    if screen is None:
-        screen = RouteDetailScreen(name)
-        app.install_screen(screen, f"route-detail:{id(screen)}")
-    kept.pop(name, None)
-    kept[name] = screen  # most recently opened last
-    for old_name in list(kept)[:-KEEP_SCREENS]:
-        old = kept[old_name]
-        if not stacked(old):
-            del kept[old_name]
-            app.uninstall_screen(old)
-            if old.is_attached:
-                old.remove()
-    return screen
+    return kept_screen(app, kept, name, lambda: RouteDetailScreen(name), "route-detail", KEEP_SCREENS)
 
 
 class RouteDetailScreen(DeckScreen):

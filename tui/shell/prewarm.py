@@ -33,7 +33,7 @@ class Prewarm:
     def prewarm_modes(self) -> list[str]:
         """The main views one key reaches that are built in the background: jobs and crondor,
         hooks and slots where the feed has an execute node (``Snapshot.controls``); the editor
-        (``e``) and the board's selected route (``enter``) are built after them."""
+        (``e``), the board's selected route (``enter``) and the board's help (``?``) are built after them."""
         modes = ["jobs", "cron"] + (["hooks", "slots"] if self.offers("execute") else [])
         return [m for m in modes if m not in self._screen_stacks]
 
@@ -100,6 +100,12 @@ class Prewarm:
                 from tui.screens.route_detail import route_detail_screen  # noqa: PLC0415
 
                 await build(route_detail_screen(self, selected))
+            # ``?`` on the board: its kept help (tui.screens.help.help_screen)
+            from tui.screens.help import help_screen  # noqa: PLC0415
+
+            helper = help_screen(self, over=self._screen_stacks["routes"][0])
+            if not helper.is_mounted and helper in self._help_screens.values():  # (a kept one, not yet built)
+                await build(helper)
         finally:
             self.prewarmed = True
             freeze_startup_heap()

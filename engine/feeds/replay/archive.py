@@ -16,8 +16,13 @@ Design decisions and invariants:
   and ``--reroute`` use. A moment (``replay DIR --at`` / ``--transaction`` / ``--json``) opens a
   *window* instead (:func:`open_window`): the state checkpoint of one segment and the frames of
   the segments from it to the one holding the moment — O(1) segments whatever the archive's
-  length. The window starts at the last frame starting at least ``WINDOW`` seconds (the router's
-  600 s stats window and two polls) before the moment, so the per-route recent figures,
+  length; each frame is read at its place in the index (``Archive.frame``), never a whole
+  segment. The window starts at the last transaction stamped at least ``WINDOW`` seconds (the
+  router's 600 s stats window and two polls) before the moment (the start of the first frame
+  that late when none is) and ends at the first transaction stamped after it; the state there is
+  the checkpoint with the segment's earlier transactions applied by the fast loader
+  (:func:`state_after`), dated at the last of them (not at its ads' latest time attribute, which
+  in days of demo history is the first day's), so the per-route recent figures,
   computed on the window with the archive's own poll grid (``RouteHistory(grid_start=…)``), see
   every event of the stats window in force then. Numbers stay the archive's: ``base`` maps a
   window step to its step in the whole archive (:meth:`ArchiveReplay.global_step`), and
@@ -39,7 +44,9 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -50,6 +57,7 @@ from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
 from engine.record.counts import fold
 from engine.router.routerlog import RouterLogParser, parse_stamp
+from engine.queue.timeline import parse_comment_time
 from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
@@ -207,7 +215,8 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
                           arch.meta.raw_total, grid)
 
 
-def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float, dict[str, float]] | None:
+def throttle_seeds(summary: ArchiveSummary, rules, period: float,
+                   until: float | None = None) -> dict[float, dict[str, float]] | None:
     """The throttle after each window close the recorder counted (``engine.record.counts``),
     folded with the thresholds of ``rules``, when its windows close where replay's do: the
     recorder's poll grid is replay's (the archive's start, ``period``) and no route of ``rules``
@@ -215,7 +224,7 @@ def throttle_seeds(summary: ArchiveSummary, rules, period: float) -> dict[float,
     is then estimated from the window alone (module docstring)."""
     if summary.grid is None or summary.grid != (summary.start, float(period)):
         return None
-    seeds, exact = fold(summary.lines, rules)
+    seeds, exact = fold(summary.lines, rules, until)
     return seeds if exact else None
 
 
@@ -224,10 +233,11 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
                 summary: ArchiveSummary | None = None) -> ArchiveReplay:
     """The archive around one moment (a whole-archive ``step``, or a ``time``), read from one state
     checkpoint and the frames after it up to the moment's (module docstring). The window starts
-    at the last frame beginning ``before`` seconds or more before the moment: the state there is
-    its segment's checkpoint with that segment's earlier frames applied (the fast loader),
-    written back as a compacted body (``state_dump``), so the window indexes and replays only
-    the minutes that matter."""
+    at the last transaction stamped ``before`` seconds or more before the moment (at a frame's
+    start when none is) and ends at the first stamped after it: the state there is its segment's
+    checkpoint with that segment's earlier transactions applied, written back as a compacted body
+    (``state_dump``), so the window indexes and replays only the minutes that matter. Only the
+    frames from the checkpoint to the moment's are read, each by its place in the index."""
     arch = Archive.open(path, readonly=True)
     s = summary or summarize(path, tz, arch)
     frames = [x for x in s.lines if x["kind"] == "frame" and x["first"] >= s.first_txn]
@@ -238,37 +248,82 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
         t = max(0, bisect_right([f["first"] for f in frames], txn) - 1)
         at = frames[t]["t0"]
     else:
+        txn = None
         at = time if time is not None else s.end
         t = max(0, bisect_right([f["t0"] for f in frames], at) - 1)
     w = t
     while w > 0 and frames[w]["t0"] > at - before:
         w -= 1
     seg_w = frames[w]["seg"]
+    first_w = next(k for k in range(w + 1) if frames[k]["seg"] == seg_w)  # the segment's first frame
+    raws = {k: arch.frame(frames[k]) for k in range(first_w, t + 1)}
+    # the moment's frame up to the transaction after the moment (what follows cannot change it)
+    ends = _step_ends(raws[t])
+    if txn is not None:
+        upto = ends[min(len(ends) - 1, max(0, txn - frames[t]["first"] + 1))][0]
+    else:
+        upto = next((e for e, st in ends if st is not None and _stamp(st, tz) > at), len(raws[t]))
+    raws[t] = raws[t][:upto]
+    # the window's first frame from its last transaction stamped ``before`` or more before the moment
+    cut, skipped = 0, 0
+    last = frames[w - 1]["t1"] if w > 0 else None  # the time of the state the window starts from
+    for n, (e, st) in enumerate(_step_ends(raws[w])):
+        if st is not None and (stamp := _stamp(st, tz)) <= at - before:
+            cut, skipped, last = e, n + 1, stamp
+        elif st is not None:
+            break
+    prefix = [raws[k] for k in range(first_w, w)] + [raws[w][:cut]]
     state = arch.read_state(seg_w)
     nl = state.find(b"\n") + 1
-    parts: list[bytes] = []
-    wanted = {f["first"] for f in frames[w:t + 1]}
-    before_w = []  # the segment's frames before the window's first
-    for k in sorted({f["seg"] for f in frames[w:t + 1]}):
-        for first, _count, raw in arch.frames(k):
-            if first > frames[t]["first"]:
-                break
-            if first in wanted:
-                parts.append(raw)
-            elif k == seg_w and first < frames[w]["first"]:
-                before_w.append(raw)
-    if before_w:  # the state at the window's first frame, as a compacted body
-        data = state + b"".join(before_w)
-        q = committed_state(data)
-        q = q if q is not None else load_state(data)
-        state = state[:nl] + b"".join(dump_chunks(q))
+    seed = None
+    if any(prefix):  # the state at the window's first transaction, as a compacted body
+        seed = state_after(state, b"".join(prefix))
+        state = state[:nl] + b"".join(dump_chunks(seed))
+    raws[w] = raws[w][cut:]
     has_state = len(state) > nl
-    index = build_index(os.fspath(path), tz=tz, data=state + b"".join(parts))
-    base = s.step_of(frames[w]["first"]) - (1 if has_state else 0)
-    rep = ArchiveReplay(index, s.first_txn, s.offset, base=base, summary=s, window_time=frames[w]["t0"])
+    index = build_index(os.fspath(path), tz=tz, data=state + b"".join(raws[k] for k in range(w, t + 1)))
+    if seed is not None and has_state and index.steps:  # step 0 is that state: no second parse of it
+        if 0 not in index.plan:
+            index.plan.insert(1, 0)
+        index.built[0] = seed
+    if last is not None and has_state and index.steps:
+        # that state is dated at the last transaction applied to it, not at the latest time
+        # attribute its ads hold (which can be hours older: the stats' cron cycles ran from there)
+        times = index.times
+        times[0] = max(times[0], min(last, times[1]) if index.steps > 1 else last)
+    base = s.step_of(frames[w]["first"] + skipped) - (1 if has_state else 0)
+    first = 1 if has_state else 0  # the window's first transaction
+    rep = ArchiveReplay(index, s.first_txn, s.offset, base=base, summary=s,
+                        window_time=index.times[first] if index.steps > first else frames[w]["t0"])
     _gaps_and_generations(rep, s.lines)
     _fix_times(index, rep.gaps, base)
     return rep
+
+
+_STEP_END = re.compile(rb"^106(?: ([^\n]*))?\n", re.M)
+
+
+def _step_ends(raw: bytes) -> list[tuple[int, bytes | None]]:
+    """(byte offset after, ``106`` comment or None) of each archived transaction of a frame's text
+    (every archived transaction is one ``105 … 106``: engine.record.archive)."""
+    return [(m.end(), m[1] if m[1] and m[1].startswith(b"#") else None) for m in _STEP_END.finditer(raw)]
+
+
+def _stamp(comment: bytes, tz: str | None) -> float:
+    t = parse_comment_time(comment.decode("utf-8", "replace"), tz)
+    return math.inf if t is None else t
+
+
+def state_after(checkpoint: bytes, text: bytes) -> JobQueue:
+    """The state of a state checkpoint (a compacted log) with the transactions ``text`` applied:
+    by the fast loader when it takes the whole text, else the checkpoint by the fast loader (a
+    dump of distinct ads always is) and the transactions step by step with replay's rules."""
+    q = committed_state(checkpoint + text)
+    if q is not None:
+        return q
+    q = committed_state(checkpoint)
+    q = q if q is not None else load_state(checkpoint)
+    return load_state(text, q)
 
 
 ROUTER_LOG_AROUND = 30.0  # seconds of JobRouterLog lines shown each side of a moment

@@ -1,0 +1,55 @@
+"""The terminal driver (tui.shell.driver): a lone Escape is handed over when Textual's ESCDELAY
+wait ends, not at the input thread's next 0.1 s look (issue 30: Esc closing help took 100-200 ms)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from textual import events
+
+from tests.helpers.tui_fixtures import FakeRuntime
+from tui.app import make_app
+from tui.shell.driver import IDLE_WAIT, PromptEscapeDriver, input_wait
+
+
+
+def test_the_input_wait_ends_with_the_parsers_pending_wait():
+    assert input_wait(None, 5.0) == IDLE_WAIT  # nothing pending: Textual's own 0.1 s
+    assert abs(input_wait(5.03, 5.0) - 0.03) < 1e-9  # an Escape pending: only until its wait ends
+    assert input_wait(4.9, 5.0) == 0.0  # already over: look now
+    assert input_wait(9.0, 5.0) == IDLE_WAIT
+
+
+def test_the_app_uses_it_on_a_linux_terminal():
+    assert make_app(FakeRuntime()).driver_class is PromptEscapeDriver
+
+
+@pytest.mark.anyio
+async def test_keys_and_a_lone_escape_come_through_the_input_thread():
+    """The driver's input loop on a pipe: the keys typed come out in order, and the lone Escape as
+    ``escape`` once its wait is over (a manual check of the loop; no timing asserted)."""
+    read_end, write_end = os.pipe()
+    driver = PromptEscapeDriver(make_app(FakeRuntime()))  # (needs a running loop: an async test)
+    driver.fileno = read_end
+    got: list[str] = []
+    driver.process_message = lambda m: got.append(m.key) if isinstance(m, events.Key) else None
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    thread.start()
+    try:
+        os.write(write_end, b"j\x1b")
+        deadline = time.monotonic() + 30
+        while got != ["j", "escape"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert got == ["j", "escape"]
+        os.write(write_end, b"\x1b[A")  # an arrow key is still one key, not Escape + "[A"
+        while len(got) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert got == ["j", "escape", "up"]
+    finally:
+        driver.exit_event.set()
+        thread.join(5)
+        os.close(write_end)
+        os.close(read_end)
