@@ -575,6 +575,51 @@ class JobQueue:
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
         return ignored
 
+    def apply_sets(self, recs: list) -> None:
+        """:meth:`apply_quiet` for SetAttribute (103) records only, given as ``(_, key, name,
+        value)`` tuples whose first field is not read: the recorder's plain transactions
+        (``engine.record.recorder``) are applied as ``reader.PLAIN_FIELDS`` gives them, with no
+        record tuple made again."""
+        if self._subs or self._batch is not None:
+            self.apply_quiet([(103, key, name, value) for _, key, name, value in recs])
+            return
+        ads = self._ads
+        owned = self._owned
+        canon = self._canon
+        last = ad = None  # a transaction sets many attributes of one ad: looked up once per run
+        for _, key, name, value in recs:
+            if key != last:
+                ad = ads.get(key) if owned is None or key in owned else self._own(key)
+                last = key
+            if ad is not None:
+                n = canon.get(name)
+                ad[n if n is not None else self._name(name)] = value
+        self._gen += 1
+
+    def apply_plain(self, recs: list, record) -> None:
+        """:meth:`apply_sets` for records that may hold 101s and 102s too, as
+        ``reader.PLAIN_FIELDS`` gives them (op ``"1"``, ``"2"`` or ``"3"``): ``record(op, key,
+        name, value)`` makes a 101 or 102 the tuple :meth:`apply_quiet` takes."""
+        if self._subs or self._batch is not None:
+            self.apply_quiet([(103, k, n, v) if o == "3" else record(o, k, n, v) for o, k, n, v in recs])
+            return
+        ads = self._ads
+        canon = self._canon
+        last = ad = None
+        for op, key, name, value in recs:
+            if op == "3":
+                if key != last:
+                    owned = self._owned  # an apply_quiet below may have made one
+                    ad = ads.get(key) if owned is None or key in owned else self._own(key)
+                    last = key
+                if ad is not None:
+                    n = canon.get(name)
+                    ad[n if n is not None else self._name(name)] = value
+            else:
+                self.apply_quiet([record(op, key, name, value)])
+                last = None
+        self._gen += 1
+
     def clear(self) -> None:
         """Forget every ad (subscribers get :class:`QueueReloaded`)."""
         self._reset()

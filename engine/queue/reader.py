@@ -444,7 +444,7 @@ def step_record(line: str) -> tuple | str:
 
 
 def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem,
-               first_line: int = 1) -> None:
+               first_line: int = 1) -> bool:
     """Read the records of ``data[start:end]`` and apply each committed *step* to ``queue``
     (``JobQueue.apply_quiet``): a 105 … 106 transaction at its 106, or a maximal run of records
     outside any transaction. A trailing transaction without its 106 is not applied (htcondor.md
@@ -456,12 +456,16 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
     The cyclic garbage collector is paused for the scan (and resumed as it was): the scan makes
     a tuple per record and keeps a step's records alive, which is what starts the collector's
     full passes over the whole heap (a scan of the 0.5-day demo history spends about a third of
-    its CPU in them, ``bench/scan_steps.py``), and it makes no cycles for the collector to find."""
+    its CPU in them, ``bench/scan_steps.py``), and it makes no cycles for the collector to find.
+
+    Returns True when ``data[start:end]`` ends at a step boundary (its last step was committed or
+    ended, no transaction is open and no record waits): a scan of ``data[start:end]`` and then
+    one of ``data[end:e]`` give the same steps as one scan of ``data[start:e]``."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        _scan_steps(data, start, end, queue, on_step, on_problem, first_line)
+        return _scan_steps(data, start, end, queue, on_step, on_problem, first_line)
     finally:
         if paused:
             gc.enable()
@@ -472,19 +476,19 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
 # value with a visible character found by a lookahead, so that no value is backtracked into; the
 # 105/106 lines as the schedd writes them): what it does not match is read line by line, with the
 # same result.
-_PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102 [!-~]+\n"
+PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102 [!-~]+\n"
                         r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:#[^\n]*)?)?)\n").match
-_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
+PLAIN_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
 
 
-def _plain_record(op: str, key: str, name: str, value: str) -> tuple:
-    """A 101 or 102 of a plain transaction as step_record gives it."""
+def plain_record(op: str, key: str, name: str, value: str) -> tuple:
+    """A 101 or 102 of a plain transaction (``PLAIN_FIELDS``) as step_record gives it."""
     if op == "2":
         return (102, key, "", "")
     return (101, key, "" if name == R.EMPTY_TYPE else name, "" if value == R.EMPTY_TYPE else value)
 
 
-def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem, first_line: int) -> None:
+def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem, first_line: int) -> bool:
     raw = data[start:end]
     ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count, whole-step matches
     text = raw.decode("utf-8", "surrogateescape")
@@ -497,9 +501,9 @@ def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_
     step_line = 0
     apply = queue.apply_quiet
     parse = step_record
-    plain = _PLAIN_TXN if ascii_only else None
-    fields = _FIELDS
-    special = _plain_record
+    plain = PLAIN_TXN if ascii_only else None
+    fields = PLAIN_FIELDS
+    special = plain_record
     n = len(text)
     i = 0  # character offset of the line in text
     while i <= n:
@@ -577,3 +581,4 @@ def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_
             on_step(step_start, end, step_line, pending)
     elif in_txn and on_problem:
         on_problem(step_line, "warning: the last transaction has no EndTransaction (106); it is not applied")
+    return not pending and not in_txn

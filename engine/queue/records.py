@@ -365,8 +365,13 @@ def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
 _NOT_A_WORD = re.compile("[" + re.escape(BLANKS + "\n\0") + "]").search
 
 
+def is_word(s: str) -> bool:
+    """One non-empty word without blanks, newlines or NUL (a key, name or type the writer takes)."""
+    return bool(s) and _NOT_A_WORD(s) is None
+
+
 def _check_word(what: str, s: str) -> None:
-    if not s or _NOT_A_WORD(s):
+    if not is_word(s):
         raise RecordFormatError(f"{what} {s!r} must be one non-empty word without blanks or newlines")
 
 

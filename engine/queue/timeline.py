@@ -102,6 +102,22 @@ def _time_value(value: str) -> float | None:
     return t if t >= MIN_EPOCH else None
 
 
+def step_time(records: list, end_line: str | None, tz: str | None = None) -> tuple[float | None, int]:
+    """A step's own time and where it comes from (module docstring): (its ``106 #`` comment's
+    time, ``COMMENT``), else (the largest time attribute it sets, ``SET``), else (None,
+    ``CARRIED``). ``records``: ``(op, key, name, value)`` tuples."""
+    t = parse_comment_time(end_line, tz) if end_line and "#" in end_line else None
+    if t is not None:
+        return t, COMMENT
+    best = None
+    for op, _key, name, value in records:
+        if op == 103 and name.lower() in TIME_ATTRS:
+            v = _time_value(value)
+            if v is not None and (best is None or v > best):
+                best = v
+    return best, (CARRIED if best is None else SET)
+
+
 class TimeInference:
     """Collects one time per step during the index pass; ``finish`` returns the arrays."""
 
@@ -113,20 +129,11 @@ class TimeInference:
         self.comments = 0
 
     def add_step(self, records: list, end_line: str | None) -> None:
-        t = parse_comment_time(end_line, self._tz) if end_line and "#" in end_line else None
-        if t is not None:
+        t, source = step_time(records, end_line, self._tz)
+        if source == COMMENT:
             self.comments += 1
-            self._times.append(t)
-            self._sources.append(COMMENT)
-            return
-        best = None
-        for op, _key, name, value in records:
-            if op == 103 and name.lower() in TIME_ATTRS:
-                v = _time_value(value)
-                if v is not None and (best is None or v > best):
-                    best = v
-        self._times.append(best)
-        self._sources.append(CARRIED if best is None else SET)
+        self._times.append(t)
+        self._sources.append(source)
 
     def finish(self) -> tuple[array, bytearray]:
         times = array("d")

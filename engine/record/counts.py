@@ -27,6 +27,7 @@ the counters then reset). Design decisions and invariants:
 
 from __future__ import annotations
 
+import math
 from operator import itemgetter
 from typing import Mapping
 
@@ -65,6 +66,17 @@ class RouteCounts:
     def before(self, t: float, records: list, txn: int) -> list[dict]:
         """Before the step of time ``t`` (archive transaction ``txn``) is applied: the windows
         closed by then, as index lines."""
+        if not self.enabled:
+            return []
+        # only a 101 makes a copy and only a 102 ends one (RouteHistory's rule): the other keys
+        # of a step need not be looked at (a catch-up's steps are mostly 103s of source jobs,
+        # told apart by their op codes alone, taken without a Python loop)
+        ops = set(map(_OP, records))
+        keys = [r[1] for r in records if r[0] == 101 or r[0] == 102] if 101 in ops or 102 in ops else []
+        return self.before_keys(t, keys, txn)
+
+    def before_keys(self, t: float, keys: list[str], txn: int) -> list[dict]:
+        """:meth:`before` given the keys of the step's 101 and 102 records, in order."""
         f = self.figures
         if not self.enabled:
             return []
@@ -75,17 +87,22 @@ class RouteCounts:
             f.close_until(t)
             if f.adjustments:
                 lines = self._closes(txn)
-        # only a 101 makes a copy and only a 102 ends one (RouteHistory's rule): the other keys
-        # of a step need not be looked at (a catch-up's steps are mostly 103s of source jobs,
-        # told apart by their op codes alone, taken without a Python loop)
-        ops = set(map(_OP, records))
-        if 101 not in ops and 102 not in ops:
+        if not keys:
             return lines
-        self._keys = keys = [r[1] for r in records if r[0] == 101 or r[0] == 102]
+        self._keys = keys
         destroyed = [k for k in keys if k in f.copies or k in f.sources]
         if destroyed:
             f.refresh(destroyed)
         return lines
+
+    def due(self) -> float:
+        """The earliest step time at which :meth:`before` has work for a step with no 101 or 102
+        (the next window close; -inf before the first step, inf when not counting): before it,
+        such a step need not call ``before`` nor ``after``."""
+        if not self.enabled:
+            return math.inf
+        f = self.figures
+        return -math.inf if f.start is None else f.next_close
 
     def after(self, records: list, counted: bool) -> None:
         """After the step is applied: copies that left are judged, new ones tracked."""

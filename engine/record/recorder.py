@@ -51,8 +51,8 @@ from engine.classad import unparse_old
 from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import scan_steps
-from engine.queue.timeline import TimeInference
+from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, plain_record, scan_steps
+from engine.queue.timeline import TimeInference, parse_comment_time, step_time
 from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
@@ -304,21 +304,21 @@ class Recorder:
             end = data.rfind(b"\n") + 1
             if end == 0:
                 return
-            steps = self._steps(data, 0, end, path, rep)
-            if not steps:
+            if not self._archive_chunk(data, end, pos.seq, pos.created, pos.offset, path, rep):
                 if len(data) < READ_CHUNK:
                     return
                 data += fh.read()  # one step longer than a chunk: read it whole
                 end = data.rfind(b"\n") + 1
-                steps = self._steps(data, 0, end, path, rep)
-                if not steps:
+                if not self._archive_chunk(data, end, pos.seq, pos.created, pos.offset, path, rep):
                     return
-            self._archive_steps(data, steps, pos.seq, pos.created, pos.offset, rep)
             pos = self.pos
             if len(data) < READ_CHUNK:
                 return
 
-    def _steps(self, data: bytes, start: int, end: int, path: Path, rep: Report) -> list:
+    def _steps(self, data: bytes, start: int, end: int, path: Path, problems: list,
+               first_line: int = 1) -> tuple[list, bool]:
+        """(the steps of ``data[start:end]`` as ``(start, end, records, end_line)``, whether it
+        ends at a step boundary: ``scan_steps``); its problems go to ``problems``."""
         steps: list = []
 
         def on_step(s: int, e: int, _line: int, records: list, end_line: str | None = None) -> None:
@@ -326,10 +326,10 @@ class Recorder:
 
         def on_problem(line_no: int, message: str) -> None:
             if not message.startswith("warning: the last transaction has no EndTransaction"):
-                rep.problems.append(f"{path}: {message} (line {line_no} of the part read)")
+                problems.append(f"{path}: {message} (line {line_no} of the part read)")
 
-        scan_steps(data, start, end, _Sink(), on_step, on_problem)  # type: ignore[arg-type]
-        return steps
+        clean = scan_steps(data, start, end, _Sink(), on_step, on_problem, first_line)  # type: ignore[arg-type]
+        return steps, clean
 
     def _times(self, steps: list, fallback: float | None) -> list[float]:
         timing = TimeInference(self.last_time if self.last_time is not None else fallback, self.tz)
@@ -338,50 +338,139 @@ class Recorder:
         times, _sources = timing.finish()
         return list(times)
 
-    def _archive_steps(self, data: bytes, steps: list, seq: int, created: int, base: int, rep: Report,
-                       times: list[float] | None = None) -> None:
-        """Apply and queue ``steps`` (of ``data``, which starts at byte ``base`` of the log); a long
-        run is written every ``PENDING_FRAMES × frame_bytes`` so that segments roll and memory
-        stays bounded."""
-        times = times or self._times(steps, created)
-        apply = self.state.apply_quiet
+    def _chunk_steps(self, data: bytes, end: int, path: Path, rep: Report):
+        """The committed steps of ``data[:end]`` (whole lines), in order, as ``(start, end,
+        end_line, records, fields)``: a plain transaction as its ``PLAIN_FIELDS`` (``records``
+        the keys of its 101s and 102s, None when it has none), any other step as its ``records``
+        as ``scan_steps`` gives them (``fields`` None).
+
+        The same steps as one ``scan_steps`` over ``data[:end]``: a plain transaction
+        (``PLAIN_TXN``, what ``scan_steps`` matches whole too) is taken here, at a step boundary;
+        anything else is scanned by ``scan_steps`` up to the end of the next line that starts
+        with ``106``, kept when that part ends at a step boundary, else scanned again up to
+        ``end`` (a part that does not end at a boundary is read as the whole scan reads it)."""
+        if not data[:end].isascii():  # offsets in the text would not be byte offsets
+            steps, _clean = self._steps(data, 0, end, path, rep.problems)
+            for s, e, records, end_line in steps:
+                yield s, e, end_line, records, None
+            return
+        text = data[:end].decode("ascii")
+        plain, fields = PLAIN_TXN, PLAIN_FIELDS
+        i = 0
+        counted, lines = 0, 1  # line number (1-based, of data) at offset counted: problems only
+        while i < end:
+            m = plain(text, i)
+            if m is not None:
+                e = m.end()
+                body, end_line = m.group(1, 2)
+                keys = _NEW_OR_GONE(body) if "101 " in body or "102 " in body else None
+                yield i, e, end_line, keys, fields(body)
+                i = e
+                continue
+            if text.startswith("106", i):
+                at = i
+            else:
+                at = text.find("\n106", i)
+                at = at + 1 if at >= 0 else -1
+            k = text.find("\n", at) + 1 if at >= 0 else end  # the end of that 106 line, else of the text
+            lines += text.count("\n", counted, i)
+            counted = i
+            problems: list = []
+            steps, clean = self._steps(data, i, k, path, problems, lines)
+            if not clean and k < end:
+                problems = []
+                steps, _clean = self._steps(data, i, end, path, problems, lines)
+                k = end
+            rep.problems.extend(problems)
+            for s, e, records, end_line in steps:
+                yield s, e, end_line, records, None
+            i = k
+
+    def _archive_chunk(self, data: bytes, end: int, seq: int, created: int, base: int, path: Path,
+                       rep: Report) -> int:
+        """Apply and queue the committed steps of ``data[:end]`` (``data`` starts at byte ``base``
+        of the log); returns how many. A long run is written every ``PENDING_FRAMES ×
+        frame_bytes`` so that segments roll and memory stays bounded (never after the chunk's
+        last step: the write waits for the next step).
+
+        One loop reads and applies (``_chunk_steps``): a plain transaction of 103s goes to
+        ``JobQueue.apply_sets`` as the regex gives its fields, and the window counts look at it
+        only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
+        before (``refresh`` sees the ads before the step) and after it is applied. Times as
+        ``TimeInference`` gives them (comment, else time attributes, else carried; made
+        non-decreasing from the last archived one)."""
+        tz = self.tz
+        state = self.state
+        sets, plain, apply = state.apply_sets, state.apply_plain, state.apply_quiet
+        counts = self.counts
+        before, before_keys, after, due_of = counts.before, counts.before_keys, counts.after, counts.due
+        due = due_of()
         pending = self.pending
         append = pending.append
-        limit = self.frame_bytes * PENDING_FRAMES
-        counts = self.counts
-        before, after = counts.before, counts.after
         marks = self.marks
+        limit = self.frame_bytes * PENDING_FRAMES
         next_txn = self.archive.meta.next_txn
         size = self._pending_bytes
-        last = len(steps) - 1
-        for n, ((s, e, records, _end_line), t) in enumerate(zip(steps, times)):
-            closes = before(t, records, next_txn + len(pending))
-            if closes:
-                marks.extend(closes)
-            apply(records)
-            raw = data[s:e]
-            txn = raw.startswith(b"105")
-            after(records, txn)
-            if not txn:  # records outside a transaction: wrapped to stay one step
-                raw = b"105 \n" + raw + b"106 \n"
-            append(Txn(raw, t))
-            size += len(raw)
-            if size >= limit and n < last:
+        last = float(self.last_time if self.last_time is not None else created)
+        n = 0
+        s = e = 0
+        write = False
+        for s, e, end_line, records, fields in self._chunk_steps(data, end, path, rep):
+            if write:  # the step before filled the frames: written now that another follows
                 self._pending_bytes = size
-                self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
-                self.last_time = t
                 self.flush(None)
                 pending = self.pending
                 append = pending.append
                 marks = self.marks
                 next_txn = self.archive.meta.next_txn
                 size = self._pending_bytes
+                write = False
+            t = parse_comment_time(end_line, tz) if end_line and "#" in end_line else None
+            if t is None:
+                t, _source = step_time(records if fields is None else
+                                       [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
+            t = last if t is None or t < last else float(t)
+            last = t
+            raw = data[s:e]
+            if fields is not None:  # a plain transaction
+                txn = True
+                if records:  # the keys of its 101s and 102s
+                    closes = before_keys(t, records, next_txn + len(pending))
+                    if closes:
+                        marks.extend(closes)
+                    plain(fields, plain_record)
+                    after(None, True)
+                    due = due_of()
+                else:
+                    if t >= due:
+                        closes = before_keys(t, (), next_txn + len(pending))
+                        if closes:
+                            marks.extend(closes)
+                        due = due_of()
+                    sets(fields)
+            else:
+                closes = before(t, records, next_txn + len(pending))
+                if closes:
+                    marks.extend(closes)
+                apply(records)
+                txn = raw.startswith(b"105")
+                after(records, txn)
+                due = due_of()
+                if not txn:  # records outside a transaction: wrapped to stay one step
+                    raw = b"105 \n" + raw + b"106 \n"
+            append(Txn(raw, t))
+            size += len(raw)
+            n += 1
+            if size >= limit:
+                self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
+                self.last_time = t
+                write = True
         self._pending_bytes = size
-        if steps:
-            last_s, last_e = steps[-1][0], steps[-1][1]
-            self.pos = LogPosition(seq, created, base + last_e, txn_hash(data[last_s:last_e]), last_e - last_s)
-            self.last_time = times[-1]
-            rep.archived += len(steps)
+        if n:
+            self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
+            self.last_time = last
+            rep.archived += n
+        return n
 
     def _generation(self, fh, path: Path, head: Head, now: float, rep: Report) -> None:
         """Read a new generation of the log (open as ``fh``): its dump (the records before the
@@ -393,7 +482,7 @@ class Recorder:
             rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
             return
         dump = load_state(dump_bytes)
-        first = self._steps(first_txn, 0, len(first_txn), path, Report()) if first_txn else []
+        first = self._steps(first_txn, 0, len(first_txn), path, [])[0] if first_txn else []
         first_time = self._times(first[:1], head.created)[0] if first else None
         rep.generations.append(head.seq)
         if self.pos is None:  # the archive starts here
@@ -501,6 +590,7 @@ def _records(dump: bytes) -> list:
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
+_NEW_OR_GONE = re.compile(r"(?m)^10[12] ([!-~]+)").findall  # the keys of a PLAIN_TXN body's 101s and 102s
 
 
 def _dump_of(fh, start: int) -> tuple[bytes, bytes]:

@@ -243,7 +243,10 @@ class LiveFigures:
         if proc is None:
             return None
         cluster = self.ads.get("0" + key.partition(".")[0] + ".-1")
-        route = literal_str(proc.get("RouteName") or (cluster or {}).get("RouteName"))
+        text = proc.get("RouteName") or (cluster or {}).get("RouteName")
+        if text is None:  # a job not routed (most keys a commit looks at)
+            return None
+        route = literal_str(text)
         if route is None:
             return None
         src = literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))

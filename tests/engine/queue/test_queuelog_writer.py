@@ -236,3 +236,31 @@ def test_write_failure_marks_the_writer_broken(tmp_path):
     w.broken = True
     with pytest.raises(QueueLogError):
         w.write_records([R.new_ad("0.0", "Job")])
+
+
+def test_dump_chunks_checks_each_attribute_as_format_record_does():
+    """The state dump (compaction, the recorder's checkpoints) checks an ad's attributes at once;
+    the lines and the first error are format_record's, record by record."""
+    dump_chunks = W.dump_chunks
+
+    def slow(q):
+        out = []
+        for key, attrs in q._ads.items():
+            out.append(R.format_record(R.new_ad(key, q._types.get(key, ""))))
+            out.extend(R.format_record(R.set_attr(key, n, v)) for n, v in attrs.items())
+        return "".join(x + "\n" for x in out).encode()
+
+    good = JobQueue()
+    good.apply_quiet([(101, "1.0", "Job", "Machine"), (103, "1.0", "Cmd", '"/bin/true"'), (101, "2.0", "", ""),
+                      (103, "1.0", "Args", '"a\tb"'), (103, "2.0", "Weird", "\u00a0x")])
+    assert b"".join(dump_chunks(good, 1)) == slow(good)
+    for name, value in [("Cmd", " \t"), ("Cmd", ""), ("Cmd", "a\nb"), ("Cmd", "a\0"), ("Bad Name", "1"),
+                        ("Cmd", "\u00a0"), ("", "1")]:
+        q = JobQueue()
+        q.apply_quiet([(101, "1.0", "Job", "Machine"), (103, "1.0", "Ok", "1")])
+        q._ads["1.0"][name] = value
+        with pytest.raises(R.RecordFormatError) as want:
+            slow(q)
+        with pytest.raises(R.RecordFormatError) as got:
+            b"".join(dump_chunks(q))
+        assert str(got.value) == str(want.value), (name, value)
