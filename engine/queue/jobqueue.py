@@ -321,6 +321,14 @@ class JobQueue:
         self._gen += 1
         return other
 
+    def copy(self) -> "JobQueue":
+        """A copy sharing no ad dict with this queue, whose writes change its ads in place (a
+        pass keeping references to ads it read, as replay's stats do, sees their last values)."""
+        other = self.fork()
+        other._ads = {k: dict(a) for k, a in self._ads.items()}
+        other._owned = None
+        return other
+
     def _own(self, key: str) -> dict[str, str] | None:
         """The ad under ``key`` for writing (copied first if shared with a fork)."""
         ad = self._ads.get(key)

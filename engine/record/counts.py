@@ -31,7 +31,7 @@ import math
 from operator import itemgetter
 from typing import Mapping
 
-from engine.router.throttle import RouteStats
+from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, next_throttle
 from engine.views.figures import DEFAULT_POLLING_PERIOD, LiveFigures, RouteRule, next_close
 
 _OP = itemgetter(0)
@@ -157,8 +157,8 @@ def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None,
     when a route of ``rules`` has a ``JobFailureTest`` (the recorder could not evaluate it: its
     counts are the no-table ones). ``until``: the closes up to that time only (a moment of a long
     archive needs none after it)."""
-    stats: dict[str, RouteStats] = {}
     out: dict[float, dict[str, float]] = {}
+    throttle: dict[str, float] = {}  # per route: all RouteStats.adjust_failure_throttle carries from a close
     exact = not any(r.failure_test for r in (rules or {}).values())
     for x in lines:
         if x["kind"] != "close":
@@ -167,17 +167,17 @@ def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None,
         if until is not None and c > until:
             continue  # (closes are in time order; a later line is not trusted to be)
         after = out.setdefault(c, {})
-        for name, (delta, routed, ok, failed, num_jobs, exit_failed) in x["routes"].items():
+        for name, (delta, _routed, ok, failed, num_jobs, exit_failed) in x["routes"].items():
             rule = _rule(rules, name)
             if rules is not None and not rule.failure_test:
                 ok, failed = ok + exit_failed, failed - exit_failed
-            s = stats.get(name)
-            if s is None:
-                s = stats[name] = RouteStats(name=name, stats_begin_time=c - delta)
-            s.stats_begin_time, s.recent_routed, s.recent_succeeded, s.recent_failed = c - delta, routed, ok, failed
-            s.num_jobs = num_jobs
-            s.adjust_failure_throttle(c, rule.threshold)
-            after[name] = s.throttle
+            old = throttle.get(name, 0.0)
+            span = c - (c - delta)  # as adjust_failure_throttle computes it from the window's begin
+            if span >= THROTTLE_UPDATE_INTERVAL:
+                new = next_throttle(old, span, failed, ok, num_jobs, rule.threshold)[0]
+                if math.fabs(new - old) > 0.0001:
+                    old = throttle[name] = new
+            after[name] = old
     return out, exact
 
 

@@ -167,34 +167,11 @@ class RouteStats:
         if delta < THROTTLE_UPDATE_INTERVAL:
             return None
         old = self.throttle
-        new = old
         failed, succeeded = self.recent_failed, self.recent_succeeded
-        rate = failed * 1.0 / delta
-        ratio = accel = None
-        removed = floored = False
-        if rate > threshold and failed:
-            branch = "decelerate"
-            non_failures = self.num_jobs + succeeded
-            ratio = failed / (failed + non_failures)
-            new = THROTTLE_UPDATE_INTERVAL * threshold / ratio
-        else:
-            branch = "accelerate"
-            a = _f32(3.0 * succeeded - 2.0 * failed)
-            if a > 0:
-                a = _f32(a / (succeeded + failed))
-            a = _f32(a + 2.0)
-            accel = a
-            if a > 1.0:
-                new = new * a
-            if new > THROTTLE_UPDATE_INTERVAL * threshold * 10000:
-                new = 0.0
-                removed = True
-            if 0 < new < 1 and failed == 0:
-                new = 1.0
-                floored = True
-        computed = new
-        if math.fabs(new - old) > 0.0001:
-            self.throttle = new
+        computed, rate, branch, ratio, accel, removed, floored = next_throttle(
+            old, delta, failed, succeeded, self.num_jobs, threshold)
+        if math.fabs(computed - old) > 0.0001:
+            self.throttle = computed
         record = ThrottleAdjustment(
             route=self.name, time=now, delta=delta, recent_routed=self.recent_routed,
             recent_succeeded=succeeded, recent_failed=failed, num_jobs=self.num_jobs,
@@ -211,6 +188,39 @@ class RouteStats:
         self.recent_failed = 0
         self.recent_succeeded = 0
         return record
+
+
+def next_throttle(old: float, delta: float, failed: int, succeeded: int, num_jobs: int,
+                  threshold: float) -> tuple:
+    """The arithmetic of ``AdjustFailureThrottles`` for one closed window of ``delta`` seconds:
+    (computed throttle, failure rate, branch, ratio, acceleration, removed, floored); the
+    throttle becomes the computed one when it differs by more than 0.0001
+    (:meth:`RouteStats.adjust_failure_throttle`; ``engine.record.counts.fold`` folds only this)."""
+    new = old
+    rate = failed * 1.0 / delta
+    ratio = accel = None
+    removed = floored = False
+    if rate > threshold and failed:
+        branch = "decelerate"
+        non_failures = num_jobs + succeeded
+        ratio = failed / (failed + non_failures)
+        new = THROTTLE_UPDATE_INTERVAL * threshold / ratio
+    else:
+        branch = "accelerate"
+        a = _f32(3.0 * succeeded - 2.0 * failed)
+        if a > 0:
+            a = _f32(a / (succeeded + failed))
+        a = _f32(a + 2.0)
+        accel = a
+        if a > 1.0:
+            new = new * a
+        if new > THROTTLE_UPDATE_INTERVAL * threshold * 10000:
+            new = 0.0
+            removed = True
+        if 0 < new < 1 and failed == 0:
+            new = 1.0
+            floored = True
+    return new, rate, branch, ratio, accel, removed, floored
 
 
 # ------------------------------------------------------------------------------------------

@@ -58,7 +58,6 @@ from engine.record.archive import Archive
 from engine.record.counts import fold
 from engine.router.routerlog import RouterLogParser, parse_stamp
 from engine.queue.timeline import parse_comment_time
-from engine.queue.writer import dump_chunks
 from engine.record.recorder import load_state
 
 
@@ -235,8 +234,9 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     checkpoint and the frames after it up to the moment's (module docstring). The window starts
     at the last transaction stamped ``before`` seconds or more before the moment (at a frame's
     start when none is) and ends at the first stamped after it: the state there is its segment's
-    checkpoint with that segment's earlier transactions applied, written back as a compacted body
-    (``state_dump``), so the window indexes and replays only the minutes that matter. Only the
+    checkpoint with that segment's earlier transactions applied, handed to the index as a queue
+    (``build_index(start=…)``: its step 0, not written out and read again), so the window
+    indexes and replays only the minutes that matter. Only the
     frames from the checkpoint to the moment's are read, each by its place in the index."""
     arch = Archive.open(path, readonly=True)
     s = summary or summarize(path, tz, arch)
@@ -275,17 +275,12 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     prefix = [raws[k] for k in range(first_w, w)] + [raws[w][:cut]]
     state = arch.read_state(seg_w)
     nl = state.find(b"\n") + 1
-    seed = None
-    if any(prefix):  # the state at the window's first transaction, as a compacted body
-        seed = state_after(state, b"".join(prefix))
-        state = state[:nl] + b"".join(dump_chunks(seed))
+    # the state at the window's first transaction, handed to the index as a queue (step 0)
+    seed = state_after(state, b"".join(prefix)) if len(state) > nl or any(prefix) else None
     raws[w] = raws[w][cut:]
-    has_state = len(state) > nl
-    index = build_index(os.fspath(path), tz=tz, data=state + b"".join(raws[k] for k in range(w, t + 1)))
-    if seed is not None and has_state and index.steps:  # step 0 is that state: no second parse of it
-        if 0 not in index.plan:
-            index.plan.insert(1, 0)
-        index.built[0] = seed
+    has_state = seed is not None and bool(seed.table)
+    index = build_index(os.fspath(path), tz=tz, data=state[:nl] + b"".join(raws[k] for k in range(w, t + 1)),
+                        start=seed)
     if last is not None and has_state and index.steps:
         # that state is dated at the last transaction applied to it, not at the latest time
         # attribute its ads hold (which can be hours older: the stats' cron cycles ran from there)

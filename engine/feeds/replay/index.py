@@ -51,7 +51,7 @@ from typing import Callable, Iterator
 
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps, step_record
-from engine.queue.timeline import TimeInference
+from engine.queue.timeline import TIME_ATTRS, TimeInference
 
 DEFAULT_EVERY = 25_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py;
 # issue 30: 50,000 gave a seek max of 2.2x its median, 25,000 halves both for ~50 MB more RSS on 1 M records)
@@ -90,6 +90,9 @@ class LogIndex:
     # checkpoints built so far, by step (built on the first seek that needs them); never
     # written after being stored: each seek forks one
     built: dict = field(default_factory=lambda: {-1: JobQueue()})
+    # the state of step 0 when that step has no text (``build_index(start=…)``: a window's start
+    # state, handed over as a queue instead of written out and read again); else None
+    head: JobQueue | None = None
 
     @property
     def checkpoints(self) -> list:
@@ -125,7 +128,7 @@ class LogIndex:
         k = plan.index(below)
         # walking costs about twice per record what the fast loader does, and reads only the
         # intervals after ``below``; the fast loader reads everything up to ``cp_step``
-        if 2 * (j - k) > j and not self.problems:
+        if 2 * (j - k) > j and not self.problems and self.head is None:
             q = committed_state(self.data[: self.ends[cp_step]])
             if q is not None:
                 self.built[cp_step] = q
@@ -151,10 +154,13 @@ class LogIndex:
 
     def advance(self, state: JobQueue, frm: int, to: int,
                 on_records: Callable[[list], None] | None = None) -> None:
-        """Apply steps ``frm+1..to`` to ``state`` (which must be the state after ``frm``);
+        """Apply steps ``frm+1..to`` to ``state`` (which must be the state after ``frm``, and
+        ``frm`` ≥ 0 when step 0 is a ``head``);
         ``on_records(records)`` sees each applied step's records (the jobs table's dirty keys)."""
         if to <= frm:
             return
+        if frm < 0 and self.head is not None:
+            raise ValueError("step 0 is a state given as a queue (head): advance from it, not from before it")
         start = self.ends[frm] if frm >= 0 else self.starts[0]
         on_step = None if on_records is None else (lambda _s, _e, _l, records, _end=None: on_records(records))
         scan_steps(self.data, start, self.ends[to], state, on_step, None)
@@ -179,8 +185,11 @@ class _Discard:
 
 
 def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | None = None,
-                data: bytes | None = None) -> LogIndex:
-    """Read ``path`` once and index it (see the module docstring)."""
+                data: bytes | None = None, start: JobQueue | None = None) -> LogIndex:
+    """Read ``path`` once and index it (see the module docstring). ``start``: the state step 0
+    holds, given as a queue (never written to: checkpoint 0, forked by each seek) when ``data``
+    is only the ``107`` line and the transactions after that state — the index is the one the
+    state's compacted body written after the ``107`` line would give (its step 0 has no text)."""
     path = os.fspath(path)
     if data is None:
         with open(path, "rb") as f:
@@ -227,12 +236,41 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     def on_problem(line_no: int, message: str) -> None:
         problems.append(Problem(line_no, message))
 
-    scan_steps(data, 0, len(data), sink, on_step, on_problem)  # type: ignore[arg-type]
+    begin = 0
+    if start is not None and start.table:
+        begin = data.find(b"\n") + 1  # after the 107 line
+        dated, count = _head_records(start)
+        starts.append(begin)
+        ends.append(begin)
+        lines.append(2)
+        timing.add_step(dated, None)
+        counter[0] += count
+        counter[1] += count
+        if counter[0] >= every:
+            plan.append(0)
+            counter[0] = 0
+    scan_steps(data, begin, len(data), sink, on_step, on_problem)  # type: ignore[arg-type]
     times, sources = timing.finish()
     problems.sort(key=lambda p: p.line)
-    return LogIndex(path=path, data=data, starts=starts, ends=ends, lines=lines, times=times,
-                    sources=sources, plan=plan, problems=problems, records=counter[1],
-                    creation_timestamp=creation, sequence=sequence, has_comments=timing.comments > 0)
+    index = LogIndex(path=path, data=data, starts=starts, ends=ends, lines=lines, times=times,
+                     sources=sources, plan=plan, problems=problems, records=counter[1],
+                     creation_timestamp=creation, sequence=sequence, has_comments=timing.comments > 0)
+    if begin:
+        index.head = start
+        index.built[0] = start
+        if 0 not in plan:
+            plan.insert(1, 0)
+    return index
+
+
+def _head_records(state: JobQueue) -> tuple[list, int]:
+    """Of the compacted body of ``state`` (a ``101`` and the ``103``s of each ad): the ``103``s
+    of time attributes (all that dates a step) and how many records it has."""
+    times, count = [], 0
+    for key, attrs in state.table.items():
+        count += 1 + len(attrs)
+        times.extend((103, key, n, v) for n, v in attrs.items() if n.lower() in TIME_ATTRS)
+    return times, count
 
 
 def iter_step_records(index: LogIndex, step: int) -> Iterator[Record]:

@@ -112,7 +112,9 @@ class Player:
         if step == self.position:
             return
         cps = self.index.plan
-        if self.position < step and bisect_right(cps, step) <= bisect_right(cps, self.position) + 1:
+        # (step 0 of an index with a head has no text to apply: from before it, take checkpoint 0)
+        if (self.position < step and (self.position >= 0 or self.index.head is None)
+                and bisect_right(cps, step) <= bisect_right(cps, self.position) + 1):
             touched: set[str] = set()
             self.index.advance(self.state, self.position, step,
                                lambda records: touched.update(r[1] for r in records))

@@ -128,7 +128,8 @@ class RouteHistory:
             self._built = True
             return self
         idx = self.index
-        state = JobQueue()
+        # a window's start state comes as a queue (``LogIndex.head``): its own copy, written in place
+        state = JobQueue() if idx.head is None else idx.head.copy()
         copies: dict[str, tuple] = {}  # copy key -> (route, proc, cluster, source proc, source cluster ads)
         step_no = [-1]
         next_close = [self._next_close(self.begin)]
@@ -248,7 +249,11 @@ class RouteHistory:
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
         # the 102 removed it from the queue.
-        scan_steps(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
+        if idx.head is None:
+            scan_steps(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
+        else:  # step 0 is that state: its records as its compacted body would give them, in order
+            on_step(idx.starts[0], idx.ends[0], idx.lines[0], [(101, key, "", "") for key in state.table])
+            scan_steps(idx.data, idx.ends[0], idx.ends[-1], state, on_step, None)
         close_until(idx.times[-1])
         self._built = True
         return self

@@ -239,3 +239,34 @@ def test_idle_builds_every_checkpoint_one_interval_at_a_time(tmp_path):
     assert all(len(b) == k + 2 for k, b in enumerate(walked))  # one more each time, in order
     for i in range(0, ix.steps, 7):
         assert as_expected(ix.state_at(i)) == rec.states[i], f"step {i}"
+
+
+def test_a_start_state_given_as_a_queue_replays_as_its_compacted_body():
+    """``build_index(start=q)`` (a window's start state, engine.feeds.replay.archive.open_window)
+    indexes, seeks and counts route figures as the same state written as a compacted body (§3.4)
+    after the ``107`` line would, and nothing it does writes to ``q``."""
+    from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415 - this test only
+    from engine.queue.writer import dump_chunks  # noqa: PLC0415 - this test only
+    from tests.helpers.paths import REPO  # noqa: PLC0415 - this test only
+
+    data = (REPO / "sample_configs/recordings/demo-3h.job_queue.log").read_bytes()[: 1 << 19]
+    data = data[: data.rfind(b"\n") + 1]
+    whole = build_index("demo", tz="UTC", data=data)
+    k = whole.steps // 2
+    q = whole.state_at(k)
+    before = q.snapshot_state()
+    head, rest = data[: data.find(b"\n") + 1], data[whole.ends[k]:]
+    text = build_index("demo", tz="UTC", data=head + b"".join(dump_chunks(q)) + rest, every=500)
+    given = build_index("demo", tz="UTC", data=head + rest, start=q, every=500)
+    assert given.head is q and given.steps == text.steps == whole.steps - k
+    assert list(given.times) == list(text.times) and given.sources == text.sources
+    rng = random.Random(27)
+    for step in [0, given.steps - 1] + rng.sample(range(given.steps), 8):
+        assert given.state_at(step).snapshot_state() == text.state_at(step).snapshot_state()
+    a = RouteHistory(text, None, 10.0, "UTC").build()
+    b = RouteHistory(given, None, 10.0, "UTC").build()
+    assert b.tracks and list(b.closes) == list(a.closes) and b.changes == a.changes
+    for step in rng.sample(range(given.steps), 5):
+        assert b.figures(step, given.times[step]) == a.figures(step, text.times[step])
+    assert b.cron_times.keys() == a.cron_times.keys() and b.cron_values == a.cron_values
+    assert q.snapshot_state() == before  # the stats wrote their own copy, the seeks forks
