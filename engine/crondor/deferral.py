@@ -203,9 +203,9 @@ def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, _ad=No
     return parse_schedule(*texts), tuple(non_string)
 
 
-# a decimal integer literal: its value is the number it spells (a leading zero, a blank or a sign
+# a decimal integer literal of at most 18 digits (inside ClassAd's 64-bit int): its value is the number it spells (a leading zero, a blank or a sign
 # other than ``-`` is left to the ClassAd evaluation)
-_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)").fullmatch
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})").fullmatch  # within a 64-bit int
 
 
 def _int_attr(ad, names, attr: str, default: int | None, now, job_attrs: Mapping[str, str]) -> int | None:

@@ -49,7 +49,8 @@ def test_literal_knobs_are_read_without_an_evaluation_ad(monkeypatch):
 
     cases = [{"DeferralTime": "1700000000", "DeferralWindow": "60", "DeferralPrepTime": "-0",
               "ScheddInterval": "2.5", "DeferralOffset": "-3"},
-             {"deferraltime": "time() + 5", "DeferralWindow": "010", "DeferralPrepTime": " 7"}]
+             {"deferraltime": "time() + 5", "DeferralWindow": "010", "DeferralPrepTime": " 7"},
+             {"DeferralTime": "99999999999999999999"}]  # past a 64-bit int: left to the ClassAd library
     evaluated = [deferral_params(attrs, 50.0, make_ad(attrs)) for attrs in cases]
     made = []
     monkeypatch.setattr(D, "make_ad", lambda attrs: made.append(attrs) or make_ad(attrs))
@@ -57,7 +58,7 @@ def test_literal_knobs_are_read_without_an_evaluation_ad(monkeypatch):
     assert (p.deferral_time, p.window, p.prep_time, p.schedd_interval, p.offset) == (1000, 60, 300, 300, 0)
     assert made == []
     assert [deferral_params(attrs, 50.0) for attrs in cases] == evaluated
-    assert len(made) == 2  # ScheddInterval 2.5 and the expressions: one ad per call, made once
+    assert len(made) == 3  # ScheddInterval 2.5, the expressions, the 20 digits: one ad per call, made once
 
 
 # submit's clause, verbatim from htcondor.md §2.1
