@@ -78,18 +78,9 @@ class AdChanged:
 def _classify(key: str) -> tuple[str, int, int]:
     """(kind, cluster, proc) of a key; remembered per key (every record of a commit asks, and an
     engine writes the same few thousand keys again and again)."""
-    got = _CLASSIFIED.get(key)
-    if got is None:
-        kind = key_kind(key)
-        ids = parse_key(key) if kind != R.OTHER else None
-        got = (kind, ids[0], ids[1]) if ids else (kind, 0, 0)
-        if len(_CLASSIFIED) >= 1 << 17:  # bounded: a key's answer never changes, any can be dropped
-            _CLASSIFIED.clear()
-        _CLASSIFIED[key] = got
-    return got
-
-
-_CLASSIFIED: dict[str, tuple[str, int, int]] = {}
+    kind = key_kind(key)
+    ids = parse_key(key) if kind != R.OTHER else None
+    return (kind, ids[0], ids[1]) if ids else (kind, 0, 0)
 
 
 class _Batch:
@@ -583,31 +574,11 @@ class JobQueue:
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
         return ignored
 
-    def apply_sets(self, recs: list) -> None:
-        """:meth:`apply_quiet` for SetAttribute (103) records only, given as ``(_, key, name,
-        value)`` tuples whose first field is not read: the recorder's plain transactions
-        (``engine.record.recorder``) are applied as ``reader.PLAIN_FIELDS`` gives them, with no
-        record tuple made again."""
-        if self._subs or self._batch is not None:
-            self.apply_quiet([(103, key, name, value) for _, key, name, value in recs])
-            return
-        ads = self._ads
-        owned = self._owned
-        canon = self._canon
-        last = ad = None  # a transaction sets many attributes of one ad: looked up once per run
-        for _, key, name, value in recs:
-            if key != last:
-                ad = ads.get(key) if owned is None or key in owned else self._own(key)
-                last = key
-            if ad is not None:
-                n = canon.get(name)
-                ad[n if n is not None else self._name(name)] = value
-        self._gen += 1
-
     def apply_plain(self, recs: list, record) -> None:
-        """:meth:`apply_sets` for records that may hold 101s and 102s too, as
-        ``reader.PLAIN_FIELDS`` gives them (op ``"1"``, ``"2"`` or ``"3"``): ``record(op, key,
-        name, value)`` makes a 101 or 102 the tuple :meth:`apply_quiet` takes."""
+        """:meth:`apply_quiet` for a plain transaction's records as ``reader.PLAIN_FIELDS`` gives
+        them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
+        with no record tuple made for its 103s: ``record(op, key, name, value)`` makes a 101 or
+        102 the tuple :meth:`apply_quiet` takes."""
         if self._subs or self._batch is not None:
             self.apply_quiet([(103, k, n, v) if o == "3" else record(o, k, n, v) for o, k, n, v in recs])
             return

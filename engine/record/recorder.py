@@ -393,15 +393,15 @@ class Recorder:
         frame_bytes`` so that segments roll and memory stays bounded (never after the chunk's
         last step: the write waits for the next step).
 
-        One loop reads and applies (``_chunk_steps``): a plain transaction of 103s goes to
-        ``JobQueue.apply_sets`` as the regex gives its fields, and the window counts look at it
-        only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
+        One loop reads and applies (``_chunk_steps``): a plain transaction goes to
+        ``JobQueue.apply_plain`` as the regex gives its fields; for one of 103s only, the window
+        counts look at it only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
         before (``refresh`` sees the ads before the step) and after it is applied. Times as
         ``TimeInference`` gives them (comment, else time attributes, else carried; made
         non-decreasing from the last archived one)."""
         tz = self.tz
         state = self.state
-        sets, plain, apply = state.apply_sets, state.apply_plain, state.apply_quiet
+        plain, apply = state.apply_plain, state.apply_quiet
         counts = self.counts
         before, before_keys, after, due_of = counts.before, counts.before_keys, counts.after, counts.due
         due = due_of()
@@ -447,7 +447,7 @@ class Recorder:
                         if closes:
                             marks.extend(closes)
                         due = due_of()
-                    sets(fields)
+                    plain(fields, plain_record)
             else:
                 closes = before(t, records, next_txn + len(pending))
                 if closes:
