@@ -47,15 +47,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.classad import unparse_old
 from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, plain_record, scan_steps
 from engine.queue.timeline import TimeInference, parse_comment_time, step_time
-from engine.queue.writer import dump_chunks
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
+from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
@@ -71,13 +70,6 @@ class _Sink:
 
 
 @dataclass
-class Head:
-    seq: int
-    created: int
-    header_end: int  # byte offset after the 107 line
-
-
-@dataclass
 class Report:
     """What one ``poll`` did."""
 
@@ -86,87 +78,6 @@ class Report:
     generations: list = field(default_factory=list)  # sequences of the new generations read
     problems: list = field(default_factory=list)  # "file:line: message"
     missing: str | None = None  # the log cannot be read: why
-
-
-def canonical(q: JobQueue) -> dict:
-    """The state as the comparison of a dump with the replayed state sees it."""
-    return {k: (q._types.get(k, ""), {n.lower(): v.strip() for n, v in a.items()}) for k, a in q._ads.items()}
-
-
-def diff_records(old: JobQueue, new: JobQueue) -> list[R.Record]:
-    """Records that turn ``old`` into ``new`` (a gap transaction)."""
-    out: list[R.Record] = []
-    a, b = canonical(old), canonical(new)
-    for key in a:
-        if key not in b:
-            out.append(R.destroy_ad(key))
-    for key, attrs in new._ads.items():
-        mytype, lower = b[key]
-        before = a.get(key)
-        if before is not None and before[0] != mytype:
-            out.append(R.destroy_ad(key))
-            before = None
-        if before is None:
-            out.append(R.Record(R.NEW_AD, key, mytype, R.target_type_for(mytype)))
-            out.extend(R.set_attr(key, n, v) for n, v in attrs.items())
-            continue
-        old_attrs = before[1]
-        for n, v in attrs.items():
-            if not same_value(old_attrs.get(n.lower()), v.strip()):
-                out.append(R.set_attr(key, n, v))
-        for n in old_attrs:
-            if n not in lower:
-                out.append(R.delete_attr(key, old.spelling(n) or n))
-    return out
-
-
-def same_value(old: str | None, new: str) -> bool:
-    """Equal value texts, or texts the ClassAd unparser writes the same: the schedd's dump
-    writes each value as ``ExprTreeToString`` gives it (htcondor.md §3.1 "Values"), which need
-    not be the text a client logged (spacing, parentheses)."""
-    if old is None:
-        return False
-    if old == new:
-        return True
-    try:
-        return unparse_old(old) == unparse_old(new)
-    except Exception:  # noqa: BLE001 - classad2 raises its own exception for a value it does not parse: only the same text is the same
-        return False
-
-
-def state_dump(q: JobQueue, seq: int, created: int) -> bytes:
-    """The state as a compacted log (§3.4): a state checkpoint's content."""
-    return R.format_record(R.hist_seq(seq, created)).encode() + b"\n" + b"".join(dump_chunks(q))
-
-
-def load_state(data: bytes, q: JobQueue | None = None) -> JobQueue:
-    q = q if q is not None else JobQueue()
-    scan_steps(data, 0, len(data), q, None, None)
-    return q
-
-
-def read_head(path: Path) -> Head | None:
-    """The 107 of ``path`` (None: no such file, or its first line is not a complete 107)."""
-    try:
-        with open(path, "rb") as fh:
-            return head_of(fh)
-    except OSError:
-        return None
-
-
-def head_of(fh) -> Head | None:
-    """The 107 at the start of the open file ``fh``."""
-    fh.seek(0)
-    first = fh.readline(4096)
-    if not first.endswith(b"\n"):
-        return None
-    rec = R.parse_line(first[:-1].decode("utf-8", "surrogateescape"))
-    if not isinstance(rec, R.Record) or rec.op != R.HIST_SEQ:
-        return None
-    try:
-        return Head(int(rec.key), int(float(rec.value)), len(first))
-    except ValueError:
-        return None
 
 
 def _open(path: Path):
@@ -490,7 +401,7 @@ class Recorder:
             self.base = dump.fork()
             self.counts.rebind(dump.table)
             if dump.table:  # replay's first step is this state: its time starts the router's windows
-                self.counts.begin(self._times([(0, 0, _records(dump_bytes), None)], head.created)[0])
+                self.counts.begin(self._times([(0, 0, dump_records(dump_bytes), None)], head.created)[0])
         else:
             diff = diff_records(self.state, dump)
             if diff:
@@ -573,20 +484,6 @@ class Recorder:
     def _rolls(self) -> bool:
         """The next flush starts a segment (the one after a gap, or the current one is full)."""
         return self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes
-
-
-def _records(dump: bytes) -> list:
-    """The records of a state dump, for its time (``TimeInference``)."""
-    out: list = []
-
-    class _Keep:
-        @staticmethod
-        def apply_quiet(records: list) -> int:
-            out.extend(records)
-            return 0
-
-    scan_steps(dump, 0, len(dump), _Keep(), None, None)  # type: ignore[arg-type]
-    return out
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.record.archive import Archive, Meta
-from engine.record.recorder import Recorder, read_head
+from engine.record.recorder import Recorder
+from engine.record.state import read_head
 
 
 def archive_status(path: str | os.PathLike, now: float, log: str | os.PathLike | None = None) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import scan_steps
 from engine.queue.writer import QueueLogWriter
-from engine.record.recorder import read_head
+from engine.record.state import read_head
 
 
 class _Sink:

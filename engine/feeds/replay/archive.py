@@ -58,7 +58,7 @@ from engine.record.archive import Archive
 from engine.record.counts import fold
 from engine.router.routerlog import RouterLogParser, parse_stamp
 from engine.queue.timeline import parse_comment_time
-from engine.record.recorder import load_state
+from engine.record.state import load_state
 
 
 @dataclass

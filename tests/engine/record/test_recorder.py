@@ -18,7 +18,8 @@ import pytest
 from engine.feeds.replay.archive import open_archive, state_near
 from engine.feeds.replay.index import build_index
 from engine.record.archive import Archive, DiskFull, Files
-from engine.record.recorder import Recorder, load_state
+from engine.record.recorder import Recorder
+from engine.record.state import load_state
 from tests.helpers.compaction import ScheddLog, steps_of
 from tests.helpers.paths import REPO
 import os
