@@ -13,7 +13,7 @@ Design decisions and invariants:
 - ``apply(record)`` applies one record at once (the follower's rule: transaction boundaries are the
   caller's business). The bulk loader in ``engine.queue.reader`` fills the same internals
   directly for speed and then announces :class:`QueueReloaded`.
-- Change events are small frozen dataclasses delivered synchronously to subscribers. Inside a
+- Change events (``engine.queue.events``) are small frozen dataclasses delivered synchronously to subscribers. Inside a
   batch (``with queue.batch():``, one follower poll, one committed transaction) they are
   coalesced: additions and removals in order, then one :class:`JobChanged` per job that still
   exists and was not added in the batch; after a reload only :class:`QueueReloaded` is sent.
@@ -29,13 +29,15 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping
 
 from engine.queue import records as R
 from engine.queue.job import _EMPTY, Job, JobId, _int_of  # Job, JobId: part of this API
 from engine.queue.transaction import Transaction
+from engine.queue.events import (  # used here, and imported from here by the queue's users
+    AdChanged, JobAdded, JobChanged, JobRemoved, QueueReloaded, TransactionHook,
+)
 from engine.queue.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,
 )
@@ -43,35 +45,6 @@ from engine.queue.records import (  # noqa: F401  (re-exported: the keys are par
 # the three commonest keys in one match (key_kind's JOB, CLUSTER, CLUSTER_PVT; exact spellings):
 # m.lastindex 2 = job <c>.<p>, 3 = cluster ad 0<c>.-1, 4 = ClusterPvt <c>.-2; anything else: key_kind
 _COMMON_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)|0([1-9][0-9]*)\.-1|([1-9][0-9]*)\.-2").fullmatch
-
-
-@dataclass(frozen=True, slots=True)
-class JobAdded:
-    id: JobId
-
-
-@dataclass(frozen=True, slots=True)
-class JobChanged:
-    id: JobId
-    names: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class JobRemoved:
-    id: JobId
-
-
-@dataclass(frozen=True, slots=True)
-class QueueReloaded:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class AdChanged:
-    """A non-job ad (header, user record, ClusterPvt, jobset, other) was created, changed or
-    destroyed. Cluster-ad changes are reported as :class:`JobChanged` of its procs instead."""
-
-    key: str
 
 
 @functools.lru_cache(maxsize=65536)
@@ -91,20 +64,6 @@ class _Batch:
         self.changed: dict[JobId, set[str]] = {}
         self.added: set[JobId] = set()
         self.reloaded = False
-
-
-class TransactionHook(Protocol):
-    """What a follower tells about each transaction it applies (records apply as read, so at
-    ``begin`` the queue is as before it, at ``commit`` as after it)."""
-
-    def reloading(self) -> None:
-        """A bulk load starts (the queue is emptied, then every transaction of the log told)."""
-
-    def begin(self, end_line: str | None) -> None:
-        """A 105; ``end_line`` is its 106 line (with the ``# time`` comment) when already written."""
-
-    def commit(self, end_line: str, keys: set[str]) -> None:
-        """Its 106: the transaction touched the ads ``keys``."""
 
 
 class JobQueue:
