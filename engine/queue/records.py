@@ -25,6 +25,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from datetime import datetime
@@ -423,17 +424,16 @@ def format_record(rec: Record) -> str:
 
 def commit_comment(now: float, durable: bool = True) -> str:
     """The text after ``106 #``: a blank, the local ISO-8601 time with microseconds, and
-    `` NONDURABLE`` for non-durable commits.
-
-    The last time's stamp is kept (an engine step commits a dozen transactions at one ``now``),
-    with the zone offset it was made under, so a changed local zone makes it again."""
-    key = (now, time.timezone, time.altzone, time.daylight)
-    if _last_stamp[0] != key:
-        _last_stamp[:] = [key, " " + datetime.fromtimestamp(now).isoformat(timespec="microseconds")]
-    return _last_stamp[1] if durable else _last_stamp[1] + " NONDURABLE"
+    `` NONDURABLE`` for non-durable commits."""
+    stamp = _stamp(now, (time.timezone, time.altzone, time.daylight))
+    return stamp if durable else stamp + " NONDURABLE"
 
 
-_last_stamp: list = [None, ""]  # [(now, zone), " <stamp>"]: commit_comment's last answer
+@functools.lru_cache(maxsize=1)
+def _stamp(now: float, _zone: tuple) -> str:
+    """`` <local ISO time>`` of ``now``: the last one kept (an engine step commits a dozen
+    transactions at one ``now``); ``_zone`` (the zone offsets) makes it again after a change."""
+    return " " + datetime.fromtimestamp(now).isoformat(timespec="microseconds")
 
 
 def commit_time(comment: str) -> float | None:
