@@ -140,14 +140,11 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
     def get_driver_class(self):
         """Textual's driver, but on a Linux terminal the one that hands a lone Escape over when its
         wait ends, not up to 100 ms later (tui.shell.driver; issue 30)."""
-        from textual.drivers.linux_driver import LinuxDriver  # noqa: PLC0415
+        import textual  # noqa: PLC0415
 
-        driver = super().get_driver_class()
-        if driver is LinuxDriver:
-            from tui.shell.driver import PromptEscapeDriver  # noqa: PLC0415
+        from tui.shell.driver import driver_for  # noqa: PLC0415
 
-            return PromptEscapeDriver
-        return driver
+        return driver_for(super().get_driver_class(), textual.__version__)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "command_line" and isinstance(self.focused, (Input, TextArea)):

@@ -9,10 +9,11 @@ import time
 
 import pytest
 from textual import events
+from textual.drivers.linux_driver import LinuxDriver
 
 from tests.helpers.tui_fixtures import FakeRuntime
 from tui.app import make_app
-from tui.shell.driver import IDLE_WAIT, PromptEscapeDriver, input_wait
+from tui.shell.driver import COPIED_FROM, IDLE_WAIT, PromptEscapeDriver, driver_for, input_wait
 
 
 
@@ -53,3 +54,11 @@ async def test_keys_and_a_lone_escape_come_through_the_input_thread():
         thread.join(5)
         os.close(write_end)
         os.close(read_end)
+
+
+def test_the_copied_loop_runs_only_over_the_textual_it_was_copied_from():
+    """Another Textual (an upgrade past the pin) runs with its own Linux driver, not a copy of an
+    older input loop; other drivers are never replaced."""
+    assert driver_for(LinuxDriver, COPIED_FROM) is PromptEscapeDriver
+    assert driver_for(LinuxDriver, "9.0.0") is LinuxDriver
+    assert driver_for(object, COPIED_FROM) is object

@@ -22,6 +22,8 @@ from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
 IDLE_WAIT = 0.1  # seconds: Textual's wait on the terminal when no escape sequence is pending
+# the Textual whose input loop the one below copies: with any other, Textual's own driver is used
+COPIED_FROM = "8.2.8"
 
 
 def input_wait(timeout_time: float | None, now: float) -> float:
@@ -74,3 +76,9 @@ class PromptEscapeDriver(LinuxDriver):
                     pass
             except (EOFError, ParseError):
                 pass
+
+
+def driver_for(driver: type, version: str) -> type:
+    """The driver to run with: :class:`PromptEscapeDriver` in place of Textual's Linux driver when
+    Textual is the version its input loop was copied from (``COPIED_FROM``), else ``driver``."""
+    return PromptEscapeDriver if driver is LinuxDriver and version == COPIED_FROM else driver
