@@ -202,7 +202,8 @@ def record_kinds(types: Iterable[tuple[str, str]]) -> dict[str, int]:
 
 # Attribute names are case-insensitive in HTCondor. The queue model (engine.queue.jobqueue, also
 # behind replay's checkpoints) stores each name under one spelling: HTCondor's own for the attributes
-# RouteDeck reads, else the first spelling seen, so ``ad.get("RouteName")`` finds ``routename``.
+# RouteDeck reads, else the first spelling that queue saw (kept per queue, ``JobQueue._lower``), so
+# ``ad.get("RouteName")`` finds ``routename`` and one log's spellings never depend on another's.
 KNOWN_NAMES = (
     "JobStatus", "RouteName", "RoutedFromJobId", "RoutedToJobId", "Managed", "ManagedManager", "Owner", "User",
     "Cmd", "QDate", "EnteredCurrentStatus", "HoldReason", "HoldReasonCode", "HoldReasonSubCode", "DeferralTime",
@@ -211,18 +212,13 @@ KNOWN_NAMES = (
     "NextClusterNum", "LastHoldReason", "CompletionDate", "JobCurrentStartDate", "JobStartDate",
 )
 _SPELLING: dict[str, str] = {n.lower(): n for n in KNOWN_NAMES}
-_SPELLING_MAX = 100_000  # bound: past it, unknown names keep the spelling they came with
 
 
 def canonical_name(name: str) -> str:
-    """The one spelling attribute ``name`` is stored under (see ``KNOWN_NAMES``)."""
-    low = name.lower()
-    n = _SPELLING.get(low)
-    if n is None:
-        if len(_SPELLING) >= _SPELLING_MAX:
-            return name
-        n = _SPELLING[low] = name
-    return n
+    """HTCondor's spelling of ``name`` if it is one of ``KNOWN_NAMES``, else ``name`` as given (the
+    queue that asks keeps it as that queue's spelling). Stateless: the result never depends on
+    what was read before in this process."""
+    return _SPELLING.get(name.lower(), name)
 
 
 # ------------------------------------------------------------------------------------------

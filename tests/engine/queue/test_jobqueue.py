@@ -34,6 +34,19 @@ def test_proc_attributes_win_over_cluster_and_names_are_case_insensitive():
     assert job.status == 2 and q.get("1.0") is job
 
 
+def test_each_queue_keeps_the_spelling_it_saw_first():
+    """htcondor.md §3.1: names are case-insensitive; a queue shows an unknown name as its own log
+    first spelt it, whatever another log read earlier in the same process spelt (was: one
+    process-wide table, so `queue --long` printed `FOO` for a log that says `Foo` when another
+    test had read `FOO` first; CI, session 11)."""
+    first = _queue("101 1.0 Job Machine", "103 1.0 SpellTestAttr 1", "103 1.0 JobStatus 1")
+    second = _queue("101 1.0 Job Machine", "103 1.0 SPELLTESTATTR 2", "103 1.0 jobstatus 1")
+    assert "SpellTestAttr" in first.get((1, 0)).attrs
+    assert "SPELLTESTATTR" in second.get((1, 0)).attrs and second.get((1, 0)).get("spelltestattr") == "2"
+    assert "JobStatus" in second.get((1, 0)).attrs  # HTCondor's own spelling for the names RouteDeck reads
+    bulk = load_bytes(b"101 1.0 Job Machine\n103 1.0 sPELLtestattr 3\n", source="q.log").queue
+    assert "sPELLtestattr" in bulk.get((1, 0)).attrs
+
 def test_tables_kept_apart():
     """htcondor.md §3.5 consumer: user records, jobsets and other ads (header, ClusterPvt,
     projects) are kept apart from jobs."""

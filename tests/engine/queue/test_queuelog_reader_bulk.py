@@ -111,7 +111,7 @@ def test_values_that_look_plain_only_across_the_joining_newline_are_checked():
 def test_a_run_cut_by_every_chunk_boundary(mode):
     """htcondor.md §3.3: one transaction setting twelve attributes of one job (mixed-case names, a
     repeated name) reads the same whatever byte the chunk boundary falls after. (Names first seen
-    here: the first spelling of a name is kept process-wide, ``records.canonical_name``.)"""
+    here: the first spelling of a name is kept per queue, ``JobQueue._lower``.)"""
     body = "".join(f"103 1.0 {n} {v}\n" for n, v in [
         ("JobStatus", "1"), ("Cmd", '"/bin/sleep"'), ("jobstatus", "2"), ("Args", '"a b"'), ("CMD", '"x"'),
         ("BulkFoo", "A && B"), ("bulkfoo", "3"), ("BulkBar", "true"), ("JobStatus", "5"),
