@@ -29,15 +29,16 @@ import re
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
-from engine.launch import metrics as launch_metrics
 from engine.clock import SystemClock
 from engine.cli.jsonout import emit
 from engine.record.archive import ArchiveError
-from engine.record.recorder import Recorder, Report
-from engine.record.status import archive_status, recorder_figures
+
+if TYPE_CHECKING:  # annotations only; the recorder is imported when one runs (not by every parser)
+    from engine.record.recorder import Recorder, Report
 
 RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
             from engine.metrics.collector import Latest  # noqa: PLC0415
             from engine.metrics.record import record_families  # noqa: PLC0415
+            from engine.launch import metrics as launch_metrics  # noqa: PLC0415 - kept off every command's start-up
 
             latest = Latest()  # the figures after each poll
             srv = launch_metrics.server(args.metrics, getattr(args, "name", None), latest.get, name or socket.getfqdn(),
@@ -163,6 +165,8 @@ def _lock(archive: str):
 
 
 def show_status(args: argparse.Namespace) -> int:
+    from engine.record.status import archive_status  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         st = archive_status(args.status, SystemClock().now(), argcheck.log_of(args, "record"))
     except (ArchiveError, OSError, argcheck.UsageError) as exc:
@@ -206,6 +210,9 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
     """The run loop (the only place that reads the clock and waits). ``metrics`` (a
     :class:`engine.metrics.collector.Latest`) gets the recorder's figures after each poll;
     ``stop`` ends the loop when set (as SIGTERM does)."""
+    from engine.record.recorder import Recorder  # noqa: PLC0415 - kept off every command's start-up
+    from engine.record.status import recorder_figures  # noqa: PLC0415 - kept off every command's start-up
+
     clock = clock or SystemClock()
     stop = stop or threading.Event()
     if not args.once and threading.current_thread() is threading.main_thread():
