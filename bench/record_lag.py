@@ -214,6 +214,15 @@ def main() -> None:
         print(f"no transaction archived ({seen} seen)")
     print(f"archive {size:,} bytes for {meta['raw_total']:,} bytes of log = {size / max(1, meta['raw_total']):.3f}x "
           f"({meta['next_txn']:,} transactions); recorder CPU {rec_cpu:.1f} s in {time.perf_counter() - t_start:.0f} s")
+    index = arch / f"index-{meta['index']}.jsonl"
+    frames = [x for x in map(json.loads, index.read_bytes()[: meta["index_size"]].splitlines())
+              if x["kind"] == "frame"]
+    span = (meta["last_time"] - meta["first_time"]) / 86400 if frames and meta["first_time"] is not None else 0
+    if span > 0:  # each write is a frame and an index line: replay DIR reads the whole index
+        per_day = len(frames) / span
+        print(f"index: {len(frames):,} frames over {span * 24:.1f} h of the log's time (the demo ran at "
+              f"x{span * 86400 / (time.perf_counter() - t_start):,.0f} of its x{a.speed:g}) = {per_day:,.0f} a day "
+              f"(30 days: {30 * per_day:,.0f} index lines, {30 * per_day * meta['index_size'] / max(1, len(frames)) / 1e6:.1f} MB)")
     if err:
         print("recorder stderr:", err if a.record_with else err[-500:])
     if a.keep:
