@@ -78,7 +78,8 @@ def register(subparsers) -> None:
     p.add_argument("--once", action="store_true", help="catch up and exit (for a timer instead of a service)")
     p.add_argument("--json", action="store_true", help="one JSON document per report")
     p.add_argument("--interval", type=argcheck.positive, default=0.1,
-                   help="seconds between polls of the log (a poll that finds nothing new reads two short pieces of it)")
+                   help="seconds between polls of a log that does not change (a change is read at once; a poll "
+                        "that finds nothing new reads two short pieces of it)")
     p.add_argument("--flush", type=argcheck.positive, default=60.0,
                    help="seconds between writes to the archive (what waits is read again from the log after a crash)")
     p.add_argument("--lag", type=argcheck.positive, default=0.05,
