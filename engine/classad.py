@@ -309,9 +309,12 @@ def format_real(x: float) -> str:
     if x in (float("inf"), float("-inf")):
         return 'real("INF")' if x > 0 else 'real("-INF")'
     s = "%.16G" % x
-    if all(c.isdigit() or c == "-" for c in s):
+    if _SIGN_DIGITS(s):  # looks like an integer: ".0" added
         s += ".0"
     return s
+
+
+_SIGN_DIGITS = re.compile(r"[-0-9]+").fullmatch
 
 
 def value_text_of(ad: Any, name: str) -> str | None:
