@@ -385,17 +385,26 @@ class JobQueue:
         out: list[str] = []
         ads, ver, canon, changed, owned = self._ads, self._ver, self._canon, b.changed, self._owned
         set_attr, job, cluster = R.SET_ATTR, R.JOB, R.CLUSTER
+        # a run of 103s on one key (a transaction sets many attributes of one ad) looks the ad and
+        # the jobs it changes up once; any other record may create or destroy ads: looked up again
+        last: str | None = None
+        ad: dict[str, str] | None = None
+        jids: Any = ()
         for rec in recs:
             if rec.op == set_attr and owned is None:
                 key = rec.key
-                ad = ads.get(key)
-                kind, c, p = _classify(key)
-                if ad is not None and (kind == job or kind == cluster):
+                if key != last:
+                    last, ad = key, ads.get(key)
+                    kind, c, p = _classify(key)
+                    if ad is not None and (kind == job or kind == cluster):
+                        # a cluster ad's change is a change of each of its procs
+                        jids = ((c, p),) if kind == job else [(c, q) for q in self._cluster_index().get(c, ())]
+                    else:
+                        ad = None
+                if ad is not None:
                     n = canon.get(rec.name) or self._name(rec.name)
                     ad[n] = rec.value
                     ver[key] = ver.get(key, 0) + 1
-                    # a cluster ad's change is a change of each of its procs
-                    jids = ((c, p),) if kind == job else [(c, q) for q in self._cluster_index().get(c, ())]
                     for jid in jids:
                         names = changed.get(jid)
                         if names is None:
@@ -403,6 +412,7 @@ class JobQueue:
                         else:
                             names.add(n)
                     continue
+            last = None
             w = self._apply(rec)
             if w:
                 out.append(w)
