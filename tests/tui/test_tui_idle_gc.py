@@ -12,7 +12,7 @@ import gc
 import pytest
 
 from tui.app import make_app
-from tui.shell.idle_gc import CAP, DEEP_EVERY, DEEP_IDLE_AFTER, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
+from tui.shell.idle_gc import CAP, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 
@@ -52,42 +52,15 @@ def test_full_collection_runs_anyway_past_the_cap():
         assert decision == ((2, "forced-2") if k >= CAP else None)
 
 
-def test_every_deep_every_full_collections_one_runs_deep_at_a_longer_idle_moment():
-    """Survivors of a full collection are frozen, so the next one scans only what arrived since
-    (issue 30); every ``DEEP_EVERY`` full collections one unfreezes everything first, at a longer
-    idle moment, or at the first idle moment, or on a key past the cap, once twice overdue."""
-    c = IdleCollector()
-    due = (0, 0, FULL_AFTER)
-    c.key(0.0)
-    for _ in range(DEEP_EVERY):
-        assert c.decide(DEEP_IDLE_AFTER, due) == (2, "idle-2")  # not due yet, even after a long idle
-        c.collected("idle-2")
-    c.collected("idle-1")  # young collections do not count
-    assert c.decide(IDLE_AFTER, due) == (2, "idle-2")  # due, but only a short idle moment
-    assert c.decide(DEEP_IDLE_AFTER, due) == (2, "idle-deep")
-    c.collected("idle-deep")
-    assert c.fulls_since_deep == 0 and c.collections["idle-deep"] == 1
-    for _ in range(2 * DEEP_EVERY):
-        c.collected("forced-2")
-    assert c.decide(IDLE_AFTER, due) == (2, "idle-deep")  # twice overdue: the first idle moment
-    c.key(10.0)
-    assert c.decide(10.0, (0, 0, CAP)) == (2, "forced-deep")  # and past the cap even on a key
-    c.collected("forced-deep")
-    assert c.forced == 2*DEEP_EVERY + 1 and c.decide(10.0, (0, 0, CAP)) == (2, "forced-2")
-
-
 async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restores_thresholds():
     before = gc.get_threshold()
     app = make_app(FakeRuntime(make_snapshot(20)), blink=False, watch_files=False)
     now = [500.0]
     counts = [(0, 0, 0)]
     collected: list[int] = []
-    frozen: list[str] = []  # "freeze" / "unfreeze", in order
     app.idle_gc_clock = lambda: now[0]
     app.idle_gc_counts = lambda: counts[0]
     app.idle_gc_collect = collected.append
-    app.idle_gc_freeze = lambda: frozen.append("freeze")
-    app.idle_gc_unfreeze = lambda: frozen.append("unfreeze")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.prewarmed and app.idle_collector is not None)
         assert gc.get_threshold()[2] == OUT_OF_REACH  # no automatic full collection while it runs
@@ -99,19 +72,11 @@ async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restor
         app._idle_gc_tick()
         assert collected == []  # a key 0.15 s ago: wait
         now[0] = 500.0 + IDLE_AFTER
-        await wait_until(pilot, lambda: not app.idle_gc_building())  # the key's repaint is done
         app._idle_gc_tick()
-        assert collected == [2] and frozen == ["freeze"]  # its survivors out of the next one's reach
+        assert collected == [2]
         assert app.idle_collector.collections["idle-2"] >= 1
         counts[0] = (0, 0, CAP)
         await pilot.press("up")
         app._idle_gc_tick()
         assert collected == [2, 2] and app.idle_collector.forced >= 1  # past the cap: even on a key
-        app.idle_collector.fulls_since_deep = DEEP_EVERY
-        counts[0] = (0, 0, FULL_AFTER)
-        now[0] += DEEP_IDLE_AFTER
-        await wait_until(pilot, lambda: not app.idle_gc_building())
-        app._idle_gc_tick()
-        assert collected == [2, 2, 2] and frozen == ["freeze"] * 2 + ["unfreeze", "freeze"]  # deep
     assert gc.get_threshold() == before
-    assert frozen[-1] == "unfreeze"  # the app stopped: nothing it froze stays frozen

@@ -16,18 +16,7 @@ objects and take well under a millisecond) and :class:`IdleCollector` decides wh
 - generation 1 (cheap) when idle and any young collection is pending, so the next key does not
   meet an automatic one.
 
-A full collection's cost is that of the objects it scans (about 1 µs each here; 35-45k objects,
-40-90 ms of UI-thread CPU, every 3-5 s in the demo: Textual's strips and caches, the engine's
-state). So what survives one is frozen (``gc.freeze``: out of the GC's reach), and the next one
-scans only what arrived since (issue 30; 6-44 ms in the demo). Objects frozen that later die in
-a cycle (a closed screen, a toast, a render cache: ~10k in the demo's first 30 s) would then
-never be freed, so every ``deep_every`` full collections one runs *deep*: everything is unfrozen
-first (the start-up heap too), collected, and frozen again (~130 ms in the demo). It waits for
-a longer idle moment (``deep_idle_after``) unless twice overdue; when the app stops, everything
-is unfrozen.
-
-The decision (:meth:`IdleCollector.decide`) is a pure function of the time, the GC's counts and
-the collector's tally of full collections since the last deep one;
+The decision (:meth:`IdleCollector.decide`) is a pure function of the time and the GC's counts;
 the app's timer (:class:`IdleGC`) reads the clock and the counts, runs the collection and keeps
 the tally. The thresholds are process-wide: they are put back when the app exits.
 """
@@ -42,8 +31,6 @@ TICK = 0.1  # seconds between two looks at the idle state
 IDLE_AFTER = 0.3  # seconds without a key before the UI counts as idle
 FULL_AFTER = 10  # young collections before an idle full one (CPython's default third threshold)
 CAP = 100  # young collections before a full one runs even on a busy UI
-DEEP_EVERY = 20  # full collections of what was not frozen yet between two deep ones (~80 s in the demo)
-DEEP_IDLE_AFTER = 2.0  # seconds without a key before a deep collection (it scans the whole heap)
 OUT_OF_REACH = 1_000_000_000  # third threshold while the app runs: no automatic full collection
 
 
@@ -58,12 +45,8 @@ class IdleCollector:
     idle_after: float = IDLE_AFTER
     full_after: int = FULL_AFTER
     cap: int = CAP
-    deep_every: int = DEEP_EVERY
-    deep_idle_after: float = DEEP_IDLE_AFTER
     last_key: float = float("-inf")
-    fulls_since_deep: int = 0
-    collections: dict = field(default_factory=lambda: dict.fromkeys(
-        ("idle-1", "idle-2", "forced-2", "idle-deep", "forced-deep"), 0))
+    collections: dict = field(default_factory=lambda: {"idle-1": 0, "idle-2": 0, "forced-2": 0})
     longest: dict = field(default_factory=dict)  # why -> the longest such collection, CPU seconds
 
     def key(self, now: float) -> None:
@@ -73,31 +56,21 @@ class IdleCollector:
         return not building and now >= self.last_key + self.idle_after
 
     def decide(self, now: float, count: tuple[int, int, int], building: bool = False) -> tuple[int, str] | None:
-        """``(generation, why)`` to collect now, or None to wait; a full collection ``why`` ending
-        in ``deep`` unfreezes everything first (see the module's doc)."""
+        """``(generation, why)`` to collect now, or None to wait."""
         pending_full = count[2]
-        overdue = self.fulls_since_deep >= 2 * self.deep_every
         if pending_full >= self.cap:
-            return 2, "forced-deep" if overdue else "forced-2"
+            return 2, "forced-2"
         if not self.idle(now, building):
             return None
         if pending_full >= self.full_after:
-            deep = overdue or (self.fulls_since_deep >= self.deep_every and now >= self.last_key + self.deep_idle_after)
-            return 2, "idle-deep" if deep else "idle-2"
+            return 2, "idle-2"
         if count[1] > 0:
             return 1, "idle-1"
         return None
 
-    def collected(self, why: str) -> None:
-        self.collections[why] += 1
-        if why.endswith("deep"):
-            self.fulls_since_deep = 0
-        elif why.endswith("2"):
-            self.fulls_since_deep += 1
-
     @property
     def forced(self) -> int:
-        return self.collections["forced-2"] + self.collections["forced-deep"]
+        return self.collections["forced-2"]
 
 
 class IdleGC:
@@ -109,16 +82,11 @@ class IdleGC:
     idle_gc_clock = staticmethod(time.monotonic)
     idle_gc_counts = staticmethod(gc.get_count)
     idle_gc_collect = staticmethod(gc.collect)
-    idle_gc_freeze = staticmethod(gc.freeze)
-    idle_gc_unfreeze = staticmethod(gc.unfreeze)
-    _idle_gc_froze = False
 
-    def idle_gc_start(self, frozen: bool = False) -> None:
-        """Called once the start-up heap is frozen (``frozen``: by this app; unfrozen at the stop):
-        automatic full collections off, the timer on."""
+    def idle_gc_start(self) -> None:
+        """Called once the start-up heap is frozen: automatic full collections off, the timer on."""
         if self.idle_collector is not None:
             return
-        self._idle_gc_froze = self._idle_gc_froze or frozen
         self.idle_collector = IdleCollector()
         self._gc_threshold = gc.get_threshold()
         t0, t1, _ = self._gc_threshold
@@ -132,9 +100,6 @@ class IdleGC:
         if self._gc_threshold is not None:
             gc.set_threshold(*self._gc_threshold)
             self._gc_threshold = None
-        if self._idle_gc_froze:  # what it froze can be collected again (the process goes on: a test)
-            self._idle_gc_froze = False
-            self.idle_gc_unfreeze()
 
     def idle_gc_key(self) -> None:
         if self.idle_collector is not None:
@@ -156,13 +121,8 @@ class IdleGC:
         if decision is not None:
             generation, why = decision
             t = time.thread_time()
-            if generation == 2 and why.endswith("deep"):
-                self.idle_gc_unfreeze()
             self.idle_gc_collect(generation)
-            if generation == 2:
-                self.idle_gc_freeze()  # the survivors: the next full collection does not scan them
-                self._idle_gc_froze = True
-            collector.collected(why)
+            collector.collections[why] += 1
             spent = time.thread_time() - t  # (CPU time of this thread: what the UI did not get)
             collector.longest[why] = max(collector.longest.get(why, 0.0), spent)
 

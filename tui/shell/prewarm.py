@@ -12,15 +12,19 @@ from textual.screen import Screen
 
 from tui.screens.base import styled_state
 
+_FROZEN = False
+
 
 def freeze_startup_heap() -> None:
-    """After the first snapshot is on screen: what is alive now (Textual, the engine's tables, the
-    loaded config — tens of thousands of objects that live as long as the app) goes to the
-    permanent generation, so the cyclic GC's full collections no longer scan it. Measured with
-    ``bench/tui.py --part screens``: a full collection paused the UI thread for a median 131 ms
-    (max 186 ms, on any screen switch it landed on); after ``gc.freeze()`` 36 ms. Once per app
-    (it was once per process): the app's idle collector unfreezes when the app stops
-    (tui.shell.idle_gc), so another app in the same process (a test) freezes its own."""
+    """Once per process, after the first snapshot is on screen: what is alive now (Textual, the
+    engine's tables, the loaded config — tens of thousands of objects that live as long as the
+    app) goes to the permanent generation, so the cyclic GC's full collections no longer scan it.
+    Measured with ``bench/tui.py --part screens``: a full collection paused the UI thread for a
+    median 131 ms (max 186 ms, on any screen switch it landed on); after ``gc.freeze()`` 36 ms."""
+    global _FROZEN
+    if _FROZEN:
+        return
+    _FROZEN = True
     gc.collect()
     gc.freeze()
 
@@ -111,4 +115,4 @@ class Prewarm:
         finally:
             self.prewarmed = True
             freeze_startup_heap()
-            self.idle_gc_start(frozen=True)  # full collections from now on when the UI is idle (tui.shell.idle_gc)
+            self.idle_gc_start()  # full collections from now on when the UI is idle (tui.shell.idle_gc)
