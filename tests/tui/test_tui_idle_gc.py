@@ -72,6 +72,7 @@ async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restor
         app._idle_gc_tick()
         assert collected == []  # a key 0.15 s ago: wait
         now[0] = 500.0 + IDLE_AFTER
+        await wait_until(pilot, lambda: not app.idle_gc_building())  # the key's repaint is done
         app._idle_gc_tick()
         assert collected == [2]
         assert app.idle_collector.collections["idle-2"] >= 1

@@ -306,6 +306,43 @@ async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_t
             assert [strip.text for strip in screen._compositor.render_strips()] == lines
 
 
+def _record_restyles(app, monkeypatch) -> list:
+    """The nodes ``App.update_styles`` restyles from now on, in a list."""
+    restyled: list = []
+    original = type(app).update_styles
+    monkeypatch.setattr(type(app), "update_styles",
+                        lambda self, node, *a, **k: (restyled.append(node), original(self, node, *a, **k)))
+    return restyled
+
+
+async def _restyle_changes_nothing(pilot, screen) -> None:
+    """The slow path, as Textual's resume ran it: restyling ``screen`` changes no widget's style
+    and no line on screen."""
+    styles = {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)}
+    lines = [strip.text for strip in screen._compositor.render_strips()]
+    screen.update_node_styles(animate=False)
+    await pilot.pause()
+    assert {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)} == styles
+    assert [strip.text for strip in screen._compositor.render_strips()] == lines
+
+
+async def test_first_visit_of_a_prewarmed_view_or_help_is_not_restyled_and_looks_the_same(monkeypatch):
+    """Issue 30: a view (or the board's help) composed off screen was styled as its widgets were
+    registered, so its first visit skips the restyle of every node, as a later resume does (it
+    was 20-40 ms of the first ``c``, ``j`` or ``?``). Oracle: the slow path — restyling afterwards
+    changes no widget's style and no line on screen."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        restyled = _record_restyles(app, monkeypatch)
+        for key, shown in (("c", "CronScreen"), ("j", "JobsScreen"), ("b", "RoutesScreen"), ("question_mark", "HelpScreen")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: type(app.screen).__name__ == shown)
+            await pilot.pause()
+            assert app.screen not in restyled, key
+            await _restyle_changes_nothing(pilot, app.screen)
+
+
 async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the_same(monkeypatch):
     """Issue 30: Textual restyles every node of a resumed screen (3-10 ms of a warm switch); a main
     view coming back with the app's CSS, focus and theme as they were skips it. Oracle: the slow
@@ -317,22 +354,13 @@ async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the
         for key, mode in (("c", "cron"), ("j", "jobs"), ("b", "routes")):  # each resumed once
             await pilot.press(key)
             await wait_until(pilot, lambda: app.current_mode == mode)
-        restyled = []
-        original = type(app).update_styles
-        monkeypatch.setattr(type(app), "update_styles",
-                            lambda self, node, *a, **k: (restyled.append(node), original(self, node, *a, **k)))
+        restyled = _record_restyles(app, monkeypatch)
         for key, mode in (("c", "cron"), ("j", "jobs"), ("b", "routes")):
             await pilot.press(key)
             await wait_until(pilot, lambda: app.current_mode == mode)
             await pilot.pause()
-            screen = app.screen
-            assert screen not in restyled, key
-            styles = {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)}
-            lines = [strip.text for strip in screen._compositor.render_strips()]
-            screen.update_node_styles(animate=False)  # the slow path, as Textual's resume ran it
-            await pilot.pause()
-            assert {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)} == styles
-            assert [strip.text for strip in screen._compositor.render_strips()] == lines
+            assert app.screen not in restyled, key
+            await _restyle_changes_nothing(pilot, app.screen)
         app._invalidate_css()  # a theme change, say
         await pilot.press("c")
         await wait_until(pilot, lambda: app.current_mode == "cron")

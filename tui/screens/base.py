@@ -26,15 +26,21 @@ EDIT_ACTIONS = frozenset({"edit_route", "edit"})  # shown where the config can b
 VIEW_ACTIONS = frozenset({"view_route", "view"})  # shown instead in read-only modes (tui.commands.keymap)
 
 
+def styled_state(app) -> tuple:
+    """What, besides a node's own classes, decides what the CSS gives it: the app's CSS (a theme
+    counts it up), its focus and the theme's name."""
+    return (app._css_update_count, app.app_focus, app.theme)
+
+
 def skip_restyle(screen, event) -> None:
     """On a kept screen's ``ScreenResume``: Textual restyles every node of a resumed screen
     (Screen._on_screen_resume, which runs after the screen's handler): 3-10 ms of CPU per switch,
     the most of any part of a warm switch but the render (issue 30). A hidden screen's nodes
     restyle themselves when their classes change; only the app's CSS (a theme), its focus or the
     theme's name can have changed what their rules give while it was hidden, so the restyle is
-    skipped when none did (``screen._styled_for``: that state at the last resume)."""
-    app = screen.app
-    key = (app._css_update_count, app.app_focus, app.theme)
+    skipped when none did (``screen._styled_for``: that state at the last resume, or when a
+    screen built off screen was styled: tui.shell.prewarm)."""
+    key = styled_state(screen.app)
     if key == getattr(screen, "_styled_for", None):
         event.refresh_styles = False
     screen._styled_for = key

@@ -10,6 +10,8 @@ import gc
 
 from textual.screen import Screen
 
+from tui.screens.base import styled_state
+
 _FROZEN = False
 
 
@@ -65,6 +67,10 @@ class Prewarm:
             # restyled, 15-20 ms of the first ``c``/``j``). A CSS change after this (a theme)
             # counts up the app's number, and the refresh runs then as before.
             screen._css_update_count = self._css_update_count
+            # For the same reason its first resume need not restyle every node (tui.screens.base
+            # skip_restyle: 20-40 ms of the first ``c``, ``j`` or ``?``; issue 30), unless the
+            # app's CSS, focus or theme changed before it (the key then differs).
+            screen._styled_for = styled_state(self)
             await asyncio.sleep(0)  # keys and snapshots waiting go first
             if screen is not self.screen and screen.is_mounted:
                 # laid out now for the app's size (only the current screen is otherwise): the first

@@ -251,6 +251,16 @@ class JobModel:
     def row(self, position: int) -> JobRow:
         return self.rows[self.order[position]]
 
+    def rows_between(self, start: int, stop: int) -> list[JobRow]:
+        """The rows at view positions ``start`` to ``stop - 1`` (clipped to the view): in queue
+        order one slice of the rows (a ``RowSeq`` slice walks its chunks at C speed), else one
+        lookup per row."""
+        order = self.order[max(0, start):max(0, stop)]
+        if isinstance(order, range):
+            return list(self.rows[order.start:order.stop]) if order.step == 1 else [self.rows[i] for i in order]
+        rows = self.rows
+        return [rows[i] for i in order]
+
     def __len__(self) -> int:
         return len(self.order)
 

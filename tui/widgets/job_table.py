@@ -33,12 +33,26 @@ STATUS_STYLE = {JobStatus.IDLE: Style(color="yellow"), JobStatus.RUNNING: Style(
                 JobStatus.REMOVED: Style(dim=True), JobStatus.COMPLETED: Style(color="cyan"),
                 JobStatus.HELD: Style(color="red", bold=True), JobStatus.SUSPENDED: Style(color="magenta")}
 SAMPLE = 500  # rows measured for the column widths (the first ones in view order, and those on screen)
-LENGTHS_CACHE = 4 * SAMPLE  # rows whose value lengths are kept (JobTable._value_lengths)
 ROUTE, SINCE = (next(i for i, c in enumerate(COLUMNS) if c.key == k) for k in ("route", "since"))
+QDATE_LEN = len(month_day(0, "UTC"))  # "%m-%d %H:%M": the same length at any time, in any zone
+DAY = 86_400
 
 
 def _cell(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + " "
+
+
+def _status_name(r: JobRow) -> str:
+    return STATUS_NAMES.get(r.status, str(r.status))
+
+
+def _reason(r: JobRow) -> str:
+    """The hold reason of a held job, else the command (the same column)."""
+    return r.hold_reason if r.status == JobStatus.HELD and r.hold_reason else r.cmd
+
+
+def _link(r: JobRow) -> str:
+    return r.routed_to and f"→{r.routed_to}" or r.routed_from and f"←{r.routed_from}" or ""
 
 
 class JobTable(ColumnScroll, ScrollView, can_focus=True):
@@ -76,7 +90,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         self.widths: list[int] = [len(c.title) + 3 for c in COLUMNS]
         self._width = sum(self.widths)
         self._measured: tuple | None = None
-        self._lengths: dict = {}  # id(row) -> (row, value lengths); "tz" -> the zone they are for
+        self._lengths: dict = {}  # id(row) -> (row, its row-only value lengths), the rows measured last
 
     # -- data ------------------------------------------------------------------------------
     def set_rows(self, rows, version: int, now: float, tz: str) -> None:
@@ -210,14 +224,11 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         if key == self._measured:
             return
         self._measured = key
-        positions = list(range(min(SAMPLE, len(m))))
         top = round(self.scroll_y)
-        positions += range(top, min(len(m), top + max(1, self.size.height)))
-        need = [len(c.title) + 3 for c in COLUMNS]  # title, a sort mark and a gap
-        for n in map(self._value_lengths, map(m.row, positions)):
-            for i, v in enumerate(n):
-                if v + 1 > need[i]:
-                    need[i] = v + 1
+        rows = m.rows_between(0, SAMPLE) + m.rows_between(top, top + max(1, self.size.height))
+        most = self._most_lengths(rows)
+        # title, a sort mark and a gap; a value and a gap
+        need = [max(len(c.title) + 3, v + 1) for c, v in zip(COLUMNS, most)]
         widths = [min(n, c.width) for n, c in zip(need, COLUMNS)]
         # The columns up to the hold reason must be on screen: the reason takes what the others
         # leave (at least its least width); if even that does not fit, the route and the owner
@@ -246,27 +257,50 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         self.virtual_size = Size(self._width, len(m) + 1)
         self.columns_changed()
 
-    def _value_lengths(self, r: JobRow) -> list[int]:
-        """``len`` of each of ``values(r)``, the columns that depend on nothing but the row (all
-        but the route, which a routed copy can change, and the time in status) kept per row
-        object: the engine reuses an unchanged job's ``JobRow`` across snapshots, so a new jobs
-        tuple re-measures only the rows that changed (issue 14 item 3: ~500 rows per tuple)."""
-        cache = self._lengths
-        if cache.get("tz") != self.tz:
-            cache.clear()
-            cache["tz"] = self.tz
-        elif len(cache) > LENGTHS_CACHE:
-            cache.clear()
-            cache["tz"] = self.tz
-        hit = cache.get(id(r))
-        if hit is not None and hit[0] is r:
-            n = list(hit[1])
-            n[ROUTE] = len(self.model.route_of(r) or "")
-            n[SINCE] = len(self._since(r))
-            return n
-        n = [len(v) for v in self.values(r)]
-        cache[id(r)] = (r, tuple(n))
-        return n
+    def _row_lengths(self, r: JobRow) -> tuple[int, ...]:
+        """``len`` of each of ``values(r)`` that depends on nothing but the row: all but the
+        time in status (0 here) and a source job's route taken from its routed copy (-1 here;
+        ``route_of``). None of them depends on the zone: a queue date is always ``QDATE_LEN``."""
+        route = -1 if not r.route and r.routed_to else len(r.route or "")
+        return (len(r.job), len(_status_name(r)), len(r.owner), route, len(_reason(r)), 0, len(r.kind),
+                len(_link(r)), QDATE_LEN if r.qdate else 0)
+
+    def _most_lengths(self, rows: list[JobRow]) -> list[int]:
+        """The longest value of each column over ``rows``. The row-only lengths are kept per row
+        object for the rows measured last time (the engine reuses an unchanged job's ``JobRow``
+        across snapshots, so a new jobs tuple measures only the rows that changed; issue 14 item
+        3); the route of a source job is looked up, and the time in status comes from the rows'
+        extreme times (:meth:`_since_length`), not from formatting every row (issue 30)."""
+        kept, now_kept = self._lengths, {}
+        lengths = []
+        for r in rows:
+            hit = kept.get(id(r))
+            if hit is None or hit[0] is not r:
+                hit = (r, self._row_lengths(r))
+            now_kept[id(r)] = hit
+            lengths.append(hit[1])
+        self._lengths = now_kept
+        if not lengths:
+            return [0] * len(COLUMNS)
+        columns = list(zip(*lengths))
+        most = list(map(max, columns))
+        if min(columns[ROUTE]) < 0:
+            route_of = self.model.route_of
+            most[ROUTE] = max(n[ROUTE] if n[ROUTE] >= 0 else len(route_of(r) or "") for r, n in zip(rows, lengths))
+        most[SINCE] = self._since_length(rows)
+        return most
+
+    def _since_length(self, rows: list[JobRow]) -> int:
+        """The longest time in status of ``rows`` as :func:`duration` writes it. Under a day either
+        way its length only grows with the time's size, so the two extreme times decide it; past
+        a day (``1d0h`` is shorter than ``23h59m59s``) every distinct time is written."""
+        entered = [e for e in (r.entered_status for r in rows) if e]
+        if not entered:
+            return 0
+        least, most = self.now - max(entered), self.now - min(entered)
+        if -DAY < least and most < DAY:
+            return max(len(duration(least)), len(duration(most)))
+        return max(len(duration(self.now - e)) for e in set(entered))
 
     def on_click(self, event) -> None:
         offset = event.get_content_offset(self)
@@ -299,12 +333,9 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         return duration(self.now - r.entered_status) if r.entered_status else ""
 
     def values(self, r: JobRow) -> tuple[str, ...]:
-        link = r.routed_to and f"→{r.routed_to}" or r.routed_from and f"←{r.routed_from}" or ""
-        since = self._since(r)
         return (
-            r.job, STATUS_NAMES.get(r.status, str(r.status)), r.owner, self.model.route_of(r) or "",
-            r.hold_reason if r.status == JobStatus.HELD and r.hold_reason else r.cmd, since, r.kind, link,
-            month_day(r.qdate, self.tz) if r.qdate else "",
+            r.job, _status_name(r), r.owner, self.model.route_of(r) or "", _reason(r), self._since(r), r.kind,
+            _link(r), month_day(r.qdate, self.tz) if r.qdate else "",
         )
 
     def shown_rows(self) -> list[JobRow]:
