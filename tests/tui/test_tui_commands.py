@@ -3,6 +3,11 @@ runtime's headless demo (product.md §5)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from tui.shell import launch as commands
 from tui.cli import build_parser
 import engine.cli.demo as headless
@@ -48,3 +53,30 @@ def test_speed_command_refuses_what_the_command_line_refuses():
             app.cmd_speed(bad)
     app.cmd_speed("x30")
     assert app.sent == [C.SetSpeed(30.0)]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ESC_PROBE = """
+import sys
+from tui.cli import main
+assert "textual" not in sys.modules, "Textual imported before main sets ESCDELAY"
+try:
+    main(["cron", "--help"])
+except SystemExit:
+    pass
+from textual import constants
+print(constants.ESCAPE_DELAY)
+"""
+
+
+@pytest.mark.parametrize(("given", "wait"), [(None, "0.05"), ("120", "0.12")])
+def test_escape_waits_routedecks_delay_unless_the_environment_sets_one(given, wait):
+    """Issue 30: Esc closing help was the slowest screen key, Textual's 100 ms ESCDELAY. `routedeck`
+    sets 50 ms before Textual is imported; an ESCDELAY in the environment wins."""
+    env = {k: v for k, v in os.environ.items() if k != "ESCDELAY"}
+    if given is not None:
+        env["ESCDELAY"] = given
+    out = subprocess.run([sys.executable, "-c", ESC_PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == wait
