@@ -309,9 +309,12 @@ def format_real(x: float) -> str:
     if x in (float("inf"), float("-inf")):
         return 'real("INF")' if x > 0 else 'real("-INF")'
     s = "%.16G" % x
-    if all(c.isdigit() or c == "-" for c in s):
+    if _SIGN_DIGITS(s):  # looks like an integer: ".0" added
         s += ".0"
     return s
+
+
+_SIGN_DIGITS = re.compile(r"[-0-9]+").fullmatch
 
 
 def value_text_of(ad: Any, name: str) -> str | None:
@@ -350,16 +353,20 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
 
     ``time()`` in values is rewritten for the engine's clock. An unparsable value becomes
     ``error`` (or raises :class:`ClassAdError` with ``strict``).
+
+    The trees go to classad2 in one call (``ClassAd(dict)``: the same copy and ``Insert`` per
+    attribute, in the dict's order, as ``ad[name] = tree`` one by one, without a Python call
+    per attribute; a routed copy has ~40).
     """
-    ad = classad2.ClassAd()
+    trees: dict[str, Any] = {}
     for name, text in attrs.items():
         try:
-            ad[name] = parse_expr(text).tree
+            trees[name] = parse_expr(text).tree
         except ClassAdError:
             if strict:
                 raise
-            ad[name] = classad2.Value.Error
-    return ad
+            trees[name] = classad2.Value.Error
+    return classad2.ClassAd(trees)
 
 
 class AdMirror:

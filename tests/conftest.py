@@ -12,6 +12,15 @@ def anyio_backend():
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _every_toast_kept(monkeypatch):
+    """Tests read what an app told from ``tests.helpers.toasts.told``, which a toast's 5 s expiry
+    on a loaded machine cannot empty (see that module)."""
+    from tests.helpers.toasts import keep_every_notification  # noqa: PLC0415 - textual only when tests run
+
+    keep_every_notification(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def prometheus_fleet(tmp_path_factory):
     """A real Prometheus scraping two ``watch --metrics`` (tests/helpers/real_prometheus.py), started

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from engine.cli import args as argcheck
-from engine.lang.config import Config
-from engine.lang.user_policy import policy_checks
-from engine.router.loader import config_diagnostics, load_config_and_table
-from engine.router.table import Diagnostic, RoutingTable
+
+if TYPE_CHECKING:  # annotations only; the config reader is imported when a command reads one (not by every parser)
+    from engine.lang.config import Config
+    from engine.router.table import Diagnostic, RoutingTable
 
 LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -57,6 +57,9 @@ def describe(table: RoutingTable, out: TextIO) -> None:
 def policy_diagnostics(cfg: Config) -> list[Diagnostic]:
     """The schedd's periodic policies that do not parse (htcondor.md §8): each an error at the
     knob's file and line, saying what the schedd does with it (never fires it, or ignores it)."""
+    from engine.lang.user_policy import policy_checks  # noqa: PLC0415 - kept off every command's start-up
+    from engine.router.table import Diagnostic  # noqa: PLC0415 - kept off every command's start-up
+
     out = []
     for c in policy_checks(cfg.get):
         if not c.parses:
@@ -71,6 +74,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if why := argcheck.unreadable(path, directory=True):
             return argcheck.usage_error("check", why)
     out = out or sys.stdout
+    from engine.router.loader import config_diagnostics, load_config_and_table  # noqa: PLC0415 - kept off every command's start-up
+
     loaded = load_config_and_table(args.configs, allow_cmd=args.allow_cmd)
     cfg, table = loaded.config, loaded.table
     diags = config_diagnostics(cfg) + policy_diagnostics(cfg) + table.diagnostics

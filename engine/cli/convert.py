@@ -19,9 +19,6 @@ import sys
 from typing import TextIO
 
 from engine.cli import args as argcheck
-from engine.cli.check import config_diagnostics
-from engine.router.convert import convert_classic_table
-from engine.router.loader import load_config_and_table
 
 
 def register(subparsers) -> None:
@@ -39,6 +36,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return argcheck.usage_error("convert", why)
     out = out or sys.stdout
     err = err or sys.stderr
+    from engine.router.convert import convert_classic_table  # noqa: PLC0415 - kept off every command's start-up
+    from engine.router.loader import config_diagnostics, load_config_and_table  # noqa: PLC0415 - kept off every command's start-up
+
     loaded = load_config_and_table(args.configs, allow_cmd=args.allow_cmd)
     cfg, table = loaded.config, loaded.table
     diags = config_diagnostics(cfg) + table.diagnostics

@@ -49,15 +49,15 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
-from engine.contract.feed import FeedBase
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoError, DemoFiles
-from engine.launch import metrics as launch_metrics
 from engine.launch.options import DemoOptions
+
+if TYPE_CHECKING:  # annotations only; the demo's modules are imported when a demo runs (not by every parser)
+    from engine.contract.feed import FeedBase
 
 
 def add_headless_arguments(p: argparse.ArgumentParser) -> None:
@@ -200,6 +200,8 @@ def unreadable_input(opts: DemoOptions) -> str | None:
     files the demo reads from it (a file that reads but has errors is :func:`build_status`'s)."""
     if opts.config_dir and (why := argcheck.unreadable(opts.config_dir, directory=True)):
         return why
+    from engine.feeds.demo_files import DEFAULT_CONFIG_DIR, DemoFiles  # noqa: PLC0415 - kept off every command's start-up
+
     files = DemoFiles.in_dir(opts.config_dir or DEFAULT_CONFIG_DIR, opts.classad_routes)
     for path in [*files.config_paths(), files.sites, files.workload]:
         if why := argcheck.unreadable(str(path)):
@@ -280,6 +282,9 @@ def run_headless(args: argparse.Namespace) -> int:
         return argcheck.usage_error("demo", "--duration, --speed and --interval must be finite; --duration >= 0, "
                                             "--speed > 0, --interval > 0")
     from engine.clock import VirtualClock  # noqa: PLC0415
+    # the demo's modules load before the stopwatch starts (as when this module imported them)
+    from engine.feeds.demo_files import DemoFiles  # noqa: PLC0415, F401 - kept off every command's start-up
+    from engine.launch import metrics  # noqa: PLC0415, F401 - kept off every command's start-up
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
     if why := unreadable_input(options(args)):
@@ -302,6 +307,8 @@ def _run(args: argparse.Namespace, state_dir: str, temporary: bool, stopwatch: A
     if getattr(args, "start", None) is not None:
         kwargs["start"] = args.start
     from engine.feeds.demo import build_demo  # noqa: PLC0415 - the embedded engine is for `demo` only, not every command's parser
+    from engine.feeds.demo_files import DemoError  # noqa: PLC0415 - kept off every command's start-up
+    from engine.launch import metrics as launch_metrics  # noqa: PLC0415 - kept off every command's start-up
 
     try:
         engine = build_demo(**kwargs)

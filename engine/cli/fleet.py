@@ -10,12 +10,15 @@ error (one line on stderr, nothing on stdout).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import SystemClock
-from engine.fleet.board import fleet
-from engine.fleet.promapi import TIMEOUT, Prometheus, PromError
+from engine.fleet import TIMEOUT
+
+if TYPE_CHECKING:  # annotations only; the client (urllib.request) is imported when fleet runs
+    from engine.fleet.promapi import Prometheus
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,6 +39,8 @@ def register(subparsers) -> None:
 
 def client(args: argparse.Namespace) -> Prometheus:
     """The client of ``--prometheus``; ValueError on a bad URL."""
+    from engine.fleet.promapi import Prometheus  # noqa: PLC0415 - kept off every command's start-up
+
     return Prometheus(args.prometheus, timeout=args.timeout)
 
 
@@ -52,6 +57,9 @@ def text_table(board: dict) -> str:
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    from engine.fleet.board import fleet  # noqa: PLC0415 - kept off every command's start-up
+    from engine.fleet.promapi import PromError  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         prom = client(args)
     except ValueError as exc:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 
-from engine.metrics.server import AddressError, parse_address
-
 
 def address(text: str) -> str:
     """``--metrics``: HOST:PORT (argparse type; the text is returned unchanged)."""
+    # the server module pulls in prometheus_client and http.server: only for a command given --metrics
+    from engine.metrics.server import AddressError, parse_address  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         parse_address(text)
     except AddressError as exc:

@@ -9,8 +9,14 @@ archive holds. ``routedeck replay DIR`` replays it.
 
 Design decisions:
 
-- This run loop is the only place of the recorder that reads the clock or waits
-  (``--interval`` seconds between polls; the recorder writes every ``--flush`` seconds).
+- This run loop is the only place of the recorder that reads the clock or waits. It polls the
+  log when the log changes (``watchfiles`` on its directory, as ``watch`` does:
+  ``engine.queue.filewatch.run_watch`` on a thread that only wakes this loop), at least every
+  ``--interval`` seconds (the fallback when the directory cannot be watched), and when what was
+  read is due to be written (``Recorder.flush_in``: ``--flush`` seconds after the last write,
+  ``--lag`` seconds once 8 KiB wait, or when a frame's worth waits). So a transaction of a busy
+  log is archived about ``--lag`` seconds after its commit (plus the write's fsyncs), not a poll
+  interval later on top; a quiet log's within ``--flush``.
 - A full disk (or any failed write) stops archiving with one line on stderr (and in ``--json``);
   the loop opens the archive again at the next poll, which resumes from the last checkpoint.
   ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
@@ -29,15 +35,16 @@ import re
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
-from engine.launch import metrics as launch_metrics
 from engine.clock import SystemClock
 from engine.cli.jsonout import emit
 from engine.record.archive import ArchiveError
-from engine.record.recorder import Recorder, Report
-from engine.record.status import archive_status, recorder_figures
+
+if TYPE_CHECKING:  # annotations only; the recorder is imported when one runs (not by every parser)
+    from engine.record.recorder import Recorder, Report
 
 RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -72,9 +79,13 @@ def register(subparsers) -> None:
     p.add_argument("--once", action="store_true", help="catch up and exit (for a timer instead of a service)")
     p.add_argument("--json", action="store_true", help="one JSON document per report")
     p.add_argument("--interval", type=argcheck.positive, default=0.1,
-                   help="seconds between polls of the log (a poll that finds nothing new reads two short pieces of it)")
+                   help="seconds between polls of a log that does not change (a change is read at once; a poll "
+                        "that finds nothing new reads two short pieces of it)")
     p.add_argument("--flush", type=argcheck.positive, default=60.0,
                    help="seconds between writes to the archive (what waits is read again from the log after a crash)")
+    p.add_argument("--lag", type=argcheck.positive, default=0.05,
+                   help="following a busy log, write this many seconds after the last write once 8 KiB of "
+                        "transactions wait (each write is one compressed frame: a quiet log waits up to --flush)")
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
     p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")
@@ -132,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
             from engine.metrics.collector import Latest  # noqa: PLC0415
             from engine.metrics.record import record_families  # noqa: PLC0415
+            from engine.launch import metrics as launch_metrics  # noqa: PLC0415 - kept off every command's start-up
 
             latest = Latest()  # the figures after each poll
             srv = launch_metrics.server(args.metrics, getattr(args, "name", None), latest.get, name or socket.getfqdn(),
@@ -163,6 +175,8 @@ def _lock(archive: str):
 
 
 def show_status(args: argparse.Namespace) -> int:
+    from engine.record.status import archive_status  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         st = archive_status(args.status, SystemClock().now(), argcheck.log_of(args, "record"))
     except (ArchiveError, OSError, argcheck.UsageError) as exc:
@@ -202,10 +216,39 @@ def _say(args: argparse.Namespace, log: str, rep: Report, rec: Recorder) -> None
         print(f"routedeck record: {rep.missing}", file=sys.stderr)
 
 
+WATCH_DEBOUNCE = 0.01  # seconds watchfiles groups a burst of writes to the log before it wakes the loop
+
+
+def _watch(log: str, stop: threading.Event, woken: threading.Event, interval: float) -> None:
+    """Start a daemon thread that sets ``woken`` when the log changes and at least every
+    ``interval`` seconds (``run_watch``), and once more when ``stop`` is set and it ends."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from engine.queue.filewatch import run_watch  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+    class _Waker:  # what run_watch polls: here it only wakes the run loop, which reads the log
+        path = Path(log)
+
+        @staticmethod
+        def poll() -> None:
+            woken.set()
+
+    def watch() -> None:
+        try:
+            run_watch(_Waker(), stop, slow_poll=interval, debounce=WATCH_DEBOUNCE)  # type: ignore[arg-type]
+        finally:
+            woken.set()
+
+    threading.Thread(target=watch, name="routedeck-record-watch", daemon=True).start()
+
+
 def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: threading.Event | None = None) -> int:
     """The run loop (the only place that reads the clock and waits). ``metrics`` (a
     :class:`engine.metrics.collector.Latest`) gets the recorder's figures after each poll;
     ``stop`` ends the loop when set (as SIGTERM does)."""
+    from engine.record.recorder import Recorder  # noqa: PLC0415 - kept off every command's start-up
+    from engine.record.status import recorder_figures  # noqa: PLC0415 - kept off every command's start-up
+
     clock = clock or SystemClock()
     stop = stop or threading.Event()
     if not args.once and threading.current_thread() is threading.main_thread():
@@ -214,13 +257,17 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
     status = 0
     total = jobs = errors = 0
     failed = ""  # the last failure told (a full disk), "" while archiving
+    woken = threading.Event()  # the log changed (or the watcher's slow poll), or stop was set
+    watching = not args.once
+    if watching:
+        _watch(log, stop, woken, args.interval)
     try:
         while True:
             now = clock.now()
             try:
                 if rec is None:
                     rec = Recorder(log, args.archive, tz=args.tz, flush_every=args.flush,
-                                   router_log=args.router_log)
+                                   router_log=args.router_log, write_after=None if args.once else args.lag)
                 rep = rec.poll(now, flush=True if args.once else None)
                 total += rep.archived
                 if args.retain or args.max_size:
@@ -239,8 +286,17 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
                 errors += 1
             if metrics is not None:
                 metrics.put(recorder_figures(rec, now, total, errors, bool(failed), log))
-            if args.once or stop.wait(args.interval if not failed else max(args.interval, RETRY)):
+            if args.once:
                 break
+            if failed or not watching:
+                if stop.wait(args.interval if not failed else max(args.interval, RETRY)):
+                    break
+            else:
+                due = rec.flush_in(now) if rec is not None else None
+                woken.wait(RETRY if due is None else due)
+                woken.clear()
+                if stop.is_set():
+                    break
             if rec is not None and failed:
                 print("routedeck record: archiving again", file=sys.stderr)
                 failed = ""
@@ -248,6 +304,8 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
     except KeyboardInterrupt:
         pass
     finally:
+        if watching:
+            stop.set()  # ends the watcher thread
         if rec is not None:
             try:
                 rec.flush(clock.now())

@@ -205,8 +205,10 @@ def run_headless(args: argparse.Namespace) -> int:
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
 
             h = player.history
-            # the closes up to the window's last step (the history closes no window after it)
-            seeds = throttle_seeds(window, h.rules, h.period, until=index.times[-1] if index.steps else None)
+            # the closes up to the window's last step (the history closes no window after it), from
+            # a period before its first (it looks up none before its last close at or before that step)
+            seeds = throttle_seeds(window, h.rules, h.period, until=index.times[-1] if index.steps else None,
+                                   since=index.times[0] - h.period if index.steps else None)
             archive.throttle = "estimated" if seeds is None else "recorded"
             player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start, seeds=seeds)
         target = target or Seek(time=end)

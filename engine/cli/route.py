@@ -42,7 +42,6 @@ from engine.classad_ads import parse_new_ads, parse_old_ads
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
-from engine.router.dryrun import AdJob, route_jobs  # noqa: F401  (AdJob: the route CLI's job shape)
 
 
 def register(subparsers) -> None:
@@ -123,6 +122,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"routedeck route: {e}", file=sys.stderr)
     status = 1 if errors or bad_ads else 0
     now = args.now if args.now is not None else SystemClock().now()
+    from engine.router.dryrun import route_jobs  # noqa: PLC0415 - kept off every command's start-up
     from engine.router.hooks import HookManager  # noqa: PLC0415
 
     hooks = HookManager(cfg, table.knobs.hook_keyword, allow_run=bool(getattr(args, "allow_hooks", False)))

@@ -21,16 +21,16 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from engine.clock import SystemClock
 from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.cli.jsonout import emit, snapshot_json
-from engine.feeds.watch.follow import WAITING, WatchEngine
-from engine.feeds.watch.setup import WatchError, resolve
-from engine.launch import metrics as launch_metrics
 from engine.launch.options import WatchOptions
-from engine.launch.watch import schedd_name
+
+if TYPE_CHECKING:  # annotations only; the follower is imported when a watch runs (not by every parser)
+    from engine.feeds.watch.follow import WatchEngine
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -126,6 +126,11 @@ def _written_verdict(path: str) -> tuple[int, str | None]:
 def run_headless(args: argparse.Namespace) -> int:
     if problem := checked(args):
         return argcheck.usage_error("watch", problem)
+    from engine.feeds.watch.follow import WAITING, WatchEngine  # noqa: PLC0415 - kept off every command's start-up
+    from engine.feeds.watch.setup import WatchError, resolve  # noqa: PLC0415 - kept off every command's start-up
+    from engine.launch import metrics as launch_metrics  # noqa: PLC0415 - kept off every command's start-up
+    from engine.launch.watch import schedd_name  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         setup = resolve(args.queue_log, args.config, args.router_log)
     except WatchError as exc:

@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-TIMEOUT = 10.0  # seconds per request
+from engine.fleet import TIMEOUT
 MAX_BYTES = 32 * 1024 * 1024  # an answer larger than this is refused, not read whole
 
 

@@ -367,36 +367,56 @@ class JobQueue:
 
         A 103 on a proc or cluster ad (most of every transaction the engine commits) is applied here
         inline: the same steps as ``_apply`` + ``_changed``, without their calls and without a
-        set made per record (``test_apply_all_matches_apply`` holds the two to the same result)."""
-        with self.batch():
-            b = self._batch
-            if b is None or b.reloaded:  # no events to collect: the general path
-                return [w for w in (self._apply(r) for r in recs) if w]
-            out: list[str] = []
-            ads, ver, canon, changed, owned = self._ads, self._ver, self._canon, b.changed, self._owned
-            set_attr, job, cluster = R.SET_ATTR, R.JOB, R.CLUSTER
-            for rec in recs:
-                if rec.op == set_attr and owned is None:
-                    key = rec.key
-                    ad = ads.get(key)
+        set made per record (``test_apply_all_matches_apply`` holds the two to the same result).
+        The batch is opened here as :meth:`batch` does (one per commit: without its generator)."""
+        b = self._batch
+        if b is not None:  # inside an open batch: its end sends the events
+            return self._apply_all(recs, b)
+        b = self._batch = _Batch()
+        try:
+            return self._apply_all(recs, b)
+        finally:
+            self._batch = None
+            self._flush(b)
+
+    def _apply_all(self, recs: list[R.Record], b: _Batch) -> list[str]:
+        if b.reloaded:  # no events to collect: the general path
+            return [w for w in (self._apply(r) for r in recs) if w]
+        out: list[str] = []
+        ads, ver, canon, changed, owned = self._ads, self._ver, self._canon, b.changed, self._owned
+        set_attr, job, cluster = R.SET_ATTR, R.JOB, R.CLUSTER
+        # a run of 103s on one key (a transaction sets many attributes of one ad) looks the ad and
+        # the jobs it changes up once; any other record may create or destroy ads: looked up again
+        last: str | None = None
+        ad: dict[str, str] | None = None
+        jids: Any = ()
+        for rec in recs:
+            if rec.op == set_attr and owned is None:
+                key = rec.key
+                if key != last:
+                    last, ad = key, ads.get(key)
                     kind, c, p = _classify(key)
                     if ad is not None and (kind == job or kind == cluster):
-                        n = canon.get(rec.name) or self._name(rec.name)
-                        ad[n] = rec.value
-                        ver[key] = ver.get(key, 0) + 1
                         # a cluster ad's change is a change of each of its procs
                         jids = ((c, p),) if kind == job else [(c, q) for q in self._cluster_index().get(c, ())]
-                        for jid in jids:
-                            names = changed.get(jid)
-                            if names is None:
-                                changed[jid] = {n}
-                            else:
-                                names.add(n)
-                        continue
-                w = self._apply(rec)
-                if w:
-                    out.append(w)
-            return out
+                    else:
+                        ad = None
+                if ad is not None:
+                    n = canon.get(rec.name) or self._name(rec.name)
+                    ad[n] = rec.value
+                    ver[key] = ver.get(key, 0) + 1
+                    for jid in jids:
+                        names = changed.get(jid)
+                        if names is None:
+                            changed[jid] = {n}
+                        else:
+                            names.add(n)
+                    continue
+            last = None
+            w = self._apply(rec)
+            if w:
+                out.append(w)
+        return out
 
     def _apply(self, rec: R.Record) -> str | None:
         op = rec.op

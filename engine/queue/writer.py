@@ -52,7 +52,9 @@ _datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def _encode(lines: Iterable[str]) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+    """Each line and its newline (one join, not a string per line)."""
+    lines = lines if isinstance(lines, list) else list(lines)
+    return ("\n".join(lines) + "\n" if lines else "").encode("utf-8", "surrogateescape")
 
 
 class QueueLogWriter:

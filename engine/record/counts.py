@@ -151,33 +151,39 @@ class RouteCounts:
 
 
 def fold(lines: list[dict], rules: Mapping[str, RouteRule] | None,
-         until: float | None = None) -> tuple[dict[float, dict[str, float]], bool]:
+         until: float | None = None, since: float | None = None) -> tuple[dict[float, dict[str, float]], bool]:
     """The throttle of every route after each recorded window close, folded with the thresholds of
     ``rules`` (None: no table, the defaults): ({close time: {route: throttle}}, exact). Not exact
     when a route of ``rules`` has a ``JobFailureTest`` (the recorder could not evaluate it: its
     counts are the no-table ones). ``until``: the closes up to that time only (a moment of a long
-    archive needs none after it)."""
+    archive needs none after it); ``since``: only the closes from that time are returned (a window
+    of a long archive looks up none before it), the fold itself still runs from the first."""
     out: dict[float, dict[str, float]] = {}
     throttle: dict[str, float] = {}  # per route: all RouteStats.adjust_failure_throttle carries from a close
     exact = not any(r.failure_test for r in (rules or {}).values())
+    rule_of: dict[str, RouteRule] = {}
     for x in lines:
         if x["kind"] != "close":
             continue
         c = x["t"]
         if until is not None and c > until:
             continue  # (closes are in time order; a later line is not trusted to be)
-        after = out.setdefault(c, {})
+        after = out.setdefault(c, {}) if since is None or c >= since else None
         for name, (delta, _routed, ok, failed, num_jobs, exit_failed) in x["routes"].items():
-            rule = _rule(rules, name)
+            rule = rule_of.get(name)
+            if rule is None:
+                rule = rule_of[name] = _rule(rules, name)
             if rules is not None and not rule.failure_test:
                 ok, failed = ok + exit_failed, failed - exit_failed
             old = throttle.get(name, 0.0)
             span = c - (c - delta)  # as adjust_failure_throttle computes it from the window's begin
-            if span >= THROTTLE_UPDATE_INTERVAL:
+            # no throttle and no deceleration: next_throttle's accelerate branch keeps it at none
+            if span >= THROTTLE_UPDATE_INTERVAL and (old != 0.0 or (failed and failed * 1.0 / span > rule.threshold)):
                 new = next_throttle(old, span, failed, ok, num_jobs, rule.threshold)[0]
                 if math.fabs(new - old) > 0.0001:
                     old = throttle[name] = new
-            after[name] = old
+            if after is not None:
+                after[name] = old
     return out, exact
 
 

@@ -31,7 +31,11 @@ rewritten). Design decisions and invariants:
   duplicate.
 - Writes are batched: steps wait in memory until ``flush`` (every ``flush_every`` seconds of
   the injected clock, when ``frame_bytes`` are waiting, or at the end of ``--once``); until then
-  the saved position does not move, so a kill loses nothing the log still holds.
+  the saved position does not move, so a kill loses nothing the log still holds. Following a
+  busy log, ``write_after`` (``routedeck record --lag``) writes sooner: ``write_after`` seconds
+  after the last write once ``MIN_WRITE`` bytes wait. A write is one compressed frame and its
+  index line, so the floor keeps frames large enough to compress (the archive's ratio, and the
+  index's length that ``replay DIR`` reads); a quiet log waits up to ``flush_every``.
 - A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
   ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
   schedd compacted away what it had not archived).
@@ -58,6 +62,7 @@ from engine.record.state import Head, diff_records, dump_records, head_of, load_
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
+MIN_WRITE = 8 << 10  # bytes of transactions that may be written before flush_every (write_after)
 MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
 
 
@@ -90,11 +95,13 @@ def _open(path: Path):
 class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
                  tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
-                 flush_every: float = 60.0, router_log: str | os.PathLike | None = None) -> None:
+                 flush_every: float = 60.0, router_log: str | os.PathLike | None = None,
+                 write_after: float | None = None) -> None:
         self.log = Path(log)
         self.archive = Archive.open(archive, files)
         self.tz = tz
         self.segment_bytes, self.frame_bytes, self.flush_every = segment_bytes, frame_bytes, flush_every
+        self.write_after = write_after  # None: only flush_every and frame_bytes (module docstring)
         meta = self.archive.meta
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
@@ -172,11 +179,31 @@ class Recorder:
             if fh is not None:
                 fh.close()
         self._read_router(now)
-        due = (self.last_flush is None or now - self.last_flush >= self.flush_every
-               or self.pending_bytes >= self.frame_bytes)
-        if flush or (flush is None and due):
+        if flush or (flush is None and self._due(now)):
             self.flush(now)
         return rep
+
+    def _due(self, now: float) -> bool:
+        """``poll(now)`` writes what waits: ``flush_every`` after the last write, a frame's worth,
+        or ``write_after`` after the last write once ``MIN_WRITE`` bytes wait."""
+        return (self.last_flush is None or now - self.last_flush >= self._batch()
+                or self.pending_bytes >= self.frame_bytes)
+
+    def _batch(self) -> float:
+        """Seconds after the last write that what waits now is written."""
+        if self.write_after is not None and self.pending_bytes >= MIN_WRITE:
+            return min(self.write_after, self.flush_every)
+        return self.flush_every
+
+    def flush_in(self, now: float) -> float | None:
+        """Seconds from ``now`` until a ``poll`` writes what was read and waits (0: the next
+        poll does; None: nothing waits): how long the run loop may wait for the log to change."""
+        if not self._waiting():
+            return None
+        if self._due(now):
+            return 0.0
+        assert self.last_flush is not None  # else _due
+        return self.last_flush + self._batch() - now
 
     def _other(self, path: Path, seq: int, now: float, rep: Report, *, rest: bool) -> None:
         """A rotated copy ``<log>.<seq>``: the rest of the generation being read (``rest``) when
@@ -467,11 +494,7 @@ class Recorder:
         """Write what is waiting and advance ``recorder.json``; returns transactions written."""
         if now is not None:
             self.last_flush = now
-        committed = self.archive.meta.log
-        if (not self.pending and not self.marks and not self.need_segment and self.pos == committed
-                and not self.router_lines):
-            return 0
-        if self.pos is None:
+        if not self._waiting():
             return 0
         new_segment = None
         if self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes:
@@ -486,6 +509,13 @@ class Recorder:
         self._pending_bytes = 0
         self.base = self.state.fork() if self._rolls() else None
         return n
+
+    def _waiting(self) -> bool:
+        """Something read is not written yet (``flush`` has work)."""
+        if self.pos is None:
+            return False
+        return bool(self.pending or self.marks or self.need_segment or self.pos != self.archive.meta.log
+                    or self.router_lines)
 
     def _rolls(self) -> bool:
         """The next flush starts a segment (the one after a gap, or the current one is full)."""

@@ -254,6 +254,10 @@ def submit_job(q: Any, attrs: Mapping[str, str], sandboxed: bool, now: float) ->
 
 
 def _drop_case_dupes(ad: dict[str, str]) -> dict[str, str]:
+    """``ad`` with only the last of two spellings of one name, moved to where the last one
+    stands; ``ad`` itself (a copy) when no name is spelled twice (the common case)."""
+    if len({k.lower() for k in ad}) == len(ad):
+        return dict(ad)
     out: dict[str, str] = {}
     lower: dict[str, str] = {}
     for k, v in ad.items():

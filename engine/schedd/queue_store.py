@@ -22,7 +22,7 @@ answer is the one a full scan gives):
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from engine.contract.codes import JobStatus
 from engine.queue.jobqueue import JobAdded, JobChanged, JobQueue, JobRemoved, QueueReloaded
@@ -80,6 +80,11 @@ class _QueueTx:
 
     def set(self, key: str, name: str, text: str) -> None:
         self.tx.set_attribute(key, name, text)
+
+    def set_many(self, key: str, items: Iterable[tuple[str, str]]) -> None:
+        """``set`` of each (name, text), in order: the same records and refusals, with the ad's
+        own checks made once (``Transaction.set_attributes``)."""
+        self.tx.set_attributes(key, items)
 
     def delete(self, key: str, name: str) -> None:
         self.tx.delete_attribute(key, name)

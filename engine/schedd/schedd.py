@@ -143,16 +143,12 @@ class Schedd:
         attrs["WorkloadTemplate"] = quote(template.name)
         with self.store.transaction(now) as tx:
             cluster = tx.new_cluster()
-            tx.set(f"0{cluster}.-1", "ClusterId", str(cluster))
-            for name, text in attrs.items():
-                tx.set(f"0{cluster}.-1", name, text)
+            tx.set_many(f"0{cluster}.-1", [("ClusterId", str(cluster)), *attrs.items()])
             ids = []
             for p in range(procs):
                 key = f"{cluster}.{p}"
                 tx.new_proc(cluster, p)
-                tx.set(key, "ProcId", str(p))
-                tx.set(key, "JobStatus", IDLE.text)
-                tx.set(key, "EnteredCurrentStatus", str(t))
+                tx.set_many(key, (("ProcId", str(p)), ("JobStatus", IDLE.text), ("EnteredCurrentStatus", str(t))))
                 ids.append(key)
         for key in ids:
             self.job_entered(key, template, now)

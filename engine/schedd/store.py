@@ -18,7 +18,7 @@ Design decisions and invariants:
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Protocol
+from typing import Iterable, Iterator, Protocol
 from engine.classad import make_ad
 
 
@@ -26,6 +26,7 @@ class Tx(Protocol):
     def new_cluster(self) -> int: ...
     def new_proc(self, cluster: int, proc: int) -> None: ...
     def set(self, key: str, name: str, text: str) -> None: ...
+    def set_many(self, key: str, items: Iterable[tuple[str, str]]) -> None: ...  # ``set`` of each, in order
     def delete(self, key: str, name: str) -> None: ...
     def destroy(self, job: str) -> None: ...
 
@@ -86,6 +87,10 @@ class _MemTx:
 
     def set(self, key: str, name: str, text: str) -> None:
         self.ops.append(("set", key, name, text))
+
+    def set_many(self, key: str, items: Iterable[tuple[str, str]]) -> None:
+        for name, text in items:
+            self.set(key, name, text)
 
     def delete(self, key: str, name: str) -> None:
         self.ops.append(("del", key, name))

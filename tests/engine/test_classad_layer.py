@@ -139,3 +139,33 @@ def test_ad_mirror_equals_a_rebuilt_ad():
         assert C.ad_to_texts(ad) == C.ad_to_texts(want)
         assert sorted(k.lower() for k in ad.keys()) == sorted(k.lower() for k in want.keys())
         assert C.evaluate("C", ad) == C.evaluate("C", want)
+
+
+def test_make_ad_is_the_ad_built_one_attribute_at_a_time():
+    """make_ad hands classad2 all its trees in one call (issue 30): the ad is the one built by
+    ``ad[name] = tree`` per attribute in the dict's order, also with two spellings of one name
+    (the later wins, under the spelling classad2 keeps), an unparsable text (error), ``time()``
+    (the engine's clock), nested ads and lists, and an empty dict."""
+    import classad2  # noqa: PLC0415 - the one-by-one build is classad2's own API, as make_ad used it
+
+    cases = [
+        {},
+        {"A": "1", "B": '"x\\y"', "C": "A + 1", "D": "true", "L": "{ 1, \"two\", A }", "N": "[ x = 1; y = x + A ]"},
+        {"Bad": "((", "Ok": "Bad =?= error", "T": "time() - QDate", "QDate": "100"},
+        {"Foo": "1", "foo": "2", "FOO": "Foo * 10", "X": "foo"},
+        {"Real": "1.5", "Neg": "-3", "Undef": "undefined", "Err": "error", "S": '""'},
+    ]
+    for attrs in cases:
+        want = classad2.ClassAd()
+        for name, text in attrs.items():
+            try:
+                want[name] = C.parse_expr(text).tree
+            except C.ClassAdError:
+                want[name] = classad2.Value.Error
+        got = C.make_ad(attrs)
+        assert got.printOld() == want.printOld()
+        assert list(got.keys()) == list(want.keys())
+        for name in attrs:
+            assert C.format_value(C.evaluate(name, got, now=1000)) == C.format_value(C.evaluate(name, want, now=1000))
+    with pytest.raises(C.ClassAdError):
+        C.make_ad({"A": "1", "Bad": "(("}, strict=True)

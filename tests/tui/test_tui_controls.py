@@ -20,6 +20,7 @@ from engine.feeds.replay.feed import ReplayFeed
 from engine.feeds.watch.feed import WatchFeed
 from tests.helpers.tui_fixtures import make_cron
 from tests.helpers.tui_fixtures import snapshot_for_conf, write_routes_conf
+from tests.helpers.toasts import told
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +40,7 @@ def _footer(app) -> dict[str, str]:
 
 
 def _toasts(app) -> list[str]:
-    return [n.message for n in app._notifications]
+    return told(app)
 
 
 def test_feeds_declare_what_the_tests_assume():

@@ -20,6 +20,7 @@ from engine.launch.options import DemoOptions
 from tui.shell.messages import RoutesApplied
 
 from tests.helpers.tui_fixtures import wait_until
+from tests.helpers.toasts import told_notes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SPEED = 600.0  # virtual seconds per real second: the router polls every 10 virtual seconds
@@ -98,8 +99,8 @@ async def test_broken_file_on_disk_is_an_error_and_the_last_good_table_stays(tmp
         text = conf.read_text()
         conf.write_text(text.replace('REQUIREMENTS (VO == "cms") && (RequestMemory <= 8000)',
                                      'REQUIREMENTS (VO == "cms") && (RequestMemory <= ', 1))
-        await wait_until(pilot, lambda: any(n.severity == "error" for n in app._notifications), timeout=LONG)
-        errors = [n.message for n in app._notifications if n.severity == "error"]
+        await wait_until(pilot, lambda: any(n.severity == "error" for n in told_notes(app)), timeout=LONG)
+        errors = [n.message for n in told_notes(app) if n.severity == "error"]
         assert any("CMS_T2" in m for m in errors), errors
         assert app.snapshot.table_version == version
         assert [r.name for r in app.snapshot.routes][0] == "CMS_T2" and _route(app, "CMS_T2").max_idle == 20

@@ -20,6 +20,7 @@ from tests.helpers.execute_fixture import T0, build_node
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 from engine.feeds.demo import build_demo
 from tests.helpers.demo_fixture import ROOT
+from tests.helpers.toasts import told_notes
 from tui.screens.hooks import _dropped
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +35,7 @@ def _node_app(tmp_path, monkeypatch, **changes):
 
 
 def _toasts(app):
-    return [(n.title, n.message) for n in app._notifications]
+    return [(n.title, n.message) for n in told_notes(app)]
 
 
 async def _on(pilot, cls):

@@ -24,6 +24,7 @@ from tui.commands.palette import lookup
 
 from tests.helpers.handling import NARROW, _app, _name, _open_prompt, _type
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tests.helpers.toasts import told
 from tui.commands import keymap
 from tui.app import RouteDeckApp
 from tui.screens.cron import CronScreen
@@ -174,7 +175,7 @@ async def test_palette_sort_then_typing_adds_to_the_prefilled_command():
         await wait_until(pilot, lambda: _name(app) == "JobsScreen")
         await pilot.pause()
         assert app.screen.table.model.sort_key == "owner"
-        assert not any("unknown command" in n.message for n in app._notifications)
+        assert not any("unknown command" in t for t in told(app))
 
 
 # -- 3. navigation ---------------------------------------------------------------------------------
@@ -314,7 +315,7 @@ async def test_remove_asks_names_the_job_and_toasts():
         await wait_until(pilot, lambda: _name(app) == "Confirm")
         await pilot.press("y")
         await wait_until(pilot, lambda: rt.sent == [C.RemoveJob(job)])
-        assert any(job in n.message and "remove" in n.message for n in app._notifications)
+        assert any(job in t and "remove" in t for t in told(app))
 
 
 async def test_hold_command_asks_and_says_what_it_did():
@@ -329,7 +330,7 @@ async def test_hold_command_asks_and_says_what_it_did():
         assert "3.0" in str(app.screen.query_one("#confirm-text").render())
         await pilot.press("y")
         await wait_until(pilot, lambda: rt.sent == [C.HoldJob("3.0")])
-        assert any("hold sent for job 3.0" in n.message for n in app._notifications)
+        assert any("hold sent for job 3.0" in t for t in told(app))
 
 
 # -- 7. the editor asks before discarding ----------------------------------------------------------

@@ -27,6 +27,7 @@ from tests.helpers.paths import REPO
 from tests.helpers.replay_logs import Recording
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 from tests.helpers.tui_fixtures import write_routes_conf
+from tests.helpers.toasts import told
 
 SIZE = (120, 36)
 pytestmark = pytest.mark.anyio
@@ -115,7 +116,7 @@ async def test_seek_command_and_jump_keys(log):
         await wait_until(pilot, _shown(app, index.step_at_time(t + 600 - 60)))
         await _cmd(pilot, "seek #abc")  # a bad argument is an error toast, nothing is sent
         await pilot.pause()
-        assert any(":seek" in n.message for n in app._notifications)
+        assert any(":seek" in t for t in told(app))
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from tui.files.config_files import backups_of
 from tui.shell.messages import FilterChanged, RoutesApplied, RoutesUndone
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tests.helpers.toasts import told
 import tui.screens.jobs as jobs_screen
 
 SIZE = (120, 36)
@@ -149,7 +150,7 @@ async def test_jobs_classad_constraint_filter_and_bad_constraint():
         await wait_until(pilot, lambda: app.screen.where == "RequestMemory >= 7000" and len(table.model) == len(big))
         await pilot.press("escape")
         await _filter(pilot, "=Owner ==")
-        await wait_until(pilot, lambda: any("does not parse" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("does not parse" in t for t in told(app)))
         assert app.screen.where is None
 
 
@@ -250,7 +251,7 @@ async def test_editor_lints_while_typing(tmp_path):
         assert any("MaxIdleJobs (900) > MaxJobs (500)" in m for m in msgs)
         assert any(":13:" in m and "missing '='" in m for m in msgs)  # file:line of the parse error
         await pilot.press("ctrl+s")  # refused: errors (the apply's lint runs in a worker)
-        await wait_until(pilot, lambda: any(n.message.startswith("not applied:") for n in app._notifications))
+        await wait_until(pilot, lambda: any(t.startswith("not applied:") for t in told(app)))
         assert _name(app) == "EditorScreen" and "broken line" not in conf.read_text()
 
 
@@ -283,7 +284,7 @@ async def test_editor_apply_writes_atomically_with_backup_and_undo_restores(tmp_
         assert editor.query_one("#editor").text == original
         await pilot.press("ctrl+r")  # nothing left to undo
         await pilot.pause()
-        assert any("nothing to undo" in n.message for n in app._notifications)
+        assert any("nothing to undo" in t for t in told(app))
 
 
 async def test_editor_cancel_apply_leaves_the_file(tmp_path):
@@ -375,7 +376,7 @@ async def test_editor_hands_the_text_to_editor_and_takes_it_back(tmp_path, monke
         await wait_until(pilot, lambda: _name(app) == "EditorScreen" and app.screen.lint is not None)
         await pilot.press("ctrl+o")  # the headless driver cannot suspend: said, not crashed
         await pilot.pause()
-        assert any("cannot hand over to $EDITOR" in n.message for n in app._notifications)
+        assert any("cannot hand over to $EDITOR" in t for t in told(app))
         monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # as a real terminal would
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: "MaxJobs = 450" in app.screen.text)

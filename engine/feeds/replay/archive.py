@@ -215,15 +215,16 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
 
 
 def throttle_seeds(summary: ArchiveSummary, rules, period: float,
-                   until: float | None = None) -> dict[float, dict[str, float]] | None:
+                   until: float | None = None, since: float | None = None) -> dict[float, dict[str, float]] | None:
     """The throttle after each window close the recorder counted (``engine.record.counts``),
     folded with the thresholds of ``rules``, when its windows close where replay's do: the
     recorder's poll grid is replay's (the archive's start, ``period``) and no route of ``rules``
     has a ``JobFailureTest`` the recorder could not evaluate. None otherwise: a window's throttle
-    is then estimated from the window alone (module docstring)."""
+    is then estimated from the window alone (module docstring). ``until`` / ``since``: only the
+    closes up to / from those times (``fold``)."""
     if summary.grid is None or summary.grid != (summary.start, float(period)):
         return None
-    seeds, exact = fold(summary.lines, rules, until)
+    seeds, exact = fold(summary.lines, rules, until, since)
     return seeds if exact else None
 
 

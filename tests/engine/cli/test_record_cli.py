@@ -173,3 +173,48 @@ def test_after_retention_replay_says_where_the_archive_starts(tmp_path, capsys):
     # --status reads the first kept frame's t0 from the index, replay the time of its step 0 (the
     # kept checkpoint): the same second, not always the same float
     assert rc == 0 and st["first_transaction"] == starts[kept]["first"] and abs(st["oldest"] - doc["replay"]["start"]) < 1
+
+
+def test_following_a_log_wakes_on_its_change_not_on_the_interval(tmp_path):
+    # Source: RouteDeck recorder (no HTCondor behaviour): issue 27's lag limit
+    """``routedeck record`` without ``--once`` polls the log when it changes (watchfiles on its
+    directory, as ``watch`` does), not only every ``--interval`` seconds: with a 30 s interval, a
+    transaction appended after the first poll is archived long before 30 s. Time is a manual
+    clock (moved past ``--flush`` so the poll writes); the test waits on the loop's figures with
+    a timeout, it never sleeps."""
+    import queue  # noqa: PLC0415 - this test only
+    import threading  # noqa: PLC0415 - this test only
+
+    from engine.cli.record import loop  # noqa: PLC0415 - this test only
+    from engine.clock import ManualClock  # noqa: PLC0415 - this test only
+    from engine.metrics.collector import Latest  # noqa: PLC0415 - this test only
+    from tui.cli import build_parser  # noqa: PLC0415 - this test only
+
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
+    schedd.advance(30)
+    arch = tmp_path / "archive"
+    args = build_parser().parse_args(["record", str(schedd.path), "--archive", str(arch), "--interval", "30",
+                                      "--flush", "60"])
+    clock = ManualClock(1_800_000_000.0)
+    figures: queue.SimpleQueue = queue.SimpleQueue()
+    latest = Latest()
+    latest.listeners.append(figures.put)
+    stop = threading.Event()
+    worker = threading.Thread(target=loop, args=(str(schedd.path), args), daemon=True,
+                              kwargs=dict(clock=clock, metrics=latest, stop=stop))
+    worker.start()
+    try:
+        first = figures.get(timeout=30)
+        assert first.archived > 0
+        written = Archive.open(arch, readonly=True).meta.next_txn
+        clock.advance(61)  # past --flush: the next poll writes what it reads
+        schedd.advance(5)
+        while True:  # each poll's figures, until the 5 more are read and written
+            got = figures.get(timeout=10)  # far less than --interval: woken by the change
+            if got.archived == first.archived + 5 and got.pending_bytes == 0:
+                break
+        assert Archive.open(arch, readonly=True).meta.next_txn == written + 5
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive()

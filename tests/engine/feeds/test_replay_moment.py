@@ -24,6 +24,7 @@ from engine.launch.options import ReplayOptions
 from engine.launch.replay import replay_runtime
 from tui.app import make_app
 from tests.helpers.tui_fixtures import wait_until
+from tests.helpers.toasts import told
 
 START = datetime(2026, 11, 21, 0, 0, 5, tzinfo=timezone.utc).timestamp()
 END = datetime(2026, 11, 21, 3, 0, 0, tzinfo=timezone.utc).timestamp()
@@ -217,10 +218,8 @@ async def test_seek_prompt_on_the_dashboard(log):
         await cmd(pilot, "seek #7")
         await wait_until(pilot, lambda: player.position == 6)
         await cmd(pilot, "seek #999999")
-        await pilot.pause()
-        assert any("transaction 999999 is outside the log, which has 120 transactions: give 1 to 120" in n.message
-                   for n in app._notifications)
+        await wait_until(pilot, lambda: any(
+            "transaction 999999 is outside the log, which has 120 transactions: give 1 to 120" in t for t in told(app)))
         await cmd(pilot, "seek +99999999")
-        await pilot.pause()
-        assert any("is after the end of the recording: the log runs from" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: any("is after the end of the recording: the log runs from" in t for t in told(app)))
         assert player.position == 6

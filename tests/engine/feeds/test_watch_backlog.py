@@ -18,6 +18,7 @@ from engine.contract.commands import WakeUp
 from tui.app import make_app
 
 from tests.helpers.tui_fixtures import wait_until
+from tests.helpers.toasts import told
 
 LOG = Path("sample_configs/recordings/demo-3h.job_queue.log")
 CONFIG = "sample_configs/demo/condor_config"
@@ -66,4 +67,4 @@ async def test_watching_a_finished_log_toasts_nothing_from_its_past():
         seq = app.snapshot.seq
         await wait_until(pilot, lambda: app.snapshot.seq >= seq + 2, timeout=30)
         assert any(e.kind == "route-throttled" for e in app.event_log)
-        assert not [n.message for n in app._notifications]
+        assert not told(app)

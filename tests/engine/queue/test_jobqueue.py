@@ -150,14 +150,26 @@ def test_apply_all_matches_apply():
     (the slower path is the oracle): the same ads, warnings, events and versions, for random
     transactions mixing new, set, delete and destroy on job, cluster and other keys, known or
     not (htcondor.md §3.5 consumer: a 103 on an unknown key is ignored and reported)."""
+    _apply_all_matches_apply(run=1)
+
+
+def test_apply_all_matches_apply_on_runs_of_one_key():
+    """The same with records in runs on one key, as transactions write them (apply_all looks a
+    run's ad and jobs up once): a new proc, a destroy or an unknown key inside or between runs."""
+    _apply_all_matches_apply(run=6)
+
+
+def _apply_all_matches_apply(run: int) -> None:
     keys = ["1.0", "1.1", "01.-1", "2.0", "02.-1", "0.0", "1.-2", "9.9"]
     names = ["JobStatus", "jobstatus", "Owner", "RequestCpus", "Managed", "x"]
-    rnd = random.Random(14)
+    rnd = random.Random(14 + run)
     for _round in range(40):
         recs = []
+        key = rnd.choice(keys)
         for _ in range(rnd.randint(1, 40)):
             op = rnd.choice([103] * 6 + [101, 102, 104])
-            key = rnd.choice(keys)
+            if rnd.randint(1, run) == 1:
+                key = rnd.choice(keys)
             if op == 101:
                 recs.append(R.new_ad(key))
             elif op == 102:

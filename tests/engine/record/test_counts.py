@@ -6,6 +6,7 @@ table's thresholds at replay time."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -15,6 +16,7 @@ from engine.feeds.replay.stats import RouteHistory
 from engine.record.archive import Archive
 from engine.record.counts import fold
 from engine.record.recorder import Recorder
+from engine.router.throttle import RouteStats
 from engine.views.figures import RouteRule
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.paths import REPO
@@ -76,6 +78,42 @@ def test_the_fold_recounts_exit_code_failures_for_a_table_without_a_failure_test
     assert exact and table[1000.0]["A"] == 0.0
     _, exact = fold(lines, {"A": RouteRule(0.03, "ExitCode =!= 0")})
     assert not exact  # the recorder could not evaluate the test: a window's throttle is estimated
+
+
+def test_the_fold_is_the_routers_adjust_failure_throttle_close_after_close_and_since_keeps_the_later_closes():
+    # htcondor.md §1.5: the throttle after each close is AdjustFailureThrottles' (RouteStats) from the
+    # one before; routes that fail now and then (throttled, then recovering to none), one that never
+    # fails (none throughout), a window shorter than 600 s (no update), thresholds of a table
+    rng = random.Random(27)
+    lines, t = [], 10_000.0
+    for _ in range(400):
+        t += rng.choice([600.0, 610.0, 900.0])
+        routes = {}
+        for name, p_fail in (("A", 0.3), ("B", 0.05), ("Calm", 0.0)):
+            failed = rng.randrange(1, 60) if rng.random() < p_fail else 0
+            exit_failed = rng.randrange(0, failed + 1)
+            routes[name] = [rng.choice([600.0, 599.0, 700.0]), rng.randrange(50), rng.randrange(50), failed,
+                            rng.randrange(200), exit_failed]
+        lines.append(_close(t, **routes))
+    for rules in (None, {"A": RouteRule(0.01), "B": RouteRule(0.2)}):
+        stats = {name: RouteStats(name=name, stats_begin_time=0.0) for name in ("A", "B", "Calm")}
+        want = {}
+        for x in lines:
+            for name, (delta, _routed, ok, failed, num_jobs, exit_failed) in x["routes"].items():
+                rule = RouteRule() if rules is None else rules.get(name, RouteRule())
+                if rules is not None:  # a table without JobFailureTest: exit-code failures succeeded
+                    ok, failed = ok + exit_failed, failed - exit_failed
+                s = stats[name]
+                s.stats_begin_time, s.recent_failed, s.recent_succeeded, s.num_jobs = x["t"] - delta, failed, ok, num_jobs
+                s.adjust_failure_throttle(x["t"], rule.threshold)
+                want.setdefault(x["t"], {})[name] = s.throttle
+        got, exact = fold(lines, rules)
+        assert exact and got == want
+        assert any(v for after in want.values() for v in after.values())  # throttled at times …
+        assert sum(1 for after in want.values() if after["A"] == 0.0) > 10  # … and none at others
+        since = lines[300]["t"]
+        later, _ = fold(lines, rules, since=since)
+        assert later == {c: after for c, after in want.items() if c >= since}
 
 
 @pytest.mark.slow
