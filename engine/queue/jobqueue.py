@@ -503,46 +503,12 @@ class JobQueue:
                 ad[n if n is not None else self._name(name)] = value
                 continue
             last = None  # the ad under a key may be created, destroyed or written here
-            types, ids, kinds = self._types, self._ids, self._kinds
             if op == 101:
-                if key in ads:
+                if not self._add_quiet(key, name):
                     ignored += 1
-                    continue
-                ads[key] = {}
-                types[key] = name
-                if owned is not None:
-                    owned.add(key)
-                m = _COMMON_KEY(key)
-                last = m.lastindex if m is not None else 0
-                if last == 2:
-                    c, p = int(m[1]), int(m[2])  # type: ignore[index]
-                    ids[(c, p)] = key
-                    if self._max_cluster is not None and c > self._max_cluster:
-                        self._max_cluster = c
-                    if self._by_cluster is not None:
-                        self._by_cluster.setdefault(c, set()).add(p)
-                elif last == 4:
-                    kinds[key] = R.CLUSTER_PVT
-                elif last != 3:
-                    kind = R.key_kind(key)
-                    if kind != R.CLUSTER:
-                        kinds[key] = kind
             elif op == 102:
-                if ads.pop(key, None) is None:
+                if not self._drop_quiet(key):
                     ignored += 1
-                    continue
-                types.pop(key, None)
-                if owned is not None:
-                    owned.discard(key)
-                m = _COMMON_KEY(key)
-                if m is not None and m.lastindex == 2:
-                    c, p = int(m[1]), int(m[2])
-                    ids.pop((c, p), None)
-                    self._jobs.pop((c, p), None)
-                    if self._by_cluster is not None:
-                        self._by_cluster.get(c, set()).discard(p)
-                else:
-                    kinds.pop(key, None)
             elif op == 104:
                 ad = ads.get(key) if owned is None or key in owned else self._own(key)
                 if ad is None:
@@ -552,6 +518,50 @@ class JobQueue:
                 ad.pop(n if n is not None else self._name(name), None)
         self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
         return ignored
+
+    def _add_quiet(self, key: str, mytype: str) -> bool:
+        """A 101 of :meth:`apply_quiet` (no event); False when ``key`` exists (ignored)."""
+        ads = self._ads
+        if key in ads:
+            return False
+        ads[key] = {}
+        self._types[key] = mytype
+        if self._owned is not None:
+            self._owned.add(key)
+        m = _COMMON_KEY(key)
+        common = m.lastindex if m is not None else 0
+        if common == 2:
+            c, p = int(m[1]), int(m[2])  # type: ignore[index]
+            self._ids[(c, p)] = key
+            if self._max_cluster is not None and c > self._max_cluster:
+                self._max_cluster = c
+            if self._by_cluster is not None:
+                self._by_cluster.setdefault(c, set()).add(p)
+        elif common == 4:
+            self._kinds[key] = R.CLUSTER_PVT
+        elif common != 3:
+            kind = R.key_kind(key)
+            if kind != R.CLUSTER:
+                self._kinds[key] = kind
+        return True
+
+    def _drop_quiet(self, key: str) -> bool:
+        """A 102 of :meth:`apply_quiet` (no event); False when there is no ad ``key`` (ignored)."""
+        if self._ads.pop(key, None) is None:
+            return False
+        self._types.pop(key, None)
+        if self._owned is not None:
+            self._owned.discard(key)
+        m = _COMMON_KEY(key)
+        if m is not None and m.lastindex == 2:
+            c, p = int(m[1]), int(m[2])
+            self._ids.pop((c, p), None)
+            self._jobs.pop((c, p), None)
+            if self._by_cluster is not None:
+                self._by_cluster.get(c, set()).discard(p)
+        else:
+            self._kinds.pop(key, None)
+        return True
 
     def apply_plain(self, recs: list, record) -> None:
         """:meth:`apply_quiet` for a plain transaction's records as ``reader.PLAIN_FIELDS`` gives
@@ -573,8 +583,11 @@ class JobQueue:
                 if ad is not None:
                     n = canon.get(name)
                     ad[n if n is not None else self._name(name)] = value
+            elif op == "1":
+                self._add_quiet(key, record(op, key, name, value)[2])
+                last = None
             else:
-                self.apply_quiet([record(op, key, name, value)])
+                self._drop_quiet(key)
                 last = None
         self._gen += 1
 

@@ -51,6 +51,7 @@ from engine.queue import records as R
 from engine.queue.records import PLAIN_VALUE, Corrupt, key_kind, parse_line
 from engine.queue.plain_loader import load_reference
 from engine.queue.result import FOLLOW, OWNER, LoadResult, Problem
+from engine.queue.timeline import STAMP
 
 CHUNK = 64 << 10
 _W = r"[^ \t\v\f\r]+"
@@ -476,8 +477,10 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
 # value with a visible character found by a lookahead, so that no value is backtracked into; the
 # 105/106 lines as the schedd writes them): what it does not match is read line by line, with the
 # same result.
+# groups: 1 the records, 2 the 106 line, 3 and 4 its stamp (``timeline.STAMP``) when the line is
+# exactly ``106 <STAMP>``, as the schedd writes it (else None: ``timeline.parse_comment_time``)
 PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102 [!-~]+\n"
-                        r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:#[^\n]*)?)?)\n").match
+                       r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:" + STAMP + r"(?=\n)|#[^\n]*)?)?)\n").match
 PLAIN_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
 
 

@@ -45,7 +45,10 @@ MIN_EPOCH = 631152000.0  # 1990-01-01
 
 
 _ISO_NAIVE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)\Z")
-_STAMP_LINE = re.compile(r"106 # (\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)").fullmatch
+# the comment as the schedd writes it: (the minute, the seconds); also matched inside
+# ``engine.queue.reader.PLAIN_TXN`` (its groups 3 and 4), whose time is then ``stamp_time``'s
+STAMP = r"# (\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)"
+_STAMP_LINE = re.compile("106 " + STAMP).fullmatch
 
 
 @functools.lru_cache(maxsize=4096)
@@ -60,13 +63,20 @@ def _minute(prefix: str, tz: str | None) -> float | None:
     return moment.timestamp()
 
 
+def stamp_time(minute: str, seconds: str, tz: str | None = None) -> float | None:
+    """Epoch seconds of a ``STAMP``'s (minute, seconds), or None when the minute is no date
+    (:func:`parse_comment_time` then reads the whole comment)."""
+    base = _minute(minute, tz)
+    return None if base is None else base + float(seconds)
+
+
 def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
     """Epoch seconds of a ``106`` line's ``# <time>[ NONDURABLE]`` comment, or None."""
     m = _STAMP_LINE(comment)
     if m is not None:  # the line as the schedd writes it: what the steps below come to, at once
-        base = _minute(m.group(1), tz)
-        if base is not None:
-            return base + float(m.group(2))
+        t = stamp_time(m.group(1), m.group(2), tz)
+        if t is not None:
+            return t
     text = comment.strip()
     if text.startswith("106"):
         text = text[3:].strip()

@@ -55,7 +55,7 @@ from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, plain_record, scan_steps
-from engine.queue.timeline import TimeInference, parse_comment_time, step_time
+from engine.queue.timeline import TimeInference, parse_comment_time, stamp_time, step_time
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
@@ -278,9 +278,10 @@ class Recorder:
 
     def _chunk_steps(self, data: bytes, end: int, path: Path, rep: Report):
         """The committed steps of ``data[:end]`` (whole lines), in order, as ``(start, end,
-        end_line, records, fields)``: a plain transaction as its ``PLAIN_FIELDS`` (``records``
-        the keys of its 101s and 102s, None when it has none), any other step as its ``records``
-        as ``scan_steps`` gives them (``fields`` None).
+        end_line, records, fields, stamp)``: a plain transaction as its ``PLAIN_FIELDS``
+        (``records`` the keys of its 101s and 102s, None when it has none) and its 106's stamp
+        as ``PLAIN_TXN`` reads it (minute, seconds; None when the line is not that), any other
+        step as its ``records`` as ``scan_steps`` gives them (``fields`` and ``stamp`` None).
 
         The same steps as one ``scan_steps`` over ``data[:end]``: a plain transaction
         (``PLAIN_TXN``, what ``scan_steps`` matches whole too) is taken here, at a step boundary;
@@ -290,7 +291,7 @@ class Recorder:
         if not data[:end].isascii():  # offsets in the text would not be byte offsets
             steps, _clean = self._steps(data, 0, end, path, rep.problems)
             for s, e, records, end_line in steps:
-                yield s, e, end_line, records, None
+                yield s, e, end_line, records, None, None
             return
         text = data[:end].decode("ascii")
         plain, fields = PLAIN_TXN, PLAIN_FIELDS
@@ -300,9 +301,12 @@ class Recorder:
             m = plain(text, i)
             if m is not None:
                 e = m.end()
-                body, end_line = m.group(1, 2)
-                keys = _NEW_OR_GONE(body) if "101 " in body or "102 " in body else None
-                yield i, e, end_line, keys, fields(body)
+                body, end_line, minute, seconds = m.groups()
+                f = fields(body)
+                # the keys of its 101s and 102s (taken from the fields: a second regex pass over
+                # the body cost 4-5x more, most of these bodies being a submit's long one)
+                keys = [k for o, k, _n, _v in f if o != "3"] if "101 " in body or "102 " in body else None
+                yield i, e, end_line, keys, f, None if minute is None else (minute, seconds)
                 i = e
                 continue
             if text.startswith("106", i):
@@ -321,7 +325,7 @@ class Recorder:
                 k = end
             rep.problems.extend(problems)
             for s, e, records, end_line in steps:
-                yield s, e, end_line, records, None
+                yield s, e, end_line, records, None, None
             i = k
 
     def _archive_chunk(self, data: bytes, end: int, seq: int, created: int, base: int, path: Path,
@@ -353,7 +357,7 @@ class Recorder:
         n = 0
         s = e = 0
         write = False
-        for s, e, end_line, records, fields in self._chunk_steps(data, end, path, rep):
+        for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep):
             if write:  # the step before filled the frames: written now that another follows
                 self._pending_bytes = size
                 self.flush(None)
@@ -363,7 +367,9 @@ class Recorder:
                 next_txn = self.archive.meta.next_txn
                 size = self._pending_bytes
                 write = False
-            t = parse_comment_time(end_line, tz) if end_line and "#" in end_line else None
+            t = None if stamp is None else stamp_time(stamp[0], stamp[1], tz)
+            if t is None and end_line and "#" in end_line:
+                t = parse_comment_time(end_line, tz)
             if t is None:
                 t, _source = step_time(records if fields is None else
                                        [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
@@ -517,7 +523,6 @@ class Recorder:
 
 
 _TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
-_NEW_OR_GONE = re.compile(r"(?m)^10[12] ([!-~]+)").findall  # the keys of a PLAIN_TXN body's 101s and 102s
 
 
 def _dump_of(fh, start: int) -> tuple[bytes, bytes]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from engine.queue.reader import plain_record, scan_steps
+from engine.queue.timeline import _STAMP_LINE, parse_comment_time, stamp_time
 from engine.record.recorder import Recorder, Report, _Sink
 from tests.helpers.paths import REPO
 
@@ -15,7 +16,8 @@ DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
 _LINES = DEMO.read_bytes()[:60_000].split(b"\n")[1:-1]  # whole lines after the 107
 ODD = [b"104 1.0 HoldReason", b"103 1.0 Weird \t", b"103 1.0 Empty ", b"106 ", b"105 ", b"106 junk", b"xyz",
        b"101 9.0 Job Machine", b"102 9.0", b"103 1.0 Name \"caf\xc3\xa9\"", b"106 # 2026-11-21T00:00:01.5",
-       b"105", b"106", b"103 0.0 NextClusterNum 7", b"", b"103 1.0 Tab\tx 1"]
+       b"105", b"106", b"103 0.0 NextClusterNum 7", b"", b"103 1.0 Tab\tx 1",
+       b"106 # 2026-11-21T00:00:02.25 NONDURABLE", b"106 # 2026-13-45T00:00:01.5", b"106 #2026-11-21T00:00:03"]
 
 
 def _whole(data: bytes, end: int):
@@ -28,10 +30,15 @@ def _whole(data: bytes, end: int):
 def _fused(rec: Recorder, data: bytes, end: int):
     rep = Report()
     steps = []
-    for s, e, el, r, f in rec._chunk_steps(data, end, rec.log, rep):
+    for s, e, el, r, f, stamp in rec._chunk_steps(data, end, rec.log, rep):
         if f is None:
+            assert stamp is None
             steps.append((s, e, el, list(r)))
             continue
+        # the stamp read in the match: exactly when the 106 line is the schedd's, the same time
+        assert (stamp is not None) == (_STAMP_LINE(el) is not None), el
+        if stamp is not None:
+            assert stamp_time(*stamp, "UTC") == parse_comment_time(el, "UTC"), el
         records = [(103, k, a, v) if o == "3" else plain_record(o, k, a, v) for o, k, a, v in f]
         assert (r or []) == [x[1] for x in records if x[0] in (101, 102)]  # the keys of its 101s and 102s
         steps.append((s, e, el, records))
