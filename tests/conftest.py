@@ -5,6 +5,8 @@ import pytest
 
 from tests.helpers.real_prometheus import two_watchers
 
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
 
 @pytest.fixture
 def anyio_backend():
@@ -28,3 +30,19 @@ def prometheus_fleet(tmp_path_factory):
     ``--dist loadgroup`` runs them in the same process."""
     with two_watchers(tmp_path_factory.mktemp("prometheus-fleet")) as fleet:
         yield fleet
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+def pytest_collection_modifyitems(items):
+    """``--dist loadgroup`` hands out a test with no ``xdist_group`` on its own, so a module whose
+    tests share a module- (or class-) scoped fixture would build it in each worker that gets one
+    of them. Such a test, unless grouped already, is grouped by its module: one worker builds
+    the fixture once. Tests without a shared fixture stay one by one (the finest balance)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values() if defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
