@@ -1,6 +1,8 @@
 """Fixtures the whole suite shares."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from tests.helpers.real_prometheus import two_watchers
@@ -23,13 +25,35 @@ def _every_toast_kept(monkeypatch):
     keep_every_notification(monkeypatch)
 
 
+FLEET = "prometheus_fleet"
+_fleet_users = pytest.StashKey[int]()  # this session's tests that use the fleet and have not ended
+_fleet_stop = pytest.StashKey[contextlib.ExitStack]()
+
+
 @pytest.fixture(scope="session")
-def prometheus_fleet(tmp_path_factory):
+def prometheus_fleet(request, tmp_path_factory):
     """A real Prometheus scraping two ``watch --metrics`` (tests/helpers/real_prometheus.py), started
     once per test process: its tests only query it, and share the ``xdist_group`` "prometheus" so
-    ``--dist loadgroup`` runs them in the same process."""
-    with two_watchers(tmp_path_factory.mktemp("prometheus-fleet")) as fleet:
-        yield fleet
+    ``--dist loadgroup`` runs them in the same process. Stopped when the last of them ends (see
+    ``pytest_runtest_teardown``), not at the end of the session: its processes would keep
+    scraping and polling beside the rest of the suite."""
+    with contextlib.ExitStack() as stack:
+        request.session.stash[_fleet_stop] = stack
+        yield stack.enter_context(two_watchers(tmp_path_factory.mktemp("prometheus-fleet")))
+
+
+def pytest_collection_finish(session):
+    session.stash[_fleet_users] = sum(FLEET in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    """After the session's last test that uses the fleet, the fleet's processes are stopped."""
+    if FLEET not in getattr(item, "fixturenames", ()) or _fleet_users not in item.session.stash:
+        return
+    item.session.stash[_fleet_users] -= 1
+    if item.session.stash[_fleet_users] <= 0 and _fleet_stop in item.session.stash:
+        item.session.stash[_fleet_stop].close()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
