@@ -1,9 +1,13 @@
 """Fixtures the whole suite shares."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from tests.helpers.real_prometheus import two_watchers
+
+SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
 @pytest.fixture
@@ -21,10 +25,48 @@ def _every_toast_kept(monkeypatch):
     keep_every_notification(monkeypatch)
 
 
+FLEET = "prometheus_fleet"
+_fleet_users = pytest.StashKey[int]()  # this session's tests that use the fleet and have not ended
+_fleet_stop = pytest.StashKey[contextlib.ExitStack]()
+
+
 @pytest.fixture(scope="session")
-def prometheus_fleet(tmp_path_factory):
+def prometheus_fleet(request, tmp_path_factory):
     """A real Prometheus scraping two ``watch --metrics`` (tests/helpers/real_prometheus.py), started
     once per test process: its tests only query it, and share the ``xdist_group`` "prometheus" so
-    ``--dist loadgroup`` runs them in the same process."""
-    with two_watchers(tmp_path_factory.mktemp("prometheus-fleet")) as fleet:
-        yield fleet
+    ``--dist loadgroup`` runs them in the same process. Stopped when the last of them ends (see
+    ``pytest_runtest_teardown``), not at the end of the session: its processes would keep
+    scraping and polling beside the rest of the suite."""
+    with contextlib.ExitStack() as stack:
+        request.session.stash[_fleet_stop] = stack
+        yield stack.enter_context(two_watchers(tmp_path_factory.mktemp("prometheus-fleet")))
+
+
+def pytest_collection_finish(session):
+    session.stash[_fleet_users] = sum(FLEET in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    """After the session's last test that uses the fleet, the fleet's processes are stopped."""
+    if FLEET not in getattr(item, "fixturenames", ()) or _fleet_users not in item.session.stash:
+        return
+    item.session.stash[_fleet_users] -= 1
+    if item.session.stash[_fleet_users] <= 0 and _fleet_stop in item.session.stash:
+        item.session.stash[_fleet_stop].close()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+def pytest_collection_modifyitems(items):
+    """``--dist loadgroup`` hands out a test with no ``xdist_group`` on its own, so a module whose
+    tests share a module- (or class-) scoped fixture would build it in each worker that gets one
+    of them. Such a test, unless grouped already, is grouped by its module: one worker builds
+    the fixture once. Tests without a shared fixture stay one by one (the finest balance)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values() if defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

@@ -143,20 +143,32 @@ def window(archives):
     return arch, whole, s, answers
 
 
-@pytest.mark.slow
-def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(window, capsys, monkeypatch):
-    arch, whole, s, answers = window
+@pytest.fixture(scope="module")
+def played(window):
+    """The whole archive played to each of the window's moments, by one player seeking from one
+    moment to the next in the window's order: {at: (the player's position, its snapshot)}. Both
+    tests below compare with it (the throttle test seeked its own player to the same 25 times)."""
+    _arch, whole, s, answers = window
     player = Player(whole.index, ManualClock(0.0), tz="UTC")
-    assert s.steps == whole.index.steps and (s.start, s.end) == (whole.index.times[0], whole.index.times[-1])
-    for at, got in answers.items():
-        assert got["replay"]["archive"]["window"] is not None
+    seen = {}
+    for at in answers:
         if at.startswith("#"):
             player.seek(step=int(at[1:]) - 1)
         else:
             player.seek(time={"start": s.start, "end": s.end}.get(at) or float(at))
-        snap = player.snapshot(with_jobs=False)
+        seen[at] = (player.position, player.snapshot(with_jobs=False))
+    return seen
+
+
+@pytest.mark.slow
+def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(window, played, capsys, monkeypatch):
+    arch, whole, s, answers = window
+    assert s.steps == whole.index.steps and (s.start, s.end) == (whole.index.times[0], whole.index.times[-1])
+    for at, got in answers.items():
+        assert got["replay"]["archive"]["window"] is not None
+        position, snap = played[at]
         want = {r.name: r for r in snap.routes}
-        assert got["replay"]["transaction"] == player.position + 1, at
+        assert got["replay"]["transaction"] == position + 1, at
         assert got["replay"]["transactions"] == whole.index.steps
         assert got["queue"] == {k: snap.queue_counts.get(k, 0) for k in got["queue"]}, at
         assert got["total_jobs"] == snap.total_jobs, at
@@ -173,15 +185,13 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(window, ca
 
 
 @pytest.mark.slow
-def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(window):
-    _arch, whole, _s, answers = window
-    player = Player(whole.index, ManualClock(0.0), tz="UTC")
+def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(window, played):
+    answers = window[3]
     times = [at for at in answers if not at.startswith("#") and at not in ("start", "end")]
     assert len(times) == 25
     for at in times:
         got = {r["name"]: r["throttle"] for r in answers[at]["routes"]}
-        player.seek(time=float(at))
-        want = {r.name: r.throttle for r in player.snapshot(with_jobs=False).routes}
+        want = {r.name: r.throttle for r in played[at][1].routes}
         assert got == {n: want[n] for n in got}, at
 
 
