@@ -238,21 +238,24 @@ class LiveFigures:
             self.last_close = c
             self.next_close = next_close(self.start, self.period, c)
 
-    def _copy_of(self, key: str) -> tuple | None:
-        proc = self.ads.get(key)
+    def _copy_and_source(self, key: str) -> tuple[tuple, str | None] | None:
+        """(the tracked tuple of the routed copy ``key``, its source's id as ``_source_id``
+        reads it), None when ``key`` is no routed copy in the queue."""
+        ads = self.ads
+        proc = ads.get(key)
         if proc is None:
             return None
-        cluster = self.ads.get("0" + key.partition(".")[0] + ".-1")
+        cluster = ads.get("0" + key.partition(".")[0] + ".-1")
         text = proc.get("RouteName") or (cluster or {}).get("RouteName")
         if text is None:  # a job not routed (most keys a commit looks at)
             return None
         route = literal_str(text)
         if route is None:
             return None
-        src = literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
-        source = self.ads.get(src) if src else None
-        src_cluster = self.ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
-        return (route, proc, cluster, source, src_cluster)
+        src = _source_id(proc, cluster)
+        source = ads.get(src) if src else None
+        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
+        return (route, proc, cluster, source, src_cluster), src
 
     def refresh(self, destroyed: list[str]) -> None:
         """Before a step destroys ``destroyed``: the tracked references of the copies among them,
@@ -262,10 +265,10 @@ class LiveFigures:
         for key in destroyed:
             copy = self.copies.get(key)
             if copy is not None:
-                now = self._copy_of(key)
-                if now is not None:
+                found = self._copy_and_source(key)
+                if found is not None:
                     self.copies[key] = (copy[0],) + tuple(n if n is not None else o
-                                                          for n, o in zip(now[1:], copy[1:]))
+                                                          for n, o in zip(found[0][1:], copy[1:]))
             for dest in self.sources.get(key, ()):
                 c = self.copies.get(dest)
                 src = self.ads.get(key)
@@ -287,8 +290,9 @@ class LiveFigures:
         that left are judged, new copies are tracked (and counted as started when ``counted``).
         With the transaction's ``time``, the router's job events are told too (``events``):
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
+        copies, ads = self.copies, self.ads
         for key in keys:
-            if key in self.copies and key not in self.ads:
+            if key in copies and key not in ads:
                 route, proc, cluster, source, src_cluster = self._untrack(key)
                 s = self._route(route)
                 self.live[route] -= 1
@@ -302,13 +306,14 @@ class LiveFigures:
                 if time is not None and self.collect_events:
                     self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
-            if key in self.copies or not is_proc_key(key):
+            # (a key gone from the queue is no new copy: _copy_and_source would say None, later)
+            if key in copies or key not in ads or not is_proc_key(key):
                 continue
-            copy = self._copy_of(key)
-            if copy is None:
+            found = self._copy_and_source(key)
+            if found is None:
                 continue
-            self.copies[key] = copy
-            src = _source_id(copy[1], copy[2])
+            copy, src = found
+            copies[key] = copy
             if src:
                 self.sources.setdefault(src, set()).add(key)
             s = self._route(copy[0])
