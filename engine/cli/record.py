@@ -308,7 +308,7 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
             stop.set()  # ends the watcher thread
         if rec is not None:
             try:
-                rec.flush(clock.now())
+                rec.flush(clock.now(), reframe=True)
             except (ArchiveError, OSError) as exc:
                 print(f"routedeck record: {exc}", file=sys.stderr)
                 status = 1
