@@ -341,10 +341,10 @@ class Archive:
         run, self.run = self.run, None
         if run is None or (run.writes == 1 and position is None):
             return  # one write is its own frames already
-        end = self.meta
+        end_log, end_router = self.meta.log, self.meta.router_log
         before = Meta.from_json(dict(run.before))
         # (1) recorder.json as before the small frames: from here a kill re-reads them from the log
-        self.meta = before
+        vars(self.meta).update(vars(before))  # the same object: whoever holds it sees the archive
         self.save_meta()
         # (2) cut them and their index lines; write them again as one write of them all
         seg = before.segment if run.new_segment is None else before.segment + 1
@@ -356,8 +356,8 @@ class Archive:
                 self.files.truncate(path, size)
             except OSError as exc:
                 raise _failed(path, exc) from None
-        self._append(run.txns, position or end.log, run.extra, new_segment=run.new_segment,
-                     frame_bytes=run.frame_bytes, router=run.router, router_pos=router_pos or end.router_log,
+        self._append(run.txns, position or end_log, run.extra, new_segment=run.new_segment,
+                     frame_bytes=run.frame_bytes, router=run.router, router_pos=router_pos or end_router,
                      figures=figures if figures is not None else run.figures, save=save)
 
     def _append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
@@ -536,7 +536,6 @@ class Archive:
     def retain(self, now: float, max_age: float | None = None, max_size: int | None = None) -> list[int]:
         """Delete whole old segments (never the current one) older than ``max_age`` seconds
         (their last transaction) or while the archive is larger than ``max_size`` bytes."""
-        self.reframe()  # held small frames are not cut by a new index (module docstring)
         m = self.meta
         lines = self.index_lines()
         last_t: dict[int, float] = {}
@@ -558,6 +557,9 @@ class Archive:
             total -= seg_bytes[k]
         if not drop:
             return []
+        if self.run is not None:  # held small frames are cut by a re-frame, not by a new index
+            self.reframe()
+            lines = self.index_lines()
         gone = set(drop)
         start = _first_txn(lines, max(gone) + 1)  # the first transaction still kept
         keep = [x for x in lines if (x.get("seg") not in gone if "seg" in x else x["txn"] >= start)]

@@ -245,9 +245,12 @@ def test_router_log_lines_of_small_writes_are_kept_in_order(tmp_path, schedd):
 
 def test_retention_re_frames_the_held_run_first(tmp_path, schedd):
     # Source: RouteDeck recorder (no HTCondor behaviour): routedeck record --max-size (issue 27)
-    rec = follower(tmp_path, frame_bytes=16 << 10, segment_bytes=40_000)
-    t = follow(schedd, rec, 20, 0.0)
-    assert rec.archive.run is not None
+    rec = follower(tmp_path, frame_bytes=64 << 10, segment_bytes=80_000)
+    t = follow(schedd, rec, 3, 0.0)
+    assert rec.archive.run is not None and rec.archive.run.writes == 3
+    assert rec.archive.retain(t, max_size=1 << 30) == [] and rec.archive.run.writes == 3  # nothing to drop: held on
+    t = follow(schedd, rec, 20, t)
+    assert rec.archive.run is not None and rec.archive.run.writes > 1
     dropped = rec.archive.retain(t, max_size=1)  # as small as it gets: every segment but the current one
     assert dropped and rec.archive.run is None
     t = follow(schedd, rec, 3, t)
