@@ -35,9 +35,11 @@ Design decisions and invariants:
   may be *held* (``append(hold=True)``): written at once as a small frame, and kept in memory
   (its transactions, index lines and router-log lines, with ``recorder.json`` as it was before
   the first of them) until :meth:`Archive.reframe` rewrites the run of small frames as the
-  frames one write of them all gives (what a catch-up writes), when the next write would take
-  them past a frame, before a segment starts, before retention, and when the recorder says
-  (``--flush``, at stop). Kill-safe order: (1) ``recorder.json`` as before the small frames (a
+  frames one write of them all gives (what a catch-up writes): right after a write when another
+  write of their average size would take them past a frame (so that a follower re-frames in the
+  ``--lag`` it waits after a write, not while the next write's transactions wait), before a
+  write that would, before a segment starts, before retention drops one, and when the recorder
+  says (``--flush``, at stop). Kill-safe order: (1) ``recorder.json`` as before the small frames (a
   kill from here re-reads them from the log, as after any unwritten batch), (2) the segment,
   the router-log file and the index cut to those lengths (no fsync: the next write to each file
   fsyncs it, and an open cuts to what ``recorder.json`` counts anyway), then the merged frame
@@ -321,6 +323,13 @@ class Archive:
             self.run = _Run(before, new_segment, frame_bytes)
         if hold:
             self._hold(txns, extra, router, raw)
+            run = self.run
+            assert run is not None
+            if run.raw + run.raw / run.writes > frame_bytes:
+                # another write like these would not fit: re-framed now, right after this write is
+                # in recorder.json (a follower's next write is --lag away: the re-frame takes that
+                # time, not the next write's transactions')
+                self._reframe(save=True)
 
     def _hold(self, txns: list[Txn], extra: list[dict], router: list[tuple[float, str]] | None, raw: int) -> None:
         run = self.run
