@@ -16,7 +16,8 @@ Design decisions:
   read is due to be written (``Recorder.flush_in``: ``--flush`` seconds after the last write,
   ``--lag`` seconds once 8 KiB wait, or when a frame's worth waits). So a transaction of a busy
   log is archived about ``--lag`` seconds after its commit (plus the write's fsyncs), not a poll
-  interval later on top; a quiet log's within ``--flush``.
+  interval later on top; a quiet log's within ``--flush``. The small frames those writes make are
+  re-framed by the archive (``Archive.reframe``); at stop too (``flush(reframe=True)``).
 - A full disk (or any failed write) stops archiving with one line on stderr (and in ``--json``);
   the loop opens the archive again at the next poll, which resumes from the last checkpoint.
   ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
@@ -85,7 +86,8 @@ def register(subparsers) -> None:
                    help="seconds between writes to the archive (what waits is read again from the log after a crash)")
     p.add_argument("--lag", type=argcheck.positive, default=0.05,
                    help="following a busy log, write this many seconds after the last write once 8 KiB of "
-                        "transactions wait (each write is one compressed frame: a quiet log waits up to --flush)")
+                        "transactions wait (a quiet log waits up to --flush); such small writes are rewritten as "
+                        "one frame when they add up to one, --flush after the first, and at stop")
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
     p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")
@@ -308,7 +310,7 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
             stop.set()  # ends the watcher thread
         if rec is not None:
             try:
-                rec.flush(clock.now())
+                rec.flush(clock.now(), reframe=True)
             except (ArchiveError, OSError) as exc:
                 print(f"routedeck record: {exc}", file=sys.stderr)
                 status = 1

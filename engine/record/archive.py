@@ -31,6 +31,24 @@ Design decisions and invariants:
   segment, its length, the index file and its length: on open, anything past those (a torn
   frame, index lines of an unfinished write, a next segment's files) is cut or removed, so a
   ``kill -9`` at any point leaves the archive exactly as the last ``recorder.json`` says.
+- Re-framing (following a busy log, ``routedeck record --lag``): a write of less than a frame
+  may be *held* (``append(hold=True)``): written at once as a small frame, and kept in memory
+  (its transactions, index lines and router-log lines, with ``recorder.json`` as it was before
+  the first of them) until :meth:`Archive.reframe` rewrites the run of small frames as the
+  frames one write of them all gives (what a catch-up writes): right after a write when another
+  write of their average size would take them past a frame (so that a follower re-frames in the
+  ``--lag`` it waits after a write, not while the next write's transactions wait), before a
+  write that would, before a segment starts, before retention drops one, and when the recorder
+  says (``--flush``, at stop). Kill-safe order: (1) ``recorder.json`` as before the small frames (a
+  kill from here re-reads them from the log, as after any unwritten batch), (2) the segment,
+  the router-log file and the index cut to those lengths (no fsync: the next write to each file
+  fsyncs it, and an open cuts to what ``recorder.json`` counts anyway), then the merged frame
+  and its index lines appended, then the window-close, generation and router-log lines of the
+  small writes in their order, (3) ``recorder.json`` again. A reader that read the index before
+  a re-frame finds the frame at its place different (its transactions, length or CRC) and gets
+  :class:`ArchiveError`, never other transactions; so does one whose ``recorder.json`` counts a
+  segment's end from before a re-frame (frames must follow each other and stay within the
+  transactions it counts).
 - Every write goes through a :class:`Files` object; tests inject one whose writes fail with
   ENOSPC. A failed write raises :class:`DiskFull` (or :class:`ArchiveError`) and leaves
   ``recorder.json`` as it was: the next open drops the partial write, nothing archived is lost.
@@ -95,6 +113,16 @@ class Files:
                 pass
             raise
         fsync_dir(path.parent)
+
+    def truncate(self, path: Path, size: int) -> None:
+        """Cut ``path`` to ``size`` bytes (a missing file is empty). No fsync: a re-frame appends
+        to the file next, with an fsync, and an open cuts the archive to ``recorder.json`` anyway."""
+        try:
+            with open(path, "r+b") as fh:
+                fh.truncate(size)
+        except FileNotFoundError:
+            if size:
+                raise
 
 
 def _failed(path: Path, exc: OSError) -> ArchiveError:
@@ -163,6 +191,22 @@ class Meta:
         return m
 
 
+@dataclass
+class _Run:
+    """Small frames written and held for a re-frame (module docstring): ``recorder.json`` before
+    the first, and what their writes were given, in order."""
+
+    before: dict  # Meta.as_json() before the first small frame
+    new_segment: list[dict] | None  # the first one started a segment: its index line
+    frame_bytes: int
+    txns: list[Txn] = field(default_factory=list)
+    extra: list[dict] = field(default_factory=list)
+    router: list[tuple[float, str]] = field(default_factory=list)
+    raw: int = 0
+    figures: dict | None = None  # recorder.json's figures after the last small frame
+    writes: int = 0
+
+
 def txn_hash(raw: bytes) -> str:
 
     return hashlib.sha256(raw).hexdigest()[:32]
@@ -173,6 +217,7 @@ class Archive:
     path: Path
     meta: Meta
     files: Files = field(default_factory=Files)
+    run: _Run | None = field(default=None, repr=False)  # held small frames (``append(hold=True)``)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -251,11 +296,82 @@ class Archive:
 
     def append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
                new_segment: list[dict] | None = None, frame_bytes: int = 1 << 20,
-               router: list[tuple[float, str]] | None = None, router_pos: dict | None = None) -> None:
+               router: list[tuple[float, str]] | None = None, router_pos: dict | None = None,
+               hold: bool = False, reframe: bool = False, figures: dict | None = None) -> None:
         """Archive ``txns`` (in frames of about ``frame_bytes``) and advance the checkpoint to
         ``position``. ``extra``: index lines (generation marks) to write with them. ``router``:
         JobRouterLog lines with their times, read up to ``router_pos``, archived in one frame of
-        the segment's rlog file."""
+        the segment's rlog file. ``figures``: the recorder's window counts after them
+        (``Meta.figures``; None keeps them). ``hold``: less than a frame is written as a small frame and kept
+        for :meth:`reframe` (module docstring); the held frames are re-framed first when this
+        write would take them past ``frame_bytes``, starts a segment or is not held.
+        ``reframe``: re-frame them with this write (one write of them all)."""
+        raw = sum(len(t.raw) for t in txns)
+        hold = (hold or reframe) and raw < frame_bytes
+        run = self.run
+        if run is not None and reframe and not new_segment:
+            self._hold(txns, extra, router, raw)
+            self._reframe(save=True, position=position, router_pos=router_pos, figures=figures)
+            return
+        hold = hold and not reframe
+        if run is not None and (new_segment or not hold or run.raw + raw > frame_bytes):
+            self._reframe(save=False)  # this write's recorder.json is the re-frame's step (3)
+        before = self.meta.as_json() if hold and self.run is None else None
+        self._append(txns, position, extra, new_segment=new_segment, frame_bytes=frame_bytes, router=router,
+                     router_pos=router_pos, figures=figures)
+        if before is not None:
+            self.run = _Run(before, new_segment, frame_bytes)
+        if hold:
+            self._hold(txns, extra, router, raw)
+            run = self.run
+            assert run is not None
+            if run.raw + run.raw / run.writes > frame_bytes:
+                # another write like these would not fit: re-framed now, right after this write is
+                # in recorder.json (a follower's next write is --lag away: the re-frame takes that
+                # time, not the next write's transactions')
+                self._reframe(save=True)
+
+    def _hold(self, txns: list[Txn], extra: list[dict], router: list[tuple[float, str]] | None, raw: int) -> None:
+        run = self.run
+        assert run is not None
+        run.txns += txns
+        run.extra += extra
+        run.router += router or ()
+        run.raw += raw
+        run.figures = self.meta.figures
+        run.writes += 1
+
+    def reframe(self) -> None:
+        """Rewrite the held small frames as one write of them all gives them (module docstring)."""
+        self._reframe(save=True)
+
+    def _reframe(self, *, save: bool, position: LogPosition | None = None, router_pos: dict | None = None,
+                 figures: dict | None = None) -> None:
+        run, self.run = self.run, None
+        if run is None or (run.writes == 1 and position is None):
+            return  # one write is its own frames already
+        end_log, end_router = self.meta.log, self.meta.router_log
+        before = Meta.from_json(dict(run.before))
+        # (1) recorder.json as before the small frames: from here a kill re-reads them from the log
+        vars(self.meta).update(vars(before))  # the same object: whoever holds it sees the archive
+        self.save_meta()
+        # (2) cut them and their index lines; write them again as one write of them all
+        seg = before.segment if run.new_segment is None else before.segment + 1
+        cut = before.segment_size if run.new_segment is None else 0
+        rlog_cut = before.rlog_size if run.new_segment is None else 0
+        for path, size in ((self.seg_path(seg), cut), (self.rlog_path(seg), rlog_cut),
+                           (self.index_path, before.index_size)):
+            try:
+                self.files.truncate(path, size)
+            except OSError as exc:
+                raise _failed(path, exc) from None
+        self._append(run.txns, position or end_log, run.extra, new_segment=run.new_segment,
+                     frame_bytes=run.frame_bytes, router=run.router, router_pos=router_pos or end_router,
+                     figures=figures if figures is not None else run.figures, save=save)
+
+    def _append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
+                new_segment: list[dict] | None, frame_bytes: int, router: list[tuple[float, str]] | None,
+                router_pos: dict | None, figures: dict | None = None, save: bool = True) -> None:
         m = self.meta
         seg = m.segment + 1 if new_segment else m.segment
         if seg == 0:
@@ -319,7 +435,10 @@ class Archive:
                 m.first_time = txns[0].time
             m.last_time = txns[-1].time
         m.log = position
-        self.save_meta()
+        if figures is not None:
+            m.figures = figures
+        if save:
+            self.save_meta()
 
     def save_meta(self) -> None:
         path = self.path / CHECKPOINT
@@ -335,7 +454,11 @@ class Archive:
         except FileNotFoundError:
             return []
         # one JSON array of the lines: a third less CPU than a json.loads per line (6,300 lines at 30 days)
-        return json.loads(b"[" + b",".join(line for line in data.splitlines() if line.strip()) + b"]")
+        try:
+            return json.loads(b"[" + b",".join(line for line in data.splitlines() if line.strip()) + b"]")
+        except ValueError as exc:  # cut in a line: re-framed since recorder.json was read
+            raise ArchiveError(f"{self.index_path}: unreadable index ({exc}); if a recorder is writing "
+                               "the archive, open it again") from None
 
     def read_state(self, k: int) -> bytes:
         path = self.state_path(k)
@@ -345,14 +468,29 @@ class Archive:
             raise ArchiveError(f"{path}: cannot read the state checkpoint: {exc}") from None
 
     def frames(self, k: int) -> Iterator[tuple[int, int, bytes]]:
-        """(first txn, count, raw text) of each frame of segment ``k`` up to its checkpointed end."""
-        yield from self._frames(self.seg_path(k), self.meta.segment_size if k == self.meta.segment else None)
+        """(first txn, count, raw text) of each frame of segment ``k`` up to its checkpointed end.
+        Frames follow each other and end within the transactions ``recorder.json`` counts, else
+        ArchiveError (a re-frame since it was read: module docstring)."""
+        path = self.seg_path(k)
+        expect = None
+        for first, count, raw in self._frames(path, self.meta.segment_size if k == self.meta.segment else None):
+            if (expect is not None and first != expect) or first + count > self.meta.next_txn:
+                raise ArchiveError(f"{path}: a frame of transactions {first}+{count} after transaction "
+                                   f"{expect}, of {self.meta.next_txn} counted: rewritten while read "
+                                   "(a recorder re-framed it); open the archive again")
+            expect = first + count
+            yield first, count, raw
 
     def frame(self, line: dict) -> bytes:
         """The transactions (raw text) of the one frame an index line ``{"kind": "frame", …}``
         names, read at its place in its segment: a seek decompresses only the frames it needs."""
         path = self.seg_path(line["seg"])
-        for first, count, raw in self._frames(path, None, self._read_at(path, line)):
+        data = self._read_at(path, line)
+        if len(data) >= HEAD.size and HEAD.size + HEAD.unpack_from(data)[1] != line["len"]:
+            raise ArchiveError(f"{path}: byte {line['off']}: a frame of {HEAD.size + HEAD.unpack_from(data)[1]} "
+                               f"bytes, the index says {line['len']} (rewritten since the index was read: a "
+                               "recorder re-framed it; open the archive again)")
+        for first, count, raw in self._frames(path, None, data):
             if (first, count) != (line["first"], line["count"]):
                 raise ArchiveError(f"{path}: byte {line['off']}: frame of transactions {first}+{count}, "
                                    f"the index says {line['first']}+{line['count']}")
@@ -428,6 +566,9 @@ class Archive:
             total -= seg_bytes[k]
         if not drop:
             return []
+        if self.run is not None:  # held small frames are cut by a re-frame, not by a new index
+            self.reframe()
+            lines = self.index_lines()
         gone = set(drop)
         start = _first_txn(lines, max(gone) + 1)  # the first transaction still kept
         keep = [x for x in lines if (x.get("seg") not in gone if "seg" in x else x["txn"] >= start)]

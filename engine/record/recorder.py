@@ -33,9 +33,13 @@ rewritten). Design decisions and invariants:
   the injected clock, when ``frame_bytes`` are waiting, or at the end of ``--once``); until then
   the saved position does not move, so a kill loses nothing the log still holds. Following a
   busy log, ``write_after`` (``routedeck record --lag``) writes sooner: ``write_after`` seconds
-  after the last write once ``MIN_WRITE`` bytes wait. A write is one compressed frame and its
-  index line, so the floor keeps frames large enough to compress (the archive's ratio, and the
-  index's length that ``replay DIR`` reads); a quiet log waits up to ``flush_every``.
+  after the last write once ``MIN_WRITE`` bytes wait. Such a write of less than a frame is a
+  small frame the archive holds and re-frames (``Archive.reframe``: the kill-safe order is
+  there) into the frames one write of them all gives, when the next write would take them past
+  ``frame_bytes``, before a segment starts, ``flush_every`` after the first of them, and at stop
+  (``flush(reframe=True)``): the archive's ratio and the index's length (``replay DIR`` reads
+  it whole) stay a catch-up's. The floor keeps a quiet log from writing a frame per
+  transaction; it waits up to ``flush_every``.
 - A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
   ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
   schedd compacted away what it had not archived).
@@ -112,6 +116,7 @@ class Recorder:
         self.marks: list[dict] = []
         self.last_time = meta.last_time
         self.last_flush: float | None = None
+        self.run_since: float | None = None  # the first small frame the archive holds was written then
         self.need_segment = self.archive.empty
         # the state at the archive's end, kept only while the next flush starts a segment (its
         # state checkpoint): a fork makes every ad written after it a copy (``_rolls``)
@@ -490,11 +495,19 @@ class Recorder:
             self.router_lines.append((self.router_time if self.router_time is not None else now, line))
 
     # ------------------------------------------------------------------ writing
-    def flush(self, now: float | None) -> int:
-        """Write what is waiting and advance ``recorder.json``; returns transactions written."""
+    def flush(self, now: float | None, *, reframe: bool = False) -> int:
+        """Write what is waiting and advance ``recorder.json``; returns transactions written.
+        Following a busy log (``write_after``), a write of less than a frame is a small frame that
+        the archive holds and re-frames (``Archive.reframe``) when they add up to a frame, before
+        a segment starts, ``flush_every`` after the first of them, or with ``reframe`` (at stop)."""
         if now is not None:
             self.last_flush = now
-        if not self._waiting():
+        merge = self.archive.run is not None and (reframe or (now is not None and self.run_since is not None
+                                                              and now - self.run_since >= self.flush_every))
+        if not self._unwritten():
+            if merge:
+                self.archive.reframe()
+                self.run_since = None
             return 0
         new_segment = None
         if self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes:
@@ -502,16 +515,25 @@ class Recorder:
             assert self.base is not None, "a segment starts without the state at the archive's end"
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
-        self.archive.meta.figures = self.counts.state()
+        hold = self.write_after is not None and self._pending_bytes < self.frame_bytes
         self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes,
-                            router=self.router_lines, router_pos=None if self.router is None else self.router.position)
+                            router=self.router_lines, router_pos=None if self.router is None else self.router.position,
+                            figures=self.counts.state(), hold=hold, reframe=merge)
+        if self.archive.run is None:
+            self.run_since = None
+        elif self.run_since is None:
+            self.run_since = self.last_flush if self.last_flush is not None else 0.0
         self.pending, self.marks, self.need_segment, self.router_lines = [], [], False, []
         self._pending_bytes = 0
         self.base = self.state.fork() if self._rolls() else None
         return n
 
     def _waiting(self) -> bool:
-        """Something read is not written yet (``flush`` has work)."""
+        """``flush`` has work: something read is not written yet, or small frames wait for a re-frame."""
+        return self._unwritten() or self.archive.run is not None
+
+    def _unwritten(self) -> bool:
+        """Something read is not written yet."""
         if self.pos is None:
             return False
         return bool(self.pending or self.marks or self.need_segment or self.pos != self.archive.meta.log
