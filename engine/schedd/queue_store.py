@@ -130,7 +130,7 @@ class QueueStore(StatusQueries):
         self._cron_any: dict[str, Any] = {}  # idle, running or held with a Cron* attribute
         self._changed: set[str] | None = None  # None: everything (not tracked yet, or reloaded)
         self._rebuild()
-        self._unsubscribe = queue.subscribe(self._on_event)
+        self._unsubscribe = queue.subscribe_batch(self._on_event)
 
     def close(self) -> None:
         self._unsubscribe()
@@ -176,27 +176,29 @@ class QueueStore(StatusQueries):
             else:
                 index.pop(key, None)
 
-    def _on_event(self, ev: Any) -> None:
-        if isinstance(ev, QueueReloaded):
-            self._rebuild()
-        elif isinstance(ev, JobRemoved):
-            self._drop(_key(ev.id))
-        elif isinstance(ev, (JobAdded, JobChanged)):
-            if type(ev) is JobChanged:
-                key = _key(ev.id)
-                if key in self.status and _irrelevant(ev.names):
-                    # no attribute an index or the status reads changed: the job stays where it
-                    # is (``_put`` would find the same answers); only the change is noted
-                    if self._changed is not None:
-                        self._changed.add(key)
-                    return
-            job = self.queue.get(ev.id)
-            if job is not None:
-                st = _status_of(job)
-                if st is None:
-                    self._drop(job.key)
-                else:
-                    self._put(job.key, job, st)
+    def _on_event(self, events: list[Any]) -> None:
+        """A batch of the queue's events (``JobQueue.subscribe_batch``)."""
+        for ev in events:
+            if isinstance(ev, QueueReloaded):
+                self._rebuild()
+            elif isinstance(ev, JobRemoved):
+                self._drop(_key(ev.id))
+            elif isinstance(ev, (JobAdded, JobChanged)):
+                if type(ev) is JobChanged:
+                    key = _key(ev.id)
+                    if key in self.status and _irrelevant(ev.names):
+                        # no attribute an index or the status reads changed: the job stays where it
+                        # is (``_put`` would find the same answers); only the change is noted
+                        if self._changed is not None:
+                            self._changed.add(key)
+                        continue
+                job = self.queue.get(ev.id)
+                if job is not None:
+                    st = _status_of(job)
+                    if st is None:
+                        self._drop(job.key)
+                    else:
+                        self._put(job.key, job, st)
 
     @contextmanager
     def transaction(self, now: float, durable: bool = True):
