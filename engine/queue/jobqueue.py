@@ -615,21 +615,14 @@ class JobQueue:
         self._finish_bulk()
 
     # ---------------------------------------------------------------- writing (QMGMT-like)
-    @contextmanager
-    def transaction(self, now: float | None = None, durable: bool = True) -> Iterator[Transaction]:
-        """Collect changes; write and apply them at the end of the block. ``now`` only feeds the
-        ``106 # <timestamp>`` commit comment. ``durable=False`` is the schedd's
+    def transaction(self, now: float | None = None, durable: bool = True) -> Transaction:
+        """Collect changes; write and apply them at the end of the block (``with queue.transaction(...)
+        as t``; the transaction is its own context manager: one commit pays no generator). ``now`` only
+        feeds the ``106 # <timestamp>`` commit comment. ``durable=False`` is the schedd's
         ``CommitNonDurableTransaction`` (htcondor.md §3.2): written, not fdatasync'ed, and the
-        comment says ``NONDURABLE``; the next durable commit's fdatasync covers it."""
-
-        if self._txn is not None:
-            raise RuntimeError("a transaction is already open on this queue")
-        t = self._txn = Transaction(self, now, durable)
-        try:
-            yield t
-            t._commit()
-        finally:
-            self._txn = None
+        comment says ``NONDURABLE``; the next durable commit's fdatasync covers it. Entering one while
+        another is open on this queue raises ``RuntimeError``."""
+        return Transaction(self, now, durable)
 
     def log_untransacted(self, recs: list[R.Record]) -> None:
         """Write records outside a transaction (each one fsynced, htcondor.md §3.2) and apply them."""

@@ -21,7 +21,6 @@ answer is the one a full scan gives):
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from engine.contract.codes import JobStatus
@@ -67,8 +66,20 @@ def _status_of(job: Any) -> int | None:
 
 
 class _QueueTx:
+    """A queue :class:`~engine.queue.transaction.Transaction` as a :class:`Tx`, and its block: entered
+    and left with it (no generator per commit)."""
+
+    __slots__ = ("tx",)
+
     def __init__(self, tx: Any) -> None:
         self.tx = tx
+
+    def __enter__(self) -> "_QueueTx":
+        self.tx.__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.tx.__exit__(exc_type, exc, tb)
 
     def new_cluster(self) -> int:
         return self.tx.new_cluster()
@@ -200,10 +211,9 @@ class QueueStore(StatusQueries):
                     else:
                         self._put(job.key, job, st)
 
-    @contextmanager
-    def transaction(self, now: float, durable: bool = True):
-        with self.queue.transaction(now=now, durable=durable) as tx:
-            yield _QueueTx(tx)
+    def transaction(self, now: float, durable: bool = True) -> "_QueueTx":
+        """``with store.transaction(now) as tx``: the queue's transaction, seen as a :class:`Tx`."""
+        return _QueueTx(self.queue.transaction(now=now, durable=durable))
 
     def _job(self, key: str) -> Any:
         j = self._jobs.get(key)

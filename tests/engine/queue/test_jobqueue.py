@@ -116,6 +116,35 @@ def test_subscribe_batch_gets_each_batch_events_in_one_call():
     assert len(batches) == 4 and len(one) == 10
 
 
+def test_transaction_block_commits_once_aborts_and_refuses_a_second():
+    """The ``with queue.transaction()`` block: a second one inside raises and leaves the first open;
+    an exception aborts (nothing applied) and frees the queue; a commit that raises frees it too."""
+    q = JobQueue()
+    with q.transaction(now=1.0) as t:
+        c = t.new_cluster()
+        with pytest.raises(RuntimeError, match="already open"):
+            with q.transaction(now=1.0):
+                pass
+        t.new_proc(c)
+    assert q.ids() == [(c, 0)]
+    with pytest.raises(KeyError):
+        with q.transaction(now=2.0) as t:
+            t.set_attribute((c, 0), "JobStatus", "1")
+            t.set_attribute((c, 7), "JobStatus", "1")
+    assert q.get((c, 0)).get("JobStatus") is None
+
+    def refuse(recs):
+        raise OSError("disk full")
+
+    q.apply_all = refuse
+    with pytest.raises(OSError), q.transaction(now=3.0) as t:
+        t.set_attribute((c, 0), "JobStatus", "1")
+    del q.apply_all
+    with q.transaction(now=4.0) as t:
+        t.set_attribute((c, 0), "JobStatus", "2")
+    assert q.get((c, 0)).get("JobStatus") == "2"
+
+
 def test_reload_sends_only_queue_reloaded():
     # Source: RouteDeck event contract; a bulk reload is htcondor.md §3.5 (COMPRESSED / PROBE_ERROR)
     q = JobQueue()
