@@ -156,12 +156,12 @@ class Simulation(FeedBase):
         self.write_fault: WriteFault | None = None  # the same, for a program
         self.rebuild: Any = None  # () -> a fresh Engine from the state directory (build_demo sets it)
         schedd.on_event = self._schedd_event
-        self._unsubscribe = queue.subscribe(self._queue_changed)
+        self._unsubscribe = queue.subscribe_batch(self._queue_changed)
 
     # ---------------------------------------------------------------------------- events
 
-    def _queue_changed(self, _ev: Any) -> None:
-        self.jobs_version += 1
+    def _queue_changed(self, events: list[Any]) -> None:
+        self.jobs_version += len(events)  # one step per change event, as when told one at a time
 
     @property
     def events(self) -> tuple[S.Event, ...]:
@@ -263,7 +263,7 @@ class Simulation(FeedBase):
                 setattr(self, name, value)
         self.jobs_version = version
         self.schedd.on_event = self._schedd_event
-        self._unsubscribe = self.queue.subscribe(self._queue_changed)
+        self._unsubscribe = self.queue.subscribe_batch(self._queue_changed)
         self.write_error = self.write_fault = None
         for e in fresh.events:  # the restart's own events (resumed at, diagnostics)
             self.emit(e.time, e.kind, e.message, e.level, e.route, e.job)

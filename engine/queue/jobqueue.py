@@ -70,7 +70,8 @@ class JobQueue:
     """Ads of one job_queue.log, with views of jobs and change events."""
 
     def __init__(self) -> None:
-        self._subs: list[Callable[[Any], None]] = []
+        self._subs: list[Callable[[Any], None]] = []  # told each event
+        self._batch_subs: list[Callable[[list[Any]], None]] = []  # told each batch's events at once
         self._batch: _Batch | None = None
         self._txn: Any = None
         self.writer: Any = None  # engine.queue.writer.QueueLogWriter, attached by open_queue
@@ -294,11 +295,23 @@ class JobQueue:
 
     # ---------------------------------------------------------------- events
     def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]:
-        self._subs.append(callback)
+        """``callback(event)`` for each change event (module docstring); returns an unsubscribe."""
+        return self._add_sub(self._subs, callback)
+
+    def subscribe_batch(self, callback: Callable[[list[Any]], None]) -> Callable[[], None]:
+        """``callback(events)`` once per batch with its events in order (the events ``subscribe``
+        gives one call each; a committed transaction brings ~2): one call per commit instead of one
+        per event. The list is the queue's: read it, do not keep or change it. Batch subscribers are
+        told after the per-event ones, each in subscription order; a batch without events calls none."""
+        return self._add_sub(self._batch_subs, callback)
+
+    @staticmethod
+    def _add_sub(subs: list[Any], callback: Callable[[Any], None]) -> Callable[[], None]:
+        subs.append(callback)
 
         def unsubscribe() -> None:
-            if callback in self._subs:
-                self._subs.remove(callback)
+            if callback in subs:
+                subs.remove(callback)
 
         return unsubscribe
 
@@ -315,7 +328,7 @@ class JobQueue:
             self._flush(b)
 
     def _flush(self, b: _Batch) -> None:
-        if not self._subs:
+        if not self._subs and not self._batch_subs:
             return
         if b.reloaded:
             events: list[Any] = [QueueReloaded()]
@@ -324,9 +337,14 @@ class JobQueue:
             for jid, names in b.changed.items():
                 if jid in self._ids and jid not in b.added:
                     events.append(JobChanged(jid, frozenset(names)))
-        for ev in events:
-            for cb in list(self._subs):
-                cb(ev)
+        if not events:
+            return
+        if self._subs:
+            for ev in events:
+                for cb in list(self._subs):
+                    cb(ev)
+        for cb in list(self._batch_subs):
+            cb(events)
 
     def _event_reloaded(self) -> None:
         with self.batch():
@@ -484,7 +502,7 @@ class JobQueue:
         (``engine.queue.reader.scan_steps``) on queues nobody subscribes to. Returns how many
         records were ignored (unknown key, a second 101). With subscribers or inside a batch it
         goes through :meth:`apply_all`, so no event is ever lost."""
-        if self._subs or self._batch is not None:
+        if self._subs or self._batch_subs or self._batch is not None:
             return len(self.apply_all([r if isinstance(r, R.Record) else R.Record(*r) for r in recs]))
         ads = self._ads
         owned = self._owned
@@ -568,7 +586,7 @@ class JobQueue:
         them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
         with no record tuple made for its 103s: ``record(op, key, name, value)`` makes a 101 or
         102 the tuple :meth:`apply_quiet` takes."""
-        if self._subs or self._batch is not None:
+        if self._subs or self._batch_subs or self._batch is not None:
             self.apply_quiet([(103, k, n, v) if o == "3" else record(o, k, n, v) for o, k, n, v in recs])
             return
         ads = self._ads
@@ -597,21 +615,14 @@ class JobQueue:
         self._finish_bulk()
 
     # ---------------------------------------------------------------- writing (QMGMT-like)
-    @contextmanager
-    def transaction(self, now: float | None = None, durable: bool = True) -> Iterator[Transaction]:
-        """Collect changes; write and apply them at the end of the block. ``now`` only feeds the
-        ``106 # <timestamp>`` commit comment. ``durable=False`` is the schedd's
+    def transaction(self, now: float | None = None, durable: bool = True) -> Transaction:
+        """Collect changes; write and apply them at the end of the block (``with queue.transaction(...)
+        as t``; the transaction is its own context manager: one commit pays no generator). ``now`` only
+        feeds the ``106 # <timestamp>`` commit comment. ``durable=False`` is the schedd's
         ``CommitNonDurableTransaction`` (htcondor.md §3.2): written, not fdatasync'ed, and the
-        comment says ``NONDURABLE``; the next durable commit's fdatasync covers it."""
-
-        if self._txn is not None:
-            raise RuntimeError("a transaction is already open on this queue")
-        t = self._txn = Transaction(self, now, durable)
-        try:
-            yield t
-            t._commit()
-        finally:
-            self._txn = None
+        comment says ``NONDURABLE``; the next durable commit's fdatasync covers it. Entering one while
+        another is open on this queue raises ``RuntimeError``."""
+        return Transaction(self, now, durable)
 
     def log_untransacted(self, recs: list[R.Record]) -> None:
         """Write records outside a transaction (each one fsynced, htcondor.md §3.2) and apply them."""

@@ -36,6 +36,7 @@ class _Queue(Protocol):
     key, the cluster index, the next cluster number, the writer and ``apply_all``."""
 
     _ads: dict
+    _txn: Any  # the transaction open on it (entered, not yet left), or None
     writer: Any
 
     def _cluster_index(self) -> dict: ...
@@ -258,6 +259,22 @@ class Transaction:
         for key in (cluster_key(c), cluster_pvt_key(c)):
             if self.exists(key):
                 self._destroy_one(key)
+
+    # ------------------------------------------------------------ the block (``with queue.transaction(...)``)
+    def __enter__(self) -> "Transaction":
+        q = self._q
+        if q._txn is not None:
+            raise RuntimeError("a transaction is already open on this queue")
+        q._txn = self
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        """Commit when the block ended without an exception; an exception aborts (it propagates)."""
+        try:
+            if exc_type is None:
+                self._commit()
+        finally:
+            self._q._txn = None
 
     # ------------------------------------------------------------ commit
     def _commit(self) -> None:

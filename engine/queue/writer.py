@@ -143,11 +143,15 @@ class QueueLogWriter:
         as each record is added), so they are not formatted twice. ``durable=False``: a
         non-durable commit (``Transaction::Commit(..., nondurable)``: no fdatasync)."""
         body = lines if lines is not None else [R.format_record(r) for r in recs]
-        lines = ["105 ", *body]
+        if type(body) is not list:
+            body = list(body)
         sync = self.durable and durable
         comment = R.commit_comment(now, sync) if self.timestamps and now is not None else ""
-        lines.append(R.format_record(R.end_txn(comment)))
-        self._write(_encode(lines), sync)
+        # the 105, the body and format_record's 106 line (a commit comment is one line of ISO time),
+        # joined once (test_write_transaction_bytes_are_the_records_lines)
+        end = f"106 #{comment}\n" if comment else "106 \n"
+        text = "105 \n" + "\n".join(body) + "\n" + end if body else "105 \n" + end
+        self._write(text.encode("utf-8", "surrogateescape"), sync)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, queue: JobQueue) -> bool:

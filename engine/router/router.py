@@ -31,7 +31,7 @@ Design decisions and invariants:
   again (the check is a pure function of the two ads once the copy was seen). Changes made
   before a check in the same poll (the claim, the submission) are seen by it, and so is the
   check's own mirroring push (checking again would push nothing). A queue reload, or a queue
-  without ``subscribe``, makes every job be checked.
+  without ``subscribe_batch``, makes every job be checked.
 - ``GetCandidateJobs`` costs what changed, not the queue's size: an untracked source job the
   last cycle judged unroutable *whatever the routes' state* — the sanity clause failed, or no
   route's ``REQUIREMENTS`` matches it — decided from literal attribute texts with a table that
@@ -116,11 +116,11 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._periodic_dirty: set[str] | None = None
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
-        self._unsubscribe = [q.subscribe(self._on_queue_event) for q in {id(source): source, id(self.dst_q): self.dst_q}.values()
-                             if hasattr(q, "subscribe")]
+        self._unsubscribe = [q.subscribe_batch(self._on_queue_event)
+                             for q in {id(source): source, id(self.dst_q): self.dst_q}.values() if hasattr(q, "subscribe_batch")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
         if self._watching:
-            self._unsubscribe.append(source.subscribe(self._on_source_event))
+            self._unsubscribe.append(source.subscribe_batch(self._on_source_event))
         self._apply_table(table, now)
         self.next_periodic = now + self.periodic_expr_interval
 
@@ -179,39 +179,43 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
 
     # ------------------------------------------------------------------------ the poll
 
-    def _on_queue_event(self, event: Any) -> None:
-        jid = getattr(event, "id", None)
-        if jid is not None:
-            key = f"{jid[0]}.{jid[1]}" if self._changed is not None or self._periodic_dirty is not None else ""
-            if self._changed is not None:
-                self._changed.add(key)
-            if self._adopt_dirty is not None:
-                self._adopt_dirty.add(jid)
-            if self._periodic_dirty is not None:
-                self._periodic_dirty.add(key)
-        elif type(event).__name__ == "QueueReloaded":
-            self._changed = None
-            self._adopt_dirty = None
-            self._periodic_dirty = None
+    def _on_queue_event(self, events: list[Any]) -> None:
+        """A batch of the source's or the destination's events (``JobQueue.subscribe_batch``)."""
+        for event in events:
+            jid = getattr(event, "id", None)
+            if jid is not None:
+                key = f"{jid[0]}.{jid[1]}" if self._changed is not None or self._periodic_dirty is not None else ""
+                if self._changed is not None:
+                    self._changed.add(key)
+                if self._adopt_dirty is not None:
+                    self._adopt_dirty.add(jid)
+                if self._periodic_dirty is not None:
+                    self._periodic_dirty.add(key)
+            elif type(event).__name__ == "QueueReloaded":
+                self._changed = None
+                self._adopt_dirty = None
+                self._periodic_dirty = None
 
-    def _on_source_event(self, event: Any) -> None:
-        name = type(event).__name__
-        if name == "QueueReloaded":
-            self._to_scan = None
-            return
-        jid = getattr(event, "id", None)
-        if jid is None:
-            return
-        if name == "JobRemoved":
-            self._order.pop(jid, None)
+    def _on_source_event(self, events: list[Any]) -> None:
+        """A batch of the source queue's events (``JobQueue.subscribe_batch``)."""
+        for event in events:
+            name = type(event).__name__
+            if name == "QueueReloaded":
+                self._to_scan = None
+                continue
+            jid = getattr(event, "id", None)
+            if jid is None:
+                continue
+            if name == "JobRemoved":
+                self._order.pop(jid, None)
+                if self._to_scan is not None:
+                    self._to_scan.discard(jid)
+                continue
+            if name == "JobAdded" and jid not in self._order:
+                self._arrivals += 1
+                self._order[jid] = self._arrivals
             if self._to_scan is not None:
-                self._to_scan.discard(jid)
-            return
-        if name == "JobAdded" and jid not in self._order:
-            self._arrivals += 1
-            self._order[jid] = self._arrivals
-        if self._to_scan is not None:
-            self._to_scan.add(jid)
+                self._to_scan.add(jid)
 
     def _untracked(self, src_key: str) -> None:
         if self._to_scan is not None:

@@ -21,7 +21,6 @@ answer is the one a full scan gives):
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from engine.contract.codes import JobStatus
@@ -67,8 +66,20 @@ def _status_of(job: Any) -> int | None:
 
 
 class _QueueTx:
+    """A queue :class:`~engine.queue.transaction.Transaction` as a :class:`Tx`, and its block: entered
+    and left with it (no generator per commit)."""
+
+    __slots__ = ("tx",)
+
     def __init__(self, tx: Any) -> None:
         self.tx = tx
+
+    def __enter__(self) -> "_QueueTx":
+        self.tx.__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.tx.__exit__(exc_type, exc, tb)
 
     def new_cluster(self) -> int:
         return self.tx.new_cluster()
@@ -130,7 +141,7 @@ class QueueStore(StatusQueries):
         self._cron_any: dict[str, Any] = {}  # idle, running or held with a Cron* attribute
         self._changed: set[str] | None = None  # None: everything (not tracked yet, or reloaded)
         self._rebuild()
-        self._unsubscribe = queue.subscribe(self._on_event)
+        self._unsubscribe = queue.subscribe_batch(self._on_event)
 
     def close(self) -> None:
         self._unsubscribe()
@@ -176,32 +187,33 @@ class QueueStore(StatusQueries):
             else:
                 index.pop(key, None)
 
-    def _on_event(self, ev: Any) -> None:
-        if isinstance(ev, QueueReloaded):
-            self._rebuild()
-        elif isinstance(ev, JobRemoved):
-            self._drop(_key(ev.id))
-        elif isinstance(ev, (JobAdded, JobChanged)):
-            if type(ev) is JobChanged:
-                key = _key(ev.id)
-                if key in self.status and _irrelevant(ev.names):
-                    # no attribute an index or the status reads changed: the job stays where it
-                    # is (``_put`` would find the same answers); only the change is noted
-                    if self._changed is not None:
-                        self._changed.add(key)
-                    return
-            job = self.queue.get(ev.id)
-            if job is not None:
-                st = _status_of(job)
-                if st is None:
-                    self._drop(job.key)
-                else:
-                    self._put(job.key, job, st)
+    def _on_event(self, events: list[Any]) -> None:
+        """A batch of the queue's events (``JobQueue.subscribe_batch``)."""
+        for ev in events:
+            if isinstance(ev, QueueReloaded):
+                self._rebuild()
+            elif isinstance(ev, JobRemoved):
+                self._drop(_key(ev.id))
+            elif isinstance(ev, (JobAdded, JobChanged)):
+                if type(ev) is JobChanged:
+                    key = _key(ev.id)
+                    if key in self.status and _irrelevant(ev.names):
+                        # no attribute an index or the status reads changed: the job stays where it
+                        # is (``_put`` would find the same answers); only the change is noted
+                        if self._changed is not None:
+                            self._changed.add(key)
+                        continue
+                job = self.queue.get(ev.id)
+                if job is not None:
+                    st = _status_of(job)
+                    if st is None:
+                        self._drop(job.key)
+                    else:
+                        self._put(job.key, job, st)
 
-    @contextmanager
-    def transaction(self, now: float, durable: bool = True):
-        with self.queue.transaction(now=now, durable=durable) as tx:
-            yield _QueueTx(tx)
+    def transaction(self, now: float, durable: bool = True) -> "_QueueTx":
+        """``with store.transaction(now) as tx``: the queue's transaction, seen as a :class:`Tx`."""
+        return _QueueTx(self.queue.transaction(now=now, durable=durable))
 
     def _job(self, key: str) -> Any:
         j = self._jobs.get(key)

@@ -135,14 +135,18 @@ class RowIndex:
         self.cached: RowSeq = self.ordered.freeze()
 
     def on_event(self, ev: Any) -> None:
-        if isinstance(ev, QueueReloaded):
-            self.full = True
-            return
-        if not isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
-            return
-        # a job that went is dirty too: its row is dropped in ``table`` (``_row`` gives None), where
-        # many changes at once (a replay seek) re-sort the rows once instead of bisecting per job
-        self.dirty.add(f"{ev.id[0]}.{ev.id[1]}")
+        self.on_events((ev,))
+
+    def on_events(self, events: Any) -> None:
+        """:meth:`on_event` of each (a queue batch's events: ``JobQueue.subscribe_batch``)."""
+        dirty = self.dirty
+        for ev in events:
+            if isinstance(ev, QueueReloaded):
+                self.full = True
+            elif isinstance(ev, (JobAdded, JobChanged, JobRemoved)):
+                # a job that went is dirty too: its row is dropped in ``table`` (``_row`` gives None), where
+                # many changes at once (a replay seek) re-sort the rows once instead of bisecting per job
+                dirty.add(f"{ev.id[0]}.{ev.id[1]}")
 
     def _count(self, status: int, n: int) -> None:
         left = self.status_counts.get(status, 0) + n
@@ -196,7 +200,7 @@ def job_rows(engine: Any) -> RowSeq:
     if index is None:
         index = engine.row_index = RowIndex(DemoJobs(engine))
         index.full = True
-        engine.queue.subscribe(index.on_event)
+        engine.queue.subscribe_batch(index.on_events)
     return index.table()
 
 

@@ -88,6 +88,63 @@ def test_apply_events_and_unknown_keys():
     assert len(q) == 0
 
 
+def test_subscribe_batch_gets_each_batch_events_in_one_call():
+    """A batch subscriber is told once per batch (a committed transaction, an apply) with the events a
+    per-event subscriber gets one by one, in the same order; a batch with no events tells nobody."""
+    q = JobQueue()
+    one, batches, order = [], [], []
+    q.subscribe(lambda ev: (one.append(ev), order.append("event")))
+    unsubscribe = q.subscribe_batch(lambda evs: (batches.append(list(evs)), order.append("batch")))
+    with q.transaction(now=1.0) as t:
+        c = t.new_cluster()
+        t.new_proc(c)
+        t.new_proc(c)
+        t.set_attribute((c, 0), "JobStatus", "1")
+    q.apply(R.set_attr("0.0", "NextClusterNum", "5"))
+    q.apply(R.new_ad("9.9"))  # a proc without its cluster ad: still a job added
+    q.apply(R.set_attr("7.0", "JobStatus", "1"))  # unknown ad: ignored, no event
+    with q.transaction(now=2.0) as t:
+        t.set_attribute((c, 1), "JobStatus", "2")
+        t.destroy((c, 0))
+    assert [ev for b in batches for ev in b] == one
+    assert batches[1:] == [[AdChanged("0.0")], [JobAdded((9, 9))],
+                           [JobRemoved((1, 0)), JobChanged((1, 1), frozenset({"JobStatus"}))]]
+    assert batches[0][-2:] == [JobAdded((1, 0)), JobAdded((1, 1))] and len(batches[0]) == 5
+    assert order == ["event"] * 5 + ["batch"] + ["event", "batch"] * 2 + ["event"] * 2 + ["batch"]
+    unsubscribe()
+    q.apply(R.destroy_ad("9.9"))
+    assert len(batches) == 4 and len(one) == 10
+
+
+def test_transaction_block_commits_once_aborts_and_refuses_a_second():
+    """The ``with queue.transaction()`` block: a second one inside raises and leaves the first open;
+    an exception aborts (nothing applied) and frees the queue; a commit that raises frees it too."""
+    q = JobQueue()
+    with q.transaction(now=1.0) as t:
+        c = t.new_cluster()
+        with pytest.raises(RuntimeError, match="already open"):
+            with q.transaction(now=1.0):
+                pass
+        t.new_proc(c)
+    assert q.ids() == [(c, 0)]
+    with pytest.raises(KeyError):
+        with q.transaction(now=2.0) as t:
+            t.set_attribute((c, 0), "JobStatus", "1")
+            t.set_attribute((c, 7), "JobStatus", "1")
+    assert q.get((c, 0)).get("JobStatus") is None
+
+    def refuse(recs):
+        raise OSError("disk full")
+
+    q.apply_all = refuse
+    with pytest.raises(OSError), q.transaction(now=3.0) as t:
+        t.set_attribute((c, 0), "JobStatus", "1")
+    del q.apply_all
+    with q.transaction(now=4.0) as t:
+        t.set_attribute((c, 0), "JobStatus", "2")
+    assert q.get((c, 0)).get("JobStatus") == "2"
+
+
 def test_reload_sends_only_queue_reloaded():
     # Source: RouteDeck event contract; a bulk reload is htcondor.md §3.5 (COMPRESSED / PROBE_ERROR)
     q = JobQueue()

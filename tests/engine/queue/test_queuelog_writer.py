@@ -121,6 +121,25 @@ def test_commit_comment_durability_and_fsync(tmp_path, monkeypatch):
     assert last.startswith("106 # ") and R.commit_time(last[5:]) == pytest.approx(T0 + 5)
 
 
+@pytest.mark.parametrize("timestamps", [True, False])
+@pytest.mark.parametrize("durable", [True, False])
+@pytest.mark.parametrize("body", [[], [R.set_attr("1.0", "A", "1")],
+                                  [R.new_ad("1.0", "Job"), R.set_attr("1.0", "Cmd", '"é \\ x"'), R.destroy_ad("2.0")]])
+def test_write_transaction_bytes_are_the_records_lines(tmp_path, body, durable, timestamps):
+    """A transaction is written as ``105``, each record's ``format_record`` line and the ``106`` of its
+    commit comment (htcondor.md §3.1–3.2), each line ended by a newline; records given as lines or
+    as records, as a list or an iterable, give the same bytes."""
+    want = [R.format_record(R.BEGIN), *map(R.format_record, body)]
+    comment = R.commit_comment(T0, durable) if timestamps else ""
+    want.append(R.format_record(R.end_txn(comment)))
+    want_bytes = "".join(line + "\n" for line in want).encode("utf-8", "surrogateescape")
+    for i, lines in enumerate([None, [R.format_record(r) for r in body], (R.format_record(r) for r in body)]):
+        w = QueueLogWriter(tmp_path / f"log{i}", seq=1, created=int(T0), durable=True, timestamps=timestamps)
+        w.write_transaction(body, now=T0, lines=lines, durable=durable)
+        w._fh.close()
+        assert (tmp_path / f"log{i}").read_bytes() == want_bytes
+
+
 def test_non_durable_commit_is_written_not_synced_and_says_so(tmp_path, monkeypatch):
     """htcondor.md §3.2 and log_transaction.cpp ``Transaction::Commit(..., nondurable)``: a
     non-durable commit (qmgmt.cpp ``CommitNonDurableTransactionOrDieTrying``) writes its records
