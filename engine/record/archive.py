@@ -81,8 +81,9 @@ LEVEL = 3
 MAX_FRAME = 1 << 26  # a frame's payload is never larger (a corrupt length is caught before reading)
 
 
-class ArchiveError(Exception):
-    """The archive cannot be read or written; the message names the file."""
+class ArchiveError(ValueError):
+    """The archive cannot be read or written; the message names the file. A ValueError: the
+    commands that read a recording report it as any unreadable input (exit 2, one line)."""
 
 
 class DiskFull(ArchiveError):

@@ -53,6 +53,25 @@ def test_record_once_then_replay_the_archive_as_the_log(tmp_path, capsys):
     assert rc == 0 and "19,454 transactions from 2026-11-21 00:00:00 UTC" in out
 
 
+
+def test_a_torn_index_is_a_one_line_error_not_a_traceback(tmp_path, capsys):
+    """README exit statuses: unreadable input is 2 with one line on stderr. An index line cut in
+    the middle (a reader racing a re-frame, or a damaged archive) is ArchiveError, which replay
+    reports as it reports any unreadable recording (was: a traceback, since s12-reframe turned
+    the JSON error into ArchiveError)."""
+    data = DEMO.read_bytes()
+    end = data.index(b"\n", data.index(b"\n106 ", 100_000) + 1) + 1
+    log = tmp_path / "job_queue.log"
+    log.write_bytes(data[:end])
+    arch = tmp_path / "archive"
+    assert run(capsys, ["record", str(log), "--archive", str(arch), "--once"])[0] == 0
+    [index] = arch.glob("index-*.jsonl")
+    text = index.read_bytes()
+    index.write_bytes(text[: len(text) // 2] + b"\n" + text[len(text) // 2:])
+    rc, out, err = run(capsys, ["replay", str(arch), "--at", "end", "--json"])
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert f"{index}: unreadable index" in err
+
 def test_a_gap_is_reported_where_it_happens(tmp_path, capsys):
     schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes(), max_rotations=0)
     arch = tmp_path / "archive"
