@@ -49,7 +49,7 @@ Design decisions and invariants:
   :class:`ArchiveError`, never other transactions; so does one whose ``recorder.json`` counts a
   segment's end from before a re-frame (frames must follow each other and stay within the
   transactions it counts).
-- Every write goes through a :class:`Files` object; tests inject one whose writes fail with
+- Every write goes through a :class:`Files` object (``engine.record.files``); tests inject one whose writes fail with
   ENOSPC. A failed write raises :class:`DiskFull` (or :class:`ArchiveError`) and leaves
   ``recorder.json`` as it was: the next open drops the partial write, nothing archived is lost.
 - Retention deletes whole segments only, oldest first, never the one being written: a new index
@@ -60,7 +60,6 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import hashlib
-import errno
 import json
 import os
 import struct
@@ -71,7 +70,9 @@ from typing import Iterator
 
 import zstandard
 
-from engine.queue.writer import fsync_dir
+from engine.record.files import (  # noqa: F401  (ArchiveError, DiskFull, Files: part of this API)
+    ArchiveError, DiskFull, Files, failed,
+)
 
 MAGIC = b"RDF1"
 HEAD = struct.Struct("<4sIQIddI")  # magic, payload length, first txn, count, t0, t1, crc32
@@ -79,58 +80,6 @@ CHECKPOINT = "recorder.json"
 VERSION = 1
 LEVEL = 3
 MAX_FRAME = 1 << 26  # a frame's payload is never larger (a corrupt length is caught before reading)
-
-
-class ArchiveError(ValueError):
-    """The archive cannot be read or written; the message names the file. A ValueError: the
-    commands that read a recording report it as any unreadable input (exit 2, one line)."""
-
-
-class DiskFull(ArchiveError):
-    """A write failed for lack of space: archiving stops, nothing archived is lost."""
-
-
-class Files:
-    """Every write of the archive (tests subclass it to fail the way a full disk does)."""
-
-    def append(self, path: Path, data: bytes) -> None:
-        with open(path, "ab") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    def replace(self, path: Path, data: bytes) -> None:
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
-            raise
-        fsync_dir(path.parent)
-
-    def truncate(self, path: Path, size: int) -> None:
-        """Cut ``path`` to ``size`` bytes (a missing file is empty). No fsync: a re-frame appends
-        to the file next, with an fsync, and an open cuts the archive to ``recorder.json`` anyway."""
-        try:
-            with open(path, "r+b") as fh:
-                fh.truncate(size)
-        except FileNotFoundError:
-            if size:
-                raise
-
-
-def _failed(path: Path, exc: OSError) -> ArchiveError:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFull(f"{path}: disk full ({exc.strerror or exc}); archiving stopped, "
-                        "everything archived before is kept")
-    return ArchiveError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 @dataclass(slots=True)
@@ -292,7 +241,7 @@ class Archive:
         try:
             self.files.replace(path, zstandard.ZstdCompressor(level=LEVEL).compress(state_dump))
         except OSError as exc:
-            raise _failed(path, exc) from None
+            raise failed(path, exc) from None
         return [dict(kind="segment", seg=k, first=self.meta.next_txn, time=first_time)]
 
     def append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
@@ -365,7 +314,7 @@ class Archive:
             try:
                 self.files.truncate(path, size)
             except OSError as exc:
-                raise _failed(path, exc) from None
+                raise failed(path, exc) from None
         self._append(run.txns, position or end_log, run.extra, new_segment=run.new_segment,
                      frame_bytes=run.frame_bytes, router=run.router, router_pos=router_pos or end_router,
                      figures=figures if figures is not None else run.figures, save=save)
@@ -424,7 +373,7 @@ class Archive:
             if index:
                 self.files.append(self.index_path, index)
         except OSError as exc:
-            raise _failed(seg_path, exc) from None
+            raise failed(seg_path, exc) from None
         m.segment, m.segment_size, m.segment_raw = seg, size + len(frames), raw_seg
         m.rlog_size = rlog_size + len(rlog)
         if router_pos is not None:
@@ -446,7 +395,7 @@ class Archive:
         try:
             self.files.replace(path, json.dumps(self.meta.as_json(), indent=1).encode())
         except OSError as exc:
-            raise _failed(path, exc) from None
+            raise failed(path, exc) from None
 
     # ------------------------------------------------------------------ reading
     def index_lines(self) -> list[dict]:
@@ -580,7 +529,7 @@ class Archive:
         try:
             self.files.replace(path, data)
         except OSError as exc:
-            raise _failed(path, exc) from None
+            raise failed(path, exc) from None
         old_index = self.index_path
         m.index, m.index_size, m.first_segment = new_index, len(data), max(gone) + 1
         m.raw_total = kept_raw
