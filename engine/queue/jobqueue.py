@@ -12,7 +12,8 @@ Design decisions and invariants:
   (``<c>.-100``) and anything else are kept apart from jobs.
 - ``apply(record)`` applies one record at once (the follower's rule: transaction boundaries are the
   caller's business). The bulk loader in ``engine.queue.reader`` fills the same internals
-  directly for speed and then announces :class:`QueueReloaded`.
+  directly for speed and then announces :class:`QueueReloaded`; the event-free appliers of the
+  step scanner and the recorder (``apply_quiet``, ``apply_plain``) are ``engine.queue.quiet``.
 - Change events (``engine.queue.events``) are small frozen dataclasses delivered synchronously to subscribers. Inside a
   batch (``with queue.batch():``, one follower poll, one committed transaction) they are
   coalesced: additions and removals in order, then one :class:`JobChanged` per job that still
@@ -27,13 +28,13 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import functools
-import re
 from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
 from engine.queue import records as R
 from engine.queue.job import _EMPTY, Job, JobId, _int_of  # Job, JobId: part of this API
+from engine.queue.quiet import QuietApply
 from engine.queue.transaction import Transaction
 from engine.queue.events import (  # used here, and imported from here by the queue's users
     AdChanged, JobAdded, JobChanged, JobRemoved, QueueReloaded, TransactionHook,
@@ -41,11 +42,6 @@ from engine.queue.events import (  # used here, and imported from here by the qu
 from engine.queue.records import (  # noqa: F401  (re-exported: the keys are part of this API)
     HEADER_KEY, cluster_key, cluster_pvt_key, job_key, jobset_key, key_kind, parse_key,
 )
-
-# the three commonest keys in one match (key_kind's JOB, CLUSTER, CLUSTER_PVT; exact spellings):
-# m.lastindex 2 = job <c>.<p>, 3 = cluster ad 0<c>.-1, 4 = ClusterPvt <c>.-2; anything else: key_kind
-_COMMON_KEY = re.compile(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)|0([1-9][0-9]*)\.-1|([1-9][0-9]*)\.-2").fullmatch
-
 
 @functools.lru_cache(maxsize=65536)
 def _classify(key: str) -> tuple[str, int, int]:
@@ -66,7 +62,7 @@ class _Batch:
         self.reloaded = False
 
 
-class JobQueue:
+class JobQueue(QuietApply):
     """Ads of one job_queue.log, with views of jobs and change events."""
 
     def __init__(self) -> None:
@@ -495,119 +491,6 @@ class JobQueue:
         elif op == R.HIST_SEQ:
             self.seq, self.created = int(rec.key), int(rec.value)
         return None
-
-    def apply_quiet(self, recs: list) -> int:
-        """Apply records given as plain ``(op, key, name, value)`` tuples (or :class:`Record`) with
-        :meth:`apply`'s semantics but without change events: replay's step scanner
-        (``engine.queue.reader.scan_steps``) on queues nobody subscribes to. Returns how many
-        records were ignored (unknown key, a second 101). With subscribers or inside a batch it
-        goes through :meth:`apply_all`, so no event is ever lost."""
-        if self._subs or self._batch_subs or self._batch is not None:
-            return len(self.apply_all([r if isinstance(r, R.Record) else R.Record(*r) for r in recs]))
-        ads = self._ads
-        owned = self._owned
-        canon = self._canon
-        ignored = 0
-        last = ad = None  # a transaction sets many attributes of one ad: looked up once per run
-        for op, key, name, value in recs:
-            if op == 103:
-                if key != last:
-                    ad = ads.get(key) if owned is None or key in owned else self._own(key)
-                    last = key
-                if ad is None:
-                    ignored += 1
-                    continue
-                n = canon.get(name)
-                ad[n if n is not None else self._name(name)] = value
-                continue
-            last = None  # the ad under a key may be created, destroyed or written here
-            if op == 101:
-                if not self._add_quiet(key, name):
-                    ignored += 1
-            elif op == 102:
-                if not self._drop_quiet(key):
-                    ignored += 1
-            elif op == 104:
-                ad = ads.get(key) if owned is None or key in owned else self._own(key)
-                if ad is None:
-                    ignored += 1
-                    continue
-                n = canon.get(name)
-                ad.pop(n if n is not None else self._name(name), None)
-        self._gen += 1  # Job.classad() caches are stamped with _gen: none survives unseen changes
-        return ignored
-
-    def _add_quiet(self, key: str, mytype: str) -> bool:
-        """A 101 of :meth:`apply_quiet` (no event); False when ``key`` exists (ignored)."""
-        ads = self._ads
-        if key in ads:
-            return False
-        ads[key] = {}
-        self._types[key] = mytype
-        if self._owned is not None:
-            self._owned.add(key)
-        m = _COMMON_KEY(key)
-        common = m.lastindex if m is not None else 0
-        if common == 2:
-            c, p = int(m[1]), int(m[2])  # type: ignore[index]
-            self._ids[(c, p)] = key
-            if self._max_cluster is not None and c > self._max_cluster:
-                self._max_cluster = c
-            if self._by_cluster is not None:
-                self._by_cluster.setdefault(c, set()).add(p)
-        elif common == 4:
-            self._kinds[key] = R.CLUSTER_PVT
-        elif common != 3:
-            kind = R.key_kind(key)
-            if kind != R.CLUSTER:
-                self._kinds[key] = kind
-        return True
-
-    def _drop_quiet(self, key: str) -> bool:
-        """A 102 of :meth:`apply_quiet` (no event); False when there is no ad ``key`` (ignored)."""
-        if self._ads.pop(key, None) is None:
-            return False
-        self._types.pop(key, None)
-        if self._owned is not None:
-            self._owned.discard(key)
-        m = _COMMON_KEY(key)
-        if m is not None and m.lastindex == 2:
-            c, p = int(m[1]), int(m[2])
-            self._ids.pop((c, p), None)
-            self._jobs.pop((c, p), None)
-            if self._by_cluster is not None:
-                self._by_cluster.get(c, set()).discard(p)
-        else:
-            self._kinds.pop(key, None)
-        return True
-
-    def apply_plain(self, recs: list, record) -> None:
-        """:meth:`apply_quiet` for a plain transaction's records as ``reader.PLAIN_FIELDS`` gives
-        them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
-        with no record tuple made for its 103s: ``record(op, key, name, value)`` makes a 101 or
-        102 the tuple :meth:`apply_quiet` takes."""
-        if self._subs or self._batch_subs or self._batch is not None:
-            self.apply_quiet([(103, k, n, v) if o == "3" else record(o, k, n, v) for o, k, n, v in recs])
-            return
-        ads = self._ads
-        canon = self._canon
-        last = ad = None
-        for op, key, name, value in recs:
-            if op == "3":
-                if key != last:
-                    owned = self._owned  # an apply_quiet below may have made one
-                    ad = ads.get(key) if owned is None or key in owned else self._own(key)
-                    last = key
-                if ad is not None:
-                    n = canon.get(name)
-                    ad[n if n is not None else self._name(name)] = value
-            elif op == "1":
-                self._add_quiet(key, record(op, key, name, value)[2])
-                last = None
-            else:
-                self._drop_quiet(key)
-                last = None
-        self._gen += 1
 
     def clear(self) -> None:
         """Forget every ad (subscribers get :class:`QueueReloaded`)."""
