@@ -11,7 +11,7 @@ Design decisions:
 
 - This run loop is the only place of the recorder that reads the clock or waits. It polls the
   log when the log changes (``watchfiles`` on its directory, as ``watch`` does:
-  ``engine.queue.filewatch.run_watch`` on a thread that only wakes this loop), at least every
+  ``engine.queue.filewatch.watch_path`` on a thread that only wakes this loop), at least every
   ``--interval`` seconds (the fallback when the directory cannot be watched), and when what was
   read is due to be written (``Recorder.flush_in``: ``--flush`` seconds after the last write,
   ``--lag`` seconds once 8 KiB wait, or when a frame's worth waits). So a transaction of a busy
@@ -223,21 +223,14 @@ WATCH_DEBOUNCE = 0.01  # seconds watchfiles groups a burst of writes to the log 
 
 def _watch(log: str, stop: threading.Event, woken: threading.Event, interval: float) -> None:
     """Start a daemon thread that sets ``woken`` when the log changes and at least every
-    ``interval`` seconds (``run_watch``), and once more when ``stop`` is set and it ends."""
+    ``interval`` seconds (``filewatch.watch_path``), and once more when ``stop`` is set and it ends."""
     from pathlib import Path  # noqa: PLC0415
 
-    from engine.queue.filewatch import run_watch  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
-
-    class _Waker:  # what run_watch polls: here it only wakes the run loop, which reads the log
-        path = Path(log)
-
-        @staticmethod
-        def poll() -> None:
-            woken.set()
+    from engine.queue.filewatch import watch_path  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     def watch() -> None:
         try:
-            run_watch(_Waker(), stop, slow_poll=interval, debounce=WATCH_DEBOUNCE)  # type: ignore[arg-type]
+            watch_path(Path(log), stop, woken.set, slow_poll=interval, debounce=WATCH_DEBOUNCE)
         finally:
             woken.set()
 

@@ -39,8 +39,17 @@ def run_watch(follower: Follower, stop_event: threading.Event, on_poll: OnPoll |
         if on_poll is not None:
             on_poll(result)
 
+    watch_path(follower.path, stop_event, wake, slow_poll=slow_poll, debounce=debounce,
+               use_watchfiles=use_watchfiles, step=step)
+
+
+def watch_path(path: Path, stop_event: threading.Event, wake: Callable[[], None], *, slow_poll: float = 5.0,
+               debounce: float = 0.05, use_watchfiles: bool = True, step: float = 0.01) -> None:
+    """Call ``wake()`` now, then on every change of the file ``path`` and at least every
+    ``slow_poll`` s, until ``stop_event`` is set (``run_watch``'s loop, for a caller that reads
+    the file itself: ``routedeck record``'s run loop)."""
     wake()
-    if use_watchfiles and _watch(follower.path, stop_event, wake, slow_poll, debounce, step):
+    if use_watchfiles and _watch(path, stop_event, wake, slow_poll, debounce, step):
         return
     while not stop_event.wait(slow_poll):
         wake()
