@@ -77,9 +77,9 @@ def help_screen(app, over=None) -> "HelpScreen":
 class HelpScreen(ModalScreen[None]):
     BINDINGS = keymap.HELP
 
-    def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]] | None = None) -> None:
+    def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()
-        self.sections = sections  # None: those of the screen it is opened over, when composed
+        self.sections = sections  # help_sections(app, over) of the screen it is opened over (help_screen)
 
     def compose(self) -> ComposeResult:
         yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
@@ -98,7 +98,7 @@ class HelpScreen(ModalScreen[None]):
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold cyan", no_wrap=True)
         grid.add_column()
-        for title, rows in self.sections if self.sections is not None else help_sections(self.app):
+        for title, rows in self.sections:
             grid.add_row(Text(title, style="bold underline"), "")
             for key, what in rows:
                 grid.add_row(key, what)

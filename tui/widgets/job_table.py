@@ -225,7 +225,8 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
             return
         self._measured = key
         top = round(self.scroll_y)
-        rows = m.rows_between(0, SAMPLE) + m.rows_between(top, top + max(1, self.size.height))
+        # the rows on screen past the sample (those within it are in it already)
+        rows = m.rows_between(0, SAMPLE) + m.rows_between(max(top, SAMPLE), top + max(1, self.size.height))
         most = self._most_lengths(rows)
         # title, a sort mark and a gap; a value and a gap
         need = [max(len(c.title) + 3, v + 1) for c, v in zip(COLUMNS, most)]
