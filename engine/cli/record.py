@@ -283,7 +283,7 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
                 metrics.put(recorder_figures(rec, now, total, errors, bool(failed), log))
             if args.once:
                 break
-            if failed or not watching:
+            if failed:  # (--once ended above: the loop below is always watching)
                 if stop.wait(args.interval if not failed else max(args.interval, RETRY)):
                     break
             else:

@@ -39,7 +39,6 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import stat
@@ -47,6 +46,7 @@ import sys
 
 from engine.classad import is_valid_expr
 from engine.queue.jobqueue import JobQueue
+from engine.gcpause import gc_paused
 from engine.queue import records as R
 from engine.queue.records import PLAIN_VALUE, Corrupt, key_kind, parse_line
 from engine.queue.plain_loader import load_reference
@@ -462,14 +462,8 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
     Returns True when ``data[start:end]`` ends at a step boundary (its last step was committed or
     ended, no transaction is open and no record waits): a scan of ``data[start:end]`` and then
     one of ``data[end:e]`` give the same steps as one scan of ``data[start:e]``."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    with gc_paused():
         return _scan_steps(data, start, end, queue, on_step, on_problem, first_line)
-    finally:
-        if paused:
-            gc.enable()
 
 
 # A transaction of plain records only (most steps of a real log): matched whole, its records taken

@@ -257,13 +257,12 @@ class Archive:
         write would take them past ``frame_bytes``, starts a segment or is not held.
         ``reframe``: re-frame them with this write (one write of them all)."""
         raw = sum(len(t.raw) for t in txns)
-        hold = (hold or reframe) and raw < frame_bytes
         run = self.run
         if run is not None and reframe and not new_segment:
             self._hold(txns, extra, router, raw)
             self._reframe(save=True, position=position, router_pos=router_pos, figures=figures)
             return
-        hold = hold and not reframe
+        hold = hold and not reframe and raw < frame_bytes
         if run is not None and (new_segment or not hold or run.raw + raw > frame_bytes):
             self._reframe(save=False)  # this write's recorder.json is the re-frame's step (3)
         before = self.meta.as_json() if hold and self.run is None else None

@@ -49,7 +49,6 @@ rewritten). Design decisions and invariants:
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from dataclasses import dataclass, field
@@ -57,9 +56,10 @@ from pathlib import Path
 
 from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
+from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, plain_record, scan_steps
-from engine.queue.timeline import TimeInference, parse_comment_time, stamp_time, step_time
+from engine.queue.timeline import TimeInference, stamp_time, step_time
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
@@ -147,14 +147,8 @@ class Recorder:
     def poll(self, now: float, *, flush: bool | None = None) -> Report:
         """Archive whatever the log holds that is not archived yet (see the module docstring).
         ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
-        paused = gc.isenabled()
-        if paused:  # see _poll
-            gc.disable()
-        try:
+        with gc_paused():  # see _poll
             return self._poll(now, flush)
-        finally:
-            if paused:
-                gc.enable()
 
     def _poll(self, now: float, flush: bool | None) -> Report:
         """``poll`` with the cyclic collector paused: a catch-up makes a few objects per record
@@ -373,9 +367,7 @@ class Recorder:
                 size = self._pending_bytes
                 write = False
             t = None if stamp is None else stamp_time(stamp[0], stamp[1], tz)
-            if t is None and end_line and "#" in end_line:
-                t = parse_comment_time(end_line, tz)
-            if t is None:
+            if t is None:  # step_time reads the 106 comment first
                 t, _source = step_time(records if fields is None else
                                        [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
             t = last if t is None or t < last else float(t)
@@ -510,7 +502,7 @@ class Recorder:
                 self.run_since = None
             return 0
         new_segment = None
-        if self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes:
+        if self._rolls():
             first_t = self.pending[0].time if self.pending else self.last_time
             assert self.base is not None, "a segment starts without the state at the archive's end"
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)

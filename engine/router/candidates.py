@@ -32,12 +32,10 @@ engine can act for every owner, and ``watch`` mode never claims jobs.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from engine.classad import MAX_CLASSAD_RECURSION, ClassAd, ClassAdError, evaluate, evaluation_fails, is_true, parse_expr
 from engine.contract.codes import JobStatus
@@ -207,25 +205,6 @@ def fast_sanity(vals: dict[str, str], router_name_quoted: str) -> bool | None:
 
 
 _KEPT_MAX = 1 << 18  # cluster entries kept across cycles (bounded: emptied when full)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside the block (restored on exit, also on error).
-
-    A routing cycle that places tens of thousands of jobs allocates a RoutedJob and its dicts
-    for each; with collection on, the collector's young passes run hundreds of times and its
-    full passes walk the whole queue's heap several times in one cycle (bench/router.py part 1:
-    0.33 s -> 0.26 s best of 7). Nothing the cycle allocates forms a cycle, so pausing only
-    moves the one young pass to after the block. Left alone when collection was already off."""
-    was = gc.isenabled()
-    if was:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @dataclass(frozen=True)

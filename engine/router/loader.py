@@ -22,7 +22,7 @@ from engine.lang.param import parse_bool, parse_number, split_list
 from engine.lang.xform_iter import cut_at_transform
 from engine.router import classic as K
 from engine.hookrun import MAX_OUTPUT, run_bounded
-from engine.router.candidates import gc_paused
+from engine.gcpause import gc_paused
 from engine.router.lints import lint_config_routes, lint_table
 from engine.router.table import (
     CLASSIC_KNOBS, JOB_EXPR_ATTRS, ROUTE_PREFIX, TRANSFORM_PREFIX,

@@ -57,7 +57,8 @@ from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
 from engine.router.routed_copy import build_routed_ad as default_build_routed_ad
 from engine.router.table import SubmitRejected
-from engine.router.candidates import Scanner, gc_paused
+from engine.gcpause import gc_paused
+from engine.router.candidates import Scanner
 from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
 from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob

@@ -19,7 +19,7 @@ from tests.helpers.router_fixtures import route, table
 from engine.classad import ClassAd, evaluate, is_true
 from engine.queue.jobqueue import JobQueue
 from engine.router.candidates import Scanner, umbrella_text
-from engine.router.candidates import gc_paused
+from engine.gcpause import gc_paused
 
 ROUTES = [
     route("Mem", "RequestMemory <= 2048 && VO == \"cms\""),
