@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from engine.classad import as_int, evaluate, make_ad
 from engine.contract.codes import HoldCode, JobStatus
@@ -219,15 +219,17 @@ def _int_attr(ad, names, attr: str, default: int | None, now, job_attrs: Mapping
     return default if value is None else value
 
 
-def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=None) -> DeferralParams:
-    """The deferral knobs of a job ad; its evaluation ad (``_ad``, else made here) is needed only
-    for values that are not integer literals (the usual ``DeferralWindow = 60`` is read as it is)."""
+def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=None, *,
+                    ad_of: Callable[[], Any] | None = None) -> DeferralParams:
+    """The deferral knobs of a job ad; its evaluation ad (``_ad``, else ``ad_of()``, else made
+    here) is asked for only for values that are not integer literals (the usual
+    ``DeferralWindow = 60`` is read as it is), so a caller passes ``ad_of`` to build none then."""
     names = _names(job_attrs)
     made: list = [_ad]
 
     def ad():
         if made[0] is None:
-            made[0] = make_ad(job_attrs)
+            made[0] = ad_of() if ad_of is not None else make_ad(job_attrs)
         return made[0]
 
     return DeferralParams(
@@ -284,16 +286,23 @@ def compute_deferral(
     state = state or CronJobState()
     if not needs_crontab(job_attrs):
         return DeferralUpdate("drop", None, CronJobState(False))
-    ad, names = make_ad(job_attrs), _names(job_attrs)
-    params = deferral_params(job_attrs, now, ad)
+    names = _names(job_attrs)
+    made: list = []
+
+    def ad():  # the job's evaluation ad, made once and only if a value needs evaluating
+        if not made:
+            made.append(make_ad(job_attrs))
+        return made[0]
+
+    params = deferral_params(job_attrs, now, ad_of=ad)
     # a job ad without JobStatus has the one the schedd loads it with (InitialJobStatus, else IDLE)
-    status = schedd_status(_int_attr(lambda: ad, names, "JobStatus", None, now, job_attrs),
-                           _int_attr(lambda: ad, names, "InitialJobStatus", None, now, job_attrs))
+    status = schedd_status(_int_attr(ad, names, "JobStatus", None, now, job_attrs),
+                           _int_attr(ad, names, "InitialJobStatus", None, now, job_attrs))
     if status != JobStatus.IDLE:
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}
     forced = reason in _FORCING or not cached
-    sched, _non_string = cron_schedule(job_attrs, now, ad)
+    sched, _non_string = cron_schedule(job_attrs, now, ad())
     if not cached and not sched.valid:
         hold = Hold(HoldCode.InvalidCronSettings, 0, INVALID_CRON_PREFIX + (sched.error or ""))
         return DeferralUpdate("hold", params.deferral_time, CronJobState(False), hold=hold)

@@ -178,7 +178,7 @@ class CronKeeper:
         dt = self.deferral.get(job)
         if dt is None:
             return False if needs_cron(attrs) else None
-        p = D.deferral_params(attrs, now, _ad=classad() if classad is not None else None)
+        p = D.deferral_params(attrs, now, ad_of=classad)  # asked for only if a knob is not a literal
         if not D.is_runnable(now, dt, p.window, p.prep_time, p.schedd_interval):
             return False
         return lambda t: starter_decision(dt, p.window, t, p.offset)
