@@ -122,13 +122,12 @@ class QuietApply:
             self._kinds.pop(key, None)
         return True
 
-    def apply_plain(self, recs: list, record) -> None:
+    def apply_plain(self, recs: list) -> None:
         """:meth:`apply_quiet` for a plain transaction's records as ``reader.PLAIN_FIELDS`` gives
         them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
-        with no record tuple made for its 103s: ``record(op, key, name, value)`` makes a 101 or
-        102 the tuple :meth:`apply_quiet` takes."""
+        with no record tuple made (``records.plain_records`` makes them where events are due)."""
         if self._subs or self._batch_subs or self._batch is not None:
-            self.apply_quiet([(103, k, n, v) if o == "3" else record(o, k, n, v) for o, k, n, v in recs])
+            self.apply_quiet(R.plain_records(recs))
             return
         ads = self._ads
         canon = self._canon
@@ -143,7 +142,7 @@ class QuietApply:
                     n = canon.get(name)
                     ad[n if n is not None else self._name(name)] = value
             elif op == "1":
-                self._add_quiet(key, record(op, key, name, value)[2])
+                self._add_quiet(key, "" if name == R.EMPTY_TYPE else name)  # as records.plain_record
                 last = None
             else:
                 self._drop_quiet(key)

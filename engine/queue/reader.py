@@ -478,13 +478,6 @@ PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102
 PLAIN_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
 
 
-def plain_record(op: str, key: str, name: str, value: str) -> tuple:
-    """A 101 or 102 of a plain transaction (``PLAIN_FIELDS``) as step_record gives it."""
-    if op == "2":
-        return (102, key, "", "")
-    return (101, key, "" if name == R.EMPTY_TYPE else name, "" if value == R.EMPTY_TYPE else value)
-
-
 def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem, first_line: int) -> bool:
     raw = data[start:end]
     ascii_only = raw.isascii()  # then characters are bytes: no per-line byte count, whole-step matches
@@ -500,7 +493,7 @@ def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_
     parse = step_record
     plain = PLAIN_TXN if ascii_only else None
     fields = PLAIN_FIELDS
-    special = plain_record
+    plain_records = R.plain_records
     n = len(text)
     i = 0  # character offset of the line in text
     while i <= n:
@@ -513,7 +506,7 @@ def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_
                         on_step(step_start, pos, step_line, pending)
                     pending = []
                 body = m.group(1)
-                records = [(103, k, a, v) if o == "3" else special(o, k, a, v) for o, k, a, v in fields(body)]
+                records = plain_records(fields(body))
                 apply(records)
                 j = m.end()
                 if on_step:

@@ -439,3 +439,17 @@ def commit_time(comment: str) -> float | None:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return None
+
+
+def plain_record(op: str, key: str, name: str, value: str) -> tuple:
+    """A 101 or 102 of a plain transaction (``engine.queue.reader.PLAIN_FIELDS``) as
+    ``reader.step_record`` gives it."""
+    if op == "2":
+        return (102, key, "", "")
+    return (101, key, "" if name == EMPTY_TYPE else name, "" if value == EMPTY_TYPE else value)
+
+
+def plain_records(fields: list) -> list[tuple]:
+    """A plain transaction's ``PLAIN_FIELDS`` as the ``(op, key, name, value)`` records of
+    ``JobQueue.apply_quiet``."""
+    return [(103, k, a, v) if o == "3" else plain_record(o, k, a, v) for o, k, a, v in fields]

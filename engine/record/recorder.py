@@ -58,7 +58,7 @@ from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, plain_record, scan_steps
+from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, scan_steps
 from engine.queue.timeline import TimeInference, stamp_time, step_time
 from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
@@ -379,7 +379,7 @@ class Recorder:
                     closes = before_keys(t, records, next_txn + len(pending))
                     if closes:
                         marks.extend(closes)
-                    plain(fields, plain_record)
+                    plain(fields)
                     after(None, True)
                     due = due_of()
                 else:
@@ -388,7 +388,7 @@ class Recorder:
                         if closes:
                             marks.extend(closes)
                         due = due_of()
-                    plain(fields, plain_record)
+                    plain(fields)
             else:
                 closes = before(t, records, next_txn + len(pending))
                 if closes:

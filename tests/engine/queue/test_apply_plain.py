@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import PLAIN_FIELDS, plain_record
+from engine.queue.reader import PLAIN_FIELDS
+from engine.queue.records import plain_record
 
 KEYS = ["1.0", "01.-1", "1.-2", "2.0", "2.1", "02.-1", "0.0", "0.1", "1.-100", "12.3", "012.-1", "x.y"]
 NAMES = ["JobStatus", "jobstatus", "Owner", "RouteName", "ClusterId", "NextClusterNum"]
@@ -49,8 +50,8 @@ def test_apply_plain_leaves_the_queue_as_apply_quiet_and_the_event_path_do():
                     q.fork()
             fields = PLAIN_FIELDS(_body(rng))
             records = [(103, k, a, v) if o == "3" else plain_record(o, k, a, v) for o, k, a, v in fields]
-            plain.apply_plain(fields, plain_record)
-            events.apply_plain(fields, plain_record)
+            plain.apply_plain(fields)
+            events.apply_plain(fields)
             quiet.apply_quiet(records)
             assert _internals(plain) == _internals(quiet) == _internals(events), (round_, step, fields)
             # the kept caches: the same as apply_quiet's (the event path may build them at other times)
