@@ -44,10 +44,12 @@ TIME_ATTRS = frozenset(
 MIN_EPOCH = 631152000.0  # 1990-01-01
 
 
-_ISO_NAIVE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)\Z")
-# the comment as the schedd writes it: (the minute, the seconds); also matched inside
-# ``engine.queue.reader.PLAIN_TXN`` (its groups 3 and 4), whose time is then ``stamp_time``'s
-STAMP = r"# (\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)"
+# a naive ISO time as the schedd writes it: (the minute, the seconds)
+_MINUTE_SECONDS = r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)"
+_ISO_NAIVE = re.compile(_MINUTE_SECONDS + r"\Z")
+# the comment as the schedd writes it; also matched inside ``engine.queue.reader.PLAIN_TXN`` (its
+# groups 3 and 4), whose time is then ``stamp_time``'s
+STAMP = "# " + _MINUTE_SECONDS
 _STAMP_LINE = re.compile("106 " + STAMP).fullmatch
 
 
@@ -89,9 +91,9 @@ def parse_comment_time(comment: str, tz: str | None = None) -> float | None:
         return None
     m = _ISO_NAIVE.match(text)
     if m is not None:  # the common form: one parse per minute, the seconds added
-        base = _minute(m.group(1), tz)
-        if base is not None:
-            return base + float(m.group(2))
+        t = stamp_time(m.group(1), m.group(2), tz)
+        if t is not None:
+            return t
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
