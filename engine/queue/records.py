@@ -372,6 +372,23 @@ def _check_word(what: str, s: str) -> None:
         raise RecordFormatError(f"{what} {s!r} must be one non-empty word without blanks or newlines")
 
 
+_BLANK_VALUE = re.compile(r"(?m)^\s*$").search  # \s: what str.strip() strips
+
+
+def attrs_writable(attrs: dict[str, str], words: set[str]) -> bool:
+    """Every attribute of ``attrs`` passes :func:`format_record`'s checks for a 103 (names one word,
+    values one line without NUL and not blank); ``words``: names already checked (grows)."""
+    if not attrs:
+        return False
+    for n in attrs:
+        if n not in words:
+            if not is_word(n):
+                return False
+            words.add(n)
+    values = "\n".join(attrs.values())
+    return "\0" not in values and values.count("\n") == len(attrs) - 1 and _BLANK_VALUE(values) is None
+
+
 def format_record(rec: Record) -> str:
     """The exact line for ``rec``, without the newline (htcondor.md §3.1 table)."""
     op = rec.op

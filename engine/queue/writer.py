@@ -27,7 +27,6 @@ Design decisions and invariants:
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -222,7 +221,7 @@ def dump_chunks(queue: JobQueue, lines_per_chunk: int = 8192) -> Iterator[bytes]
     for key, attrs in queue._ads.items():
         mytype = queue._types.get(key, "")
         batch.append(R.format_record(R.new_ad(key, mytype)))  # checks the key
-        if _writable(attrs, words):  # format_record's checks, made once per ad: the same lines
+        if R.attrs_writable(attrs, words):  # format_record's checks, made once per ad: the same lines
             prefix = f"103 {key} "
             batch.extend([f"{prefix}{n} {v}" for n, v in attrs.items()])
         else:  # the error format_record gives for its first bad record
@@ -234,21 +233,6 @@ def dump_chunks(queue: JobQueue, lines_per_chunk: int = 8192) -> Iterator[bytes]
         yield _encode(batch)
 
 
-_BLANK_VALUE = re.compile(r"(?m)^\s*$").search  # \s: what str.strip() strips
-
-
-def _writable(attrs: dict[str, str], words: set[str]) -> bool:
-    """Every attribute of ``attrs`` passes ``format_record``'s checks for a 103 (names one word,
-    values one line without NUL and not blank); ``words``: names already checked (grows)."""
-    if not attrs:
-        return False
-    for n in attrs:
-        if n not in words:
-            if not R.is_word(n):
-                return False
-            words.add(n)
-    values = "\n".join(attrs.values())
-    return "\0" not in values and values.count("\n") == len(attrs) - 1 and _BLANK_VALUE(values) is None
 
 
 def fsync_dir(directory: Path) -> None:
