@@ -31,6 +31,23 @@ def freeze_startup_heap() -> None:
 
 class Prewarm:
     prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
+    _switching_to_built = False  # inside switch_mode to a mode whose screen is mounted
+
+    def switch_mode(self, mode: str):
+        """Textual's, without its 50 ms hold on every repaint when the mode's screen is already
+        mounted (prewarmed or visited): Textual's ``switch_mode`` calls ``delay_update()`` to hide
+        a new screen being composed, and a built screen has nothing to hide, so the switch painted
+        50 ms late on every ``b``, ``c``, ``j`` (more under load: it is a timer; issue 30)."""
+        stack = self._screen_stacks.get(mode)
+        self._switching_to_built = bool(stack) and stack[-1].is_mounted
+        try:
+            return super().switch_mode(mode)
+        finally:
+            self._switching_to_built = False
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        if not self._switching_to_built:
+            super().delay_update(delay)
 
     def prewarm_modes(self) -> list[str]:
         """The main views one key reaches that are built in the background: jobs and crondor,
