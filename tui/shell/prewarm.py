@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from textual.geometry import Region
 from textual.screen import Screen
 
 from tui.screens.base import styled_state
@@ -27,6 +28,23 @@ def freeze_startup_heap() -> None:
     _FROZEN = True
     gc.collect()
     gc.freeze()
+
+
+def draw_off_screen(screen: Screen, size) -> None:
+    """Lay ``screen`` out again until its widgets keep their sizes (a scroll container's scrollbar
+    appears on the second layout and narrows what is inside it), then have each widget on it draw
+    its lines once, so its first visit finds them in the widgets' line caches. The help's keys
+    table (a long Rich table) was drawn on the first ``?``: 50 ms of the UI thread's CPU at 132x40
+    (issue 30). The screen itself is not drawn (a dialog draws the screen under it: that is only
+    known when it is shown)."""
+    for _ in range(3):
+        sizes = {w: w.size for w in screen.walk_children()}
+        screen._refresh_layout(size)
+        if all(w.size == old for w, old in sizes.items()):
+            break
+    for widget, (region, _clip) in screen._compositor.visible_widgets.items():
+        if widget is not screen and region:
+            widget.render_lines(Region(0, 0, region.width, region.height))
 
 
 class Prewarm:
@@ -93,6 +111,8 @@ class Prewarm:
                 # laid out now for the app's size (only the current screen is otherwise): the first
                 # visit finds its widgets sized and arranged
                 screen._refresh_layout(self.size)
+                await asyncio.sleep(0)
+                draw_off_screen(screen, self.size)
                 await asyncio.sleep(0)
 
         board = self._screen_stacks["routes"][0]
