@@ -47,6 +47,13 @@ def draw_off_screen(screen: Screen, size) -> None:
             widget.render_lines(Region(0, 0, region.width, region.height))
 
 
+def startup_heap_thawed() -> None:
+    """The frozen heap was given back to the GC (an app's idle collector at its exit,
+    tui.shell.idle_gc): the next app's start-up heap is frozen again."""
+    global _FROZEN
+    _FROZEN = False
+
+
 class Prewarm:
     prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
     _switching_to_built = False  # inside switch_mode to a mode whose screen is mounted
