@@ -51,6 +51,15 @@ async def _next(pilot, app, rt, **changes) -> None:
     await pilot.pause()
 
 
+async def _opened(pilot, app, key: str, name: str):
+    """The screen named ``name`` that ``key`` opens once the first snapshot is shown, drawn."""
+    await wait_until(pilot, lambda: app.snapshot is not None)
+    await pilot.press(key)
+    await wait_until(pilot, lambda: type(app.screen).__name__ == name)
+    await pilot.pause()
+    return app.screen
+
+
 def test_a_text_cell_that_changes_only_its_style_is_a_change():
     assert not same_cell(Text("3", style="red"), Text("3", style="green"))  # Text.__eq__ says equal
     assert not same_cell(Text("3"), "3")
@@ -95,11 +104,8 @@ async def test_jobs_table_is_not_drawn_again_for_a_snapshot_that_changes_nothing
     rt = FakeRuntime(make_snapshot(3000))
     app = make_app(rt, blink=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("j")
-        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen")
+        await _opened(pilot, app, "j", "JobsScreen")
         table = app.screen.table
-        await pilot.pause()
         spy = Spy(table)
         await _next(pilot, app, rt)
         assert (spy.refreshes, spy.lines) == (0, 0)
@@ -129,11 +135,7 @@ async def test_help_backdrop_is_textuals_and_tinted_again_only_where_the_board_c
     rt = FakeRuntime(make_snapshot(500))
     app = make_app(rt, blink=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None)
-        await pilot.press("question_mark")
-        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen")
-        await pilot.pause()
-        helper = app.screen
+        helper = await _opened(pilot, app, "question_mark", "HelpScreen")
         assert _backdrop(helper, own=True) == _backdrop(helper, own=False)
         tinted: list[int] = []  # segments tinted, per call
         original = BackgroundScreen.process_segments
