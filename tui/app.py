@@ -55,7 +55,7 @@ from tui.shell.idle_gc import IdleGC
 from tui.shell.prewarm import Prewarm
 from tui.screens.replay_controls import ReplayControls
 from tui.commands.typeahead import TypeAhead
-from tui.widgets import scrollbar
+from tui.widgets import scrollbar, strips
 
 TOAST_KINDS = {
     "route-throttled": "warning", "route-unthrottled": "information", "route-released": "information",
@@ -111,6 +111,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
                  watch_files: bool = True) -> None:
         super().__init__()
         scrollbar.install()  # every scrollbar draws whole cells, no partial-block thumb ends
+        strips.install()  # a line dropped is freed at once, not by a full GC collection
         self.runtime = runtime
         self.mode = mode
         self.readonly = readonly

@@ -12,7 +12,7 @@ import gc
 import pytest
 
 from tui.app import make_app
-from tui.shell.idle_gc import CAP, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
+from tui.shell.idle_gc import CAP, DEEP_EVERY, FULL_AFTER, IDLE_AFTER, OUT_OF_REACH, IdleCollector
 
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 
@@ -32,6 +32,17 @@ def test_full_collection_waits_while_keys_arrive_and_runs_once_idle():
     assert c.decide(t + IDLE_AFTER - 0.01, due) is None
     assert c.decide(t + IDLE_AFTER, due) == (2, "idle-2")
     assert c.decide(t + IDLE_AFTER, due, building=True) is None  # a screen being built: not idle
+
+
+def test_every_deep_every_th_idle_full_collection_is_a_deep_one():
+    c = IdleCollector()
+    kinds = []
+    for k in range(2 * DEEP_EVERY):
+        why = c.decide(100.0 + k, (0, 0, FULL_AFTER))[1]
+        c.collections[why] += 1
+        kinds.append(why)
+    assert kinds.count("deep-2") == 2 and kinds[DEEP_EVERY - 1] == kinds[-1] == "deep-2"
+    assert c.decide(1000.0, (0, 0, CAP)) == (2, "forced-2")  # a forced one is never deep (it may land on a key)
 
 
 def test_idle_with_nothing_due_collects_only_the_young_generations():
@@ -61,6 +72,8 @@ async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restor
     app.idle_gc_clock = lambda: now[0]
     app.idle_gc_counts = lambda: counts[0]
     app.idle_gc_collect = collected.append
+    app.idle_gc_freeze = lambda: collected.append("freeze")
+    app.idle_gc_unfreeze = lambda: collected.append("unfreeze")
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, lambda: app.prewarmed and app.idle_collector is not None)
         assert gc.get_threshold()[2] == OUT_OF_REACH  # no automatic full collection while it runs
@@ -74,10 +87,18 @@ async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restor
         now[0] = 500.0 + IDLE_AFTER
         await wait_until(pilot, lambda: not app.idle_gc_building())  # the key's repaint is done
         app._idle_gc_tick()
-        assert collected == [2]
+        assert collected == [2, "freeze"]  # what survived it is frozen: the next one skips it
         assert app.idle_collector.collections["idle-2"] >= 1
         counts[0] = (0, 0, CAP)
         await pilot.press("up")
         app._idle_gc_tick()
-        assert collected == [2, 2] and app.idle_collector.forced >= 1  # past the cap: even on a key
+        assert collected == [2, "freeze", 2, "freeze"] and app.idle_collector.forced >= 1  # past the cap: even on a key
+        collected.clear()
+        app.idle_collector.collections["idle-2"] = DEEP_EVERY - 1
+        counts[0] = (0, 0, FULL_AFTER)
+        now[0] += 10 * IDLE_AFTER
+        app._idle_gc_tick()
+        assert collected == ["unfreeze", 2, "freeze"]  # now and then one over the frozen heap too
+        collected.clear()
+    assert collected == ["unfreeze"]  # what it froze is given back at exit (it would never be freed)
     assert gc.get_threshold() == before

@@ -366,3 +366,47 @@ async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the
         await wait_until(pilot, lambda: app.current_mode == "cron")
         await pilot.pause()
         assert app.screen in restyled
+
+
+async def test_a_switch_to_a_built_view_is_not_held_back_but_a_first_build_is():
+    """Issue 30: Textual's ``switch_mode`` holds every repaint for 50 ms (``delay_update``, a
+    timer: longer under load) to hide a new screen being composed; a view that is already built
+    (prewarmed or visited) has nothing to hide, so ``c``/``j``/``b`` paint at once. A mode whose
+    screen is not built yet is still held, as before."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        for action, mode in ((app.action_show_cron, "cron"), (app.action_show_jobs, "jobs"),
+                             (app.action_show_routes, "routes")):
+            action()
+            assert app.current_mode == mode and app._batch_count == 0, mode
+            await pilot.pause()
+        from textual.screen import Screen  # noqa: PLC0415 - only this test adds a mode
+
+        app.add_mode("probe", Screen)  # a mode never visited: its screen is built on the switch
+        app.switch_mode("probe")
+        assert app._batch_count == 1  # Textual's hold while the new screen is composed
+        await wait_until(pilot, lambda: app._batch_count == 0 and app.screen.is_mounted)
+
+
+async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question_mark(monkeypatch):
+    """Issue 30: the board's help is built off screen and also drawn there, laid out until its sizes
+    settle (its scrollbar narrows the keys table on a second layout), so the first ``?`` finds the
+    long keys table in its line cache (it was drawn on the first ``?``: 50 ms at 132x40)."""
+    from textual.widgets import Static  # noqa: PLC0415 - only this test spies on Static
+
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        await pilot.pause()
+        helper = next(iter(app._help_screens.values()))
+        text = helper.query_one("#help-text", Static)
+        drawn: list = []
+        original = Static._render_content
+        monkeypatch.setattr(Static, "_render_content", lambda self: (drawn.append(self), original(self))[1])
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: app.screen is helper)
+        await pilot.pause()
+        assert text not in drawn
+        lines = [strip.text for strip in helper._compositor.render_strips()]
+        assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)

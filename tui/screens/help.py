@@ -15,6 +15,7 @@ from textual.widgets import Static
 from tui.commands import keymap
 from tui.text.legend import legend_sections
 from tui.commands.palette import COMMANDS
+from tui.screens.backdrop import TintedBackdrop
 from tui.screens.base import skip_restyle
 from tui.screens.kept import kept_screen
 from tui.widgets.chrome import titled
@@ -74,7 +75,7 @@ def help_screen(app, over=None) -> "HelpScreen":
     return kept_screen(app, kept, key, lambda: HelpScreen(sections), "help", KEEP_HELP)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(TintedBackdrop, ModalScreen[None]):
     BINDINGS = keymap.HELP
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from textual.geometry import Region
 from textual.screen import Screen
 
 from tui.screens.base import styled_state
@@ -29,8 +30,49 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
+def draw_off_screen(screen: Screen, size) -> None:
+    """Lay ``screen`` out again until its widgets keep their sizes (a scroll container's scrollbar
+    appears on the second layout and narrows what is inside it), then have each widget on it draw
+    its lines once, so its first visit finds them in the widgets' line caches. The help's keys
+    table (a long Rich table) was drawn on the first ``?``: 50 ms of the UI thread's CPU at 132x40
+    (issue 30). The screen itself is not drawn (a dialog draws the screen under it: that is only
+    known when it is shown)."""
+    for _ in range(3):
+        sizes = {w: w.size for w in screen.walk_children()}
+        screen._refresh_layout(size)
+        if all(w.size == old for w, old in sizes.items()):
+            break
+    for widget, (region, _clip) in screen._compositor.visible_widgets.items():
+        if widget is not screen and region:
+            widget.render_lines(Region(0, 0, region.width, region.height))
+
+
+def startup_heap_thawed() -> None:
+    """The frozen heap was given back to the GC (an app's idle collector at its exit,
+    tui.shell.idle_gc): the next app's start-up heap is frozen again."""
+    global _FROZEN
+    _FROZEN = False
+
+
 class Prewarm:
     prewarmed = False  # every main view a key reaches is composed (bench/tui.py waits for it)
+    _switching_to_built = False  # inside switch_mode to a mode whose screen is mounted
+
+    def switch_mode(self, mode: str):
+        """Textual's, without its 50 ms hold on every repaint when the mode's screen is already
+        mounted (prewarmed or visited): Textual's ``switch_mode`` calls ``delay_update()`` to hide
+        a new screen being composed, and a built screen has nothing to hide, so the switch painted
+        50 ms late on every ``b``, ``c``, ``j`` (more under load: it is a timer; issue 30)."""
+        stack = self._screen_stacks.get(mode)
+        self._switching_to_built = bool(stack) and stack[-1].is_mounted
+        try:
+            return super().switch_mode(mode)
+        finally:
+            self._switching_to_built = False
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        if not self._switching_to_built:
+            super().delay_update(delay)
 
     def prewarm_modes(self) -> list[str]:
         """The main views one key reaches that are built in the background: jobs and crondor,
@@ -76,6 +118,8 @@ class Prewarm:
                 # laid out now for the app's size (only the current screen is otherwise): the first
                 # visit finds its widgets sized and arranged
                 screen._refresh_layout(self.size)
+                await asyncio.sleep(0)
+                draw_off_screen(screen, self.size)
                 await asyncio.sleep(0)
 
         board = self._screen_stacks["routes"][0]
