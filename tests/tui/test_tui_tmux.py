@@ -77,7 +77,9 @@ def test_demo_in_tmux(tmp_path):
         _tmux("send-keys", "-t", session, ":")
         _wait_for(session, r"^ :\s*$|command: board")
         _tmux("send-keys", "-t", session, "-l", "speed 12")
-        _wait_for(session, r"^ :speed 12\s*$")
+        # the command's help and the typed text are drawn in the same refresh, but a capture can fall between
+        # the two rows' writes on a loaded machine: wait for both
+        _wait_for(session, r":speed X.*\n :speed 12\s*$")
         lines = _capture(session).rstrip("\n").split("\n")
         assert lines[-1].startswith(" :speed 12"), lines[-3:]  # the last row of the terminal
         assert ":speed X" in lines[-2]  # the command's help just above it
