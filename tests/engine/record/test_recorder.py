@@ -324,9 +324,9 @@ class _FullDisk(Files):
         self._check()
         super().append(path, data)
 
-    def replace(self, path, data):
+    def replace(self, path, data, **kw):
         self._check()
-        super().replace(path, data)
+        super().replace(path, data, **kw)
 
 
 @pytest.mark.parametrize("compacted_meanwhile", [False, True])
