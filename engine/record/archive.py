@@ -47,7 +47,10 @@ Design decisions and invariants:
   waits, and the next write finds them ready), before a write that would not fit, before a
   segment starts, before retention drops one, and when the recorder says (``--flush``, at stop).
   A re-frame and the write after it append once to each file and save one ``recorder.json``
-  (the re-frame's step 3). Kill-safe order: (1) ``recorder.json`` as before the small frames (a
+  (the re-frame's step 3). While a run is held, ``recorder.json`` also keeps itself as it was
+  before the run (``held``): a recorder started after a kill rewinds to it (:meth:`rewind`,
+  the re-frame's step 1) when the log still holds those transactions, and writes them again as
+  one write, so they do not stay small frames. Kill-safe order: (1) ``recorder.json`` as before the small frames (a
   kill from here re-reads them from the log, as after any unwritten batch), (2) the segment,
   the router-log file and the index cut to those lengths (no fsync: the next write to each file
   fsyncs it, and an open cuts to what ``recorder.json`` counts anyway), then the merged frame
@@ -134,10 +137,11 @@ class Meta:
     figures: dict | None = None  # the per-route window counts at the archive's end (recorder.RouteCounts)
     rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
     router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
+    held: dict | None = None  # recorder.json before the held small frames (a run), while there are some
 
     def as_json(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "log"}
-        d["version"] = VERSION
+        d = {k: v for k, v in self.__dict__.items() if k != "log" and (k != "held" or v is not None)}
+        d["version"] = VERSION  # (no "held" when nothing is: what a recorder before it wrote and reads)
         d["log"] = None if self.log is None else self.log.as_json()
         return d
 
@@ -326,6 +330,8 @@ class Archive:
         if run is not None and (new_segment or not hold or run.merged is not None or run.raw + raw > frame_bytes):
             self._reframe(save=False)  # this write's recorder.json is the re-frame's step (3)
         before = self.meta.as_json() if hold and self.run is None else None
+        if before is not None:  # in recorder.json while they are held: a recorder started after a kill
+            self.meta.held = before  # may rewind to it and write them again as one (rewind)
         self._append(txns, position, extra, new_segment=new_segment, frame_bytes=frame_bytes, router=router,
                      router_pos=router_pos, figures=figures)
         if before is not None:
@@ -349,6 +355,17 @@ class Archive:
         run.raw += raw
         run.figures = self.meta.figures
         run.writes += 1
+
+    def rewind(self) -> None:
+        """After a kill: ``recorder.json`` as before the small frames held when it came (``Meta.held``),
+        and the files cut to it. The recorder reads them again from the log (it checks first that
+        the log still holds them) and writes them as one write: they do not stay small frames.
+        The re-frame's step (1) and an open, in one."""
+        if self.meta.held is None or self.run is not None:
+            return
+        vars(self.meta).update(vars(Meta.from_json(dict(self.meta.held))))
+        self.save_meta()
+        self._cut_tail()
 
     def reframe(self) -> None:
         """Rewrite the held small frames as one write of them all gives them (module docstring)."""

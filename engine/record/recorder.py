@@ -28,7 +28,9 @@ rewritten). Design decisions and invariants:
   hash and length of the last archived transaction); the replayed state is rebuilt from the
   current segment's state checkpoint and frames. Whatever a killed recorder wrote past the last
   ``recorder.json`` is cut on open, and the log is read again from the saved offset: no gap, no
-  duplicate.
+  duplicate. Small frames held when it was killed (below) are read again too when the log (or
+  its rotated copy) still holds them (``Archive.rewind``): written as one write, they do not stay
+  small frames; else they are kept as they are.
 - Writes are batched: steps wait in memory until ``flush`` (every ``flush_every`` seconds of
   the injected clock, when ``frame_bytes`` are waiting, or at the end of ``--once``); until then
   the saved position does not move, so a kill loses nothing the log still holds. Following a
@@ -106,6 +108,10 @@ class Recorder:
         self.tz = tz
         self.segment_bytes, self.frame_bytes, self.flush_every = segment_bytes, frame_bytes, flush_every
         self.write_after = write_after  # None: only flush_every and frame_bytes (module docstring)
+        held = self.archive.meta.held  # small frames a killed recorder held: written again as one if the log has them
+        if held is not None and held.get("log") and self._in_log(LogPosition(**held["log"])):
+            self.archive.rewind()
+        self.archive.meta.held = None  # (else they stay small frames)
         meta = self.archive.meta
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
@@ -219,6 +225,17 @@ class Recorder:
                     self._read_on(fh, path, rep)
             else:
                 self._generation(fh, path, h, now, rep)
+
+    def _in_log(self, pos: LogPosition) -> bool:
+        """The log, or its rotated copy of ``pos``'s generation, still holds the transaction ``pos`` ends at."""
+        for path in (self.log, self.log.with_name(f"{self.log.name}.{pos.seq}")):
+            fh = _open(path)
+            if fh is not None:
+                with fh:
+                    h = head_of(fh)
+                    if h is not None and h.seq == pos.seq and self._checks(fh, pos):
+                        return True
+        return False
 
     def _checks(self, fh, pos: LogPosition) -> bool:
         """The last archived transaction is still where ``pos`` says in the open log ``fh``."""

@@ -319,3 +319,43 @@ def test_recorder_json_s_rename_is_fsynced_only_where_losing_it_would_lose_somet
     assert files.dir_synced == [True, False]
     assert_replays_as(tmp_path / "archive", schedd.done)
 
+
+def _killed_holding_small_frames(tmp_path, schedd) -> int:
+    """A follower writes one frame, then 6 small ones, and is killed holding them (nothing more
+    runs); returns the transactions recorder.json counts before the 6."""
+    rec = follower(tmp_path, frame_bytes=1 << 20)
+    t = follow(schedd, rec, 1, 0.0)
+    rec.flush(t, reframe=True)
+    first = rec.archive.meta.next_txn
+    follow(schedd, rec, 6, t)
+    assert rec.archive.run is not None and rec.archive.run.writes == 6
+    assert len(frame_lines(tmp_path / "archive")) == 7
+    return first
+
+
+def test_small_frames_a_killed_recorder_held_are_written_again_as_one_frame(tmp_path, schedd):
+    # Source: RouteDeck recorder (no HTCondor behaviour): issue 27, after a kill the archive's
+    # ratio and index stay a catch-up's; "resumes with no gap and no duplicate"
+    first = _killed_holding_small_frames(tmp_path, schedd)
+    rec = follower(tmp_path, frame_bytes=1 << 20)  # started again: back to before them, read again from the log
+    assert rec.archive.meta.next_txn == first and len(frame_lines(tmp_path / "archive")) == 1
+    t = follow(schedd, rec, 2, 100.0)
+    rec.flush(t, reframe=True)
+    assert len(frame_lines(tmp_path / "archive")) == 2
+    assert gaps(tmp_path / "archive") == []
+    assert_replays_as(tmp_path / "archive", schedd.done)
+
+
+def test_small_frames_the_log_no_longer_holds_are_kept(tmp_path, schedd):
+    # Source: RouteDeck recorder (no HTCondor behaviour); htcondor.md §3.4: two compactions
+    # while the recorder was down, the rotated copy of the small frames' generation is gone
+    first = _killed_holding_small_frames(tmp_path, schedd)
+    archived = Archive.open(tmp_path / "archive", readonly=True).meta.next_txn
+    schedd.compact()
+    schedd.compact()
+    rec = follower(tmp_path, frame_bytes=1 << 20)
+    assert rec.archive.meta.next_txn == archived > first and len(frame_lines(tmp_path / "archive")) == 7
+    t = follow(schedd, rec, 2, 100.0)
+    rec.flush(t, reframe=True)
+    assert gaps(tmp_path / "archive") == []
+    assert_replays_as(tmp_path / "archive", schedd.done)
