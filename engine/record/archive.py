@@ -374,8 +374,12 @@ class Archive:
     def _reframe(self, *, save: bool, position: LogPosition | None = None, router_pos: dict | None = None,
                  figures: dict | None = None) -> None:
         run, self.run = self.run, None
-        if run is None or (run.writes == 1 and position is None):
-            return  # one write is its own frames already
+        if run is None or (run.writes == 1 and position is None):  # one write is its own frames already
+            if self.meta.held is not None:  # nothing held any more (a kill need not rewind)
+                self.meta.held = None
+                if save:
+                    self.save_meta(sync_dir=False)  # (a lost rename: a rewind that writes that frame again)
+            return
         end_log, end_router = self.meta.log, self.meta.router_log
         before = Meta.from_json(dict(run.before))
         # (1) recorder.json as before the small frames: from here a kill re-reads them from the log
