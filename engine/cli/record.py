@@ -93,7 +93,9 @@ def register(subparsers) -> None:
                         "read again from the log after a crash")
     p.add_argument("--lag", type=argcheck.positive, default=0.05,
                    help="write what was read this many seconds after the last write (at once when that was "
-                        "longer ago): a transaction is archived about this long after its commit; such small "
+                        "longer ago): a transaction is archived about this long after its commit, fsynced (a "
+                        "kill -9 or a power loss keeps what DIR/recorder.json names; the rest is read again from "
+                        "the log); such small "
                         "writes are rewritten as one frame when they add up to one, --flush after the first, at "
                         "stop, and when the recorder starts again after a kill")
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
