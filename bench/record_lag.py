@@ -87,6 +87,9 @@ def main() -> None:
     ap.add_argument("--record-with", metavar="SCRIPT", help="run the recorder as `python SCRIPT record ...` "
                     "(an instrumented entry point); its stderr is printed whole")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (printed)")
+    ap.add_argument("--worst", type=int, default=0, metavar="N",
+                    help="also print the N largest lags with their commit time (time.perf_counter: the system's "
+                         "monotonic clock, to set beside an instrumented recorder's own times)")
     a = ap.parse_args()
 
     d = Path(tempfile.mkdtemp(prefix="record_lag."))
@@ -116,6 +119,7 @@ def main() -> None:
     tail = b""  # an incomplete last line
     commits: list[tuple[int, float]] = []  # (end offset of a 106 line, first seen), not archived yet
     lags: list[float] = []
+    worst: dict[float, tuple[float, float]] = {}  # checkpoint seen: its largest lag, that commit's time
     ck_stamp = None
     archived_off = -1
     inode = None
@@ -180,6 +184,8 @@ def main() -> None:
                             k = 0
                             while k < len(commits) and commits[k][0] <= off:
                                 lags.append(t - commits[k][1])
+                                if a.worst and t - commits[k][1] > worst.get(t, (0.0,))[0]:
+                                    worst[t] = (t - commits[k][1], commits[k][1])
                                 k += 1
                             del commits[:k]
                 if os.stat(log).st_ino != inode:
@@ -223,6 +229,10 @@ def main() -> None:
         print(f"index: {len(frames):,} frames over {span * 24:.1f} h of the log's time (the demo ran at "
               f"x{span * 86400 / (time.perf_counter() - t_start):,.0f} of its x{a.speed:g}) = {per_day:,.0f} a day "
               f"(30 days: {30 * per_day:,.0f} index lines, {30 * per_day * meta['index_size'] / max(1, len(frames)) / 1e6:.1f} MB)")
+    if worst:
+        top = sorted(((lag, c, t) for t, (lag, c) in worst.items()), reverse=True)[: a.worst]
+        print("largest lag of the checkpoints with the largest (ms: commit seen -> archived, perf_counter s):",
+              ", ".join(f"{lag * 1e3:.0f}: {c:.3f} -> {t:.3f}" for lag, c, t in top))
     if err:
         print("recorder stderr:", err if a.record_with else err[-500:])
     if a.keep:

@@ -13,11 +13,16 @@ Design decisions:
   log when the log changes (``watchfiles`` on its directory, as ``watch`` does:
   ``engine.queue.filewatch.watch_path`` on a thread that only wakes this loop), at least every
   ``--interval`` seconds (the fallback when the directory cannot be watched), and when what was
-  read is due to be written (``Recorder.flush_in``: ``--flush`` seconds after the last write,
-  ``--lag`` seconds once 8 KiB wait, or when a frame's worth waits). So a transaction of a busy
-  log is archived about ``--lag`` seconds after its commit (plus the write's fsyncs), not a poll
-  interval later on top; a quiet log's within ``--flush``. The small frames those writes make are
+  read is due to be written (``Recorder.flush_in``: ``--lag`` seconds after the last write, at
+  once when that was longer ago; ``--flush`` seconds after it for the re-frame of a quiet log's
+  small frames). So a transaction is archived within about ``--lag`` seconds of its commit (plus
+  the write's fsyncs), not a poll interval later on top. The small frames those writes make are
   re-framed by the archive (``Archive.reframe``); at stop too (``flush(reframe=True)``).
+- Durability: a write's frames and index lines are fsynced before ``recorder.json`` (written,
+  fsynced, renamed) names them. The directory is fsynced after that rename only where losing it
+  would lose something (a write that made a file, a re-frame's first step, retention): a kill
+  -9 or a power loss leaves the archive as the last ``recorder.json`` on disk says, and the
+  recorder reads the rest again from the log when it starts.
 - A full disk (or any failed write) stops archiving with one line on stderr (and in ``--json``);
   the loop opens the archive again at the next poll, which resumes from the last checkpoint.
   ``--once`` exits 1 then. SIGTERM or Ctrl-C writes what is waiting and exits 0.
@@ -83,11 +88,16 @@ def register(subparsers) -> None:
                    help="seconds between polls of a log that does not change (a change is read at once; a poll "
                         "that finds nothing new reads two short pieces of it)")
     p.add_argument("--flush", type=argcheck.positive, default=60.0,
-                   help="seconds between writes to the archive (what waits is read again from the log after a crash)")
+                   help="seconds small writes (--lag) stay small frames before they are rewritten as one: after the "
+                        "first of them, or after the last write of a quiet log; what waits to be written is "
+                        "read again from the log after a crash")
     p.add_argument("--lag", type=argcheck.positive, default=0.05,
-                   help="following a busy log, write this many seconds after the last write once 8 KiB of "
-                        "transactions wait (a quiet log waits up to --flush); such small writes are rewritten as "
-                        "one frame when they add up to one, --flush after the first, and at stop")
+                   help="write what was read this many seconds after the last write (at once when that was "
+                        "longer ago): a transaction is archived about this long after its commit, fsynced (a "
+                        "kill -9 or a power loss keeps what DIR/recorder.json names; the rest is read again from "
+                        "the log); such small "
+                        "writes are rewritten as one frame when they add up to one, --flush after the first, at "
+                        "stop, and when the recorder starts again after a kill")
     p.add_argument("--retain", type=duration, metavar="AGE", help="delete whole segments older than AGE (e.g. 30d)")
     p.add_argument("--max-size", type=size, metavar="SIZE", help="delete the oldest segments beyond SIZE (e.g. 20GB)")
     p.add_argument("--tz", type=argcheck.zone, help="time zone of the log's 106 # time stamps (IANA name)")

@@ -31,15 +31,26 @@ Design decisions and invariants:
   segment, its length, the index file and its length: on open, anything past those (a torn
   frame, index lines of an unfinished write, a next segment's files) is cut or removed, so a
   ``kill -9`` at any point leaves the archive exactly as the last ``recorder.json`` says.
+  The directory is fsynced after a rename only where losing that rename to a power loss would
+  lose something: a state checkpoint, a new archive, retention (it removes files next), the
+  re-frame's step (1) (it cuts files next) and a write that made a file (a ``recorder.json``
+  naming it must not outlive it). A write's rename lost leaves the ``recorder.json`` before,
+  which counts a prefix of what is on disk (every append was fsynced first): cut on open, and
+  the rest read again from the log, as after a kill.
 - Re-framing (following a busy log, ``routedeck record --lag``): a write of less than a frame
   may be *held* (``append(hold=True)``): written at once as a small frame, and kept in memory
   (its transactions, index lines and router-log lines, with ``recorder.json`` as it was before
   the first of them) until :meth:`Archive.reframe` rewrites the run of small frames as the
-  frames one write of them all gives (what a catch-up writes): right after a write when another
-  write of their average size would take them past a frame (so that a follower re-frames in the
-  ``--lag`` it waits after a write, not while the next write's transactions wait), before a
-  write that would, before a segment starts, before retention drops one, and when the recorder
-  says (``--flush``, at stop). Kill-safe order: (1) ``recorder.json`` as before the small frames (a
+  frames one write of them all gives (what a catch-up writes): with the next write once another
+  write of their average size would take them past a frame (the run is *full*: its merged frames
+  are compressed on a thread right after the write that filled it, in the ``--lag`` a follower
+  waits, and the next write finds them ready), before a write that would not fit, before a
+  segment starts, before retention drops one, and when the recorder says (``--flush``, at stop).
+  A re-frame and the write after it append once to each file and save one ``recorder.json``
+  (the re-frame's step 3). While a run is held, ``recorder.json`` also keeps itself as it was
+  before the run (``held``): a recorder started after a kill rewinds to it (:meth:`rewind`,
+  the re-frame's step 1) when the log still holds those transactions, and writes them again as
+  one write, so they do not stay small frames. Kill-safe order: (1) ``recorder.json`` as before the small frames (a
   kill from here re-reads them from the log, as after any unwritten batch), (2) the segment,
   the router-log file and the index cut to those lengths (no fsync: the next write to each file
   fsyncs it, and an open cuts to what ``recorder.json`` counts anyway), then the merged frame
@@ -63,6 +74,7 @@ import hashlib
 import json
 import os
 import struct
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,10 +137,11 @@ class Meta:
     figures: dict | None = None  # the per-route window counts at the archive's end (recorder.RouteCounts)
     rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
     router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
+    held: dict | None = None  # recorder.json before the held small frames (a run), while there are some
 
     def as_json(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "log"}
-        d["version"] = VERSION
+        d = {k: v for k, v in self.__dict__.items() if k != "log" and (k != "held" or v is not None)}
+        d["version"] = VERSION  # (no "held" when nothing is: what a recorder before it wrote and reads)
         d["log"] = None if self.log is None else self.log.as_json()
         return d
 
@@ -155,6 +168,54 @@ class _Run:
     raw: int = 0
     figures: dict | None = None  # recorder.json's figures after the last small frame
     writes: int = 0
+    merged: "_Compress | None" = None  # full: no small frame joins it, its frames compressed on a thread
+
+
+class _Compress(threading.Thread):
+    """A full run's merged frames compressed on a thread (zstd does not hold the GIL while it
+    compresses): the run loop reads the log meanwhile, and the write that lands the re-frame
+    finds them ready. It only reads the run's transactions (bytes, never changed); every file
+    is still written by the loop's thread, in the kill-safe order."""
+
+    def __init__(self, txns: list[Txn], frame_bytes: int, router: list[tuple[float, str]]) -> None:
+        super().__init__(name="routedeck-record-reframe", daemon=True)
+        self.args = (list(txns), frame_bytes, list(router))
+        self.result: tuple[list[bytes], bytes] | None = None
+        self.start()
+
+    def run(self) -> None:
+        self.result = _compress(*self.args)
+
+    def payloads(self) -> tuple[list[bytes], bytes]:
+        self.join()
+        if self.result is None:  # it failed (it only compresses): compressed again by the caller
+            return _compress(*self.args)
+        return self.result
+
+
+def _chunks(txns: list[Txn], frame_bytes: int) -> Iterator[tuple[int, int]]:
+    """(i, j): the transactions ``txns[i:j]`` of each frame one write of ``txns`` makes: greedy,
+    at least one transaction, at most ``frame_bytes`` of them unless one alone is more."""
+    i = 0
+    while i < len(txns):
+        j, raw = i, 0
+        while j < len(txns) and (j == i or raw + len(txns[j].raw) <= frame_bytes):
+            raw += len(txns[j].raw)
+            j += 1
+        yield i, j
+        i = j
+
+
+def _router_body(router: list[tuple[float, str]]) -> bytes:
+    return "".join(text + "\n" for _t, text in router).encode("utf-8", "surrogateescape")
+
+
+def _compress(txns: list[Txn], frame_bytes: int, router: list[tuple[float, str]]) -> tuple[list[bytes], bytes]:
+    """The compressed payloads of the frames of one write of ``txns`` (``_chunks``) and of its
+    router-log frame (b"" without router lines)."""
+    cctx = zstandard.ZstdCompressor(level=LEVEL)
+    frames = [cctx.compress(b"".join(t.raw for t in txns[i:j])) for i, j in _chunks(txns, frame_bytes)]
+    return frames, cctx.compress(_router_body(router)) if router else b""
 
 
 def txn_hash(raw: bytes) -> str:
@@ -168,6 +229,9 @@ class Archive:
     meta: Meta
     files: Files = field(default_factory=Files)
     run: _Run | None = field(default=None, repr=False)  # held small frames (``append(hold=True)``)
+    # appends of one write not made yet, by file in order: a re-frame and the write after it
+    # append once to each file (``_append(save=False)``, then the write's ``_write_out``)
+    _out: dict[Path, bytearray] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -263,9 +327,11 @@ class Archive:
             self._reframe(save=True, position=position, router_pos=router_pos, figures=figures)
             return
         hold = hold and not reframe and raw < frame_bytes
-        if run is not None and (new_segment or not hold or run.raw + raw > frame_bytes):
+        if run is not None and (new_segment or not hold or run.merged is not None or run.raw + raw > frame_bytes):
             self._reframe(save=False)  # this write's recorder.json is the re-frame's step (3)
         before = self.meta.as_json() if hold and self.run is None else None
+        if before is not None:  # in recorder.json while they are held: a recorder started after a kill
+            self.meta.held = before  # may rewind to it and write them again as one (rewind)
         self._append(txns, position, extra, new_segment=new_segment, frame_bytes=frame_bytes, router=router,
                      router_pos=router_pos, figures=figures)
         if before is not None:
@@ -275,10 +341,10 @@ class Archive:
             run = self.run
             assert run is not None
             if run.raw + run.raw / run.writes > frame_bytes:
-                # another write like these would not fit: re-framed now, right after this write is
-                # in recorder.json (a follower's next write is --lag away: the re-frame takes that
-                # time, not the next write's transactions')
-                self._reframe(save=True)
+                # another write like these would not fit: the run is full, its merged frames are
+                # compressed on a thread now, in the --lag a follower waits after a write, and
+                # written with the next write (one append to each file) or at the next re-frame
+                run.merged = _Compress(run.txns, run.frame_bytes, run.router)
 
     def _hold(self, txns: list[Txn], extra: list[dict], router: list[tuple[float, str]] | None, raw: int) -> None:
         run = self.run
@@ -290,6 +356,17 @@ class Archive:
         run.figures = self.meta.figures
         run.writes += 1
 
+    def rewind(self) -> None:
+        """After a kill: ``recorder.json`` as before the small frames held when it came (``Meta.held``),
+        and the files cut to it. The recorder reads them again from the log (it checks first that
+        the log still holds them) and writes them as one write: they do not stay small frames.
+        The re-frame's step (1) and an open, in one."""
+        if self.meta.held is None or self.run is not None:
+            return
+        vars(self.meta).update(vars(Meta.from_json(dict(self.meta.held))))
+        self.save_meta()
+        self._cut_tail()
+
     def reframe(self) -> None:
         """Rewrite the held small frames as one write of them all gives them (module docstring)."""
         self._reframe(save=True)
@@ -297,8 +374,12 @@ class Archive:
     def _reframe(self, *, save: bool, position: LogPosition | None = None, router_pos: dict | None = None,
                  figures: dict | None = None) -> None:
         run, self.run = self.run, None
-        if run is None or (run.writes == 1 and position is None):
-            return  # one write is its own frames already
+        if run is None or (run.writes == 1 and position is None):  # one write is its own frames already
+            if self.meta.held is not None:  # nothing held any more (a kill need not rewind)
+                self.meta.held = None
+                if save:
+                    self.save_meta(sync_dir=False)  # (a lost rename: a rewind that writes that frame again)
+            return
         end_log, end_router = self.meta.log, self.meta.router_log
         before = Meta.from_json(dict(run.before))
         # (1) recorder.json as before the small frames: from here a kill re-reads them from the log
@@ -314,13 +395,19 @@ class Archive:
                 self.files.truncate(path, size)
             except OSError as exc:
                 raise failed(path, exc) from None
+        payloads = None if run.merged is None or position is not None else run.merged.payloads()
         self._append(run.txns, position or end_log, run.extra, new_segment=run.new_segment,
                      frame_bytes=run.frame_bytes, router=run.router, router_pos=router_pos or end_router,
-                     figures=figures if figures is not None else run.figures, save=save)
+                     figures=figures if figures is not None else run.figures, save=save, payloads=payloads)
 
     def _append(self, txns: list[Txn], position: LogPosition, extra: list[dict], *,
                 new_segment: list[dict] | None, frame_bytes: int, router: list[tuple[float, str]] | None,
-                router_pos: dict | None, figures: dict | None = None, save: bool = True) -> None:
+                router_pos: dict | None, figures: dict | None = None, save: bool = True,
+                payloads: tuple[list[bytes], bytes] | None = None) -> None:
+        """Write ``txns`` as one write (``_chunks``), its index lines and ``router``'s frame, then
+        ``recorder.json``; with ``save`` False the appends wait in ``_out`` for the next write's
+        (a re-frame's: one append to each file for both). ``payloads``: the frames already
+        compressed (``_compress`` of the same arguments)."""
         m = self.meta
         seg = m.segment + 1 if new_segment else m.segment
         if seg == 0:
@@ -331,15 +418,10 @@ class Archive:
         frames = bytearray()
         first = m.next_txn
         cctx = zstandard.ZstdCompressor(level=LEVEL)
-        i = 0
-        while i < len(txns):
-            j, raw = i, 0
-            while j < len(txns) and (j == i or raw + len(txns[j].raw) <= frame_bytes):
-                raw += len(txns[j].raw)
-                j += 1
+        for n_frame, (i, j) in enumerate(_chunks(txns, frame_bytes)):
             chunk = txns[i:j]
             body = b"".join(t.raw for t in chunk)
-            payload = cctx.compress(body)
+            payload = cctx.compress(body) if payloads is None else payloads[0][n_frame]
             head = HEAD.pack(MAGIC, len(payload), first + i, len(chunk), chunk[0].time, chunk[-1].time,
                              zlib.crc32(payload))
             lines.append(dict(kind="frame", seg=seg, off=size + len(frames), len=HEAD.size + len(payload),
@@ -351,28 +433,20 @@ class Archive:
             frames += head + payload
             raw_seg += len(body)
             m.raw_total += len(body)
-            i = j
         lines.extend(extra)
         rlog_size = 0 if new_segment else m.rlog_size
         rlog = b""
         if router:
-            body = "".join(text + "\n" for _t, text in router).encode("utf-8", "surrogateescape")
-            payload = cctx.compress(body)
+            payload = cctx.compress(_router_body(router)) if payloads is None else payloads[1]
             rlog = HEAD.pack(MAGIC, len(payload), 0, len(router), router[0][0], router[-1][0], zlib.crc32(payload))
             rlog += payload
             lines.append(dict(kind="rlog", seg=seg, off=rlog_size, len=len(rlog), t0=router[0][0],
                               t1=router[-1][0], count=len(router)))
-        seg_path = self.seg_path(seg)
-        try:
-            if frames:
-                self.files.append(seg_path, bytes(frames))
-            if rlog:
-                self.files.append(self.rlog_path(seg), rlog)
-            index = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
-            if index:
-                self.files.append(self.index_path, index)
-        except OSError as exc:
-            raise failed(seg_path, exc) from None
+        out = self._out
+        index = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
+        for path, data in ((self.seg_path(seg), frames), (self.rlog_path(seg), rlog), (self.index_path, index)):
+            if data:
+                out.setdefault(path, bytearray()).extend(data)
         m.segment, m.segment_size, m.segment_raw = seg, size + len(frames), raw_seg
         m.rlog_size = rlog_size + len(rlog)
         if router_pos is not None:
@@ -387,12 +461,33 @@ class Archive:
         if figures is not None:
             m.figures = figures
         if save:
-            self.save_meta()
+            self._write_out()
 
-    def save_meta(self) -> None:
+    def _write_out(self) -> None:
+        """Make the waiting appends (``_out``; the index last), each fsynced, then save
+        ``recorder.json`` without the directory's fsync unless a file was made: a power loss
+        that loses this rename leaves the last one, which counts a prefix of what is on disk
+        (cut on open, and the rest read again from the log); a file made must be in the
+        directory before a ``recorder.json`` that names it is."""
+        out, self._out = self._out, {}
+        index = out.pop(self.index_path, None)
+        if index is not None:
+            out[self.index_path] = index
+        made = False
+        for path, data in out.items():
+            try:
+                made = made or not path.exists()
+                self.files.append(path, bytes(data))
+            except OSError as exc:
+                raise failed(path, exc) from None
+        self.save_meta(sync_dir=made)
+
+    def save_meta(self, *, sync_dir: bool = True) -> None:
+        """Replace ``recorder.json`` (``Files.replace``); ``sync_dir`` False: without the
+        directory's fsync, where losing the rename to a power loss loses nothing (``_write_out``)."""
         path = self.path / CHECKPOINT
         try:
-            self.files.replace(path, json.dumps(self.meta.as_json(), indent=1).encode())
+            self.files.replace(path, json.dumps(self.meta.as_json(), indent=1).encode(), sync_dir=sync_dir)
         except OSError as exc:
             raise failed(path, exc) from None
 

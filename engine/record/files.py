@@ -34,7 +34,8 @@ class Files:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def replace(self, path: Path, data: bytes) -> None:
+    def replace(self, path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+        """``sync_dir`` False: the rename is not fsynced (the caller argues a lost one loses nothing)."""
         tmp = path.with_name(path.name + ".tmp")
         try:
             with open(tmp, "wb") as fh:
@@ -48,7 +49,8 @@ class Files:
             except OSError:
                 pass
             raise
-        fsync_dir(path.parent)
+        if sync_dir:
+            fsync_dir(path.parent)
 
     def truncate(self, path: Path, size: int) -> None:
         """Cut ``path`` to ``size`` bytes (a missing file is empty). No fsync: a re-frame appends

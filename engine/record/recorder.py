@@ -28,18 +28,21 @@ rewritten). Design decisions and invariants:
   hash and length of the last archived transaction); the replayed state is rebuilt from the
   current segment's state checkpoint and frames. Whatever a killed recorder wrote past the last
   ``recorder.json`` is cut on open, and the log is read again from the saved offset: no gap, no
-  duplicate.
+  duplicate. Small frames held when it was killed (below) are read again too when the log (or
+  its rotated copy) still holds them (``Archive.rewind``): written as one write, they do not stay
+  small frames; else they are kept as they are.
 - Writes are batched: steps wait in memory until ``flush`` (every ``flush_every`` seconds of
   the injected clock, when ``frame_bytes`` are waiting, or at the end of ``--once``); until then
   the saved position does not move, so a kill loses nothing the log still holds. Following a
-  busy log, ``write_after`` (``routedeck record --lag``) writes sooner: ``write_after`` seconds
-  after the last write once ``MIN_WRITE`` bytes wait. Such a write of less than a frame is a
-  small frame the archive holds and re-frames (``Archive.reframe``: the kill-safe order is
-  there) into the frames one write of them all gives, when the next write would take them past
-  ``frame_bytes``, before a segment starts, ``flush_every`` after the first of them, and at stop
-  (``flush(reframe=True)``): the archive's ratio and the index's length (``replay DIR`` reads
-  it whole) stay a catch-up's. The floor keeps a quiet log from writing a frame per
-  transaction; it waits up to ``flush_every``.
+  log, ``write_after`` (``routedeck record --lag``) writes sooner: a transaction read is written
+  ``write_after`` seconds after the last write (at once when that was longer ago). Such a write
+  of less than a frame is a small frame the archive holds and re-frames (``Archive.reframe``:
+  the kill-safe order is there) into the frames one write of them all gives, when the next
+  write would take them past ``frame_bytes``, before a segment starts, ``flush_every`` after the
+  first of them, and at stop (``flush(reframe=True)``): the archive's ratio and the index's
+  length (``replay DIR`` reads it whole) stay a catch-up's whatever the size of the writes, so
+  there is no floor on a write's size (there was one, 8 KiB, before small frames were merged:
+  a slow log's transactions waited for it, up to ``flush_every``).
 - A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
   ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
   schedd compacted away what it had not archived).
@@ -66,7 +69,6 @@ from engine.record.state import Head, diff_records, dump_records, head_of, load_
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
-MIN_WRITE = 8 << 10  # bytes of transactions that may be written before flush_every (write_after)
 MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
 
 
@@ -106,6 +108,10 @@ class Recorder:
         self.tz = tz
         self.segment_bytes, self.frame_bytes, self.flush_every = segment_bytes, frame_bytes, flush_every
         self.write_after = write_after  # None: only flush_every and frame_bytes (module docstring)
+        held = self.archive.meta.held  # small frames a killed recorder held: written again as one if the log has them
+        if held is not None and held.get("log") and self._in_log(LogPosition(**held["log"])):
+            self.archive.rewind()
+        self.archive.meta.held = None  # (else they stay small frames)
         meta = self.archive.meta
         meta.source = os.path.abspath(self.log)
         self.state = self._restore()
@@ -184,13 +190,13 @@ class Recorder:
 
     def _due(self, now: float) -> bool:
         """``poll(now)`` writes what waits: ``flush_every`` after the last write, a frame's worth,
-        or ``write_after`` after the last write once ``MIN_WRITE`` bytes wait."""
+        or ``write_after`` after the last write once a transaction waits."""
         return (self.last_flush is None or now - self.last_flush >= self._batch()
                 or self.pending_bytes >= self.frame_bytes)
 
     def _batch(self) -> float:
         """Seconds after the last write that what waits now is written."""
-        if self.write_after is not None and self.pending_bytes >= MIN_WRITE:
+        if self.write_after is not None and self.pending:
             return min(self.write_after, self.flush_every)
         return self.flush_every
 
@@ -219,6 +225,17 @@ class Recorder:
                     self._read_on(fh, path, rep)
             else:
                 self._generation(fh, path, h, now, rep)
+
+    def _in_log(self, pos: LogPosition) -> bool:
+        """The log, or its rotated copy of ``pos``'s generation, still holds the transaction ``pos`` ends at."""
+        for path in (self.log, self.log.with_name(f"{self.log.name}.{pos.seq}")):
+            fh = _open(path)
+            if fh is not None:
+                with fh:
+                    h = head_of(fh)
+                    if h is not None and h.seq == pos.seq and self._checks(fh, pos):
+                        return True
+        return False
 
     def _checks(self, fh, pos: LogPosition) -> bool:
         """The last archived transaction is still where ``pos`` says in the open log ``fh``."""

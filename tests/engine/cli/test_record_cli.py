@@ -139,10 +139,10 @@ def test_a_full_disk_is_said_on_stderr_and_in_json_and_archiving_resumes(tmp_pat
     append, replace = Files.append, Files.replace
 
     def no_space(write):
-        def failing(self, path, data):
+        def failing(self, path, data, **kw):
             if full["on"]:
                 raise OSError(errno.ENOSPC, "No space left on device")
-            write(self, path, data)
+            write(self, path, data, **kw)
         return failing
 
     monkeypatch.setattr(Files, "append", no_space(append))

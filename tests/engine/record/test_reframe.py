@@ -134,9 +134,9 @@ class _Kill(Files):
         self._op("append", path, data)
         super().append(path, data)
 
-    def replace(self, path, data):
+    def replace(self, path, data, **kw):
         self._op("replace", path)
-        super().replace(path, data)
+        super().replace(path, data, **kw)
 
     def truncate(self, path, size):
         self._op("truncate", path)
@@ -149,35 +149,29 @@ class _Killed(BaseException):
 
 MERGE = ["replace recorder", "truncate seg", "truncate rlog", "truncate index", "append seg", "append index",
          "replace recorder"]
-# re-framed because the next write takes the run past a frame: that write follows, one recorder.json for both
-MERGE_AND_WRITE = MERGE[:-1] + ["append seg", "append index", "replace recorder"]
+# re-framed because the next write takes the run past a frame: that write follows, in the same appends
+# and the same last recorder.json
+MERGE_AND_WRITE = MERGE
 
 
-# re-framed right after a write, when another like the run's would not fit: in the --lag that follows it
-WRITE_AND_MERGE = ["append seg", "append index", "replace recorder"] + MERGE
-
-
-def _writes_before_a_merge_after_one() -> int:
-    """How many polls of ``follow`` the next one of re-frames right after its write."""
+def _writes_to_a_full_run() -> int:
+    """How many polls of ``follow`` make a run full (another write like its would not fit)."""
     with tempfile.TemporaryDirectory() as d:
         probe = ScheddLog(Path(d) / "job_queue.log", _DATA)
-        files = _Kill()
-        rec = follower(Path(d), files=files, frame_bytes=128 << 10, segment_bytes=1 << 20)
+        rec = follower(Path(d), frame_bytes=128 << 10, segment_bytes=1 << 20)
         t, n = 0.0, 0
-        while True:
-            files.armed, files.ops = True, []
+        while rec.archive.run is None or rec.archive.run.merged is None:
             t = follow(probe, rec, 1, t)
-            files.armed = False
-            if files.ops == WRITE_AND_MERGE:
-                return n
             n += 1
+        return n
 
 
 def _run_to_merge(tmp_path, schedd, files, how: str) -> float:
-    if how == "after":
-        polls = _writes_before_a_merge_after_one()
+    if how == "after":  # the write after the one that made the run full lands the re-frame
+        polls = _writes_to_a_full_run()
         rec = follower(tmp_path, files=files, frame_bytes=128 << 10, segment_bytes=1 << 20)
         t = follow(schedd, rec, polls, 0.0)
+        assert rec.archive.run is not None and rec.archive.run.merged is not None
         files.armed = True
         try:
             return follow(schedd, rec, 1, t)
@@ -204,7 +198,7 @@ def _run_to_merge(tmp_path, schedd, files, how: str) -> float:
     return t + 1.0
 
 
-@pytest.mark.parametrize("how,ops", [("stop", MERGE), ("size", MERGE_AND_WRITE), ("after", WRITE_AND_MERGE)])
+@pytest.mark.parametrize("how,ops", [("stop", MERGE), ("size", MERGE_AND_WRITE), ("after", MERGE_AND_WRITE)])
 def test_a_re_frame_writes_in_the_kill_safe_order(tmp_path, schedd, how, ops):
     # Source: RouteDeck recorder (no HTCondor behaviour): issue 27, "killed (kill -9) at any
     # moment and started again, it resumes with no gap and no duplicate"
@@ -216,7 +210,7 @@ def test_a_re_frame_writes_in_the_kill_safe_order(tmp_path, schedd, how, ops):
 @pytest.mark.parametrize("torn", [False, True])
 @pytest.mark.parametrize("how,at", [("stop", k) for k in range(len(MERGE))] +
                          [("size", k) for k in range(len(MERGE_AND_WRITE))] +
-                         [("after", k) for k in range(len(WRITE_AND_MERGE))])
+                         [("after", k) for k in range(len(MERGE_AND_WRITE))])
 def test_killed_at_any_step_of_a_re_frame_resumes_without_gap_or_duplicate(tmp_path, schedd, how, at, torn):
     # Source: RouteDeck recorder (no HTCondor behaviour): issue 27, "killed (kill -9) at any
     # moment and started again, it resumes with no gap and no duplicate"
@@ -292,3 +286,76 @@ def test_retention_re_frames_the_held_run_first(tmp_path, schedd):
     reopened = follower(tmp_path)  # what recorder.json names is all there
     assert reopened.archive.meta.next_txn == rec.archive.meta.next_txn
     assert gaps(tmp_path / "archive") == []
+
+
+class _Saves(Files):
+    """Records, for each save of recorder.json, whether the directory was fsynced after its rename."""
+
+    def __init__(self) -> None:
+        self.dir_synced: list[bool] = []
+
+    def replace(self, path, data, *, sync_dir=True):
+        if path.name == "recorder.json":
+            self.dir_synced.append(sync_dir)
+        super().replace(path, data, sync_dir=sync_dir)
+
+
+def test_recorder_json_s_rename_is_fsynced_only_where_losing_it_would_lose_something(tmp_path, schedd):
+    # Source: RouteDeck recorder (no HTCondor behaviour): issue 27, kill -9 and power loss keep
+    # the archive as the last recorder.json says. A write's rename lost to a power loss leaves the
+    # one before, which counts a prefix of what is on disk (its appends were fsynced): cut on open
+    # and read again from the log. The re-frame's first step must be on disk before the cut, and a
+    # file made (a segment's) in the directory before a recorder.json that names it.
+    files = _Saves()
+    rec = follower(tmp_path, files=files, frame_bytes=128 << 10, segment_bytes=1 << 20)
+    files.dir_synced = []
+    t = follow(schedd, rec, 1, 0.0)  # the first write makes the segment's and the index's files
+    assert files.dir_synced == [True]
+    files.dir_synced = []
+    t = follow(schedd, rec, 3, t)  # small frames appended to files that are there
+    assert files.dir_synced == [False, False, False]
+    files.dir_synced = []
+    rec.flush(t, reframe=True)  # (1) as before them, (3) after the merged frame
+    assert files.dir_synced == [True, False]
+    assert_replays_as(tmp_path / "archive", schedd.done)
+
+
+def _killed_holding_small_frames(tmp_path, schedd) -> int:
+    """A follower writes one frame, then 6 small ones, and is killed holding them (nothing more
+    runs); returns the transactions recorder.json counts before the 6."""
+    rec = follower(tmp_path, frame_bytes=1 << 20)
+    t = follow(schedd, rec, 1, 0.0)
+    rec.flush(t, reframe=True)
+    first = rec.archive.meta.next_txn
+    follow(schedd, rec, 6, t)
+    assert rec.archive.run is not None and rec.archive.run.writes == 6
+    assert len(frame_lines(tmp_path / "archive")) == 7
+    return first
+
+
+def test_small_frames_a_killed_recorder_held_are_written_again_as_one_frame(tmp_path, schedd):
+    # Source: RouteDeck recorder (no HTCondor behaviour): issue 27, after a kill the archive's
+    # ratio and index stay a catch-up's; "resumes with no gap and no duplicate"
+    first = _killed_holding_small_frames(tmp_path, schedd)
+    rec = follower(tmp_path, frame_bytes=1 << 20)  # started again: back to before them, read again from the log
+    assert rec.archive.meta.next_txn == first and len(frame_lines(tmp_path / "archive")) == 1
+    t = follow(schedd, rec, 2, 100.0)
+    rec.flush(t, reframe=True)
+    assert len(frame_lines(tmp_path / "archive")) == 2
+    assert gaps(tmp_path / "archive") == []
+    assert_replays_as(tmp_path / "archive", schedd.done)
+
+
+def test_small_frames_the_log_no_longer_holds_are_kept(tmp_path, schedd):
+    # Source: RouteDeck recorder (no HTCondor behaviour); htcondor.md §3.4: two compactions
+    # while the recorder was down, the rotated copy of the small frames' generation is gone
+    first = _killed_holding_small_frames(tmp_path, schedd)
+    archived = Archive.open(tmp_path / "archive", readonly=True).meta.next_txn
+    schedd.compact()
+    schedd.compact()
+    rec = follower(tmp_path, frame_bytes=1 << 20)
+    assert rec.archive.meta.next_txn == archived > first and len(frame_lines(tmp_path / "archive")) == 7
+    t = follow(schedd, rec, 2, 100.0)
+    rec.flush(t, reframe=True)
+    assert gaps(tmp_path / "archive") == []
+    assert_replays_as(tmp_path / "archive", schedd.done)
