@@ -262,18 +262,45 @@ class LiveFigures:
         and of the copies routed from them, point to the ads the queue holds now. Needed when the
         queue forks (``JobQueue.fork`` is copy-on-write: an ad written after a fork is a new dict,
         so a reference taken before it would judge a copy on stale values)."""
+        copies, ads = self.copies, self.ads
         for key in destroyed:
-            copy = self.copies.get(key)
-            if copy is not None:
+            copy = copies.get(key)
+            if copy is not None and not self._current(key, copy):
                 found = self._copy_and_source(key)
                 if found is not None:
-                    self.copies[key] = (copy[0],) + tuple(n if n is not None else o
-                                                          for n, o in zip(found[0][1:], copy[1:]))
-            for dest in self.sources.get(key, ()):
-                c = self.copies.get(dest)
-                src = self.ads.get(key)
-                if c is not None and src is not None:
-                    self.copies[dest] = c[:3] + (src, self.ads.get("0" + key.partition(".")[0] + ".-1", c[4]))
+                    _route, proc, cluster, source, src_cluster = found[0]
+                    copies[key] = (copy[0], proc, copy[2] if cluster is None else cluster,
+                                   copy[3] if source is None else source,
+                                   copy[4] if src_cluster is None else src_cluster)
+            dests = self.sources.get(key)
+            if dests:
+                src = ads.get(key)
+                if src is not None:
+                    src_cluster = ads.get("0" + key.partition(".")[0] + ".-1")
+                    for dest in dests:
+                        c = copies.get(dest)
+                        if c is not None:
+                            copies[dest] = c[:3] + (src, c[4] if src_cluster is None else src_cluster)
+
+    def _current(self, key: str, copy: tuple) -> bool:
+        """``refresh`` would leave the tracked ``copy`` of ``key`` as it is: the ads it would
+        take are the ones it holds, or absent where a ref is kept (``_copy_and_source`` without
+        reading ``RouteName``, which decides only whether the refs are replaced)."""
+        ads = self.ads
+        proc = ads.get(key)
+        if proc is not copy[1]:
+            return proc is None  # (gone: _copy_and_source finds nothing to take)
+        cluster = ads.get("0" + key.partition(".")[0] + ".-1")
+        if cluster is not None and cluster is not copy[2]:
+            return False
+        src = _source_id(proc, cluster)
+        source = ads.get(src) if src else None
+        if source is None:
+            return True
+        if source is not copy[3]:
+            return False
+        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1")
+        return src_cluster is None or src_cluster is copy[4]
 
     def _untrack(self, key: str) -> tuple:
         copy = self.copies.pop(key)

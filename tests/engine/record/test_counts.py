@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime, timezone
 
 import pytest
 
@@ -157,3 +158,35 @@ def test_a_catch_up_closes_windows_only_at_their_polls(tmp_path, monkeypatch):
     span = rec.last_time - rec.counts.figures.start
     assert 0 < len(calls) <= span / rec.counts.figures.period + 1 < 2000 / 4
     assert closes(tmp_path / "archive")  # windows were closed and recorded
+
+
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.0")
+
+
+@pytest.mark.parametrize("source_first", [True, False])
+def test_a_copy_is_judged_on_the_ads_the_queue_holds_when_it_leaves(tmp_path, source_first):
+    """``LiveFigures.refresh`` before a step destroys a copy: its references point to the ads the
+    queue holds then. After a state checkpoint (``JobQueue.fork``: the ads written after it are
+    new dicts) the copy's completion is seen, and a source that came after the copy was tracked
+    is found (htcondor.md §1.5: a copy with no source job in the queue when it leaves is
+    interrupted, not counted; here the source is there)."""
+    t0 = 1795219200
+    copy = ["101 02.-1 Job Machine", "103 02.-1 ClusterId 2", "101 2.0 Job Machine", "103 2.0 ProcId 0",
+            "103 2.0 JobStatus 1", '103 2.0 RoutedFromJobId "1.0"', '103 2.0 RouteName "Site1"']
+    source = ["101 01.-1 Job Machine", "103 01.-1 ClusterId 1", "101 1.0 Job Machine", "103 1.0 ProcId 0",
+              "103 1.0 JobStatus 2"]
+
+    def txn(lines, t):
+        return "".join(line + "\n" for line in ["105 ", *lines, f"106 # {_stamp(t)}"])
+
+    log = tmp_path / "job_queue.log"
+    first, second = (source, copy) if source_first else (copy, source)
+    log.write_text(f"107 1 CreationTimestamp {t0}\n" + txn(first, t0 + 10) + txn(second, t0 + 20))
+    rec = Recorder(log, tmp_path / "archive", tz="UTC", segment_bytes=1)  # every write starts a segment
+    rec.poll(0, flush=True)
+    assert rec.base is not None  # the queue forked: what is written next goes to new dicts
+    with open(log, "a") as fh:
+        fh.write(txn(["103 2.0 JobStatus 4", "103 2.0 ExitCode 0"], t0 + 30) + txn(["102 2.0", "102 02.-1"], t0 + 40))
+    rec.poll(1, flush=True)
+    assert rec.counts.figures.stats["Site1"].totals == (1, 1, 0)  # started, succeeded, failed
