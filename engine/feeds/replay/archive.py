@@ -56,7 +56,6 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
 from engine.record.counts import fold
-from engine.router.routerlog import RouterLogParser, parse_stamp
 from engine.queue.timeline import parse_comment_time
 from engine.record.state import load_state
 
@@ -370,6 +369,9 @@ def router_log_at(path: str | os.PathLike, time: float, tz: str | None = None,
 def _read_router_frames(arch: Archive, frames: list[dict], tz: str | None) -> tuple[list, list]:
     """The lines of router-log ``frames`` (in order) with their times, and the routing tables
     they hold (a table may run from one frame into the next)."""
+    # the JobRouterLog parser: only for an archive recorded with --router-log (off replay's start-up)
+    from engine.router.routerlog import RouterLogParser, parse_stamp  # noqa: PLC0415 - only with a router log
+
     parser = RouterLogParser(tz)
     timed: list[tuple[float, str]] = []
     for frame in frames:
