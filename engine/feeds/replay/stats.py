@@ -182,8 +182,13 @@ class RouteHistory:
             out.update(proc)
             return out
 
+        noted: list[dict] = [{}]  # the keeper's DeferralTimes at the last note: unchanged, nothing to note
+
         def note_cron(t: float) -> None:
             keeper = cron.keeper
+            if keeper.deferral == noted[0]:  # a job holds a time only while seen: every value is as noted
+                return
+            noted[0] = dict(keeper.deferral)
             for job in list(cron.seen) + [j for j in self.cron_times if j not in cron.seen]:
                 value = keeper.deferral.get(job)
                 vals = self.cron_values.get(job)
@@ -200,7 +205,7 @@ class RouteHistory:
 
         def cron_step(step: int, records: list) -> None:
             t = idx.times[step]
-            for job in jobs_to_observe((r[1] for r in records), cron.seen, ads, cron_names()):
+            for job in jobs_to_observe({r[1] for r in records}, cron.seen, ads, cron_names()):
                 cron.observe(job, effective(job), t)
             note_cron(t)
             last = step + 1 >= idx.steps
