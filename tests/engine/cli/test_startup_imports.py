@@ -12,11 +12,13 @@ from tests.helpers.paths import REPO
 
 # each only for the commands that use it: watch's follower, the demo's files, the recorder and its
 # status, the config reader and router loader (check, convert, route, hook), the metrics server
-# (prometheus_client, http.server) and fleet's HTTP client (urllib.request)
+# (prometheus_client, http.server), fleet's HTTP client (urllib.request) and the hook workbench
+# (hook run / check: the hooks, the daemon cron managers and the hook runner)
 NOT_AT_START_UP = ("engine.feeds.watch.follow", "engine.feeds.watch.setup", "engine.feeds.demo_files",
                    "engine.record.recorder", "engine.record.status", "engine.lang.config", "engine.router.loader",
                    "engine.router.dryrun", "engine.metrics.server", "prometheus_client", "http.server",
-                   "engine.fleet.promapi", "urllib.request")
+                   "engine.fleet.promapi", "urllib.request", "engine.cli.hook_work", "engine.execute.hooks",
+                   "engine.execute.daemon_cron", "engine.hookrun")
 
 
 # the replay engine: imported where a replay runs (engine.cli.replay, why), not by every command's parser
