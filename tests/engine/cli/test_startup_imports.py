@@ -21,9 +21,10 @@ NOT_AT_START_UP = ("engine.feeds.watch.follow", "engine.feeds.watch.setup", "eng
                    "engine.execute.daemon_cron", "engine.hookrun")
 
 
-# the replay engine: imported where a replay runs (engine.cli.replay, why), not by every command's parser
+# the replay engine: imported where a replay runs (engine.cli.replay, why), not by every command's parser;
+# nor the archive reader (zstandard, hashlib): record's parser needs only its ArchiveError
 REPLAY_ENGINE = ("engine.feeds.replay.player", "engine.launch.replay", "engine.feeds.replay.index",
-                 "engine.contract.commands")
+                 "engine.contract.commands", "engine.record.archive", "zstandard")
 # what a moment of a recording does not need (issue 27): the demo's execute node and its hooks, the
 # unrouted-jobs ledger, the periodic policy checker, and the JobRouterLog parser (a log has none)
 NOT_FOR_A_MOMENT = ("engine.views.execute", "engine.execute.startd", "engine.router.unrouted",
