@@ -23,6 +23,7 @@ log and archive in DIR once and reuses them (30 days: 1.5 GB of log and minutes 
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import io
 import json
@@ -198,21 +199,35 @@ def _report(d: Path, b: dict, a) -> None:
     r = json.loads(out.splitlines()[-1])
     print(f"one replay --at (a new process, at that worst moment): {r['wall']:.2f} s after imports, "
           f"peak RSS {r['rss_mb']:.0f} MB")
-    # as a user runs it: `routedeck replay DIR --at T --json`, a new process, imports included
-    # (without .pyc files, as under PYTHONDONTWRITEBYTECODE, every module is compiled first: said)
-    walls, cpus = [], []
-    for at in [worst] + moments[:4]:
+    # as a user runs it: `routedeck replay DIR --at T --json`, a new process, imports included, at
+    # every moment above; each beside an anchor process (a fixed loop) run just before it, so the
+    # figures can be read as ratios on a machine whose speed drifts. The project's modules are
+    # compiled to bytecode first, as an install has them (under PYTHONDONTWRITEBYTECODE, which this
+    # environment sets, every module would otherwise be compiled again in every process: ~0.4 s)
+    root = Path(__file__).parent.parent
+    for package in ("engine", "tui"):
+        compileall.compile_dir(root / package, quiet=2, workers=1)
+
+    def fresh(cmd: list[str]) -> tuple[float, float]:
         t = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "tui.cli", "replay", str(arch_dir), "--at", f"{at:.3f}",
-                              "--tz", "UTC", "--json"], stdout=subprocess.DEVNULL, cwd=Path(__file__).parent.parent)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, cwd=root)
         _pid, status, ru = os.wait4(p.pid, 0)
-        walls.append(time.perf_counter() - t)
-        cpus.append(ru.ru_utime + ru.ru_stime)
-        assert status == 0, status
-    print(f"routedeck replay DIR --at T --json as a user runs it (new processes, imports included; "
-          f"the worst moment and {len(walls) - 1} more): wall median {statistics.median(walls):.2f} s, max {max(walls):.2f} s "
-          f"(target <= 1 s); CPU median {statistics.median(cpus):.2f} s, max {max(cpus):.2f} s; "
-          f"bytecode files {'not written' if sys.dont_write_bytecode else 'written'}; load average "
+        assert status == 0, (cmd, status)
+        return time.perf_counter() - t, ru.ru_utime + ru.ru_stime
+
+    walls, cpus, anchors = [], [], []
+    for at in moments:
+        anchors.append(fresh([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"])[1])
+        wall, cpu = fresh([sys.executable, "-m", "tui.cli", "replay", str(arch_dir), "--at", f"{at:.3f}",
+                           "--tz", "UTC", "--json"])
+        walls.append(wall)
+        cpus.append(cpu)
+    anchor = statistics.median(anchors)
+    print(f"routedeck replay DIR --at T --json as a user runs it (new processes, imports included, bytecode "
+          f"compiled; the {len(moments)} moments above): wall median {statistics.median(walls):.2f} s, max "
+          f"{max(walls):.2f} s (target <= 1 s); CPU median {statistics.median(cpus):.2f} s, max {max(cpus):.2f} s; "
+          f"anchor (a new process summing 3,000,000 squares) CPU median {anchor:.3f} s: CPU median "
+          f"{statistics.median(cpus) / anchor:.2f}x, max {max(cpus) / anchor:.2f}x the anchor; load average "
           f"{os.getloadavg()[0]:.2f}")
     if a.whole:
         t = time.perf_counter()

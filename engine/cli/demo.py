@@ -44,10 +44,8 @@ import argparse
 import dataclasses
 import errno
 import math
-import queue as _queue
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -143,6 +141,8 @@ def snapshots_paced(engine: Any, until: float, interval: float, speed: float, re
     clock counting real seconds from 0 at the command's start) reaches ``real_seconds``,
     whichever comes first; ``pace`` is filled in at the end. The virtual clock counts from the
     stopwatch's 0, so the set-up time is caught up and the whole run takes ``real_seconds``."""
+    import queue as _queue  # noqa: PLC0415 - kept off every command's start-up
+
     from engine.clock import VirtualClock  # noqa: PLC0415
     from engine.runtime import Runtime  # noqa: PLC0415
 
@@ -285,6 +285,7 @@ def run_headless(args: argparse.Namespace) -> int:
     # the demo's modules load before the stopwatch starts (as when this module imported them)
     from engine.feeds.demo_files import DemoFiles  # noqa: PLC0415, F401 - kept off every command's start-up
     from engine.launch import metrics  # noqa: PLC0415, F401 - kept off every command's start-up
+    import tempfile  # noqa: PLC0415 - kept off every command's start-up
 
     stopwatch = VirtualClock(0.0, 1.0)  # real seconds since the command started: --duration counts set-up too
     if why := unreadable_input(options(args)):

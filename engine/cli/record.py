@@ -47,7 +47,7 @@ from engine.cli import args as argcheck
 from engine.cli import metrics_opt
 from engine.clock import SystemClock
 from engine.cli.jsonout import emit
-from engine.record.archive import ArchiveError
+from engine.record.files import ArchiveError  # not engine.record.archive (zstandard, hashlib): off every start-up
 
 if TYPE_CHECKING:  # annotations only; the recorder is imported when one runs (not by every parser)
     from engine.record.recorder import Recorder, Report

@@ -47,13 +47,8 @@ import dataclasses
 import sys
 
 from engine.cli import args as argcheck
-from engine.cli.jsonout import emit, row_json, snapshot_json
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, transaction_number
-from engine.feeds.replay.player import ReplayError
-from engine.queue.timeline import SOURCE_NAMES
-from engine.contract.commands import Seek
 from engine.launch.options import ReplayOptions
-from engine.launch.replay import NotARecording, check_recording, index_of, make_player, moment
 
 MAX_PROBLEMS_SHOWN = 20
 
@@ -140,6 +135,14 @@ def archive_lines(archive, position: int, tz: str | None) -> list[str]:
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    # the replay engine, imported here: every command's parser is built at start-up (tui.cli)
+    from engine.cli.jsonout import emit, row_json, snapshot_json  # noqa: PLC0415 - kept off every command's start-up
+    from engine.contract.commands import Seek  # noqa: PLC0415 - kept off every command's start-up
+    from engine.feeds.replay.player import ReplayError  # noqa: PLC0415 - kept off every command's start-up
+    from engine.launch.replay import (  # noqa: PLC0415 - kept off every command's start-up
+        NotARecording, check_recording, index_of, make_player, moment)
+    from engine.queue.timeline import SOURCE_NAMES  # noqa: PLC0415 - kept off every command's start-up
+
     try:
         args.log = argcheck.log_of(args, "replay")
     except argcheck.UsageError as exc:

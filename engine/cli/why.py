@@ -15,10 +15,7 @@ from engine.cli import args as argcheck
 from engine.cli.jsonout import emit
 from engine.clock import duration
 from engine.cli.replay import log_status, options
-from engine.launch.replay import NotARecording, check_recording, index_of, load_routing, make_player, moment
-from engine.contract.commands import Seek
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment
-from engine.feeds.replay.player import ReplayError
 
 
 def register(subparsers) -> None:
@@ -39,6 +36,10 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.lang.user_policy import policy_checks  # noqa: PLC0415
     from engine.feeds.replay.why import replay_ledger  # noqa: PLC0415
+    from engine.contract.commands import Seek  # noqa: PLC0415 - kept off every command's start-up
+    from engine.feeds.replay.player import ReplayError  # noqa: PLC0415 - kept off every command's start-up
+    from engine.launch.replay import (  # noqa: PLC0415 - kept off every command's start-up
+        NotARecording, check_recording, index_of, load_routing, make_player, moment)
 
     try:
         args.log = argcheck.log_of(args, "why", readable=True)

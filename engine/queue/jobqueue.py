@@ -270,8 +270,12 @@ class JobQueue(QuietApply):
 
     def copy(self) -> "JobQueue":
         """A copy sharing no ad dict with this queue, whose writes change its ads in place (a
-        pass keeping references to ads it read, as replay's stats do, sees their last values)."""
+        pass keeping references to ads it read, as replay's stats do, sees their last values).
+        This queue writes as it did before: sharing nothing, it need not copy an ad on a write
+        (a pass copying its own queue midway goes on changing its ads in place)."""
+        owned = self._owned
         other = self.fork()
+        self._owned = owned
         other._ads = {k: dict(a) for k, a in self._ads.items()}
         other._owned = None
         return other

@@ -64,14 +64,15 @@ def jobs_to_observe(keys, seen: Mapping, ads: Mapping[str, Mapping[str, str]], n
     cluster ad; of those only the cron jobs ``seen`` already and the jobs whose proc or cluster ad
     has a cron attribute (``names``: how the queue spells them; ``needsCronTab``, htcondor.md
     §2.4). For any other job ``observe`` does nothing, and building its merged ad to find that
-    out was most of the replay's first snapshot on a large log."""
+    out was most of the replay's first snapshot on a large log. A transaction names one key in
+    many records: each distinct key is looked at once (``keys`` may repeat them)."""
     if not names and not seen:
         return []
     jobs: set[str] = set()
-    for key in keys:
+    for key in keys if keys.__class__ is set else set(keys):
         if is_proc_key(key):
             jobs.add(key)
-        elif key[:1] == "0" and key.endswith(".-1"):
+        elif seen and key[:1] == "0" and key.endswith(".-1"):
             c = key[1:-3]
             jobs.update(k for k in seen if k.partition(".")[0] == c)
     out = []
@@ -81,10 +82,13 @@ def jobs_to_observe(keys, seen: Mapping, ads: Mapping[str, Mapping[str, str]], n
             if proc is None:
                 continue
             cluster = ads.get("0" + job.partition(".")[0] + ".-1") or {}
-            if not any(n in proc or n in cluster for n in names):
+            for n in names:
+                if n in proc or n in cluster:
+                    break
+            else:
                 continue
         out.append(job)
-    return sorted(out, key=job_order)
+    return sorted(out, key=job_order) if len(out) > 1 else out
 
 
 def schedule_of(attrs: Mapping[str, str]):

@@ -20,11 +20,8 @@ from engine.queue.jobqueue import JobAdded, JobChanged, JobRemoved, QueueReloade
 from engine.queue.job import schedd_status
 from engine.schedd.cron import needs_cron
 from engine.queue.records import job_order
-from engine.views.execute import HookIndex, execute_views
-from engine.views.rows import policy_states
-from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, queue_counts
+from engine.views.rows import SNAPSHOT_JOB_EVENTS, cron_row, policy_states, queue_counts
 from engine.views.snapshot import View, snapshot_of
-from engine.router.unrouted import idle_unrouted, kept_count
 
 
 
@@ -227,6 +224,10 @@ def settle(engine: Any) -> tuple[View, Mapping[str, Any]]:
     table, number the new hook invocations, recount the unrouted jobs when due, and return the
     immutable view of this moment with the fields only the demo has. Everything a snapshot changed
     before issue 26 happens here; :func:`build_snapshot` only reads what it returns."""
+    # the demo's execute node: imported by the demo, not by replay's jobs
+    # table (RowIndex), which a new `routedeck replay DIR --at T --json` process imports (issue 27)
+    from engine.views.execute import HookIndex, execute_views  # noqa: PLC0415 - the demo's, off replay's start-up
+
     routes: tuple = ()
     inactive: tuple = ()
     diags: tuple = ()
@@ -280,6 +281,7 @@ def _unrouted(engine: Any) -> dict[str, Mapping]:
     router = getattr(engine, "router", None)
     if router is None or not getattr(engine, "count_unrouted", False):
         return {}
+    from engine.router.unrouted import idle_unrouted, kept_count  # noqa: PLC0415 - the demo's, off replay's start-up
 
     key = (getattr(engine, "jobs_version", 0), router.poll_count, id(router.table))
     return kept_count(engine, router, key, lambda: idle_unrouted(router, engine.now)).fields()

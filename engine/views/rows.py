@@ -32,7 +32,6 @@ from typing import Any, Callable, Iterable, Mapping
 from engine.contract import snapshot as S
 from engine.contract.codes import JobStatus
 from engine.crondor.deferral import run_state
-from engine.lang.user_policy import policy_checks
 from engine.router.throttle import RouteStats, route_state
 from engine.schedd.cron import ATTRS as CRON_ATTRS
 from engine.schedd.cron import schedule_of
@@ -159,6 +158,9 @@ def policy_states(config: Any) -> tuple[S.PolicyState, ...]:
     kept = _POLICIES.get(id(config))
     if kept is not None and kept[0] is config:
         return kept[1]
+    # the policy checker: only for a config's policies (the demo, watch), off replay's start-up (issue 27)
+    from engine.lang.user_policy import policy_checks  # noqa: PLC0415 - only with a config
+
     states = tuple(S.PolicyState(c.knob, c.parses, c.note) for c in policy_checks(config.get))
     if len(_POLICIES) > 16:
         _POLICIES.clear()

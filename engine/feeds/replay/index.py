@@ -265,11 +265,14 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
 
 def _head_records(state: JobQueue) -> tuple[list, int]:
     """Of the compacted body of ``state`` (a ``101`` and the ``103``s of each ad): the ``103``s
-    of time attributes (all that dates a step) and how many records it has."""
+    of time attributes (all that dates a step) and how many records it has. A queue spells each
+    attribute one way in all its ads (``JobQueue.spelling``): the time attributes are looked up by
+    that spelling, not found by lower-casing every name of every ad."""
+    names = [n for n in map(state.spelling, TIME_ATTRS) if n is not None]
     times, count = [], 0
     for key, attrs in state.table.items():
         count += 1 + len(attrs)
-        times.extend((103, key, n, v) for n, v in attrs.items() if n.lower() in TIME_ATTRS)
+        times.extend((103, key, n, v) for n in names if (v := attrs.get(n)) is not None)
     return times, count
 
 

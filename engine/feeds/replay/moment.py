@@ -27,9 +27,11 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime, time as dtime, timedelta, timezone, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from engine.contract.commands import Seek
+if TYPE_CHECKING:  # the command itself is made where a moment is parsed (kept off every command's start-up)
+    from engine.contract.commands import Seek
 
 FORMS = ("start, end, #N (transaction N; #0 = before the first), +S / -S (seconds or a duration such as "
          "1h30m, after the start / before the end), HH:MM[:SS] (on the log's day), an ISO date or date-time, "
@@ -86,6 +88,8 @@ def log_range(start: float, end: float, tz: str | None) -> str:
 
 def parse_moment(text: str, *, start: float, end: float, transactions: int, tz: str | None) -> Seek:
     """``text`` (see the module docstring) → ``Seek`` (a step index or a time within [start, end])."""
+    from engine.contract.commands import Seek  # noqa: PLC0415 - kept off every command's start-up (the parsers' help)
+
     t = " ".join(text.split())
     if not t:
         raise MomentError(f"no time given; give {FORMS}")

@@ -121,10 +121,21 @@ class Player:
             self.rows.touched(touched)
         else:
             old = self.state.table
-            self.state = self.index.state_at(step)
+            self.state = self._restored(step)
             self.rows.restored(old, self.state.table)
         self.position = step
         self.version += 1
+
+    def _restored(self, step: int) -> JobQueue:
+        """A fresh state after ``step``: from the index's checkpoints, or — on an archive window's
+        index (a ``head``: ``routedeck replay DIR --at``), before its route history has run —
+        from that history's one pass, which applies the same steps anyway (not twice)."""
+        history = self.history
+        if self.index.head is not None and history.index is self.index:
+            state = history.state_after(step)
+            if state is not None:
+                return state
+        return self.index.state_at(step)
 
     def seek(self, step: int | None = None, time: float | None = None) -> int:
         """Move to ``step`` or ``time`` (:meth:`move`) and settle what :meth:`snapshot` shows there."""

@@ -102,6 +102,7 @@ class RouteHistory:
         self.tz = tz
         self.cron_times: dict[str, array] = {}  # cron job -> times its DeferralTime changed
         self.cron_values: dict[str, list] = {}  # … and the values (None: no DeferralTime)
+        self.kept: JobQueue | None = None  # the pass's queue after the step ``build(keep=…)`` named
         self._built = False
 
     def _rule(self, name: str) -> RouteRule | None:
@@ -123,7 +124,17 @@ class RouteHistory:
                 tr.at_close.append((0, tr.stats.throttle, 0.0))
         return tr
 
-    def build(self) -> "RouteHistory":
+    def state_after(self, step: int) -> JobQueue | None:
+        """The queue after ``step`` as this history's one pass leaves it there (a copy), when the
+        pass has not run yet — a player's first move to ``step`` then needs no second pass over the
+        same steps (``routedeck replay DIR --at``: a window's steps); None once it has run."""
+        if self._built or not 0 <= step < self.index.steps:
+            return None
+        return self.build(keep=step).kept
+
+    def build(self, keep: int | None = None) -> "RouteHistory":
+        """The one pass (module docstring); ``keep``: a copy of its queue after that step is kept
+        as ``kept`` (:meth:`state_after`)."""
         if self._built or not self.index.steps:
             self._built = True
             return self
@@ -182,8 +193,13 @@ class RouteHistory:
             out.update(proc)
             return out
 
+        noted: list[dict] = [{}]  # the keeper's DeferralTimes at the last note: unchanged, nothing to note
+
         def note_cron(t: float) -> None:
             keeper = cron.keeper
+            if keeper.deferral == noted[0]:  # a job holds a time only while seen: every value is as noted
+                return
+            noted[0] = dict(keeper.deferral)
             for job in list(cron.seen) + [j for j in self.cron_times if j not in cron.seen]:
                 value = keeper.deferral.get(job)
                 vals = self.cron_values.get(job)
@@ -200,7 +216,7 @@ class RouteHistory:
 
         def cron_step(step: int, records: list) -> None:
             t = idx.times[step]
-            for job in jobs_to_observe((r[1] for r in records), cron.seen, ads, cron_names()):
+            for job in jobs_to_observe({r[1] for r in records}, cron.seen, ads, cron_names()):
                 cron.observe(job, effective(job), t)
             note_cron(t)
             last = step + 1 >= idx.steps
@@ -245,6 +261,8 @@ class RouteHistory:
                     event(tr, step, "started")
                     self._note(routed_event(idx.times[step], key, route, proc, cluster))
             cron_step(step, records)
+            if step == keep:
+                self.kept = state.copy()
 
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after

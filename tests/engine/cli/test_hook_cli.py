@@ -14,6 +14,7 @@ import json
 
 from engine.cli import args as argcheck
 from engine.cli import hook as cmd
+from engine.cli import hook_work
 from tests.helpers.execute_fixture import script
 
 
@@ -134,7 +135,7 @@ def test_a_shipped_sample_runs_on_a_copy(tmp_path, monkeypatch, capsys):
 
     samples = tmp_path / "sample_configs"
     shutil.copytree(REPO / "sample_configs" / "hooks", samples / "hooks")
-    monkeypatch.setattr(cmd, "SAMPLES", samples, raising=False)
+    monkeypatch.setattr(hook_work, "SAMPLES", samples)
     queue = sorted(p.name for p in (samples / "hooks" / "queue").iterdir())
     rc, out = run("run", "SAMPLE", "FETCH_WORK", "--config", str(samples / "hooks" / "condor_config"),
                   "--allow-hooks")
@@ -142,4 +143,4 @@ def test_a_shipped_sample_runs_on_a_copy(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in (samples / "hooks" / "queue").iterdir()) == queue  # nothing moved
     assert "run on a copy" in capsys.readouterr().err
     # an admin's own config runs where it is: not a shipped sample
-    assert cmd.shipped_sample([str(tmp_path / "condor_config")]) is None
+    assert hook_work.shipped_sample([str(tmp_path / "condor_config")]) is None

@@ -248,3 +248,16 @@ def _apply_all_matches_apply(run: int) -> None:
         assert fast.snapshot_state() == slow.snapshot_state()
         assert seen_fast == seen_slow
         assert fast._ver == slow._ver
+
+
+def test_a_copy_leaves_its_source_writing_its_ads_in_place():
+    """``JobQueue.copy`` (replay's route history keeps references to the ads it read and copies its
+    queue midway for a player's first move, engine.feeds.replay.stats): the copy shares no ad, and
+    the source keeps changing its ads in place — a reference to an ad sees its next values."""
+    q = JobQueue()
+    q.apply_quiet([(101, "1.0", "Job", "Machine"), (103, "1.0", "JobStatus", "1")])
+    held = q.table["1.0"]
+    copy = q.copy()
+    q.apply_quiet([(103, "1.0", "JobStatus", "2")])
+    assert held["JobStatus"] == "2" and q.table["1.0"] is held
+    assert copy.table["1.0"]["JobStatus"] == "1"

@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import random
+import re
 
 import pytest
 import zstandard
@@ -209,3 +210,19 @@ def test_a_window_starts_at_the_time_of_the_state_it_starts_from(archives):
         w = open_window(long_, "UTC", time=at, summary=s)
         assert at - archive_mod_replay.WINDOW - 3600 < w.index.times[0] <= at - archive_mod_replay.WINDOW, at
         assert list(w.index.times) == sorted(w.index.times)
+
+
+def test_step_ends_are_the_complete_106_lines_of_a_frame():
+    """A window cuts a frame at a transaction's end (``_step_ends``, read with ``bytes.find``): each
+    complete line that is ``106`` or ``106 <comment>`` — the same ends and ``#`` comments as the
+    multi-line pattern it replaced gives — and nothing else (``1060``, ``x106``, a last line
+    without its newline)."""
+    pattern = re.compile(rb"^106(?: ([^\n]*))?\n", re.M)
+    parts = [b"106\n", b"106 \n", b"106 # 2026-01-01T00:00:00\n", b"106 # 2026-01-01T00:00:00 NONDURABLE\n",
+             b"106 x\n", b"1060 y\n", b"106x\n", b"105 \n", b"103 1.0 A 106\n", b"\n", b"106 #", b"106",
+             b"x106 #\n"]
+    rng = random.Random(27)
+    for _ in range(20_000):
+        raw = b"".join(rng.choice(parts) for _ in range(rng.randrange(0, 8)))
+        want = [(m.end(), m[1] if m[1] and m[1].startswith(b"#") else None) for m in pattern.finditer(raw)]
+        assert archive_mod_replay._step_ends(raw) == want, raw
