@@ -383,12 +383,18 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
                 names.append((a, a.lower()))
     attrs = new.attrs
     spelled = new._names()  # the queue's spellings, or one pass over the copy's names
-    for a, low in names:
+    # the source's texts read once (this function only reads; a Job.get per name was the most
+    # called function of the demo): a name's text is the merged ad's, as Job.get reads it
+    orig_attrs, orig_spelled = orig.attrs, orig._names()
+    for _a, low in names:
         k = spelled.get(low)
         if k is None:
             continue
         nv = attrs.get(k)
-        if nv is not None and orig.get(a) != nv:
+        if nv is None:
+            continue
+        ok = orig_spelled.get(low)
+        if (None if ok is None else orig_attrs.get(ok)) != nv:
             update[k] = nv
     return update
 
