@@ -285,7 +285,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._counted = True
 
     def num_managed(self) -> int:
-        return sum(1 for j in self.jobs.values() if j.state is not State.RETIRED)
+        states = [j.state for j in self.jobs.values()]  # a list and its count: no generator step per job
+        return len(states) - states.count(State.RETIRED)
 
     def accepting_more_jobs(self, managed: int | None = None) -> bool:
         """The global check: ``JOB_ROUTER_MAX_JOBS < 0 || managed < JOB_ROUTER_MAX_JOBS``."""
