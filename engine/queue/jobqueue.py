@@ -62,6 +62,18 @@ class _Batch:
         self.reloaded = False
 
 
+def _end_run(ver: dict[str, int], changed: dict[Any, set[str]], key: Any, jids: Any, names: list[str]) -> None:
+    """The end of ``JobQueue._apply_all``'s run of 103s on ``key``: its version goes up by one per
+    record, and each job it changes notes the names set."""
+    ver[key] = ver.get(key, 0) + len(names)
+    for jid in jids:
+        got = changed.get(jid)
+        if got is None:
+            changed[jid] = set(names)
+        else:
+            got.update(names)
+
+
 class JobQueue(QuietApply):
     """Ads of one job_queue.log, with views of jobs and change events."""
 
@@ -405,13 +417,19 @@ class JobQueue(QuietApply):
         set_attr, job, cluster = R.SET_ATTR, R.JOB, R.CLUSTER
         # a run of 103s on one key (a transaction sets many attributes of one ad) looks the ad and
         # the jobs it changes up once; any other record may create or destroy ads: looked up again
+        # a run's version bump and change notes are made once, when it ends (before any other
+        # record: the same versions, name sets and first-change order as record by record)
         last: str | None = None
         ad: dict[str, str] | None = None
         jids: Any = ()
+        run: list[str] = []
         for rec in recs:
             if rec.op == set_attr and owned is None:
                 key = rec.key
                 if key != last:
+                    if run:
+                        _end_run(ver, changed, last, jids, run)
+                        run = []
                     last, ad = key, ads.get(key)
                     kind, c, p = _classify(key)
                     if ad is not None and (kind == job or kind == cluster):
@@ -422,18 +440,17 @@ class JobQueue(QuietApply):
                 if ad is not None:
                     n = canon.get(rec.name) or self._name(rec.name)
                     ad[n] = rec.value
-                    ver[key] = ver.get(key, 0) + 1
-                    for jid in jids:
-                        names = changed.get(jid)
-                        if names is None:
-                            changed[jid] = {n}
-                        else:
-                            names.add(n)
+                    run.append(n)
                     continue
+            if run:
+                _end_run(ver, changed, last, jids, run)
+                run = []
             last = None
             w = self._apply(rec)
             if w:
                 out.append(w)
+        if run:
+            _end_run(ver, changed, last, jids, run)
         return out
 
     def _apply(self, rec: R.Record) -> str | None:

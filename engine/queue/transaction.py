@@ -46,6 +46,7 @@ class _Queue(Protocol):
     def apply_all(self, recs: list) -> list[str]: ...
 
 _PROC_ONLY = frozenset({"jobstatus", "procid"})
+_PROC_ONLY_LEN = frozenset(len(n) for n in _PROC_ONLY)  # a name of another length is none of them
 # value texts ``check_value`` accepted (whether a text is a valid value does not depend on the
 # attribute): an engine writes the same few thousand values again and again, and parsing each
 # again was a third of ``set_attribute``. Bounded: emptied when full.
@@ -220,7 +221,7 @@ class Transaction:
         lines, records, accepted, make = self._lines, self.records, _ACCEPTED, R.set_attr
         for name, text in items:
             if (type(name) is not str or not _is_word(name) or type(text) is not str or text not in accepted
-                    or (cluster and name.lower() in _PROC_ONLY)):
+                    or (cluster and len(name) in _PROC_ONLY_LEN and name.lower() in _PROC_ONLY)):
                 self.set_attribute(key, name, text)
                 continue
             lines.append(f"103 {key} {name} {text}")

@@ -14,6 +14,8 @@ from engine.router.schedd_ops import View
 class Recovery:
     """``AdoptOrphans``; needs the router's queues, jobs, index sets and events."""
 
+    _counted: bool  # JobRouter: the book's counts are the tracked jobs' (JobRouter.poll)
+
     def _orphan_candidates(self, queue: Any, index: set[Any], dirty: set[Any] | None, attr: str,
                            quoted: str) -> list[Any]:
         """The jobs of ``queue`` whose ``attr`` may be ``quoted`` (``_may_be``): a full scan the
@@ -86,6 +88,7 @@ class Recovery:
                            dest=dict(d.attrs), is_claimed=True, submission_time=now)
             rj.is_sandboxed = d.str("SUBMIT_Iwd") is not None
             self.jobs[src_key] = rj
+            self._counted = False  # a new tracked job: the route counts change
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
                                         route_name, src_key, dest=dest_job.key))
         for src_job in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):

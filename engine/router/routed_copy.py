@@ -24,7 +24,7 @@ routing failure. An attribute name the schedd refuses (HTCondor's transform inse
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from engine import classad as C
 from engine.lang import xform as X
@@ -44,6 +44,9 @@ VANILLA_TO_GRID_RESET = (
     ("ExitBySignal", "false"),
 )
 GRID_UNIVERSE = 9
+# the two lists with each name's lower case, for CIAttrs.delete_all / set_all
+_DELETE_LOWER = tuple((n, n.lower()) for n in VANILLA_TO_GRID_DELETE)
+_RESET_LOWER = tuple((n, n.lower(), t) for n, t in VANILLA_TO_GRID_RESET)
 
 
 class CIAttrs:
@@ -87,6 +90,31 @@ class CIAttrs:
             if self._index is not None:
                 del self._index[k.lower()]
 
+    def delete_all(self, names: Iterable[tuple[str, str]]) -> None:
+        """``delete`` of each (name, its lower case), in order, one call for all."""
+        index, attrs = self._index, self.attrs
+        if index is None:
+            for name, _low in names:
+                self.delete(name)
+            return
+        for _name, low in names:
+            k = index.pop(low, None)  # the index holds k.lower() == low
+            if k is not None:
+                del attrs[k]
+
+    def set_all(self, items: Iterable[tuple[str, str, str]]) -> None:
+        """``set`` of each (name, its lower case, text), in order, one call for all."""
+        index, attrs = self._index, self.attrs
+        if index is None:
+            for name, _low, text in items:
+                self.set(name, text)
+            return
+        for name, low, text in items:
+            k = index.get(low)
+            if k is None:
+                k = index[low] = name
+            attrs[k] = text
+
     def string(self, name: str) -> str | None:
         text = self.get(name)
         if text is None:
@@ -114,10 +142,8 @@ def vanilla_to_grid(attrs: dict[str, str], target_universe: int, grid_resource: 
     old_universe = ad.get("JobUniverse")
     if old_universe is None:
         raise RoutingError("VanillaToGrid: job ad lacks universe", step="VanillaToGrid")
-    for name in VANILLA_TO_GRID_DELETE:
-        ad.delete(name)
-    for name, text in VANILLA_TO_GRID_RESET:
-        ad.set(name, text)
+    ad.delete_all(_DELETE_LOWER)
+    ad.set_all(_RESET_LOWER)
     ad.set("JobUniverse", str(target_universe))
     ad.set("Remote_JobUniverse", old_universe)
     if target_universe != GRID_UNIVERSE:

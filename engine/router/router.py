@@ -117,6 +117,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._periodic_dirty: set[str] | None = None
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
+        # the book's current counts are the tracked jobs' (set by a poll's closing recount)
+        self._counted = False
         self._unsubscribe = [q.subscribe_batch(self._on_queue_event)
                              for q in {id(source): source, id(self.dst_q): self.dst_q}.values() if hasattr(q, "subscribe_batch")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -148,6 +150,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             self.hooks._running = old._running  # hooks still running keep their results
             self.hooks.uses = old.uses  # the report covers the whole run
         self.book.sync([r.name for r in table.routes], now)
+        self._counted = False  # new routes start at zero: the next poll recounts
         self.scanner = Scanner(table.routes, k.source_job_constraint, self.name)
         self._to_scan = None  # a new table: every job is scanned again
         self._adopt_dirty = None  # JOB_ROUTER_NAME may have changed
@@ -254,7 +257,12 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         changed, self._changed = self._changed, set()
         if self.poll_count % 5 == 1:
             self.adopt_orphans(now)
-        self.update_route_stats(now)
+        # UpdateRouteStats: the recount is skipped when the last poll's closing recount still
+        # holds (only a poll or a table switch changes the tracked jobs or the book)
+        if not self._counted:
+            self.recount()
+        self._counted = False
+        self._adjust_throttles(now)
         self.get_candidate_jobs(now)
         # A SUBMITTED job whose source and routed copy did not change since the last poll and that
         # has no update hook would get the very same status check: skip it (the check is a pure
@@ -274,9 +282,11 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             self.eval_periodic(now)
             self.next_periodic = now + self.periodic_expr_interval
         self.recount()
+        self._counted = True
 
     def num_managed(self) -> int:
-        return sum(1 for j in self.jobs.values() if j.state is not State.RETIRED)
+        states = [j.state for j in self.jobs.values()]  # a list and its count: no generator step per job
+        return len(states) - states.count(State.RETIRED)
 
     def accepting_more_jobs(self, managed: int | None = None) -> bool:
         """The global check: ``JOB_ROUTER_MAX_JOBS < 0 || managed < JOB_ROUTER_MAX_JOBS``."""

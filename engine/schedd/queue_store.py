@@ -33,14 +33,22 @@ _PERIODIC = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")
 _EXTERNAL = '"External"'
 
 
-def _maybe_dispatchable(job: Any) -> bool:
+def _maybe_dispatchable(job: Any, managed: str | None) -> bool:
+    """``managed``: the job's ``Managed`` text (read once by ``_put``)."""
     text = job.get("JobUniverse")
     try:
         if int(text) not in (9, 12):  # type: ignore[arg-type]
             return False
     except (TypeError, ValueError):
         pass  # undefined or an expression: Schedd.dispatch decides
-    return job.get("Managed") != _EXTERNAL
+    return managed != _EXTERNAL
+
+
+def _has_any(job: Any, names: tuple[str, ...]) -> bool:
+    for n in names:
+        if job.get(n) is not None:
+            return True
+    return False
 
 
 # lower-case names of the attributes ``_put`` reads (status, dispatch, periodic and cron indexes)
@@ -177,10 +185,11 @@ class QueueStore(StatusQueries):
         self.status[key] = st
         self._jobs[key] = job
         self._by_status.setdefault(st, {})[key] = job
-        cron = st in POLICY_STATES and any(job.get(n) is not None for n in CRON_ATTRS)
-        for index, member in ((self._dispatch, st == IDLE and _maybe_dispatchable(job)),
-                              (self._periodic, st in POLICY_STATES and job.get("Managed") != _EXTERNAL
-                               and any(job.get(n) is not None for n in _PERIODIC)),
+        policy = st in POLICY_STATES
+        managed = job.get("Managed") if policy else None  # POLICY_STATES holds IDLE
+        cron = policy and _has_any(job, CRON_ATTRS)
+        for index, member in ((self._dispatch, st == IDLE and _maybe_dispatchable(job, managed)),
+                              (self._periodic, policy and managed != _EXTERNAL and _has_any(job, _PERIODIC)),
                               (self._cron, cron and st == IDLE), (self._cron_any, cron)):
             if member:
                 index[key] = job
@@ -190,26 +199,29 @@ class QueueStore(StatusQueries):
     def _on_event(self, events: list[Any]) -> None:
         """A batch of the queue's events (``JobQueue.subscribe_batch``)."""
         for ev in events:
-            if isinstance(ev, QueueReloaded):
+            if type(ev) is JobChanged:  # the common event first
+                key = _key(ev.id)
+                if key in self.status and _irrelevant(ev.names):
+                    # no attribute an index or the status reads changed: the job stays where it
+                    # is (``_put`` would find the same answers); only the change is noted
+                    if self._changed is not None:
+                        self._changed.add(key)
+                    continue
+            elif isinstance(ev, QueueReloaded):
                 self._rebuild()
+                continue
             elif isinstance(ev, JobRemoved):
                 self._drop(_key(ev.id))
-            elif isinstance(ev, (JobAdded, JobChanged)):
-                if type(ev) is JobChanged:
-                    key = _key(ev.id)
-                    if key in self.status and _irrelevant(ev.names):
-                        # no attribute an index or the status reads changed: the job stays where it
-                        # is (``_put`` would find the same answers); only the change is noted
-                        if self._changed is not None:
-                            self._changed.add(key)
-                        continue
-                job = self.queue.get(ev.id)
-                if job is not None:
-                    st = _status_of(job)
-                    if st is None:
-                        self._drop(job.key)
-                    else:
-                        self._put(job.key, job, st)
+                continue
+            elif not isinstance(ev, (JobAdded, JobChanged)):
+                continue
+            job = self.queue.get(ev.id)
+            if job is not None:
+                st = _status_of(job)
+                if st is None:
+                    self._drop(job.key)
+                else:
+                    self._put(job.key, job, st)
 
     def transaction(self, now: float, durable: bool = True) -> "_QueueTx":
         """``with store.transaction(now) as tx``: the queue's transaction, seen as a :class:`Tx`."""

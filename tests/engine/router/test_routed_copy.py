@@ -131,3 +131,25 @@ def test_ci_attrs_index_matches_scan():
                 slow.delete(name)
             assert fast.get(name) == slow.get(name) and fast.key(name) == slow.key(name)
             assert list(fast.attrs.items()) == list(slow.attrs.items())
+
+
+def test_ci_attrs_delete_all_set_all_are_delete_set_in_a_loop():
+    """VanillaToGrid's batch edits (htcondor.md §1.6) give what ``delete``/``set`` one name at a
+    time give: the same dict, in the same order, and the same index afterwards, for random runs
+    of names in any spelling, with and without two spellings of one name in the starting ad."""
+    names = ["Foo", "foo", "FOO", "Bar", "bar", "JobUniverse", "x"]
+    rnd = random.Random(30)
+    for start in ({"Foo": "1", "Bar": "2"}, {"Foo": "1", "foo": "2", "x": "3"}, {}):
+        batch, loop = CIAttrs(dict(start)), CIAttrs(dict(start))
+        for _ in range(100):
+            run = [rnd.choice(names) for _ in range(rnd.randrange(5))]
+            if rnd.random() < 0.5:
+                batch.delete_all([(n, n.lower()) for n in run])
+                for n in run:
+                    loop.delete(n)
+            else:
+                batch.set_all([(n, n.lower(), str(i)) for i, n in enumerate(run)])
+                for i, n in enumerate(run):
+                    loop.set(n, str(i))
+            assert list(batch.attrs.items()) == list(loop.attrs.items())
+            assert all(batch.key(n) == loop.key(n) for n in names)

@@ -156,3 +156,22 @@ def test_black_hole_route_gets_throttled_and_stops_accepting():
     assert s.recent_started == 18 and s.routed == 18
     assert not s.accepting and s.reason.startswith("throttled: 18 routed ≥ throttle 18 per 600 s")
     assert r.last_cycle["stopped"] == "all routes are full"
+
+
+def test_a_job_adopted_in_a_poll_counts_against_its_route_in_that_poll():
+    """§1.4: a poll runs AdoptOrphans, then UpdateRouteStats, then GetCandidateJobs, so a routed
+    copy adopted in the poll fills its route's MaxJobs before any candidate is matched (the route
+    counts are recounted after the adoption, not kept from the previous poll's end)."""
+    tbl = table([route("A", max_jobs=1)])
+    r1, src, dst = make_router(tbl)
+    (first,) = submit(src)
+    r1.poll(T0 + 10)
+    r2 = JobRouter(tbl, src, dst, now=T0, build=build)
+    r2.poll_count = 1  # pretend poll 1 happened before the copy existed
+    for i in range(2, 6):
+        r2.poll(T0 + 10 * i)
+    assert not r2.jobs
+    (second,) = submit(src, now=T0 + 55)
+    r2.poll(T0 + 60)  # poll 6: adopts the first job's copy, which fills route A
+    assert list(r2.jobs) == [first]
+    assert [(s.name, s.routed) for s in r2.route_stats(T0 + 60)] == [("A", 1)]
