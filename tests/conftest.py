@@ -27,6 +27,15 @@ def _every_toast_kept(monkeypatch):
     keep_every_notification(monkeypatch)
 
 
+@pytest.fixture(autouse=True)
+def _css_parsed_once(monkeypatch):
+    """Every app of the process takes its parsed CSS from one cache (tests/helpers/css_cache.py):
+    a Pilot start parsed the whole stylesheet again (12% of a TUI test's CPU)."""
+    from tests.helpers.css_cache import share_parsed_css  # noqa: PLC0415 - textual only when tests run
+
+    share_parsed_css(monkeypatch)
+
+
 def pytest_configure(config):
     """Before any worker starts: compile engine/ and tui/ to bytecode once. The suite starts
     ``routedeck`` in a new interpreter at some 26 places; where PYTHONDONTWRITEBYTECODE is set (as
