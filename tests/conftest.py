@@ -27,6 +27,30 @@ def _every_toast_kept(monkeypatch):
     keep_every_notification(monkeypatch)
 
 
+@pytest.fixture(autouse=True)
+def _css_parsed_once(monkeypatch):
+    """Every app of the process takes its parsed CSS from one cache (tests/helpers/css_cache.py):
+    a Pilot start parsed the whole stylesheet again (12% of a TUI test's CPU)."""
+    from tests.helpers.css_cache import share_parsed_css  # noqa: PLC0415 - textual only when tests run
+
+    share_parsed_css(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _prewarm_where_tested(request, monkeypatch):
+    """The app composes its other main views in the background after its first snapshot
+    (tui.shell.prewarm): ~17% of a Pilot test's CPU (tests/tui/test_tui_handling.py, serial: 46.7
+    -> 38.8 s), paid by every test whether it visits them or not. Under tests/tui it runs only in
+    tests marked ``prewarm`` (those of the prewarm and of what it starts: the frozen heap, the idle
+    GC, the kept help); the snapshot tests (tests/snapshots) and every other app start as the real
+    app does."""
+    if request.node.get_closest_marker("prewarm") is not None or "tests/tui/" not in request.node.nodeid:
+        return
+    from tui.app import RouteDeckApp  # noqa: PLC0415 - textual only when tests run
+
+    monkeypatch.setattr(RouteDeckApp, "prewarm_at_start", False)
+
+
 def pytest_configure(config):
     """Before any worker starts: compile engine/ and tui/ to bytecode once. The suite starts
     ``routedeck`` in a new interpreter at some 26 places; where PYTHONDONTWRITEBYTECODE is set (as

@@ -104,6 +104,10 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
     TITLE = "RouteDeck"
     BINDINGS = [*keymap.APP, *keymap.REPLAY]  # the one keymap (tui.commands.keymap); ? shows it
 
+    # The other main views are built in the background after the first snapshot (tui.shell.prewarm).
+    # Off only in Pilot tests that do not test it (tests/conftest.py): there it was ~17% of a test's CPU.
+    prewarm_at_start = True
+
     MODES = {"routes": lambda: _screen("routes"), "jobs": lambda: _screen("jobs"), "cron": lambda: _screen("cron"),
              "hooks": lambda: _screen("hooks"), "slots": lambda: _screen("slots")}
 
@@ -266,7 +270,7 @@ class RouteDeckApp(IdleGC, TypeAhead, Prewarm, ReplayControls, CommandLineMixin,
         self._toast_events(snap, quiet=first)
         self._toast_hook_failures(snap, quiet=first)
         self._show(snap)
-        if first:
+        if first and self.prewarm_at_start:
             self.call_after_refresh(self._prewarm_start)
         if self.watch_files and snap.config_files and snap.config_files != self._watching:
             self._watching = snap.config_files

@@ -333,6 +333,7 @@ async def test_real_runtime_crash_is_shown_and_the_last_snapshot_kept():
         await wait_until(pilot, lambda: any("Traceback" in str(b.render()) for b in app.screen.query("#text-body")))
 
 
+@pytest.mark.prewarm
 async def test_startup_heap_is_frozen_after_the_first_snapshot():
     """The objects alive once the first snapshot is shown are moved out of the cyclic GC's reach
     (``gc.freeze``) once per process, so its full collections stop pausing screen switches for
@@ -345,6 +346,7 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot():
         assert app_module._FROZEN and gc.get_freeze_count() > 0
 
 
+@pytest.mark.prewarm
 async def test_help_is_kept_per_text_and_opens_at_the_top_with_no_toasts():
     """Issue 30: ``?`` pushes a help screen kept from an earlier open (built off screen for the
     board) instead of composing a new one each time; it opens at the top with the toasts cleared,

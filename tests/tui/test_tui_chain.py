@@ -28,7 +28,8 @@ async def test_x_on_a_routed_job_shows_its_copy_and_grid_job():
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
         app.run_command_line(f"jobs {link.source}")
-        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen" and app.screen.table.selected is not None
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "JobsScreen" and bool(app.screen.query("JobTable"))
+                         and app.screen.table.selected is not None
                          and app.screen.table.selected.job == link.source)
         await pilot.press("x")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "ChainScreen" and app.screen.found is not None)

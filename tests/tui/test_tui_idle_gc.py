@@ -63,6 +63,7 @@ def test_full_collection_runs_anyway_past_the_cap():
         assert decision == ((2, "forced-2") if k >= CAP else None)
 
 
+@pytest.mark.prewarm
 async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restores_thresholds():
     before = gc.get_threshold()
     app = make_app(FakeRuntime(make_snapshot(20)), blink=False, watch_files=False)

@@ -179,6 +179,7 @@ async def test_config_watcher_hashes_off_the_ui_thread_and_own_writes_are_not_re
         assert isinstance(rt.sent[0], C.ApplyRoutes)
 
 
+@pytest.mark.prewarm
 async def test_main_views_are_composed_in_the_background_and_resumed_on_first_visit(tmp_path):
     """After the first snapshot is on screen, the jobs and crondor views (and hooks, slots where
     the feed has an execute node), the editor and the selected route's screen are composed off
@@ -280,6 +281,7 @@ async def test_editor_is_kept_between_opens_and_reset_on_reopen(tmp_path, monkey
         assert editor.lint is current and "slow lint" not in area.text
 
 
+@pytest.mark.prewarm
 async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_the_same(monkeypatch):
     """A view composed off screen (tui.shell.prewarm) was styled by the current stylesheet as its
     widgets were registered, so its first ``switch_mode`` does not run ``App.refresh_css`` (the
@@ -326,6 +328,7 @@ async def _restyle_changes_nothing(pilot, screen) -> None:
     assert [strip.text for strip in screen._compositor.render_strips()] == lines
 
 
+@pytest.mark.prewarm
 async def test_first_visit_of_a_prewarmed_view_or_help_is_not_restyled_and_looks_the_same(monkeypatch):
     """Issue 30: a view (or the board's help) composed off screen was styled as its widgets were
     registered, so its first visit skips the restyle of every node, as a later resume does (it
@@ -343,6 +346,7 @@ async def test_first_visit_of_a_prewarmed_view_or_help_is_not_restyled_and_looks
             await _restyle_changes_nothing(pilot, app.screen)
 
 
+@pytest.mark.prewarm
 async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the_same(monkeypatch):
     """Issue 30: Textual restyles every node of a resumed screen (3-10 ms of a warm switch); a main
     view coming back with the app's CSS, focus and theme as they were skips it. Oracle: the slow
