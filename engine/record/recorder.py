@@ -24,7 +24,7 @@ rewritten). Design decisions and invariants:
   transaction that turns the replayed state into the dump (102/101/103/104), with the time
   range it covers and the generation it resumed from; it is written at once and the next
   segment starts after it, so the resumed state is that segment's state checkpoint.
-- Restart: ``recorder.json`` (``archive.Meta``) holds the log position (sequence, birth, offset,
+- Restart: ``recorder.json`` (``checkpoint.Meta``) holds the log position (sequence, birth, offset,
   hash and length of the last archived transaction); the replayed state is rebuilt from the
   current segment's state checkpoint and frames. Whatever a killed recorder wrote past the last
   ``recorder.json`` is cut on open, and the log is read again from the saved offset: no gap, no
@@ -63,7 +63,8 @@ from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, scan_steps
 from engine.queue.timeline import TimeInference, stamp_time, step_time
-from engine.record.archive import Archive, Files, LogPosition, Txn, txn_hash
+from engine.record.archive import Archive, Files
+from engine.record.checkpoint import LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
 

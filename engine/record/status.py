@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.record.archive import Archive, Meta
+from engine.record.archive import Archive
+from engine.record.checkpoint import Meta
 from engine.record.recorder import Recorder
 from engine.record.state import read_head
 

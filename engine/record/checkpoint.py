@@ -1,0 +1,79 @@
+"""What the recorder's checkpoint ``recorder.json`` holds (issue 27): where the recorder is in the
+live log (:class:`LogPosition`, with a hash of the last transaction archived, :func:`txn_hash`),
+what the archive holds (:class:`Meta`), and one transaction to archive (:class:`Txn`). The
+archive's layout and write order are described in ``engine.record.archive``; this module is
+kept apart so that what reads a position (the recorder, ``--status``) needs no archive writer,
+and what reads an archive needs no hashing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+VERSION = 1
+
+
+@dataclass(slots=True)
+class Txn:
+    """One transaction to archive: its raw text (``105 … 106`` lines) and its time."""
+
+    raw: bytes
+    time: float
+    gap: dict | None = None  # for a gap transaction: what the index says about it
+
+
+@dataclass
+class LogPosition:
+    """Where the recorder is in the live log: generation, byte offset, last transaction read."""
+
+    seq: int
+    created: int
+    offset: int
+    last_hash: str = ""
+    last_len: int = 0
+
+    def as_json(self) -> dict:
+        return dict(seq=self.seq, created=self.created, offset=self.offset, last_hash=self.last_hash,
+                    last_len=self.last_len)
+
+
+@dataclass
+class Meta:
+    """``recorder.json``'s content."""
+
+    next_txn: int = 0
+    segment: int = 0  # the segment being written (0: none yet)
+    segment_size: int = 0
+    segment_raw: int = 0  # uncompressed bytes in that segment
+    first_segment: int = 1
+    index: int = 1  # index-<n>.jsonl
+    index_size: int = 0
+    first_time: float | None = None
+    last_time: float | None = None
+    log: LogPosition | None = None
+    raw_total: int = 0  # uncompressed transaction bytes kept (for the compression ratio)
+    source: str | None = None  # the live log followed (for --status's lag)
+    figures: dict | None = None  # the per-route window counts at the archive's end (recorder.RouteCounts)
+    rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
+    router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
+    held: dict | None = None  # recorder.json before the held small frames (a run), while there are some
+
+    def as_json(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "log" and (k != "held" or v is not None)}
+        d["version"] = VERSION  # (no "held" when nothing is: what a recorder before it wrote and reads)
+        d["log"] = None if self.log is None else self.log.as_json()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Meta":
+        log = d.pop("log", None)
+        d.pop("version", None)
+        m = cls(**d)
+        m.log = None if log is None else LogPosition(**log)
+        return m
+
+
+def txn_hash(raw: bytes) -> str:
+
+    return hashlib.sha256(raw).hexdigest()[:32]
