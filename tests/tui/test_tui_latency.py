@@ -372,6 +372,7 @@ async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the
         assert app.screen in restyled
 
 
+@pytest.mark.prewarm
 async def test_a_switch_to_a_built_view_is_not_held_back_but_a_first_build_is():
     """Issue 30: Textual's ``switch_mode`` holds every repaint for 50 ms (``delay_update``, a
     timer: longer under load) to hide a new screen being composed; a view that is already built
@@ -393,6 +394,7 @@ async def test_a_switch_to_a_built_view_is_not_held_back_but_a_first_build_is():
         await wait_until(pilot, lambda: app._batch_count == 0 and app.screen.is_mounted)
 
 
+@pytest.mark.prewarm
 async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question_mark(monkeypatch):
     """Issue 30: the board's help is built off screen and also drawn there, laid out until its sizes
     settle (its scrollbar narrows the keys table on a second layout), so the first ``?`` finds the
