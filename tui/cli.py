@@ -50,9 +50,9 @@ def _command_names(parser: argparse.ArgumentParser) -> list[str]:
 ESCDELAY_MS = 50
 
 
-def escape_delay(environ=os.environ) -> None:
+def escape_delay() -> None:
     """RouteDeck's ``ESCDELAY`` unless the environment sets one (before Textual is imported)."""
-    environ.setdefault("ESCDELAY", str(ESCDELAY_MS))
+    os.environ.setdefault("ESCDELAY", str(ESCDELAY_MS))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,10 +39,6 @@ def _footer(app) -> dict[str, str]:
             if b.binding.show and b.enabled}
 
 
-def _toasts(app) -> list[str]:
-    return told(app)
-
-
 def test_feeds_declare_what_the_tests_assume():
     assert Simulation.controls == DEMO
     assert WatchFeed.controls == WATCH
@@ -56,9 +52,9 @@ async def test_watch_hides_pause_and_refuses_space_with_a_toast():
         await pilot.pause()
         assert "Pause/Play" not in _footer(app).values()
         await pilot.press("space", "plus")
-        await wait_until(pilot, lambda: len(_toasts(app)) >= 2)
+        await wait_until(pilot, lambda: len(told(app)) >= 2)
         assert rt.sent == []
-        text = " ".join(_toasts(app))
+        text = " ".join(told(app))
         assert "pause is not available in watch mode" in text
         assert "speed change is not available in watch mode" in text
 
@@ -73,7 +69,7 @@ async def test_watch_jobs_screen_hides_and_refuses_hold_release_remove():
         footer = _footer(app)
         assert not {"Hold", "Release", "Remove"} & set(footer.values())
         await pilot.press("X")
-        await wait_until(pilot, lambda: any("job commands" in t for t in _toasts(app)))
+        await wait_until(pilot, lambda: any("job commands" in t for t in told(app)))
         assert type(app.screen).__name__ == "JobsScreen"  # no confirmation opened
         assert rt.sent == []
 
@@ -109,7 +105,7 @@ async def test_commands_that_need_a_control_are_refused_and_not_in_the_palette()
         app.run_command_line("seek +60")
         await pilot.pause()
         assert rt.sent == []
-        text = " ".join(_toasts(app))
+        text = " ".join(told(app))
         assert "pause is not available" in text and "job commands" in text and "seeking" in text
         assert "Confirm" not in type(app.screen).__name__  # :hold asked nothing
         titles = [c.title for c in app.get_system_commands(app.screen)]
@@ -194,7 +190,7 @@ async def test_route_detail_says_there_is_no_window_instead_of_a_nonsense_time(r
         await pilot.pause()
         await pilot.pause()
         detail = str(app.screen.query_one("#route-detail").render())
-        assert "(in -" not in detail and "could not draw" not in " ".join(_toasts(app))
+        assert "(in -" not in detail and "could not draw" not in " ".join(told(app))
         if reeval == "past":
             assert "re-evaluation due" in detail
         else:
@@ -225,5 +221,5 @@ async def test_typing_a_space_in_the_command_line_is_not_refused_as_pause():
         await wait_until(pilot, lambda: app.snapshot is not None)
         await pilot.press("colon", "s", "o", "r", "t", "space", "o")
         await pilot.pause()
-        assert not [t for t in _toasts(app) if "not available" in t]
+        assert not [t for t in told(app) if "not available" in t]
         assert app.screen.query_one("Input").value == "sort o"

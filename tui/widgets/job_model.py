@@ -240,9 +240,14 @@ class JobModel:
         self.sort_key, self.reverse = key, reverse
         self._recompute()
 
+    @staticmethod
+    def from_copy(r: JobRow) -> bool:
+        """A source job whose row lacks its route: :meth:`route_of` takes its routed copy's."""
+        return not r.route and bool(r.routed_to)
+
     def route_of(self, r: JobRow) -> str | None:
         """The row's route; for a source job whose row lacks it, the route of its routed copy."""
-        if r.route or not r.routed_to:
+        if not self.from_copy(r):
             return r.route
         if self._copy_routes is None:
             self._copy_routes = self._copies.of(self.rows)

@@ -262,7 +262,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         """``len`` of each of ``values(r)`` that depends on nothing but the row: all but the
         time in status (0 here) and a source job's route taken from its routed copy (-1 here;
         ``route_of``). None of them depends on the zone: a queue date is always ``QDATE_LEN``."""
-        route = -1 if not r.route and r.routed_to else len(r.route or "")
+        route = -1 if JobModel.from_copy(r) else len(r.route or "")
         return (len(r.job), len(_status_name(r)), len(r.owner), route, len(_reason(r)), 0, len(r.kind),
                 len(_link(r)), QDATE_LEN if r.qdate else 0)
 

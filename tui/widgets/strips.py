@@ -25,8 +25,8 @@ def install() -> None:
     _installed.extend((divide, crop_extend))
 
     def divide_without_cycle(self: Strip, cuts) -> list[Strip]:
-        cuts = list(cuts)
-        if [cut for cut in cuts if cut <= self.cell_length] == [self.cell_length]:
+        cuts = [cut for cut in cuts if cut <= self.cell_length]  # Textual's own first step
+        if cuts == [self.cell_length]:
             return [self]  # what Textual answers, not kept in the strip's own cache
         return divide(self, cuts)
 
