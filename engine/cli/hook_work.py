@@ -10,7 +10,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from engine.classad import evaluate, format_ad, format_value, is_true, make_ad
 from engine.cli import args as argcheck
@@ -18,16 +18,13 @@ from engine.cli.jsonout import emit
 from engine.execute import daemon_cron
 from engine.execute import hooks as hk
 from engine.hookrun import ALLOW_FLAG, validate_hook_path
+from engine.lang.config import Config
 
 ROUTER_TYPES = ("TRANSLATE_JOB", "JOB_FINALIZE", "JOB_CLEANUP")
 FAMILY_OF = {hk.FETCH_WORK: "startd", hk.REPLY_FETCH: "startd", hk.EVICT_CLAIM: "startd",
              hk.PREPARE_JOB: "starter", hk.UPDATE_JOB_INFO: "starter", hk.JOB_EXIT: "starter",
              **{t: "router" for t in ROUTER_TYPES}}
 CRON_KEYWORDS = (daemon_cron.STARTD_CRON, daemon_cron.SCHEDD_CRON)
-
-if TYPE_CHECKING:  # annotations only; the config reader is imported when a hook command reads one
-    from engine.lang.config import Config
-
 
 class UsageError(Exception):
     """Bad arguments or input files: exit 2."""
@@ -103,8 +100,6 @@ def hook_run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _hook_run(args: argparse.Namespace, configs: list[str]) -> dict[str, Any]:
-    from engine.lang.config import Config  # noqa: PLC0415 - kept off every command's start-up
-
     cfg = Config.load(configs) if configs else Config.from_text("")
     keyword, hook = args.keyword, args.hook.upper()
     if keyword.upper() in CRON_KEYWORDS:
@@ -354,8 +349,6 @@ def run_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if not os.path.exists(p):
             print(f"routedeck hook check: cannot read {p}: No such file or directory", file=sys.stderr)
             return 2
-    from engine.lang.config import Config  # noqa: PLC0415 - kept off every command's start-up
-
     cfg = Config.load(args.configs)
     rep = hook_check(cfg)
     if args.json:

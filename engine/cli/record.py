@@ -294,7 +294,7 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
             if args.once:
                 break
             if failed:  # (--once ended above: the loop below is always watching)
-                if stop.wait(args.interval if not failed else max(args.interval, RETRY)):
+                if stop.wait(max(args.interval, RETRY)):
                     break
             else:
                 due = rec.flush_in(now) if rec is not None else None

@@ -375,18 +375,18 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
             pass  # never passed back to the source
         else:
             update["JobStatus"] = new_status
-    names = list(_COPY_LOWER) + [(a, a.lower()) for a in custom_attrs if a]
+    names = [*_COPY_LOWER, *(a.lower() for a in custom_attrs if a)]
     if chirp_prefix:
         prefixes = ["Chirp"] if chirp_prefix.strip() == "Chirp*" else [p.strip() for p in re.split(r"[\s,]+", chirp_prefix) if p.strip()]
         for a in new.attrs:
             if any(_wild(p, a) for p in prefixes):
-                names.append((a, a.lower()))
+                names.append(a.lower())
     attrs = new.attrs
     spelled = new._names()  # the queue's spellings, or one pass over the copy's names
     # the source's texts read once (this function only reads; a Job.get per name was the most
     # called function of the demo): a name's text is the merged ad's, as Job.get reads it
     orig_attrs, orig_spelled = orig.attrs, orig._names()
-    for _a, low in names:
+    for low in names:
         k = spelled.get(low)
         if k is None:
             continue
@@ -399,7 +399,7 @@ def update_job_status(orig: View, new: View, now: float, custom_attrs: Iterable[
     return update
 
 
-_COPY_LOWER = tuple((a, a.lower()) for a in ATTRS_TO_COPY)
+_COPY_LOWER = tuple(a.lower() for a in ATTRS_TO_COPY)
 
 
 def _wild(pattern: str, name: str) -> bool:

@@ -213,7 +213,7 @@ class QueueStore(StatusQueries):
             elif isinstance(ev, JobRemoved):
                 self._drop(_key(ev.id))
                 continue
-            elif not isinstance(ev, (JobAdded, JobChanged)):
+            elif not isinstance(ev, JobAdded):
                 continue
             job = self.queue.get(ev.id)
             if job is not None:
