@@ -142,7 +142,7 @@ class QuietApply:
                     n = canon.get(name)
                     ad[n if n is not None else self._name(name)] = value
             elif op == "1":
-                self._add_quiet(key, "" if name == R.EMPTY_TYPE else name)  # as records.plain_record
+                self._add_quiet(key, R.plain_record(op, key, name, value)[2])
                 last = None
             else:
                 self._drop_quiet(key)

@@ -177,9 +177,9 @@ class Recorder:
             else:
                 if head.seq != self.pos.seq:
                     old = self.pos.seq
-                    self._other(self.log.with_name(f"{self.log.name}.{old}"), old, now, rep, rest=True)
+                    self._other(self._rotated(old), old, now, rep, rest=True)
                     for s in range(max(old + 1, head.seq - MAX_GENERATIONS_BACK), head.seq):
-                        self._other(self.log.with_name(f"{self.log.name}.{s}"), s, now, rep, rest=False)
+                        self._other(self._rotated(s), s, now, rep, rest=False)
                 self._generation(fh, self.log, head, now, rep)
         finally:
             if fh is not None:
@@ -227,9 +227,13 @@ class Recorder:
             else:
                 self._generation(fh, path, h, now, rep)
 
+    def _rotated(self, seq: int) -> Path:
+        """The schedd's rotated copy of generation ``seq`` (``job_queue.log.<seq>``, classad_log.cpp)."""
+        return self.log.with_name(f"{self.log.name}.{seq}")
+
     def _in_log(self, pos: LogPosition) -> bool:
         """The log, or its rotated copy of ``pos``'s generation, still holds the transaction ``pos`` ends at."""
-        for path in (self.log, self.log.with_name(f"{self.log.name}.{pos.seq}")):
+        for path in (self.log, self._rotated(pos.seq)):
             fh = _open(path)
             if fh is not None:
                 with fh:

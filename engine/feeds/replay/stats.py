@@ -130,7 +130,8 @@ class RouteHistory:
         same steps (``routedeck replay DIR --at``: a window's steps); None once it has run."""
         if self._built or not 0 <= step < self.index.steps:
             return None
-        return self.build(keep=step).kept
+        kept, self.kept = self.build(keep=step).kept, None  # handed over: the history holds no second queue
+        return kept
 
     def build(self, keep: int | None = None) -> "RouteHistory":
         """The one pass (module docstring); ``keep``: a copy of its queue after that step is kept
