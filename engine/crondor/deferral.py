@@ -32,6 +32,7 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -219,18 +220,19 @@ def _int_attr(ad, names, attr: str, default: int | None, now, job_attrs: Mapping
     return default if value is None else value
 
 
-def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, _ad=None, *,
-                    ad_of: Callable[[], Any] | None = None) -> DeferralParams:
-    """The deferral knobs of a job ad; its evaluation ad (``_ad``, else ``ad_of()``, else made
-    here) is asked for only for values that are not integer literals (the usual
-    ``DeferralWindow = 60`` is read as it is), so a caller passes ``ad_of`` to build none then."""
-    names = _names(job_attrs)
-    made: list = [_ad]
+def _evaluation_ad(job_attrs: Mapping[str, str]) -> Callable[[], Any]:
+    """The job's evaluation ad as a zero-argument callable: made on the first call only, so a job
+    whose knobs are all integer literals builds none."""
+    return functools.cache(lambda: make_ad(job_attrs))
 
-    def ad():
-        if made[0] is None:
-            made[0] = ad_of() if ad_of is not None else make_ad(job_attrs)
-        return made[0]
+
+def deferral_params(job_attrs: Mapping[str, str], now: float | None = None, *,
+                    ad_of: Callable[[], Any] | None = None) -> DeferralParams:
+    """The deferral knobs of a job ad; its evaluation ad (``ad_of()``, else made here) is asked
+    for only for values that are not integer literals (the usual ``DeferralWindow = 60`` is read as
+    it is), so a caller passes ``ad_of`` to build none then."""
+    names = _names(job_attrs)
+    ad = ad_of if ad_of is not None else _evaluation_ad(job_attrs)
 
     return DeferralParams(
         _int_attr(ad, names, "DeferralTime", None, now, job_attrs),
@@ -287,13 +289,7 @@ def compute_deferral(
     if not needs_crontab(job_attrs):
         return DeferralUpdate("drop", None, CronJobState(False))
     names = _names(job_attrs)
-    made: list = []
-
-    def ad():  # the job's evaluation ad, made once and only if a value needs evaluating
-        if not made:
-            made.append(make_ad(job_attrs))
-        return made[0]
-
+    ad = _evaluation_ad(job_attrs)  # made once and only if a value needs evaluating
     params = deferral_params(job_attrs, now, ad_of=ad)
     # a job ad without JobStatus has the one the schedd loads it with (InitialJobStatus, else IDLE)
     status = schedd_status(_int_attr(ad, names, "JobStatus", None, now, job_attrs),

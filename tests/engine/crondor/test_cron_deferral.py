@@ -51,7 +51,7 @@ def test_literal_knobs_are_read_without_an_evaluation_ad(monkeypatch):
               "ScheddInterval": "2.5", "DeferralOffset": "-3"},
              {"deferraltime": "time() + 5", "DeferralWindow": "010", "DeferralPrepTime": " 7"},
              {"DeferralTime": "99999999999999999999"}]  # past a 64-bit int: left to the ClassAd library
-    evaluated = [deferral_params(attrs, 50.0, make_ad(attrs)) for attrs in cases]
+    evaluated = [deferral_params(attrs, 50.0, ad_of=lambda attrs=attrs: make_ad(attrs)) for attrs in cases]
     made = []
     monkeypatch.setattr(D, "make_ad", lambda attrs: made.append(attrs) or make_ad(attrs))
     p = deferral_params({"DeferralTime": "1000", "DeferralWindow": "60"}, 50.0)
