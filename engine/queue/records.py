@@ -417,18 +417,27 @@ def format_record(rec: Record) -> str:
         _check_word("attribute name", rec.name)
         return f"104 {rec.key} {rec.name}"
     if op == BEGIN_TXN:
-        return "105 "
+        return BEGIN_LINE
     if op == END_TXN:
-        if not rec.value:
-            return "106 "
-        if "\n" in rec.value or "\0" in rec.value:
-            raise RecordFormatError("a commit comment cannot contain a newline")
-        return f"106 #{rec.value}"
+        return end_line(rec.value)
     if op == HIST_SEQ:
         if not rec.key.isdigit() or not rec.value.lstrip("-").isdigit():
             raise RecordFormatError(f"107 needs decimal numbers, not {rec.key!r} / {rec.value!r}")
         return f"107 {rec.key} CreationTimestamp {rec.value}"
     raise RecordFormatError(f"unknown op code {op}")
+
+
+BEGIN_LINE = "105 "  # a transaction's first line, as format_record writes a BEGIN_TXN
+
+
+def end_line(comment: str = "") -> str:
+    """A transaction's last line, as format_record writes an END_TXN: ``106 `` and, with a commit
+    comment, ``106 #`` and the comment (one line)."""
+    if not comment:
+        return "106 "
+    if "\n" in comment or "\0" in comment:
+        raise RecordFormatError("a commit comment cannot contain a newline")
+    return f"106 #{comment}"
 
 
 # ------------------------------------------------------------------------------------------

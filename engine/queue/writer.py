@@ -146,10 +146,10 @@ class QueueLogWriter:
             body = list(body)
         sync = self.durable and durable
         comment = R.commit_comment(now, sync) if self.timestamps and now is not None else ""
-        # the 105, the body and format_record's 106 line (a commit comment is one line of ISO time),
-        # joined once (test_write_transaction_bytes_are_the_records_lines)
-        end = f"106 #{comment}\n" if comment else "106 \n"
-        text = "105 \n" + "\n".join(body) + "\n" + end if body else "105 \n" + end
+        # format_record's 105 line, the body and its 106 line, joined once
+        # (test_write_transaction_bytes_are_the_records_lines)
+        end = R.end_line(comment) + "\n"
+        text = (R.BEGIN_LINE + "\n" + "\n".join(body) + "\n" + end) if body else (R.BEGIN_LINE + "\n" + end)
         self._write(text.encode("utf-8", "surrogateescape"), sync)
 
     # ------------------------------------------------------------------ compaction
