@@ -62,7 +62,7 @@ from engine.queue import records as R
 from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
-from engine.queue.timeline import TimeInference, stamp_time, step_time
+from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
 from engine.record.checkpoint import LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
@@ -400,6 +400,7 @@ class Recorder:
         n = 0
         s = e = 0
         write = False
+        minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
         for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep, base):
             if write:  # the step before filled the frames: written now that another follows
                 self._pending_bytes = size
@@ -410,7 +411,15 @@ class Recorder:
                 next_txn = self.archive.meta.next_txn
                 size = self._pending_bytes
                 write = False
-            t = None if stamp is None else stamp_time(stamp[0], stamp[1], tz)
+            if stamp is None:
+                t = None
+            else:
+                minute, seconds = stamp
+                t = minutes.get(minute)
+                if t is None:
+                    t = minutes[minute] = minute_time(minute, tz)
+                if t is not None:
+                    t += float(seconds)
             if t is None:  # step_time reads the 106 comment first
                 t, _source = step_time(records if fields is None else
                                        [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
