@@ -1,11 +1,16 @@
 """Recorder bench (issue 27): catch-up speed, archive size, seek cost of ``replay DIR``.
 
 Uses the shipped 3-hour recording (sample_configs/recordings/demo-3h.job_queue.log), repeated
-``--days``×8 times end to end with its times shifted (each copy as one more generation: the
-copies start from an empty queue, so each is recorded as a gap, which costs one state diff).
-Prints:
+``--days``×8 times end to end in one generation, as one schedd would have written it
+(tests/helpers/demo_days.py: times shifted, clusters renumbered, what a copy leaves destroyed
+before the next). Prints:
 
-- catch-up: transactions archived per second by one ``--once`` pass over the uncompacted log;
+- catch-up: ``routedeck record LOG --archive DIR --once`` as a user runs it (a new process,
+  imports included, the project's bytecode compiled as an install has it) over the uncompacted
+  log: transactions archived per second of its wall time and of its CPU time (the child's
+  rusage), beside an anchor process measured just before and after it (a fixed loop: the
+  machine's speed drifts) and the load average. With ``--segment-mb`` other than the command's
+  8 MiB the catch-up is ``Recorder.poll`` in a process of its own instead (and says so);
 - following: the same log cut into generations (compacted every 20 min of its time, as
   ``TruncateClassAdLog`` does, htcondor.md §3.4) and polled 1,000 transactions at a time;
 - archive size against the uncompacted log (target ≤ 0.15×), and peak memory of the recorder
@@ -16,6 +21,7 @@ Prints:
 
 Catch-up runs in a process of its own (its peak RSS is the recorder's); ``--keep DIR`` builds the
 log and archive in DIR once and reuses them (30 days: 1.5 GB of log and minutes of catch-up).
+``--catchup-only`` prints the catch-up line and stops (a fresh log and archive each run).
 
     python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole] [--keep DIR] [--moments K]
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -61,6 +68,7 @@ def main() -> None:
     ap.add_argument("--keep", metavar="DIR", help="build the log and its archive in DIR once and reuse them "
                     "(30 days are 1.5 GB of log and minutes of catch-up)")
     ap.add_argument("--moments", type=int, default=10, help="replay --at moments, spread over the whole range")
+    ap.add_argument("--catchup-only", action="store_true", help="only the catch-up line (with a fresh archive)")
     ap.add_argument("--build", metavar="DIR", help=argparse.SUPPRESS)  # internal: one catch-up, in its own process
     ap.add_argument("--replay-rss", nargs=2, metavar=("DIR", "AT"), help=argparse.SUPPRESS)  # internal
     a = ap.parse_args()
@@ -83,6 +91,9 @@ def main() -> None:
             assert built is not None
         else:
             print(f"reusing {d} (built {built['built']}; catch-up figures of that build)")
+        if a.catchup_only:
+            _catchup_line(built, a)
+            return
         _report(d, built, a)
 
     if copies == 1:  # following with compactions (the demo alone)
@@ -117,22 +128,79 @@ def _built(d: Path, copies: int, segment: int) -> dict | None:
     return b if (b["copies"], b["segment"]) == (copies, segment) and (d / "arch").is_dir() else None
 
 
+ROOT = Path(__file__).resolve().parent.parent
+ANCHOR = [sys.executable, "-c", "sum(i * i for i in range(3_000_000))"]  # a new process running a fixed loop
+
+
+def _compiled() -> None:
+    """The project's modules compiled to bytecode, as an install has them (under
+    PYTHONDONTWRITEBYTECODE, which this environment sets, every module would otherwise be
+    compiled again in every new process: ~0.4 s)."""
+    for package in ("engine", "tui"):
+        compileall.compile_dir(ROOT / package, quiet=2, workers=1)
+
+
+def _fresh(cmd: list[str]) -> tuple[float, float, float]:
+    """Run ``cmd`` in a new process: (wall, CPU, peak RSS in MB) of that process (its rusage)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, cwd=ROOT)
+    _pid, status, ru = os.wait4(p.pid, 0)
+    assert status == 0, (cmd, status)
+    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def _routedeck() -> list[str]:
+    """The command a user types: the installed ``routedeck`` script beside this Python, else
+    ``python -m tui.cli``."""
+    script = Path(sys.executable).parent / "routedeck"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tui.cli"]
+
+
 def _build(d: Path, copies: int, segment: int) -> None:
-    """The log and its archive in ``d``, by one ``--once`` catch-up in this (fresh) process: its peak RSS
-    is the recorder's (the log is written one copy at a time, before, and read 1 MiB at a time)."""
+    """The log and its archive in ``d``: the log written one copy at a time, then one catch-up,
+    in a new process (its peak RSS is the recorder's; the log is read 1 MiB at a time):
+    ``routedeck record LOG --archive DIR --once`` itself, between two anchor runs (module
+    docstring), or ``Recorder.poll`` in this (fresh) process when the segments are not the
+    command's."""
     (d / "build.json").unlink(missing_ok=True)
     shutil.rmtree(d / "arch", ignore_errors=True)
     size = write_long_log(d / "job_queue.log", copies)
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0, c0 = time.perf_counter(), time.process_time()
-    rec = Recorder(d / "job_queue.log", d / "arch", tz="UTC", segment_bytes=segment)
-    rep = rec.poll(0, flush=True)
-    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    b = dict(copies=copies, segment=segment, log=size, archived=rep.archived, wall=dt, cpu=cpu,
-             load=os.getloadavg()[0], rss_mb=rss / 1024, rss_before_mb=rss0 / 1024,
-             built=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    b = dict(copies=copies, segment=segment, log=size, built=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    if segment == inspect.signature(Recorder).parameters["segment_bytes"].default:  # the command's segments
+        _compiled()
+        anchors = [_fresh(ANCHOR)[1] for _ in range(2)]
+        load0 = os.getloadavg()[0]
+        wall, cpu, rss = _fresh([*_routedeck(), "record", str(d / "job_queue.log"), "--archive", str(d / "arch"),
+                                 "--once", "--tz", "UTC"])
+        anchors += [_fresh(ANCHOR)[1] for _ in range(2)]
+        b.update(command=True, wall=wall, cpu=cpu, rss_mb=rss, anchor=statistics.median(anchors),
+                 load=(load0 + os.getloadavg()[0]) / 2)
+    else:
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0, c0 = time.perf_counter(), time.process_time()
+        Recorder(d / "job_queue.log", d / "arch", tz="UTC", segment_bytes=segment).poll(0, flush=True)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        b.update(command=False, wall=wall, cpu=cpu, load=os.getloadavg()[0],
+                 rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, rss_before_mb=rss0 / 1024)
+    b["archived"] = Archive.open(d / "arch", readonly=True).meta.next_txn
     (d / "build.json").write_text(json.dumps(b))
+
+
+def _catchup_line(b: dict, a) -> None:
+    n = b["archived"]
+    if b.get("command"):
+        print(f"catch-up (routedeck record LOG --archive DIR --once --tz UTC: a new process, imports included): "
+              f"{n:,} transactions; wall {b['wall']:.2f} s = {n / b['wall']:,.0f} /s, CPU {b['cpu']:.2f} s = "
+              f"{n / b['cpu']:,.0f} /s (target >= 50,000/s); anchor (a new process summing 3,000,000 squares, "
+              f"median of 2 before and 2 after) CPU {b['anchor']:.3f} s: the catch-up's CPU is "
+              f"{b['cpu'] / b['anchor']:.1f}x the anchor; load average {b['load']:.2f}")
+        print(f"recorder peak RSS {b['rss_mb']:.0f} MB (the command's process); the log is {b['log'] / 1e6:.0f} MB")
+    else:
+        print(f"catch-up (Recorder.poll in a process of its own: --segment-mb {a.segment_mb:g} is not the "
+              f"command's): {n:,} transactions in {b['wall']:.2f} s = {n / b['wall']:,.0f} /s (target >= 50,000/s); "
+              f"CPU {b['cpu']:.2f} s = {n / b['cpu']:,.0f} /s of CPU; load average {b['load']:.2f}")
+        print(f"recorder peak RSS {b['rss_mb']:.0f} MB (of which {b['rss_before_mb']:.0f} MB before catch-up: "
+              f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
 
 
 def _replay_rss(arch: str, at: str) -> None:
@@ -154,11 +222,7 @@ def _report(d: Path, b: dict, a) -> None:
     print(f"log: demo-3h x{b['copies']} ({a.days:g} days): {b['log'] / 1e6:.1f} MB, {b['archived']:,} transactions")
     # wall and CPU: on the shared 2-core machine the wall figure is mostly the other processes'
     # (print it with the load average); CPU time is the recorder's own cost
-    print(f"catch-up (--once): {b['archived']:,} transactions in {b['wall']:.2f} s = {b['archived'] / b['wall']:,.0f} /s"
-          f" (target >= 50,000/s); CPU {b['cpu']:.2f} s = {b['archived'] / b['cpu']:,.0f} /s of CPU;"
-          f" load average {b['load']:.2f}")
-    print(f"recorder peak RSS {b['rss_mb']:.0f} MB (of which {b['rss_before_mb']:.0f} MB before catch-up: "
-          f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
+    _catchup_line(b, a)
     arch = Archive.open(arch_dir, readonly=True)
     size = sum(f.stat().st_size for f in arch_dir.iterdir())
     print(f"archive: {size / 1e6:.2f} MB = {size / b['log']:.3f} x the log (target <= 0.15); "
@@ -201,25 +265,13 @@ def _report(d: Path, b: dict, a) -> None:
           f"peak RSS {r['rss_mb']:.0f} MB")
     # as a user runs it: `routedeck replay DIR --at T --json`, a new process, imports included, at
     # every moment above; each beside an anchor process (a fixed loop) run just before it, so the
-    # figures can be read as ratios on a machine whose speed drifts. The project's modules are
-    # compiled to bytecode first, as an install has them (under PYTHONDONTWRITEBYTECODE, which this
-    # environment sets, every module would otherwise be compiled again in every process: ~0.4 s)
-    root = Path(__file__).parent.parent
-    for package in ("engine", "tui"):
-        compileall.compile_dir(root / package, quiet=2, workers=1)
-
-    def fresh(cmd: list[str]) -> tuple[float, float]:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, cwd=root)
-        _pid, status, ru = os.wait4(p.pid, 0)
-        assert status == 0, (cmd, status)
-        return time.perf_counter() - t, ru.ru_utime + ru.ru_stime
-
+    # figures can be read as ratios on a machine whose speed drifts; bytecode compiled (_compiled)
+    _compiled()
     walls, cpus, anchors = [], [], []
     for at in moments:
-        anchors.append(fresh([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"])[1])
-        wall, cpu = fresh([sys.executable, "-m", "tui.cli", "replay", str(arch_dir), "--at", f"{at:.3f}",
-                           "--tz", "UTC", "--json"])
+        anchors.append(_fresh(ANCHOR)[1])
+        wall, cpu, _rss = _fresh([sys.executable, "-m", "tui.cli", "replay", str(arch_dir), "--at", f"{at:.3f}",
+                                  "--tz", "UTC", "--json"])
         walls.append(wall)
         cpus.append(cpu)
     anchor = statistics.median(anchors)

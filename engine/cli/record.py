@@ -32,6 +32,10 @@ Design decisions:
   transaction's time, the lag ``--status`` shows).
 - Exit status: 0 done; 1 archiving failed (disk full, unreadable archive), another recorder holds
   the archive, the schedd would refuse the log (``--once``) or the config has errors; 2 usage.
+- ``--once`` takes the schedd's verdict on the log from the recorder's own read (one read of the
+  log): ``load_log`` reads it whole only when that read cannot decide (no 107 first, or a line
+  the schedd finds corrupt among the lines read: ``_verdict``). So a run tells of a refused
+  record in the part of the log it read, not again in a later run that reads on after it.
 """
 
 from __future__ import annotations
@@ -132,13 +136,10 @@ def run(args: argparse.Namespace) -> int:
         if why := argcheck.unreadable(log):  # a service restarts on exit 2 (contrib/), a timer runs again
             raise argcheck.UsageError(why)
         if args.once:  # the schedd's verdict on the log decides the exit status, as everywhere
-            from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+            from engine.record.state import read_head  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-            res = load_log(log, validate=False)  # read once: the verdict and its message
-            verdict, why = argcheck.load_verdict(res)
-            if verdict == argcheck.USAGE:
-                raise argcheck.UsageError(why)
-            status = argcheck.worst(status, argcheck.refused_log_status(res, "record"))
+            if read_head(log) is None:  # no 107 first (empty, blank, not a log): the recorder reads nothing
+                status = argcheck.worst(status, _verdict(log))
     except argcheck.UsageError as exc:
         return argcheck.usage_error("record", exc)
     try:
@@ -168,6 +169,21 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if srv is not None:
                 srv.stop()
+
+
+def _verdict(log: str) -> int:
+    """The exit status the schedd's reading of ``log`` decides (``load_log``'s verdict, a read of
+    the whole log), saying why on stderr; raises :class:`argcheck.UsageError` for a file that is
+    not a job queue log. ``--once`` asks only when the recorder's own read cannot tell: the log
+    has no 107 first (the recorder reads nothing of it), or a line the recorder read is one the
+    schedd finds corrupt (``Report.corrupt``; a log without one decides 0)."""
+    from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+    res = load_log(log, validate=False)  # the verdict and its message
+    verdict, why = argcheck.load_verdict(res)
+    if verdict == argcheck.USAGE:
+        raise argcheck.UsageError(why)
+    return argcheck.refused_log_status(res, "record")
 
 
 def _lock(archive: str):
@@ -280,6 +296,11 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
                 _say(args, log, rep, rec)
                 if args.once:
                     jobs = len(rec.state)
+                    if rec.log in rep.corrupt:  # what the schedd decides of it (the rest of the log is fine)
+                        try:
+                            status = argcheck.worst(status, _verdict(log))
+                        except argcheck.UsageError as exc:  # the log was replaced meanwhile
+                            status = argcheck.worst(status, argcheck.usage_error("record", exc))
             except (ArchiveError, OSError) as exc:
                 rec = None  # opened again at the next poll: resumes from the last checkpoint
                 if str(exc) != failed:  # told once, not every retry

@@ -139,8 +139,10 @@ class QuietApply:
                     ad = ads.get(key) if owned is None or key in owned else self._own(key)
                     last = key
                 if ad is not None:
-                    n = canon.get(name)
-                    ad[n if n is not None else self._name(name)] = value
+                    try:
+                        ad[canon[name]] = value
+                    except KeyError:  # a spelling not seen before (rare after the first records)
+                        ad[self._name(name)] = value
             elif op == "1":
                 self._add_quiet(key, R.plain_record(op, key, name, value)[2])
                 last = None

@@ -477,6 +477,37 @@ PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102
                        r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:" + STAMP + r"(?=\n)|#[^\n]*)?)?)\n").match
 PLAIN_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
 
+# Runs of lines the schedd's reader (records.parse_line, validate=False) takes as they are
+# written (the records of PLAIN_TXN without a NUL byte, a 104, 105 and 106 as the schedd writes
+# them): first_corrupt parses only the lines after such a run.
+_OWNER_PLAIN = re.compile(rb"(?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n\0]*\n|102 [!-~]+\n|101 [!-~]+ [!-~]+ [!-~]+\n"
+                          rb"|104 [!-~]+ [!-~]+\n|105 \n|106 (?:#[^\n\0]+)?\n)*").match
+
+
+def first_corrupt(data: bytes, start: int, end: int) -> int | None:
+    """The offset of the first complete line of ``data[start:end]`` that the schedd's reader finds
+    corrupt (``records.parse_line`` with values not parsed: what ``load_log(validate=False)``
+    stops at, htcondor.md §3.3), or None: how a reader that takes a log its own faster way (the
+    recorder) tells that a log holds one, the case where the exit status needs ``load_log``'s
+    verdict."""
+    i = start
+    while i < end:
+        i = _OWNER_PLAIN(data, i, end).end()
+        j = data.find(b"\n", i, end)
+        if j < 0:
+            return None
+        if isinstance(parse_line(data[i:j].decode("utf-8", "surrogateescape"), validate=False), Corrupt):
+            return i
+        i = j + 1
+    return None
+
+
+def plain_end_ok(end_line: str) -> bool:
+    """A ``PLAIN_TXN`` match's 106 line (group 2) is one the schedd's reader takes: ``106 `` or
+    ``106 #`` and a comment (``records.parse_line``; PLAIN_TXN also matches ``106`` and
+    ``106 #``). Every other line of a PLAIN_TXN match is, unless it holds a NUL byte."""
+    return end_line == "106 " or (end_line[:5] == "106 #" and len(end_line) > 5)
+
 
 def _scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_problem, first_line: int) -> bool:
     raw = data[start:end]

@@ -65,6 +65,13 @@ def _minute(prefix: str, tz: str | None) -> float | None:
     return moment.timestamp()
 
 
+def minute_time(minute: str, tz: str | None = None) -> float | None:
+    """Epoch seconds of a ``STAMP``'s minute (``YYYY-MM-DDTHH:MM``), or None when it is no date:
+    :func:`stamp_time` is this plus the seconds (a caller reading many stamps of few minutes
+    keeps these)."""
+    return _minute(minute, tz)
+
+
 def stamp_time(minute: str, seconds: str, tz: str | None = None) -> float | None:
     """Epoch seconds of a ``STAMP``'s (minute, seconds), or None when the minute is no date
     (:func:`parse_comment_time` then reads the whole comment)."""

@@ -61,8 +61,8 @@ from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, scan_steps
-from engine.queue.timeline import TimeInference, stamp_time, step_time
+from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
+from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
 from engine.record.checkpoint import LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
@@ -90,6 +90,13 @@ class Report:
     generations: list = field(default_factory=list)  # sequences of the new generations read
     problems: list = field(default_factory=list)  # "file:line: message"
     missing: str | None = None  # the log cannot be read: why
+    # file read → the offset of the first line in what was read that the schedd's reader finds
+    # corrupt (reader.first_corrupt): ``record --once`` asks load_log for its verdict only then
+    corrupt: dict = field(default_factory=dict)
+
+    def saw_corrupt(self, path: Path, offset: int) -> None:
+        if offset < self.corrupt.get(path, offset + 1):
+            self.corrupt[path] = offset
 
 
 def _open(path: Path):
@@ -297,7 +304,7 @@ class Recorder:
         times, _sources = timing.finish()
         return list(times)
 
-    def _chunk_steps(self, data: bytes, end: int, path: Path, rep: Report):
+    def _chunk_steps(self, data: bytes, end: int, path: Path, rep: Report, base: int = 0):
         """The committed steps of ``data[:end]`` (whole lines), in order, as ``(start, end,
         end_line, records, fields, stamp)``: a plain transaction as its ``PLAIN_FIELDS``
         (``records`` the keys of its 101s and 102s, None when it has none) and its 106's stamp
@@ -308,14 +315,25 @@ class Recorder:
         (``PLAIN_TXN``, what ``scan_steps`` matches whole too) is taken here, at a step boundary;
         anything else is scanned by ``scan_steps`` up to the end of the next line that starts
         with ``106``, kept when that part ends at a step boundary, else scanned again up to
-        ``end`` (a part that does not end at a boundary is read as the whole scan reads it)."""
+        ``end`` (a part that does not end at a boundary is read as the whole scan reads it).
+
+        The first line the schedd's reader finds corrupt is told to ``rep.saw_corrupt`` (``data``
+        starts at byte ``base`` of the file): a plain transaction's lines are unless its 106 line
+        is not one the schedd writes (``plain_end_ok``) or the text holds a NUL byte (then the
+        whole text is looked at, ``first_corrupt``); anything else, by ``first_corrupt``."""
         if not data[:end].isascii():  # offsets in the text would not be byte offsets
+            bad = first_corrupt(data, 0, end)
+            if bad is not None:
+                rep.saw_corrupt(path, base + bad)
             steps, _clean = self._steps(data, 0, end, path, rep.problems)
             for s, e, records, end_line in steps:
                 yield s, e, end_line, records, None, None
             return
         text = data[:end].decode("ascii")
         plain, fields = PLAIN_TXN, PLAIN_FIELDS
+        checked = "\0" in text  # then every line is looked at here, once
+        if checked and (bad := first_corrupt(data, 0, end)) is not None:
+            rep.saw_corrupt(path, base + bad)
         i = 0
         counted, lines = 0, 1  # line number (1-based, of data) at offset counted: problems only
         while i < end:
@@ -323,6 +341,8 @@ class Recorder:
             if m is not None:
                 e = m.end()
                 body, end_line, minute, seconds = m.groups()
+                if minute is None and not checked and not plain_end_ok(end_line):
+                    rep.saw_corrupt(path, base + e - len(end_line) - 1)
                 f = fields(body)
                 # the keys of its 101s and 102s (taken from the fields: a second regex pass over
                 # the body cost 4-5x more, most of these bodies being a submit's long one)
@@ -345,6 +365,8 @@ class Recorder:
                 steps, _clean = self._steps(data, i, end, path, problems, lines)
                 k = end
             rep.problems.extend(problems)
+            if not checked and (bad := first_corrupt(data, i, k)) is not None:
+                rep.saw_corrupt(path, base + bad)
             for s, e, records, end_line in steps:
                 yield s, e, end_line, records, None, None
             i = k
@@ -378,7 +400,8 @@ class Recorder:
         n = 0
         s = e = 0
         write = False
-        for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep):
+        minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
+        for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep, base):
             if write:  # the step before filled the frames: written now that another follows
                 self._pending_bytes = size
                 self.flush(None)
@@ -388,7 +411,15 @@ class Recorder:
                 next_txn = self.archive.meta.next_txn
                 size = self._pending_bytes
                 write = False
-            t = None if stamp is None else stamp_time(stamp[0], stamp[1], tz)
+            if stamp is None:
+                t = None
+            else:
+                minute, seconds = stamp
+                t = minutes.get(minute)
+                if t is None:
+                    t = minutes[minute] = minute_time(minute, tz)
+                if t is not None:
+                    t += float(seconds)
             if t is None:  # step_time reads the 106 comment first
                 t, _source = step_time(records if fields is None else
                                        [(103, k, a, v) for _o, k, a, v in fields], end_line, tz)
@@ -444,6 +475,9 @@ class Recorder:
         except OSError as exc:
             rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
             return
+        bad = first_corrupt(dump_bytes, 0, len(dump_bytes))
+        if bad is not None:
+            rep.saw_corrupt(path, head.header_end + bad)
         dump = load_state(dump_bytes)
         first = self._steps(first_txn, 0, len(first_txn), path, [])[0] if first_txn else []
         first_time = self._times(first[:1], head.created)[0] if first else None

@@ -97,13 +97,10 @@ def outcome(copy: Mapping[str, str], cluster: Mapping[str, str] | None, source: 
     without one RouteDeck cannot know the test and counts a non-zero ``ExitCode`` or
     ``ExitBySignal`` as a failure (documented assumption); failed otherwise (removed, held, idle
     or running when it left: "removed routed jobs count as failures")."""
-    def get(ad, cl, name):
-        v = ad.get(name)
-        return v if v is not None or cl is None else cl.get(name)
-
+    get = _value
     if source is None or literal_int(get(source, source_cluster, "JobStatus")) == JobStatus.REMOVED:
         return "interrupted"
-    if literal_int(get(copy, cluster, "JobStatus")) != JobStatus.COMPLETED:
+    if not completed(copy, cluster):
         return "failed"
     if rule is not None:
         if not rule.failure_test:
@@ -119,6 +116,18 @@ def outcome(copy: Mapping[str, str], cluster: Mapping[str, str] | None, source: 
     by_signal = get(copy, cluster, "ExitBySignal")
     failed = (code is not None and code != 0) or (by_signal or "").strip().lower() == "true"
     return "failed" if failed else "succeeded"
+
+
+def _value(ad: Mapping[str, str], cluster: Mapping[str, str] | None, name: str) -> str | None:
+    """The value text of ``name`` in a proc ad, else in its cluster ad."""
+    v = ad.get(name)
+    return v if v is not None or cluster is None else cluster.get(name)
+
+
+def completed(copy: Mapping[str, str], cluster: Mapping[str, str] | None) -> bool:
+    """The copy's status is completed (4): :func:`outcome` of a copy with a source in the queue
+    not removed is "succeeded" for a route without ``JobFailureTest`` exactly then."""
+    return literal_int(_value(copy, cluster, "JobStatus")) == JobStatus.COMPLETED
 
 
 _OUTCOME = {"succeeded": "success", "failed": "failure", "interrupted": "interrupted"}  # the router's words
@@ -328,7 +337,7 @@ class LiveFigures:
                     s.recent_succeeded += 1
                 elif result == "failed":
                     s.recent_failed += 1
-                    if self.rules is None and outcome(proc, cluster, source, src_cluster, RouteRule()) == "succeeded":
+                    if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
                         self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
                 if time is not None and self.collect_events:
                     self.events.append(retired_event(time, key, route, proc, cluster, result))

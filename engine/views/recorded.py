@@ -87,6 +87,8 @@ def _evaluated(text: str) -> Any:
 
 
 def literal_int(text: str | None) -> int | None:
+    if text is not None and text.isdigit() and text.isascii():  # literal's plain integer, at once
+        return int(text)
     v = literal(text)
     return classad.as_int(v) if v is not None and not isinstance(v, str) else None
 

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+import engine.queue.reader as reader
 from engine.cli.record import duration, size
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.paths import REPO
@@ -237,3 +238,29 @@ def test_following_a_log_wakes_on_its_change_not_on_the_interval(tmp_path):
         stop.set()
         worker.join(10)
     assert not worker.is_alive()
+
+
+def test_once_takes_the_verdict_from_its_own_read(tmp_path, capsys, monkeypatch):
+    """``record --once`` read the whole log a second time (``load_log``) for its exit status: it
+    takes the schedd's verdict from the recorder's read of the log, and asks ``load_log`` only
+    when that read met a line the schedd finds corrupt (htcondor.md §3.3: refused inside a
+    committed transaction, exit 1; dropped at the tail, exit 0)."""
+    calls = []
+    real = reader.load_log
+    monkeypatch.setattr(reader, "load_log", lambda *a, **k: calls.append(a) or real(*a, **k))
+    log = tmp_path / "job_queue.log"
+    schedd = ScheddLog(log, DEMO.read_bytes())
+    schedd.advance(50)
+    arch = str(tmp_path / "archive")
+    assert run(capsys, ["record", str(log), "--archive", arch, "--once"])[0] == 0
+    assert calls == []
+    with open(log, "ab") as fh:  # a corrupt record at the tail, no 106 after it: the schedd drops it
+        fh.write(b"105 \n103 1.0 JobStatus\n")
+    rc, out, err = run(capsys, ["record", str(log), "--archive", arch, "--once"])
+    assert rc == 0 and len(calls) == 1 and "fatal" not in err, err
+    with open(log, "ab") as fh:  # then committed: the schedd would refuse to start on this log
+        fh.write(b"106 \n")
+    rc, out, err = run(capsys, ["record", str(log), "--archive", arch, "--once"])
+    assert rc == 1 and len(calls) == 2 and "the queue holds" in out, err
+    line = log.read_bytes().count(b"\n") - 1  # the record named is the corrupt one, numbered in the whole log
+    assert f"record {line} (byte offset " in err and "fatal: the schedd would refuse to start on this log" in err
