@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,29 @@ def pytest_configure(config):
     root = Path(__file__).resolve().parents[1]
     for package in ("engine", "tui"):
         compileall.compile_dir(root / package, quiet=2, workers=1)
+    _tmp_path_in_memory(config)
+
+
+SHM = Path("/dev/shm")
+SHM_FREE = 4 << 30  # a test session writes well under 1 GiB; a small /dev/shm (Docker's 64 MiB) is left alone
+
+
+def _tmp_path_in_memory(config) -> None:
+    """``tmp_path`` directories on the RAM file system where there is one with room: the engine
+    fsyncs what it commits (a demo run in a test: one fdatasync per transaction, ~6,500 in
+    tests/engine/feeds/test_demo_restart.py), and on a disk each waits for it (1-7 ms here, 32 of
+    that file's 38 s of wall time at load 10), on tmpfs not (2 µs). The same system calls run;
+    only the wait goes. pytest's own numbered directories (three sessions kept, per user) under
+    /dev/shm instead of /tmp; workers get theirs under the controller's. Not where ``--basetemp`` or
+    PYTEST_DEBUG_TEMPROOT says where."""
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT") or not SHM.is_dir():
+        return
+    try:
+        fs = os.statvfs(SHM)
+    except OSError:
+        return
+    if fs.f_bavail * fs.f_frsize >= SHM_FREE and os.access(SHM, os.W_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(SHM)
 
 
 FLEET = "prometheus_fleet"

@@ -18,25 +18,21 @@ import json
 import os
 import random
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import REPO
 import engine.queue.writer as W
 from engine.feeds.demo import build_demo
 from engine.queue.reader import load_log
 from engine.schedd.history import read_history
 from tests.helpers.demo_fixture import make_config_dir
+from tests.helpers.forked_cli import Forks
 from tests.helpers.demo_fixture import _copies_per_source, _guard_single_copy
 from engine.cli.demo import snapshots_fast
 from engine.cli.demo import speed_note
 from tui.cli import main
 
-ROOT = REPO
 
 
 class Disk:
@@ -202,21 +198,25 @@ def test_a_state_directory_that_cannot_be_written_at_the_start(tmp_path, disk, c
     assert err.count("\n") == 1 and f"cannot write {state / 'job_queue.log'}: No space left on device" in err
 
 
-def _kill_run(cfg: Path, state: Path, seed: int, rng: random.Random) -> None:
-    """Start the headless demo at maximum speed on ``state`` and kill -9 it at a random moment."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "demo", "--headless", "--max-speed", "--duration", "36000",
-         "--interval", "600", "--seed", str(seed), "--config-dir", str(cfg), "--state-dir", str(state)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def _demo_argv(cfg: Path, state: Path, seed: int, duration: int = 36000) -> list[str]:
+    return ["demo", "--headless", "--max-speed", "--duration", str(duration), "--interval", "600", "--seed", str(seed),
+            "--config-dir", str(cfg), "--state-dir", str(state)]
+
+
+def _kill_run(forks: Forks, cfg: Path, state: Path, seed: int, rng: random.Random) -> None:
+    """Start the headless demo at maximum speed on ``state`` in a process of its own and kill -9 it
+    at a random moment (the process is forked from one that imported the command already:
+    tests/helpers/forked_cli.py)."""
+    pid, out = forks.start(_demo_argv(cfg, state, seed))
     lines = rng.randint(1, 6)  # kill after this many snapshots (engine mid-step, writing)
     try:
         for _ in range(lines):
-            if not proc.stdout.readline():
+            if not out.readline():
                 break
-        proc.send_signal(signal.SIGKILL)
+        forks.kill(pid)
     finally:
-        proc.wait(30)
-        proc.stdout.close()
+        forks.reap()
+        out.close()
 
 
 def _check_state(state: Path, before: set[str]) -> set[str]:
@@ -242,10 +242,14 @@ def _kills(tmp_path: Path, count: int, seed: int) -> None:
     state = tmp_path / "state"
     rng = random.Random(seed)
     committed: set[str] = set()
-    for _ in range(count):
-        _kill_run(cfg, state, seed, rng)
-        if (state / "job_queue.log").exists():
-            committed = _check_state(state, committed)
+    forks = Forks(tmp_path, _demo_argv(cfg, tmp_path / "warm-up", seed, duration=600))
+    try:
+        for _ in range(count):
+            _kill_run(forks, cfg, state, seed, rng)
+            if (state / "job_queue.log").exists():
+                committed = _check_state(state, committed)
+    finally:
+        forks.close()
     # the last restart runs to completion of a stretch and stays consistent
     engine = build_demo(config_dir=cfg, seed=seed, state_dir=state)
     problems = _guard_single_copy(engine)

@@ -33,26 +33,34 @@ def _summary(res):
             res.clean, res.needs_rotation, res.fatal)
 
 
+# Each strategy is built once (one built inside the composite was built and validated again at every
+# draw, most of the generation's CPU); the draws, and so the logs, are the same.
+_TXNS, _KEYS_IN_TXN, _RUN = st.integers(1, 12), st.integers(1, 3), st.integers(1, 12)
+_KEY, _NAME = st.sampled_from(KEYS), st.sampled_from(NAMES)
+_GOOD, _GOOD_OR_BAD = st.sampled_from(GOOD), st.sampled_from(GOOD + BAD)
+_ONE_IN_4, _ONE_IN_5, _SECOND = st.integers(0, 3), st.integers(0, 4), st.integers(10, 59)
+
+
 @st.composite
 def _runs_log(draw):
     """Committed transactions of 103 runs on one key (mixed-case and repeated names), with 104
     deletes between runs and now and then an invalid value inside a run."""
     bad = draw(st.booleans())
+    values = _GOOD_OR_BAD if bad else _GOOD
     out = [HEAD, "105 \n"]
     out += [f"101 {k} Job Machine\n" for k in KEYS]
     out.append("106 \n")
-    for _ in range(draw(st.integers(1, 12))):
+    for _ in range(draw(_TXNS)):
         out.append("105 \n")
-        for _ in range(draw(st.integers(1, 3))):
-            key = draw(st.sampled_from(KEYS))
-            for _ in range(draw(st.integers(1, 12))):
-                pool = GOOD + BAD if bad else GOOD
-                out.append(f"103 {key} {draw(st.sampled_from(NAMES))} {draw(st.sampled_from(pool))}\n")
-            if draw(st.integers(0, 3)) == 0:
-                out.append(f"104 {draw(st.sampled_from(KEYS))} {draw(st.sampled_from(NAMES))}\n")
-        out.append(f"106 # 2025-01-15T10:00:{draw(st.integers(10, 59))}.000000\n")
+        for _ in range(draw(_KEYS_IN_TXN)):
+            key = draw(_KEY)
+            for _ in range(draw(_RUN)):
+                out.append(f"103 {key} {draw(_NAME)} {draw(values)}\n")
+            if draw(_ONE_IN_4) == 0:
+                out.append(f"104 {draw(_KEY)} {draw(_NAME)}\n")
+        out.append(f"106 # 2025-01-15T10:00:{draw(_SECOND)}.000000\n")
     data = "".join(out).encode()
-    if draw(st.integers(0, 4)) == 0:  # a torn tail: an uncommitted transaction, a cut line
+    if draw(_ONE_IN_5) == 0:  # a torn tail: an uncommitted transaction, a cut line
         data += b"105 \n103 1.0 JobStatus 2\n103 1.0 Cmd"
     return data
 

@@ -44,9 +44,16 @@ def assert_replays_as(archive: Path, n: int, every: int = 1) -> None:
     for i in range(1, n):
         got.advance(a, i - 1, i)
         ref.advance(b, i - 1, i)
-        if i % every == 0 or i == n - 1:
+        if (i % every == 0 or i == n - 1) and not same_state(a, b):
             assert a.snapshot_state() == b.snapshot_state(), f"step {i}"
     assert list(got.times) == list(ref.times)
+
+
+def same_state(a, b) -> bool:
+    """``a.snapshot_state() == b.snapshot_state()`` without copying every ad: the copies at every
+    step were most of the CPU of the tests that replay an archive step by step (test_reframe.py)."""
+    table = a.table
+    return table == b.table and all((a.my_type(k) or "") == (b.my_type(k) or "") for k in table)
 
 
 def gaps(archive: Path) -> list[dict]:
