@@ -9,12 +9,13 @@ only read it.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-import shutil
 from tests.helpers.paths import REPO
 from engine.contract import snapshot as S
 from engine.feeds.demo import build_demo
@@ -30,8 +31,10 @@ def demo_engine():
     # the same in every checkout (snapshot tests show them)
     here = os.getcwd()
     os.chdir(ROOT)
+    state_dir = tempfile.mkdtemp(prefix="routedeck-test-demo-")
+    atexit.register(shutil.rmtree, state_dir, True)  # kept for the test process's life, then removed
     try:
-        engine = build_demo("sample_configs/demo", state_dir=tempfile.mkdtemp(prefix="routedeck-test-demo-"),
+        engine = build_demo("sample_configs/demo", state_dir=state_dir,
                             seed=1, durable=False, stage=False)  # nothing edits it: no copy to show
     finally:
         os.chdir(here)

@@ -10,7 +10,6 @@ idle-unrouted verdicts), §2.5 (hold code 20: a crondor job that missed its wind
 from __future__ import annotations
 
 import json
-import tempfile
 from datetime import datetime, timezone
 
 import pytest
@@ -52,9 +51,9 @@ def value(got: dict, name: str, **labels: str) -> float | None:
 
 
 @pytest.fixture(scope="module")
-def demo():
+def demo(tmp_path_factory):
     """The demo (seed 1) run 3 virtual hours, snapshots every 600 s, idle-unrouted counted."""
-    engine = build_demo(str(REPO / "sample_configs/demo"), seed=1, state_dir=tempfile.mkdtemp(prefix="rd-metrics-"),
+    engine = build_demo(str(REPO / "sample_configs/demo"), seed=1, state_dir=str(tmp_path_factory.mktemp("rd-metrics")),
                         durable=False, stage=False)
     engine.count_unrouted = True
     snaps = []
