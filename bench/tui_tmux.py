@@ -102,6 +102,10 @@ def main() -> None:
         every = [x for xs in rows.values() for x in xs]
         print(f"all switches          {fmt(every)}")
         print(f"anchor: tmux echo     {fmt(echo)}")
+        # send-keys hands the pane its bytes directly; a key typed into an attached client passes
+        # tmux's own escape-time first (tui.shell.driver, README)
+        print(f"note: an Esc typed into an attached tmux client first waits tmux's escape-time "
+              f"({tmux('show-options', '-sv', 'escape-time').strip()} ms on this server), not in the figures")
         print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         tmux("kill-session", "-t", session)

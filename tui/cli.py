@@ -4,7 +4,6 @@ screen commands (``demo``, ``watch``, ``replay``), which import Textual lazily."
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from engine.cli import register_all
@@ -41,22 +40,7 @@ def _command_names(parser: argparse.ArgumentParser) -> list[str]:
             for name in action.choices]
 
 
-# Milliseconds Textual waits after a lone Escape byte for the rest of an escape sequence (an arrow
-# key, Alt+x) before it calls it the Escape key: its ESCDELAY, read when Textual is first imported.
-# Textual's default, 100 ms, made Esc the slowest screen key (issue 30); 50 ms is neovim's
-# ttimeoutlen. A terminal's sequence arrives in one write, so a shorter wait splits one only over a
-# link that delays bytes of one write by more than that: ESCDELAY=100 (or more) in the environment
-# brings Textual's default back.
-ESCDELAY_MS = 50
-
-
-def escape_delay() -> None:
-    """RouteDeck's ``ESCDELAY`` unless the environment sets one (before Textual is imported)."""
-    os.environ.setdefault("ESCDELAY", str(ESCDELAY_MS))
-
-
 def main(argv: list[str] | None = None) -> int:
-    escape_delay()
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
@@ -42,3 +44,25 @@ def test_strips_divide_and_crop_extend_give_what_textual_gives():
     for start, end in ((0, n), (-1, n), (0, n + 3), (2, n), (0, 4), (3, 7)):
         got, want = Strip.crop_extend(_strip(), start, end, None), crop_extend(_strip(), start, end, None)
         assert got == want and got.cell_length == want.cell_length, (start, end)
+
+
+def test_a_strip_makes_its_caches_when_it_first_uses_them_and_answers_as_textuals():
+    """Issue 30: a Strip built its seven caches up front (~6 us a line, 15 objects); now each is made
+    on first use, and every method answers as a strip built by Textual's __init__."""
+    strips.install()
+    line = _strip()
+    for name in strips.CACHE_SIZES:  # not made yet: the slot is empty
+        with pytest.raises(AttributeError):
+            Strip.__dict__[name].__get__(line, Strip)
+    textual = Strip.__new__(Strip)
+    strips._textual_init[0](textual, list(line), None)
+    for name, size in strips.CACHE_SIZES.items():
+        assert getattr(textual, name)._maxsize == size  # the sizes are Textual's
+    assert line.crop(2, 9) == textual.crop(2, 9) and line.crop(2, 9) is line.crop(2, 9)  # cached once made
+    assert line.divide([3, 8]) == textual.divide([3, 8])
+    assert line.apply_style(Style(italic=True)) == textual.apply_style(Style(italic=True))
+    assert line.extend_cell_length(30) == textual.extend_cell_length(30)
+    assert line.crop_extend(1, 20, None) == textual.crop_extend(1, 20, None)
+    assert line.cell_length == textual.cell_length and line.text == textual.text
+    with pytest.raises(AttributeError):
+        line.no_such_attribute  # an unknown name is still an AttributeError

@@ -1,7 +1,7 @@
 """``DeckScreen``: the frame every main screen shares (header, engine banner, body, footer).
 
 Screens do not subscribe to the engine: the app keeps the latest snapshot and hands it to the
-screen on top (``show_snapshot``); a screen coming back into view pulls it (``on_screen_resume``),
+screen on top (``show_snapshot``); a screen coming back into view pulls it (``_on_screen_resume``),
 so hidden screens cost nothing while snapshots stream in. A screen that fails to draw a
 snapshot says so in a toast (once per distinct error) and keeps the app running.
 """
@@ -48,7 +48,10 @@ def skip_restyle(screen, event) -> None:
 
 class DeckScreen(Screen):
     _draw_error: str | None = None
-    _styled_for: tuple | None = None  # the app's CSS state at the last resume (on_screen_resume)
+    _styled_for: tuple | None = None  # the app's CSS state at the last resume (_on_screen_resume)
+    _drawn_before_paint: Snapshot | None = None  # drawn as the app switched to it (pull)
+    _painted_at_switch = False  # painted whole by the switch to it (tui.shell.prewarm.painted_now)
+    _painted_time = -1.0  # when (textual._time.get_time) the last switch to it painted it whole
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``e`` is "Edit" or "View config" (tui.commands.keymap): read-only modes, and feeds that cannot
@@ -74,26 +77,70 @@ class DeckScreen(Screen):
         return iter(())
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._pull)
+        self.call_after_refresh(self.pull)
 
-    def on_screen_resume(self, event) -> None:
+    def _on_screen_resume(self, event) -> None:
+        """The latest snapshot pulled, the footer recomposed if its keys changed, then Textual's
+        handler (``Screen._on_screen_resume``; a subclass's ``on_screen_resume`` runs before this),
+        but without its full repaint when the switch to this screen painted all of it already
+        (``tui.shell.prewarm.painted_now``): that repaint laid the screen out again and drew every
+        line of its own background once more. A restyle (the theme changed while it was hidden)
+        repaints as before."""
         skip_restyle(self, event)
-        self._pull()
+        self.pull()
         for footer in self.query(DeckFooter):
             footer.call_after_refresh(footer._recompose_if_changed)
+        painted, self._painted_at_switch = self._painted_at_switch, False
+        if painted and not event.refresh_styles:
+            refresh = self.refresh
+            self.refresh = lambda *regions, **kw: refresh(*regions, **kw) if regions or kw else self
+            try:
+                Screen._on_screen_resume(self, event)
+            finally:
+                del self.refresh
+        else:
+            Screen._on_screen_resume(self, event)
+        event.prevent_default()  # (Screen's own handler has run)
 
-    def _pull(self) -> None:
-        self.show_snapshot(self.app.snapshot)
+    def pull(self, before_paint: bool = False) -> None:
+        """Show the app's latest snapshot. ``before_paint``: the app is switching to this screen
+        and paints it next (tui.shell.prewarm.pull_before_paint); the ``ScreenResume`` that
+        follows then finds that snapshot drawn and only the header is shown again."""
+        snap = self.app.snapshot
+        if before_paint:
+            self._drawn_before_paint = snap
+            self.show_snapshot(snap)
+            return
+        drawn, self._drawn_before_paint = self._drawn_before_paint, None
+        if drawn is not None and drawn is snap:
+            self.show_header(snap)
+            return
+        self.show_snapshot(snap)
+
+    async def _on_update(self, message) -> None:
+        """Textual's, except for a widget's repaint asked for before the switch painted the whole
+        screen (``tui.shell.prewarm.painted_now``): it is on screen already."""
+        if message.time <= self._painted_time:
+            message.stop()
+            message.prevent_default()
+            return
+        await Screen._on_update(self, message)
+        message.prevent_default()  # (Screen's own handler has run)
+
+    async def _on_layout(self, message) -> None:
+        """Textual's, except for a layout asked for before the switch laid out and painted the
+        whole screen (``tui.shell.prewarm``: the changes were handed over before that layout)."""
+        if message.time <= self._painted_time:
+            message.stop()
+            message.prevent_default()
+            return
+        await Screen._on_layout(self, message)
+        message.prevent_default()
 
     def show_snapshot(self, snap: Snapshot | None) -> None:
         if not self.is_mounted:
             return
-        # query, not query_one: a snapshot can arrive while the screen is mounted but its
-        # children are still being composed (seen under load in the replay Pilot test)
-        for header in self.query(StatusHeader):
-            header.show(snap, self.app.readonly)
-        for banner in self.query(EngineBanner):
-            banner.show(self.app.engine_error)
+        self.show_header(snap)
         if snap is None:
             return
         try:
@@ -104,6 +151,14 @@ class DeckScreen(Screen):
                 self._draw_error = text
                 self.notify(f"could not draw this snapshot on {type(self).__name__}: {text}",
                             severity="error", timeout=10)
+
+    def show_header(self, snap: Snapshot | None) -> None:
+        # query, not query_one: a snapshot can arrive while the screen is mounted but its
+        # children are still being composed (seen under load in the replay Pilot test)
+        for header in self.query(StatusHeader):
+            header.show(snap, self.app.readonly)
+        for banner in self.query(EngineBanner):
+            banner.show(self.app.engine_error)
 
     def update_body(self, snap: Snapshot) -> None:
         """Redraw from ``snap``; screens override."""

@@ -18,6 +18,7 @@ from engine.contract.snapshot import CronView, Snapshot
 from tui.commands import keymap
 from tui.text.format import ago, duration, short, zoned
 from tui.screens.base import DeckScreen, FittedTable, RowPanel, plain, sync_rows
+from tui.widgets.repaint import show_text, show_title
 from tui.screens.filter_box import FilterBox
 from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
@@ -143,7 +144,7 @@ class CronScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
     def update_body(self, snap: Snapshot) -> None:
         table = self.query_one("#cron", DataTable)
         zones = sorted({c.tz for c in snap.cron_jobs}) or [snap.tz]
-        table.border_title = f"Crondor ── schedule: m h dom mon dow ── zone {', '.join(zones)}"
+        show_title(table, f"Crondor ── schedule: m h dom mon dow ── zone {', '.join(zones)}")
         self._keys = sync_rows(table, self._keys, [(c.job, cron_cells(c, snap.time)) for c in self.visible(snap)],
                                [k for _t, k, _w in COLUMNS])
         self._detail(snap)
@@ -159,7 +160,7 @@ class CronScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
         waiting = sum(1 for j in snap.cron_jobs if j.state == "waiting")
         head = Text(f"{len(snap.cron_jobs)} cron jobs · {waiting} waiting (deferred) · "
                     f"{held_summary(snap.cron_jobs)}\n", style="dim")
-        self.query_one("#cron-detail", Static).update(head + (cron_detail(c, snap.time) if c else Text("")))
+        show_text(self.query_one("#cron-detail", Static), head + (cron_detail(c, snap.time) if c else Text("")))
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_ad()

@@ -174,7 +174,7 @@ class EditorScreen(DeckScreen):
         super().on_mount()
 
     def on_screen_resume(self) -> None:
-        # DeckScreen.on_screen_resume runs too (Textual calls each class's handler in the MRO)
+        # DeckScreen._on_screen_resume runs too (Textual calls each class's handler in the MRO)
         if self._needs_open:
             self._needs_open = False
             self._open()

@@ -22,6 +22,7 @@ from engine.contract.snapshot import HookRow, Snapshot
 from tui.commands import keymap
 from tui.text.format import clock_time
 from tui.screens.base import DeckScreen, FittedTable, RowPanel, plain, sync_rows
+from tui.widgets.repaint import show_text, show_title
 from tui.screens.filter_box import FilterBox
 from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
@@ -203,7 +204,7 @@ class HooksScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
     def update_body(self, snap: Snapshot) -> None:
         table = self.query_one("#hooks", DataTable)
         failed = sum(1 for h in snap.hooks if h.failure)
-        table.border_title = f"Hooks ── {len(snap.hooks)} invocations · {failed} failed"
+        show_title(table, f"Hooks ── {len(snap.hooks)} invocations · {failed} failed")
         rows = self.visible(snap)
         keys = [h.seq for h in rows]
         if keys != self._keys:
@@ -233,11 +234,11 @@ class HooksScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
         h = self.selected(snap)
         panel = self.query_one("#hooks-detail", Static)
         if h is not None:
-            panel.update(hook_detail(h, snap.tz))
+            show_text(panel, hook_detail(h, snap.tz))
         elif not snap.hooks:
-            panel.update(Text("no hook has run yet", style="dim"))
+            show_text(panel, Text("no hook has run yet", style="dim"))
         else:
-            panel.update(Text("no invocation matches the filter", style="dim"))
+            show_text(panel, Text("no invocation matches the filter", style="dim"))
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_io()

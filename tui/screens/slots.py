@@ -18,6 +18,7 @@ from engine.contract.snapshot import SlotRow, Snapshot
 from tui.commands import keymap
 from tui.text.format import clock_time, duration
 from tui.screens.base import DeckScreen, RowPanel, plain, sync_rows
+from tui.widgets.repaint import show_text, show_title
 from tui.widgets.chrome import titled
 from tui.widgets.column_scroll import ColumnScrollTable
 
@@ -89,7 +90,7 @@ class SlotsScreen(RowPanel, DeckScreen):
     def update_body(self, snap: Snapshot) -> None:
         table = self.query_one("#slots", DataTable)
         busy = sum(1 for s in snap.slots if s.activity == "Busy")
-        table.border_title = f"Slots ── {len(snap.slots)} slots · {busy} busy"
+        show_title(table, f"Slots ── {len(snap.slots)} slots · {busy} busy")
         self._keys = sync_rows(table, self._keys, [(s.name, slot_cells(s, snap.time, snap.tz)) for s in snap.slots],
                                [k for _t, k, _w in COLUMNS])
         self._detail(snap)
@@ -103,7 +104,7 @@ class SlotsScreen(RowPanel, DeckScreen):
     def _detail(self, snap: Snapshot) -> None:
         s = self.selected(snap)
         panel = self.query_one("#slots-detail", Static)
-        panel.update(slot_detail(s, snap.time, snap.tz) if s else Text("no execute node", style="dim"))
+        show_text(panel, slot_detail(s, snap.time, snap.tz) if s else Text("no execute node", style="dim"))
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_hooks()

@@ -5,8 +5,17 @@ Textual tells the Escape key from the start of an escape sequence (an arrow key,
 ``select`` returns, and it waits on the terminal 0.1 s at a time: a lone Escape was handed to the
 app 100-200 ms after it was pressed, the slowest of the screen keys (Esc closing help, issue 30).
 :class:`PromptEscapeDriver` waits on the terminal no longer than the parser's pending wait, so
-Escape arrives ``ESCDELAY`` after the press, as Textual means it to; nothing else changes (the
-loop below is Textual 8.2.8's ``LinuxDriver.run_input_thread`` with that one difference).
+Escape arrives when that wait ends, as Textual means it to.
+
+The wait itself (issue 30: Esc still carried 50 ms): a terminal writes a key's escape sequence in
+one write, so the bytes of an arrow key come out of one read together; only an Escape byte that
+*ends* what a read returned is ambiguous. For that one, the wait is ``LONE_ESCAPE_WAIT`` (10 ms:
+tmux's own ``escape-time`` default since tmux 3.5, for the same question about the same bytes;
+crossterm takes such an Escape at once when no more input is waiting); a read that ends inside a sequence
+(``ESC [``) still waits ``ESCDELAY`` for the rest. Where a link does split one write (a serial line,
+an odd proxy), ``ESCDELAY`` set in the environment turns this off: Textual's wait, as given, for
+every Escape (README). Nothing else changes: the loop below is Textual 8.2.8's
+``LinuxDriver.run_input_thread`` with these two differences.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
 IDLE_WAIT = 0.1  # seconds: Textual's wait on the terminal when no escape sequence is pending
+LONE_ESCAPE_WAIT = 0.010  # seconds: the wait after an Escape byte that ends a read (see above)
+ESC = "\x1b"
 # the Textual whose input loop the one below copies: with any other, Textual's own driver is used
 COPIED_FROM = "8.2.8"
 
@@ -34,10 +45,26 @@ def input_wait(timeout_time: float | None, now: float) -> float:
     return max(0.0, min(IDLE_WAIT, timeout_time - now))
 
 
+def lone_escape_wait(environ) -> float | None:
+    """The wait after an Escape byte that ends a read: ``LONE_ESCAPE_WAIT``, or None (Textual's
+    ``ESCDELAY`` for every Escape) when the environment sets ``ESCDELAY``."""
+    return None if "ESCDELAY" in environ else LONE_ESCAPE_WAIT
+
+
+def escape_deadline(data: str, pending: float | None, now: float, lone_wait: float | None) -> float | None:
+    """The parser's pending wait (``pending``, on ``get_time``'s clock; None: nothing pending) once
+    ``data``, one read of the terminal, was fed to it: a pending wait that a lone Escape ending the
+    read started ends ``lone_wait`` after ``now``. (An Escape byte starts a new sequence in Textual's
+    parser, so when the read ends with one, that byte alone is pending.)"""
+    if pending is None or lone_wait is None or not data.endswith(ESC):
+        return pending
+    return min(pending, now + lone_wait)
+
+
 class PromptEscapeDriver(LinuxDriver):
     def run_input_thread(self) -> None:
         """Wait for input and dispatch events (Textual's, waiting no longer than the parser's
-        pending Escape wait)."""
+        pending Escape wait, and ``LONE_ESCAPE_WAIT`` after a lone Escape)."""
         selector = selectors.SelectSelector()
         selector.register(self.fileno, selectors.EVENT_READ)
 
@@ -50,6 +77,7 @@ class PromptEscapeDriver(LinuxDriver):
 
         decode = getincrementaldecoder("utf-8")().decode
         read = os.read
+        lone_wait = lone_escape_wait(os.environ)
 
         def process_selector_events(selector_events, final: bool = False) -> None:
             for last, (_selector_key, mask) in loop_last(selector_events):
@@ -60,6 +88,7 @@ class PromptEscapeDriver(LinuxDriver):
                         break
                     for event in feed(unicode_data):
                         self.process_message(event)
+                    parser._timeout_time = escape_deadline(unicode_data, parser._timeout_time, get_time(), lone_wait)
             for event in tick():
                 self.process_message(event)
 

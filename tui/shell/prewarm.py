@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from textual._time import get_time
 from textual.geometry import Region
 from textual.screen import Screen
 
@@ -47,6 +48,40 @@ def draw_off_screen(screen: Screen, size) -> None:
             widget.render_lines(Region(0, 0, region.width, region.height))
 
 
+def pull_before_paint(screen: Screen, size) -> None:
+    """A built screen about to be shown (``switch_mode``) draws the latest snapshot first
+    (``DeckScreen.pull``), and what that changed is handed to the screen now, not when each
+    widget's message queue next runs empty (``Widget._check_refresh``): the containers of a widget
+    whose size may have changed forget their arrangement, so the layout ``switch_mode`` does next
+    has it right. The whole screen is marked to paint, so the paint that follows that layout draws
+    all of it (:func:`painted_now`)."""
+    pull = getattr(screen, "pull", None)
+    if pull is None:
+        return
+    pull(before_paint=True)
+    for widget in screen.walk_children(with_self=False):
+        if widget._layout_required or widget._repaint_required or widget._scroll_required:
+            widget._check_refresh()
+    screen._compositor._dirty_regions.add(size.region)
+
+
+def painted_now(app, screen: Screen) -> None:
+    """After ``switch_mode`` to a built screen: the screen is painted whole, at once, with the
+    snapshot :func:`pull_before_paint` drew. Textual's ``switch_mode`` lays the new screen out and
+    paints only its changed regions (none, as a rule: an empty paint); the screen was drawn after
+    its ``ScreenResume``, once the screen's message queue and update timer had run, with a second
+    layout and a full repaint that drew every line of the screen's own background again (issue
+    30). That repaint, and the widgets' repaints asked for before this paint, are skipped
+    (``DeckScreen._on_screen_resume``, ``_on_update``, ``_on_layout``)."""
+    if screen is not app.screen or app._batch_count or not screen.is_attached or not hasattr(screen, "pull"):
+        return  # not shown now (a batch holds paints): the resume repaints it, as Textual does
+    if not screen.stack_updates:
+        screen._refresh_layout(app.size)  # never resumed: switch_mode did not lay it out (nor paint)
+    screen._repaint_required = False  # (set when the screen was last suspended: painted now)
+    screen._painted_at_switch = True
+    screen._painted_time = get_time()  # what widgets asked for before this is on screen
+
+
 def startup_heap_thawed() -> None:
     """The frozen heap was given back to the GC (an app's idle collector at its exit,
     tui.shell.idle_gc): the next app's start-up heap is frozen again."""
@@ -62,11 +97,19 @@ class Prewarm:
         """Textual's, without its 50 ms hold on every repaint when the mode's screen is already
         mounted (prewarmed or visited): Textual's ``switch_mode`` calls ``delay_update()`` to hide
         a new screen being composed, and a built screen has nothing to hide, so the switch painted
-        50 ms late on every ``b``, ``c``, ``j`` (more under load: it is a timer; issue 30)."""
+        50 ms late on every ``b``, ``c``, ``j`` (more under load: it is a timer; issue 30). A built
+        screen draws the latest snapshot before the switch and is painted whole within it
+        (:func:`pull_before_paint`, :func:`painted_now`)."""
         stack = self._screen_stacks.get(mode)
         self._switching_to_built = bool(stack) and stack[-1].is_mounted
+        built = self._switching_to_built and mode != self.current_mode
         try:
-            return super().switch_mode(mode)
+            if built:
+                pull_before_paint(stack[-1], self.size)
+            result = super().switch_mode(mode)
+            if built:
+                painted_now(self, stack[-1])
+            return result
         finally:
             self._switching_to_built = False
 

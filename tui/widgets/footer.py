@@ -89,7 +89,7 @@ class DeckFooter(Footer):
     async def _recompose_if_changed(self) -> None:
         """Recompose if the keys to show changed; a footer under another screen waits (the app's
         focus is then on that screen's widgets, so its bindings would be wrong here) until its
-        screen resumes (``DeckScreen.on_screen_resume``)."""
+        screen resumes (``DeckScreen._on_screen_resume``)."""
         if not self.is_attached or self.screen is not self.app.screen:
             return
         width = self.size.width or self.app.size.width

@@ -9,6 +9,8 @@ demo's UI thread busy (~30 % of a core at rest) and made a key wait for the repa
   rendered again, and repaints the whole table, on each call), and none when nothing changed.
 * :func:`show_text`: a ``Static``'s content replaced only when it differs, and laid out again only
   when its lines' widths changed (``Static.update`` lays the whole screen out by default).
+* :func:`show_title`: a widget's border title set only when it differs (setting it repaints the
+  whole widget: every line of a table was rendered again on each snapshot and each switch to it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 WHOLE_TABLE = 16  # more changed rows than this: one repaint of the whole table, not one per row
@@ -108,4 +111,13 @@ def show_text(static: Static, content: Text | str) -> bool:
         return False
     shape = _shape(content)
     static.update(content, layout=shape is None or shape != _shape(before))
+    return True
+
+
+def show_title(widget: Widget, title: str) -> bool:
+    """``widget.border_title = title`` unless this function set that title last. True when set."""
+    if getattr(widget, "_shown_title", None) == title:
+        return False
+    widget.border_title = title
+    widget._shown_title = title  # type: ignore[attr-defined]
     return True

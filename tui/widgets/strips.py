@@ -9,13 +9,41 @@ a screen keeps between snapshots reach the oldest one. A full collection found ~
 every few seconds in the demo (Strips and their ``FIFOCache``s: all of its garbage) and took
 50-60 ms of the UI thread's CPU (``tui.shell.idle_gc``). :func:`install` answers those two cases
 without caching them (the same strips); every other case is Textual's.
+
+Each ``Strip`` also made its seven caches (``FIFOCache``s, each with a dict) when it was built: 15
+objects and ~6 us of the UI thread per line, for caches most lines never use (a switch builds
+400-500 lines; issue 30). After :func:`install` a strip makes a cache when it first uses it (an
+unset slot of the class reaches ``__getattr__``); sizes as Textual's (``CACHE_SIZES``).
 """
 
 from __future__ import annotations
 
+from textual.cache import FIFOCache
 from textual.strip import Strip
 
 _installed: list = []  # Textual's two methods once install() has run (the app calls it at start-up)
+_textual_init: list = []  # and Textual's Strip.__init__
+# Strip's own caches and their sizes (textual 8.2.8's Strip.__init__, the pinned version)
+CACHE_SIZES = {"_divide_cache": 4, "_crop_cache": 16, "_style_cache": 16, "_filter_cache": 4,
+               "_line_length_cache": 4, "_crop_extend_cache": 4, "_offsets_cache": 4}
+
+
+def _init_without_caches(self: Strip, segments, cell_length: int | None = None) -> None:
+    self._segments = list(segments)
+    self._cell_length = cell_length
+    self._render_cache = None
+    self._link_ids = None
+    self._cell_count = None
+
+
+def _cache_on_first_use(self: Strip, name: str) -> FIFOCache:
+    """Only reached for an attribute not set: one of the caches the first time it is used."""
+    size = CACHE_SIZES.get(name)
+    if size is None:
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    cache: FIFOCache = FIFOCache(size)
+    setattr(self, name, cache)
+    return cache
 
 
 def install() -> None:
@@ -23,6 +51,7 @@ def install() -> None:
         return
     divide, crop_extend = Strip.divide, Strip.crop_extend
     _installed.extend((divide, crop_extend))
+    _textual_init.append(Strip.__init__)
 
     def divide_without_cycle(self: Strip, cuts) -> list[Strip]:
         cuts = [cut for cut in cuts if cut <= self.cell_length]  # Textual's own first step
@@ -37,3 +66,5 @@ def install() -> None:
 
     Strip.divide = divide_without_cycle  # type: ignore[method-assign]
     Strip.crop_extend = crop_extend_without_cycle  # type: ignore[method-assign]
+    Strip.__init__ = _init_without_caches  # type: ignore[method-assign]
+    Strip.__getattr__ = _cache_on_first_use  # type: ignore[attr-defined]
