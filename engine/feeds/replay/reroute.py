@@ -254,6 +254,10 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     sources: set[str] = set()
     routed_sources: set[str] = set()
 
+    # a copy whose status and exit code were read at a change: until a change names one of them
+    # (the queue's own spelling), reading them again gives what the tally holds
+    read: set[Any] = set()
+
     # the copies are tallied by job id (the event's own key; no "c.p" text per event)
     def on_event(e: Any) -> None:
         kind = type(e)
@@ -261,6 +265,12 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
             jid = e.id
             if not tally.tracks(jid):
                 return  # not a routed copy: nothing to tally
+            if jid in read:
+                names = e.names
+                if queue.spelling("JobStatus") not in names and queue.spelling("ExitCode") not in names:
+                    return
+            else:
+                read.add(jid)
             job = queue.get(jid)
             if job is not None:
                 tally.status(jid, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
@@ -276,6 +286,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
                 sources.add("%d.%d" % e.id)
         elif kind is JobRemoved:
             tally.removed(e.id)
+            read.discard(e.id)
 
     queue.subscribe(on_event)
     sites = SiteSet(specs, seed=seed)
