@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.queue.records import job_key
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import RoutedJob, State
@@ -96,8 +97,10 @@ class Recovery:
                                         route_name, src_key, dest=dest_job.key))
         get_src, tracked = self.src_q.get, self.jobs
         for src_id in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):
+            if job_key(*src_id) in tracked:  # a job's key is its id's "c.p" (Job.key)
+                continue
             src_job = get_src(src_id)  # None: removed by this pass (it has no Managed then)
-            if src_job is None or src_job.key in tracked or not _may_be(src_job.get("Managed"), '"External"'):
+            if src_job is None or not _may_be(src_job.get("Managed"), '"External"'):
                 continue
             s = View.of(src_job)
             if s.str("Managed") != "External" or s.str("ManagedManager") != self.name or s.get("Owner") is None:
