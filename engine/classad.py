@@ -97,6 +97,12 @@ class Expr:
         so worked out on the first ask, not at every parse)."""
         return _refs_of(self.tree)
 
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """Every part of every attribute reference, lower-cased (``a.b`` gives ``a`` and ``b``):
+        a superset of the attributes of MY the expression can read by name."""
+        return _refs_of(self.tree, parts=True)
+
     def __str__(self) -> str:
         return self.text
 
@@ -154,7 +160,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
 _EMPTY_AD = None
 
 
-def _refs_of(tree: Any) -> frozenset[str]:
+def _refs_of(tree: Any, parts: bool = False) -> frozenset[str]:
+    """The referenced names (``Expr.refs``: the last part of a dotted one; ``parts``: every part,
+    ``Expr.names``)."""
     global _EMPTY_AD
     if _EMPTY_AD is None:
         _EMPTY_AD = classad2.ClassAd()
@@ -166,8 +174,10 @@ def _refs_of(tree: Any) -> frozenset[str]:
     for name in names:
         if not name:
             continue
-        base = name.split(".")[-1] if "." in name else name
-        out.add(base.lower())
+        if parts:
+            out.update(p.lower() for p in name.split(".") if p)
+        else:
+            out.add((name.split(".")[-1] if "." in name else name).lower())
     return frozenset(out)
 
 
