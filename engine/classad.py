@@ -371,12 +371,21 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
     trees: dict[str, Any] = {}
     for name, text in attrs.items():
         try:
-            trees[name] = parse_expr(text).tree
+            trees[name] = _tree(text)
         except ClassAdError:
             if strict:
                 raise
             trees[name] = classad2.Value.Error
     return classad2.ClassAd(trees)
+
+
+def _tree(text: str) -> Any:
+    """What an ad holds for a value text: a plain decimal integer (most unique texts of a job ad:
+    times, ids) as the Python int, which classad2 stores as the integer literal its parse would
+    give, without a parse; anything else parsed (:func:`parse_expr`, which raises ClassAdError)."""
+    if text.isdigit() and text.isascii() and len(text) < 19 and (text[0] != "0" or len(text) == 1):
+        return int(text)
+    return parse_expr(text).tree
 
 
 class AdMirror:
@@ -408,7 +417,7 @@ class AdMirror:
             for name, text in attrs.items():
                 if get(name) != text:
                     try:
-                        ad[name] = parse_expr(text).tree
+                        ad[name] = _tree(text)
                     except ClassAdError:
                         ad[name] = classad2.Value.Error
         self.texts = dict(attrs)
