@@ -117,12 +117,12 @@ def test_flatten_against_a_route_ad():
     assert C.flatten(route, route.lookup("Requirements").__str__()) == "TARGET.x > 5 && y"
 
 
-@pytest.mark.parametrize("text", ["0", "7", "1795219200", "999999999999999999", "9999999999999999999", "007",
-                                  "12a", "\u00b2", "-5", " 5"])
+@pytest.mark.parametrize("text", ["0", "7", "100", "1000", "0123", "1795219200", "999999999999999999",
+                                  "9999999999999999999", "007", "12a", "\u00b2", "-5", " 5"])
 def test_an_integer_text_needs_no_parse(text):
-    """make_ad stores a plain decimal integer as the int itself (no parse): the ad is the one the
-    parsed texts give (same values, same text written back); a text that is not one (leading
-    zero, too long for a 64-bit integer, a sign, blanks, a non-ASCII digit) is parsed as before."""
+    """make_ad stores a plain decimal integer of 4 to 18 digits as the int (no parse): the ad is
+    the one the parsed texts give (same values, same text written back); any other text (shorter,
+    a leading zero, too long for a 64-bit integer, a sign, blanks, a non-ASCII digit) is parsed."""
     ad = C.make_ad({"X": text, "Y": "X + 1", "Z": "X"})
     try:
         tree = C.parse_expr(text).tree
