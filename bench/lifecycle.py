@@ -7,8 +7,8 @@ replay of it, and what a routed job's life cycle costs in calls.
 2. ``--counts``: the re-route once more in this process, its functions wrapped to count calls:
    routed jobs, routed copies built (``build_routed_ad``) and transforms applied,
    queue transactions committed (``JobQueue.apply_all``, one per transaction), ClassAds built
-   from attribute texts (``make_ad``) by caller, and evaluation ads updated in place
-   (``AdMirror.sync``).
+   from attribute texts (``make_ad``) by caller and the attributes they hold, and evaluation ads
+   updated in place (``AdMirror.sync``).
 
     python bench/lifecycle.py [--runs N] [--counts]
 """
@@ -65,6 +65,8 @@ def counts() -> None:
     def counted(label: str, fn, callers: bool = False):
         def wrapper(*a, **k):
             tally[label] = tally.get(label, 0) + 1
+            if label == "make_ad":  # how big the ads built are (a policy's ad holds a few attributes)
+                tally["make_ad attributes"] = tally.get("make_ad attributes", 0) + len(a[0])
             if callers:
                 f = sys._getframe(1)
                 where = f"{Path(f.f_code.co_filename).parent.name}/{Path(f.f_code.co_filename).name}:{f.f_code.co_name}"

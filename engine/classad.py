@@ -97,6 +97,12 @@ class Expr:
         so worked out on the first ask, not at every parse)."""
         return _refs_of(self.tree)
 
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """Every part of every attribute reference, lower-cased (``a.b`` gives ``a`` and ``b``):
+        a superset of the attributes of MY the expression can read by name."""
+        return _refs_of(self.tree, parts=True)
+
     def __str__(self) -> str:
         return self.text
 
@@ -154,7 +160,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
 _EMPTY_AD = None
 
 
-def _refs_of(tree: Any) -> frozenset[str]:
+def _refs_of(tree: Any, parts: bool = False) -> frozenset[str]:
+    """The referenced names (``Expr.refs``: the last part of a dotted one; ``parts``: every part,
+    ``Expr.names``)."""
     global _EMPTY_AD
     if _EMPTY_AD is None:
         _EMPTY_AD = classad2.ClassAd()
@@ -166,8 +174,10 @@ def _refs_of(tree: Any) -> frozenset[str]:
     for name in names:
         if not name:
             continue
-        base = name.split(".")[-1] if "." in name else name
-        out.add(base.lower())
+        if parts:
+            out.update(p.lower() for p in name.split(".") if p)
+        else:
+            out.add((name.split(".")[-1] if "." in name else name).lower())
     return frozenset(out)
 
 
@@ -361,12 +371,23 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
     trees: dict[str, Any] = {}
     for name, text in attrs.items():
         try:
-            trees[name] = parse_expr(text).tree
+            trees[name] = _tree(text)
         except ClassAdError:
             if strict:
                 raise
             trees[name] = classad2.Value.Error
     return classad2.ClassAd(trees)
+
+
+def _tree(text: str) -> Any:
+    """What an ad holds for a value text: a plain decimal integer of 4 to 18 digits (most unique
+    texts of a job ad: times, ids) as the Python int, which classad2 stores as the integer literal
+    its parse would give, without a parse (a parse costs some 20 times classad2's conversion of an
+    int; a shorter one is most likely in parse_expr's cache, which is cheaper still); anything
+    else parsed (:func:`parse_expr`, which raises ClassAdError)."""
+    if 3 < len(text) < 19 and text.isdigit() and text.isascii() and text[0] != "0":
+        return int(text)
+    return parse_expr(text).tree
 
 
 class AdMirror:
@@ -398,7 +419,7 @@ class AdMirror:
             for name, text in attrs.items():
                 if get(name) != text:
                     try:
-                        ad[name] = parse_expr(text).tree
+                        ad[name] = _tree(text)
                     except ClassAdError:
                         ad[name] = classad2.Value.Error
         self.texts = dict(attrs)

@@ -148,11 +148,16 @@ def run_headless(args: argparse.Namespace) -> int:
     except argcheck.UsageError as exc:
         return argcheck.usage_error("replay", exc)
     window = None  # the whole archive's numbers when only a window around the moment is read
+    scanned = None  # --reroute: the recording read in the index's pass (engine.feeds.replay.reroute)
     try:
         if not args.reroute:
             window = archive_summary(args.log, args.tz)
+        else:
+            from engine.feeds.replay.reroute import RecordingScan  # noqa: PLC0415
+
+            scanned = RecordingScan()
         if window is None:
-            index, archive = index_of(args.log, args.tz)
+            index, archive = index_of(args.log, args.tz, follow=scanned)
     except OSError as exc:
         print(f"routedeck replay: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -200,7 +205,7 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
-        return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit))
+        return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit, scanned=scanned))
     try:
         player, errors = make_player(index, options(args))
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole

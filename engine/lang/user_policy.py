@@ -25,11 +25,12 @@ Everything is evaluated with the engine's ``now`` bound to ``time()``/``CurrentT
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.classad import ClassAdError, evaluate, is_undefined, is_valid_expr, parse_expr
+from engine.classad import ClassAdError, evaluate, is_undefined, is_valid_expr, make_ad, parse_expr
 from engine.contract.codes import HoldCode, JobStatus
 
 
@@ -261,6 +262,90 @@ def _system(ad: Any, system: SystemPolicy, base: str, now: float | None) -> Deci
         return Decision(POLICY_KNOBS[base], base, "system macro", 1, text, reason, HoldCode.SystemPolicy,
                         _eval_int(ad, subcode_expr, now))
     return None
+
+
+# ------------------------------------------------------------------------------ the evaluation ad
+#
+# The policy expressions (the system knobs, a job's Periodic*/OnExit* attributes and their
+# Reason/SubCode) read the job's attributes by name, and those attributes' own texts read others by
+# name in turn. An ad of just the attributes so reached (:func:`policy_ad`) gives every one of
+# those expressions the value the whole job ad gives, unless a text reaches an attribute another
+# way: ``eval()`` of a string, a scope used as a value (``MY``, ``SELF``, ``TARGET``, ``PARENT``,
+# ``TOPLEVEL``, ``ROOT`` not followed by ``.``), a nested ad or a subscript (``[``). Then the whole
+# ad is needed. ``CurrentTime`` (a special name that externalRefs leaves out) is always looked up.
+
+_POLICY_ATTRS = tuple(base + part for base in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "OnExitHold",
+                                                "OnExitRemove") for part in ("", "Reason", "SubCode"))
+_REACHES_OTHERWISE = re.compile(r"\beval\s*\(|\[|\b(?:my|self|target|parent|toplevel|root)\b(?!\s*\.)",
+                                re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=16)
+def policy_roots(system: SystemPolicy) -> tuple[str, ...]:
+    """The texts of ``system``'s knobs (expressions, reasons, subcodes) :func:`policy_ad` starts
+    from; a caller making many ads asks once."""
+    return tuple(t for base in POLICY_KNOBS for _, text, reason, subcode in system.for_action(base)
+                 for t in (text, reason, subcode) if t)
+
+
+_NONE: frozenset[str] = frozenset()
+_MISSING = object()
+# text -> its _names: job ads repeat the same expression texts (the knobs, cluster attributes), so
+# the answer is kept per text, a bounded number of them (literals, most texts, are not kept)
+_NAMES: dict[str, frozenset[str] | None] = {}
+_NAMES_MAX = 8192
+
+
+def _names(text: str) -> frozenset[str] | None:
+    """The lower-case names ``text`` reads (None: it may read others, see above)."""
+    if text.isdigit() or (text[:1] == '"' and text.find('"', 1) == len(text) - 1):
+        return _NONE  # an integer or one string literal
+    got = _NAMES.get(text, _MISSING)
+    if got is not _MISSING:
+        return got  # type: ignore[return-value]
+    if _REACHES_OTHERWISE.search(text):
+        got = None
+    else:
+        try:
+            got = parse_expr(text).names
+        except ClassAdError:
+            got = frozenset()  # an error value: it reads nothing
+    if len(_NAMES) >= _NAMES_MAX:
+        _NAMES.clear()
+    _NAMES[text] = got
+    return got
+
+
+def policy_ad(get: Any, roots: tuple[str, ...]) -> Any | None:
+    """The evaluation ad :func:`analyze_periodic` and :func:`analyze_exit` need for a job whose
+    attribute texts ``get(name)`` returns (any case), with the system policy's texts ``roots``
+    (:func:`policy_roots`): ``make_ad`` of the attributes its policy expressions reach (see
+    above), or None when the whole job ad is needed."""
+    texts: dict[str, str] = {}
+    todo = list(roots)
+    for name in _POLICY_ATTRS:
+        text = get(name)
+        if text is not None:
+            texts[name.lower()] = text
+            todo.append(text)
+    seen = set(texts)
+    seen.add("currenttime")
+    text = get("CurrentTime")
+    if text is not None:
+        texts["currenttime"] = text
+        todo.append(text)
+    while todo:
+        names = _names(todo.pop())
+        if names is None:
+            return None
+        for name in names:
+            if name not in seen:
+                seen.add(name)
+                text = get(name)
+                if text is not None:
+                    texts[name] = text
+                    todo.append(text)
+    return make_ad(texts)
 
 
 def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,

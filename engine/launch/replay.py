@@ -5,6 +5,7 @@ way: :func:`index_of`, :func:`check_recording`, :func:`moment`, :func:`make_play
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from engine.clock import ManualClock
 from engine.contract.commands import Seek
@@ -72,15 +73,16 @@ class NothingToReplay(Exception):
     message is one line. Not an error: the screen is not opened, the exit status is 0."""
 
 
-def index_of(path: str, tz: str | None):
+def index_of(path: str, tz: str | None, follow: Any = None):
     """(LogIndex, ArchiveReplay or None): a recorder's archive directory (engine.record) is
-    replayed as the one log it holds (engine.feeds.replay.archive); anything else is a log."""
+    replayed as the one log it holds (engine.feeds.replay.archive); anything else is a log,
+    indexed with ``follow`` fed in the same pass (``build_index``; an archive does not feed it)."""
     from engine.feeds.replay.archive import is_archive, open_archive  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     if is_archive(path):
         archive = open_archive(path, tz=tz)
         return archive.index, archive
-    return build_index(path, tz=tz), None
+    return build_index(path, tz=tz, follow=follow), None
 
 
 def check_recording(index, path: str) -> str | None:

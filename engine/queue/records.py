@@ -83,7 +83,12 @@ def destroy_ad(key: str) -> Record:
 
 
 def set_attr(key: str, name: str, value: str) -> Record:
-    return Record(SET_ATTR, key, name, value)
+    # the commonest record (every attribute a transaction sets): made without NamedTuple's
+    # generated __new__, the same Record
+    return _tuple_new(Record, (SET_ATTR, key, name, value))
+
+
+_tuple_new = tuple.__new__
 
 
 def delete_attr(key: str, name: str) -> Record:
@@ -133,6 +138,9 @@ _KEY_RE = re.compile(r"(-?\d+)\.(-?\d+)")
 
 def parse_key(key: str) -> tuple[int, int] | None:
     """``"1.0"`` → (1, 0), ``"01.-1"`` → (1, -1); None for anything that is not ``<int>.<int>``."""
+    c, dot, p = key.partition(".")
+    if dot and key.isascii() and c.isdigit() and (p.isdigit() or (p[:1] == "-" and p[1:].isdigit())):
+        return int(c), int(p)  # the common spelling, without the pattern (the same answer)
     m = _KEY_RE.fullmatch(key.strip())
     if not m:
         return None

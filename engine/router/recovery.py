@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.queue.records import job_key
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import RoutedJob, State
@@ -18,15 +19,16 @@ class Recovery:
 
     def _orphan_candidates(self, queue: Any, index: set[Any], dirty: set[Any] | None, attr: str,
                            quoted: str) -> list[Any]:
-        """The jobs of ``queue`` whose ``attr`` may be ``quoted`` (``_may_be``): a full scan the
-        first time, after a reload or a table switch, or when the queues do not report changes;
-        otherwise the index, brought up to date with the jobs changed since the last pass, in
-        job-id order (the order the queue's ads appeared in, unless a log wrote them out of order;
-        HTCondor walks its mirror in hash order)."""
+        """The ids of the jobs of ``queue`` whose ``attr`` may be ``quoted`` (``_may_be``): a full
+        scan the first time, after a reload or a table switch, or when the queues do not report
+        changes; otherwise the index, brought up to date with the jobs changed since the last
+        pass, in job-id order (the order the queue's ads appeared in, unless a log wrote them out
+        of order; HTCondor walks its mirror in hash order). The caller looks each job up when it needs
+        it (``queue.get``: None for one gone since)."""
         if dirty is None:
             index.clear()
-            out = [job for job in queue if _may_be(job.get(attr), quoted)]
-            index.update(job.id for job in out)
+            out = [job.id for job in queue if _may_be(job.get(attr), quoted)]
+            index.update(out)
             return out
         for jid in dirty:
             job = queue.get(jid)
@@ -34,8 +36,7 @@ class Recovery:
                 index.add(jid)
             else:
                 index.discard(jid)
-        get = queue.get
-        return [job for jid in sorted(index) if (job := get(jid)) is not None]
+        return sorted(index)
 
     def adopt_orphans(self, now: float) -> None:
         """``AdoptOrphans`` (htcondor.md §1.7): rebuild tracked jobs from job attributes alone.
@@ -46,17 +47,20 @@ class Recovery:
         # changes made from here on (this pass's own included) are seen by the next pass
         dirty, self._adopt_dirty = self._adopt_dirty, (set() if self._watching else None)
         own, self._adopt_own = self._adopt_own, {}
-        for dest_job in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
-            if dirty is not None and dest_job.id not in dirty:
-                # unchanged since the last pass, where it was the copy of tracked job ``was``:
-                # still so while that job is tracked with it (its attributes cannot have changed)
-                was = own.get(dest_job.id)
+        get_dest = self.dst_q.get
+        for dest_id in self._orphan_candidates(self.dst_q, self._adopt_dst, dirty, "RoutedBy", quoted):
+            if dirty is not None and dest_id not in dirty:
+                # unchanged since the last pass, where it was the copy ``dest_key`` of tracked job
+                # ``was``: still so while that job is tracked with it (its attributes cannot have
+                # changed); the job itself is not looked up
+                was = own.get(dest_id)
                 if was is not None:
-                    known = self.jobs.get(was)
-                    if known is not None and known.dest_key == dest_job.key:
-                        self._adopt_own[dest_job.id] = was
+                    known = self.jobs.get(was[0])
+                    if known is not None and known.dest_key == was[1]:
+                        self._adopt_own[dest_id] = was
                         continue
-            if not _may_be(dest_job.get("RoutedBy"), quoted):
+            dest_job = get_dest(dest_id)  # None: removed by this pass (it has no RoutedBy then)
+            if dest_job is None or not _may_be(dest_job.get("RoutedBy"), quoted):
                 continue
             d = View.of(dest_job)
             src_key = d.str("RoutedFromJobId")
@@ -64,7 +68,7 @@ class Recovery:
                 continue  # "no routing information found in routed job"
             known = self.jobs.get(src_key)
             if known is not None and known.dest_key == dest_job.key:
-                self._adopt_own[dest_job.id] = src_key
+                self._adopt_own[dest_id] = (src_key, dest_job.key)
                 continue  # the copy of a tracked job (the common case: checked first, same result)
             if not ((d.int("ProcId") or 0) >= 0 and d.str("RoutedBy") == self.name and d.get("Owner") is not None
                     and d.str("Owner") is not None):
@@ -91,8 +95,12 @@ class Recovery:
             self._counted = False  # a new tracked job: the route counts change
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
                                         route_name, src_key, dest=dest_job.key))
-        for src_job in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):
-            if src_job.key in self.jobs or not _may_be(src_job.get("Managed"), '"External"'):
+        get_src, tracked = self.src_q.get, self.jobs
+        for src_id in self._orphan_candidates(self.src_q, self._adopt_src, dirty, "Managed", '"External"'):
+            if job_key(*src_id) in tracked:  # a job's key is its id's "c.p" (Job.key)
+                continue
+            src_job = get_src(src_id)  # None: removed by this pass (it has no Managed then)
+            if src_job is None or not _may_be(src_job.get("Managed"), '"External"'):
                 continue
             s = View.of(src_job)
             if s.str("Managed") != "External" or s.str("ManagedManager") != self.name or s.get("Owner") is None:

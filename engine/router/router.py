@@ -107,7 +107,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._adopt_dirty: set[Any] | None = None
         self._adopt_dst: set[Any] = set()
         self._adopt_src: set[Any] = set()
-        self._adopt_own: dict[Any, str] = {}  # routed copies last seen as a tracked job's own -> its source
+        # routed copies last seen as a tracked job's own -> (its source, the copy's key)
+        self._adopt_own: dict[Any, tuple[str, str]] = {}
         # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
         # ClassAd, time deadline — None when the result can change only with the ad, "now" when
         # it must be evaluated again —, whether the live source's TimerRemove and

@@ -10,7 +10,7 @@ from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import State
 from engine.router.schedd_ops import S, View
-from engine.lang.user_policy import SystemPolicy, analyze_periodic, time_deadline
+from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
 
 
@@ -50,14 +50,13 @@ class SourcePolicy:
             if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
                 kept[job.src_key] = cached if cached[2] == static else (cached[0], cached[1], static)
                 continue  # same ad, same non-acting result (docstring)
-            # the evaluation ad of the router's copy, kept per job and updated by what changed
-            # (building a ClassAd was most of this pass's cost)
-            local = View(job.src, ad=self.src_ad(job))
+            local = View(job.src)
             status = local.int("JobStatus")
             if status is None:
                 continue
             self.periodic_evaluations += 1
-            decision = _timer_remove(local, now) or analyze_periodic(local.ad(), job.src, status, system, now)
+            decision = _timer_remove(local, now) or analyze_periodic(self._policy_ad(job, system), job.src, status,
+                                                                     system, now)
             if decision.action == "none":
                 due = time_deadline(local.get, job.src.values(), system, now, status)
                 timer = local.int("TimerRemove")
@@ -65,9 +64,7 @@ class SourcePolicy:
                     due = timer if due is None else min(due, timer)
             else:
                 due = "now"
-            # the copy evaluated: the kept ad's own texts (equal to job.src, never edited) or a copy
-            texts = cached[0] if same else (job.src_eval.texts if job.src_eval and job.src_eval.texts is not None
-                                            else dict(job.src))
+            texts = cached[0] if same else dict(job.src)  # the copy evaluated (cached[0] is never edited)
             kept[job.src_key] = (texts, due, static)
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
@@ -86,6 +83,15 @@ class SourcePolicy:
             self._push_src(job, changes, now)
             self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
                                       job.route_name, job.src_key, action=decision.action))
+
+
+    def _policy_ad(self, job: Any, system: SystemPolicy) -> Any:
+        """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
+        the attributes its expressions reach), else the job's kept evaluation ad of the whole
+        copy (``Lifecycle.src_ad``). A name spelled twice takes the later text in both."""
+        low = {k.lower(): v for k, v in job.src.items()}
+        ad = policy_ad(lambda n: low.get(n.lower()), policy_roots(system)) if len(low) == len(job.src) else None
+        return self.src_ad(job) if ad is None else ad
 
 
 def _knob(config: Any, name: str) -> str | None:

@@ -43,7 +43,8 @@ from engine.contract.codes import HoldCode, JobStatus
 from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
-from engine.lang.user_policy import UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, time_deadline
+from engine.lang.user_policy import (
+    UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, policy_ad, policy_roots, time_deadline)
 from engine.schedd.store import Store
 from engine.schedd.sites import SiteReport, SiteSet
 from engine.schedd.workload import JobTemplate
@@ -345,7 +346,12 @@ class Schedd:
         merged = dict(attrs)
         merged.update(exit_attrs)
         merged["JobStatus"] = RUNNING.text
-        d = analyze_exit(make_ad(merged), merged, RUNNING, self.system_policy, now)
+        # the ad of what the policy reads (user_policy.policy_ad), or the whole merged ad; a name
+        # spelled twice (the queue's spelling and the one set here) takes the later text in both
+        low = {k.lower(): v for k, v in merged.items()}
+        roots = policy_roots(self.system_policy)
+        ad = policy_ad(lambda n: low.get(n.lower()), roots) if len(low) == len(merged) else None
+        d = analyze_exit(make_ad(merged) if ad is None else ad, merged, RUNNING, self.system_policy, now)
         after = dict(merged, JobStatus=IDLE.text)  # the run is accounted for: no second vacate
         if d.action == "hold" or (d.action == "none" and d.value == -1):
             self._hold(tx, job, after, now, d.reason, d.code, d.subcode)
@@ -408,6 +414,7 @@ class Schedd:
                 if view is not None:
                     candidates.append((job, view))
         self.policy_evaluations += len(candidates)
+        roots = policy_roots(sysp)
         for job, view in candidates:
             if view.get("Managed") == '"External"':
                 continue  # the router evaluates it (htcondor.md §1.6)
@@ -416,8 +423,10 @@ class Schedd:
                 continue
             if not any_system and not any(k in view for k in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove")):
                 continue
-            # the queue's cached evaluation ad: rebuilt only when the job changed
-            d = analyze_periodic(view.classad(), view, status or 0, sysp, now)
+            # the ad of what the policy reads (user_policy.policy_ad), else the queue's cached
+            # evaluation ad of the whole job (rebuilt only when the job changed)
+            ad = policy_ad(view.get, roots)
+            d = analyze_periodic(view.classad() if ad is None else ad, view, status or 0, sysp, now)
             if d.action != "none" and not (d.action == "hold" and status == HELD):
                 acts.append((job, view.attrs, d))
                 continue

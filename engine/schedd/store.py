@@ -58,7 +58,12 @@ class DictView:
         self.attrs = attrs
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        return self.attrs.get(name, default)
+        """Any case (:class:`JobView`): the name as given, else any other spelling of it."""
+        v = self.attrs.get(name)
+        if v is None:
+            low = name.lower()
+            v = next((t for k, t in self.attrs.items() if k.lower() == low), None)
+        return default if v is None else v
 
     def __contains__(self, name: object) -> bool:
         return name in self.attrs

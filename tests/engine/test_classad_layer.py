@@ -1,5 +1,6 @@
 """The ClassAd layer over classad2 (product.md §3; htcondor.md §3.1 "Values", §1.8 hook output)."""
 
+import classad2
 import pytest
 
 from engine import classad as C
@@ -114,6 +115,26 @@ def test_new_syntax_ads_with_comments_between():
 def test_flatten_against_a_route_ad():
     route = CA.parse_new_ad("[ MaxJobs = 5; Requirements = TARGET.x > MaxJobs && y ]")
     assert C.flatten(route, route.lookup("Requirements").__str__()) == "TARGET.x > 5 && y"
+
+
+@pytest.mark.parametrize("text", ["0", "7", "100", "1000", "0123", "1795219200", "999999999999999999",
+                                  "9999999999999999999", "007", "12a", "\u00b2", "-5", " 5"])
+def test_an_integer_text_needs_no_parse(text):
+    """make_ad stores a plain decimal integer of 4 to 18 digits as the int (no parse): the ad is
+    the one the parsed texts give (same values, same text written back); any other text (shorter,
+    a leading zero, too long for a 64-bit integer, a sign, blanks, a non-ASCII digit) is parsed."""
+    ad = C.make_ad({"X": text, "Y": "X + 1", "Z": "X"})
+    try:
+        tree = C.parse_expr(text).tree
+    except C.ClassAdError:
+        tree = classad2.Value.Error
+    parsed = classad2.ClassAd({"X": tree, "Y": C.parse_expr("X + 1").tree, "Z": C.parse_expr("X").tree})
+    assert ad.printOld() == parsed.printOld()
+    for name in ("X", "Y", "Z"):
+        assert repr(C.evaluate(name, ad)) == repr(C.evaluate(name, parsed))
+    mirror = C.AdMirror()
+    mirror.sync({"X": "1", "Y": "X + 1"})
+    assert mirror.sync({"X": text, "Y": "X + 1"}).printOld() == parsed.printOld().replace("Z = X\n", "")
 
 
 def test_ad_mirror_equals_a_rebuilt_ad():

@@ -47,7 +47,7 @@ import os
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps, step_record
@@ -185,11 +185,17 @@ class _Discard:
 
 
 def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | None = None,
-                data: bytes | None = None, start: JobQueue | None = None) -> LogIndex:
+                data: bytes | None = None, start: JobQueue | None = None, follow: Any = None) -> LogIndex:
     """Read ``path`` once and index it (see the module docstring). ``start``: the state step 0
     holds, given as a queue (never written to: checkpoint 0, forked by each seek) when ``data``
     is only the ``107`` line and the transactions after that state — the index is the one the
-    state's compacted body written after the ``107`` line would give (its step 0 has no text)."""
+    state's compacted body written after the ``107`` line would give (its step 0 has no text).
+    ``follow`` (not with ``start``): a reader that wants every step applied, in the same pass —
+    its ``state`` (a ``JobQueue``) is where the scan applies each step, and its
+    ``on_step(records)`` is called after each (``replay --reroute``'s reading of the recording,
+    ``engine.feeds.replay.reroute.RecordingScan``: the log is parsed once, not twice)."""
+    if follow is not None and start is not None:
+        raise ValueError("build_index: follow applies steps from the empty queue; not with start")
     path = os.fspath(path)
     if data is None:
         with open(path, "rb") as f:
@@ -220,7 +226,9 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     starts, ends, lines = array("q"), array("q"), array("q")
     plan = [-1]
     counter = [0, 0]  # records since the last planned checkpoint, total records
-    sink = _Discard()  # nothing is applied here: checkpoints are built by the seeks that need them
+    # nothing is applied here (checkpoints are built by the seeks that need them), except to a follower's state
+    sink = _Discard() if follow is None else follow.state
+    then = None if follow is None else follow.on_step
 
     def on_step(s: int, e: int, line_no: int, records: list, end_line: str | None = None) -> None:
         starts.append(s)
@@ -232,6 +240,8 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
         if counter[0] >= every:
             plan.append(len(ends) - 1)
             counter[0] = 0
+        if then is not None:
+            then(records)
 
     def on_problem(line_no: int, message: str) -> None:
         problems.append(Problem(line_no, message))

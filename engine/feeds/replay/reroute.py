@@ -132,19 +132,23 @@ class Recording:
     end: float
 
 
-def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
-    """Source jobs with their arrival times, and the recorded per-route tallies, up to and
-    including step ``last_step`` (default: the last; -1: nothing)."""
-    last = index.steps - 1 if last_step is None else last_step
-    state = JobQueue()
-    tally = CopyTally()
-    jobs: list[RecordedJob] = []
-    routed_sources: set[str] = set()
-    step = [0]
+class RecordingScan:
+    """What :func:`read_recording` keeps of each step, applied to its own ``state``: the source
+    jobs (by step, with their effective ad at the end of it) and the recorded routed copies.
+    Fed either by its own scan of the log or by the index's (``build_index(follow=…)``: the log is
+    parsed once for both); ``steps`` counts the steps seen."""
 
-    def on_step(_s: int, _e: int, _line: int, records: list, _end: str | None = None) -> None:
-        t = index.times[step[0]]
-        step[0] += 1
+    def __init__(self) -> None:
+        self.state = JobQueue()
+        self.tally = CopyTally()
+        self.found: list[tuple[int, str, dict[str, str]]] = []  # (step, key, attrs) of each source job
+        self.routed_sources: set[str] = set()
+        self.steps = 0
+
+    def on_step(self, records: list) -> None:
+        step = self.steps
+        self.steps += 1
+        state, tally = self.state, self.tally
         new: list[str] = []
         touched: set[str] = set()
         for op, key, name, _value in records:
@@ -164,21 +168,38 @@ def read_recording(index: LogIndex, last_step: int | None = None) -> Recording:
                 tally.added(key, route or "(unknown)", literal_int(attrs.get("JobStatus")))
                 src = literal_str(attrs.get("RoutedFromJobId"))
                 if src:
-                    routed_sources.add(src)
+                    self.routed_sources.add(src)
             else:
-                jobs.append(RecordedJob(key, t, attrs))
+                self.found.append((step, key, attrs))
         for key in touched:
             job = state.get(key)
             if job is not None:
                 attrs = job.attrs
                 tally.status(key, literal_int(attrs.get("JobStatus")), literal_int(attrs.get("ExitCode")))
 
+    def recording(self, index: LogIndex, last: int) -> Recording:
+        """The recording up to step ``last``, which must be the last step this scan saw."""
+        times = index.times
+        jobs = [RecordedJob(key, times[step], attrs) for step, key, attrs in self.found]
+        unrouted = sum(1 for j in jobs if j.key not in self.routed_sources)
+        start = times[0] if index.steps else 0.0
+        end = times[last] if index.steps and last >= 0 else start
+        return Recording(jobs, self.tally.finish(), unrouted, start, end)
+
+
+def read_recording(index: LogIndex, last_step: int | None = None, scanned: RecordingScan | None = None) -> Recording:
+    """Source jobs with their arrival times, and the recorded per-route tallies, up to and
+    including step ``last_step`` (default: the last; -1: nothing). ``scanned``: a
+    :class:`RecordingScan` the index's own pass fed (``build_index(follow=…)``), used when it saw
+    exactly the steps asked for; otherwise the log is read again up to ``last_step``."""
+    last = index.steps - 1 if last_step is None else last_step
+    if scanned is not None and scanned.steps == last + 1 == index.steps:
+        return scanned.recording(index, last)
+    scan = RecordingScan()
     if last >= 0:
-        scan_steps(index.data, 0, index.ends[last], state, on_step, None)
-    unrouted = sum(1 for j in jobs if j.key not in routed_sources)
-    start = index.times[0] if index.steps else 0.0
-    end = index.times[last] if index.steps and last >= 0 else start
-    return Recording(jobs, tally.finish(), unrouted, start, end)
+        scan_steps(index.data, 0, index.ends[last], scan.state, lambda _s, _e, _l, records, _end=None:
+                   scan.on_step(records), None)
+    return scan.recording(index, last)
 
 
 class RecordedArrivals:
@@ -233,6 +254,10 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     sources: set[str] = set()
     routed_sources: set[str] = set()
 
+    # a copy whose status and exit code were read at a change: until a change names one of them
+    # (the queue's own spelling), reading them again gives what the tally holds
+    read: set[Any] = set()
+
     # the copies are tallied by job id (the event's own key; no "c.p" text per event)
     def on_event(e: Any) -> None:
         kind = type(e)
@@ -240,6 +265,12 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
             jid = e.id
             if not tally.tracks(jid):
                 return  # not a routed copy: nothing to tally
+            if jid in read:
+                names = e.names
+                if queue.spelling("JobStatus") not in names and queue.spelling("ExitCode") not in names:
+                    return
+            else:
+                read.add(jid)
             job = queue.get(jid)
             if job is not None:
                 tally.status(jid, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
@@ -255,6 +286,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
                 sources.add("%d.%d" % e.id)
         elif kind is JobRemoved:
             tally.removed(e.id)
+            read.discard(e.id)
 
     queue.subscribe(on_event)
     sites = SiteSet(specs, seed=seed)
@@ -289,9 +321,10 @@ def compare(recorded: dict[str, RouteTally], rerouted: dict[str, RouteTally], or
 
 
 def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
-                emit: Callable[[Any], None]) -> int:
+                emit: Callable[[Any], None], scanned: RecordingScan | None = None) -> int:
     """``--reroute``; ``until``: a ``Seek`` (step or time) where both sides stop (default: the end);
-    ``emit`` writes the ``--json`` document (the CLI's one JSON writer, ``engine.cli.jsonout.emit``).
+    ``emit`` writes the ``--json`` document (the CLI's one JSON writer, ``engine.cli.jsonout.emit``);
+    ``scanned``: the recording as the index's pass read it (:func:`read_recording`).
     Returns the exit status: 2 usage, 1 when the config has errors (named on stderr), else 0."""
     if not args.config:
         print("routedeck replay: --reroute needs --config CONFIG with the routing table", file=sys.stderr)
@@ -301,7 +334,7 @@ def run_reroute(index: LogIndex, args: argparse.Namespace, until: Any = None, *,
         last = until.transaction
     elif until is not None and until.time is not None:
         last = index.step_at_time(until.time)
-    rec = read_recording(index, last)
+    rec = read_recording(index, last, scanned)
     if until is not None and until.time is not None:
         rec.end = max(rec.start, until.time)
 

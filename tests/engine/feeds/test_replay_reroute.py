@@ -13,7 +13,7 @@ import json
 import pytest
 
 from engine.feeds.replay.index import build_index
-from engine.feeds.replay.reroute import read_recording
+from engine.feeds.replay.reroute import RecordingScan, read_recording
 from tests.helpers.paths import REPO
 from tui.cli import main
 
@@ -86,6 +86,18 @@ def test_recording_sources_and_recorded_routes(log):
     old = rec.routes["OldSite"]
     assert (old.routed, old.succeeded, old.failed, old.active) == (2, 1, 1, 0)
     assert rec.unrouted == 8
+
+
+def test_recording_read_in_the_index_pass_is_the_one_read_again(log):
+    """``replay --reroute`` reads the recording in the index's pass (``build_index(follow=…)``):
+    the same jobs, times, ads and tallies as a second scan of the log; a cut at an earlier step
+    reads the log again up to it."""
+    scan = RecordingScan()
+    index = build_index(log, follow=scan)
+    assert scan.steps == index.steps
+    assert read_recording(index, scanned=scan) == read_recording(build_index(log))
+    cut = read_recording(index, 5, scanned=RecordingScan())
+    assert cut == read_recording(build_index(log), 5) and len(cut.jobs) < 10
 
 
 def _reroute(tmp_path, capsys, log, cms_max):
