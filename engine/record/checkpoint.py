@@ -58,6 +58,8 @@ class Meta:
     rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
     router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
     held: dict | None = None  # recorder.json before the held small frames (a run), while there are some
+    inner_size: int = 0  # bytes of inner state checkpoints in the current segment's inner file
+    inner_raw: int = 0  # segment_raw where the current segment's last state checkpoint was taken
 
     def as_json(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "log" and (k != "held" or v is not None)}

@@ -255,7 +255,13 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
         w -= 1
     seg_w = frames[w]["seg"]
     first_w = next(k for k in range(w + 1) if frames[k]["seg"] == seg_w)  # the segment's first frame
-    raws = {k: arch.frame(frames[k]) for k in range(first_w, t + 1)}
+    # the state the window starts from: the segment's last state checkpoint at the start of one of
+    # its frames up to the window's first (an inner one, engine.record.archive), else its first
+    at_frame = {frames[k]["first"]: k for k in range(first_w, w + 1)}
+    inner = max(((at_frame[x["txn"]], x) for x in s.lines if x["kind"] == "state" and x["seg"] == seg_w
+                 and x["txn"] in at_frame), key=lambda kx: kx[0], default=None)
+    from_k = first_w if inner is None else inner[0]  # the frame the state is before
+    raws = {k: arch.frame(frames[k]) for k in range(from_k, t + 1)}
     # the moment's frame up to the transaction after the moment (what follows cannot change it)
     ends = _step_ends(raws[t])
     if txn is not None:
@@ -271,8 +277,8 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
             cut, skipped, last = e, n + 1, stamp
         elif st is not None:
             break
-    prefix = [raws[k] for k in range(first_w, w)] + [raws[w][:cut]]
-    state = arch.read_state(seg_w)
+    prefix = [raws[k] for k in range(from_k, w)] + [raws[w][:cut]]
+    state = arch.read_state(seg_w) if inner is None else arch.inner_state(inner[1])
     nl = state.find(b"\n") + 1
     # the state at the window's first transaction, handed to the index as a queue (step 0)
     seed = state_after(state, b"".join(prefix)) if len(state) > nl or any(prefix) else None
@@ -400,12 +406,18 @@ def _read_router_frames(arch: Archive, frames: list[dict], tz: str | None) -> tu
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
     """The state after archive transaction ``txn``, read from one state checkpoint and the frames
-    of one segment (what a seek into the middle of a month costs)."""
+    of one segment after it (what a seek into the middle of a month costs): the segment's last
+    inner state checkpoint before ``txn + 1`` (engine.record.archive), else its first."""
     arch = Archive.open(path, readonly=True)
-    starts = [(x["first"], x["seg"]) for x in arch.index_lines() if x["kind"] == "segment"]
+    lines = arch.index_lines()
+    starts = [(x["first"], x["seg"]) for x in lines if x["kind"] == "segment"]
     k = starts[max(0, bisect_right([f for f, _ in starts], txn) - 1)][1]
-    parts = [arch.read_state(k)]
+    inner = max((x for x in lines if x["kind"] == "state" and x["seg"] == k and x["txn"] <= txn + 1),
+                key=lambda x: x["txn"], default=None)
+    parts = [arch.read_state(k) if inner is None else arch.inner_state(inner)]
     for first, count, raw in arch.frames(k):
+        if inner is not None and first < inner["txn"]:
+            continue
         if first > txn:
             break
         if first + count - 1 > txn:  # cut the frame after transaction ``txn``
