@@ -103,7 +103,7 @@ class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
                  tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
                  flush_every: float = 60.0, router_log: str | os.PathLike | None = None,
-                 write_after: float | None = None, checkpoint_bytes: int | None = 2 << 20) -> None:
+                 write_after: float | None = None, checkpoint_bytes: int | None = 4 << 20) -> None:
         """``checkpoint_bytes``: an inner state checkpoint after a write once that many bytes of
         transactions were archived in the segment since its last (``archive.Inner``; None: none)."""
         self.log = Path(log)
