@@ -63,8 +63,8 @@ from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, scan_steps
 from engine.queue.timeline import TimeInference, stamp_time, step_time
-from engine.record.archive import Archive, Files, Inner
-from engine.record.checkpoint import LogPosition, Txn, txn_hash
+from engine.record.archive import Archive, Files
+from engine.record.checkpoint import Inner, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
 
