@@ -16,8 +16,9 @@ import pytest
 
 import engine.record.archive as archive_mod
 from engine.feeds.replay.archive import open_archive, state_near
-from engine.record.archive import Archive, Files
+from engine.record.archive import Archive
 from tests.engine.record.test_recorder import DEMO, assert_replays_as, recorder, uncompacted
+from tests.engine.record.test_reframe import _Kill, _Killed  # a kill -9 at the n-th file operation
 from tests.helpers.compaction import ScheddLog
 
 SEGMENT, EVERY = 40_000, 10_000
@@ -103,10 +104,9 @@ def test_a_torn_tail_after_an_inner_checkpoint_is_dropped_on_start(tmp_path, sch
     inner = arch.inner_path(arch.meta.segment)
     size = inner.stat().st_size
     assert size == arch.meta.inner_size
-    with open(inner, "ab") as fh:
-        fh.write(b"RDF1\x99\x00\x00")  # a checkpoint's header cut short
-    with open(arch.index_path, "ab") as fh:
-        fh.write(b'{"kind":"state","seg":')
+    # a checkpoint's header cut short, its index line cut short, the next segment's inner file
+    for path, torn in ((inner, b"RDF1\x99\x00\x00"), (arch.index_path, b'{"kind":"state","seg":')):
+        path.write_bytes(path.read_bytes() + torn)
     (tmp_path / "archive" / f"inner-{arch.meta.segment + 1:06d}.rds").write_bytes(b"junk")
     rec = inner_recorder(tmp_path)
     assert inner.stat().st_size == size
@@ -144,36 +144,6 @@ def assert_replays_as_from(archive, n: int) -> None:
         uncompacted(n).state_at(n - 1).snapshot_state()
 
 
-class _Kill(Files):
-    """Once ``armed``, dies (a ``kill -9``) at the ``at``-th file operation of a write from 0 —
-    before it, or (``torn``) after writing half of an append — and records what it saw."""
-
-    def __init__(self, at: int, torn: bool) -> None:
-        self.at, self.torn, self.armed, self.ops = at, torn, False, []
-
-    def _op(self, kind: str, path, data: bytes = b"") -> None:
-        if not self.armed:
-            return
-        self.ops.append(f"{kind} {path.name.split('-')[0].split('.')[0]}")
-        if len(self.ops) - 1 == self.at:
-            if self.torn and kind == "append":
-                with open(path, "ab") as fh:
-                    fh.write(data[: len(data) // 2])
-            raise _Killed
-
-    def append(self, path, data):
-        self._op("append", path, data)
-        super().append(path, data)
-
-    def replace(self, path, data, **kw):
-        self._op("replace", path)
-        super().replace(path, data, **kw)
-
-
-class _Killed(BaseException):
-    pass
-
-
 WRITE_WITH_A_CHECKPOINT = ["append seg", "append inner", "append index", "replace recorder"]
 
 
@@ -207,7 +177,7 @@ def _to_a_write_with_a_checkpoint(tmp_path, schedd, files) -> None:
 
 
 def test_a_write_appends_its_inner_checkpoint_before_its_index_lines_and_recorder_json(tmp_path, schedd):
-    files = _Kill(at=-1, torn=False)
+    files = _Kill()
     _to_a_write_with_a_checkpoint(tmp_path, schedd, files)
     assert files.ops == WRITE_WITH_A_CHECKPOINT
 
