@@ -290,6 +290,27 @@ def test_a_moment_without_jobs_builds_no_jobs_table_and_counts_the_same(archives
         assert len(rows) == with_rows["total_jobs"] > 0 and without == with_rows, at
 
 
+def test_a_checkpoint_is_dated_as_an_index_of_it_dates_it(archives):
+    """``summarize`` dates the first kept checkpoint (step 0: after retention a whole queue) from its
+    time attributes alone (``checkpoint_time``): the time, and the ``107``'s CreationTimestamp, an
+    index pass over it gives — for every segment's checkpoint of both archives and for hand-made
+    ones (no time attribute, names spelled in other cases, times before the creation, the ``107``
+    alone, a malformed ``107``)."""
+    states = [archive_mod.Archive.open(a, readonly=True).read_state(k) for a in archives
+              for k in archive_mod.Archive.open(a, readonly=True).segments()]
+    assert sum(len(x) > 100 for x in states) >= 10
+    head = b"107 3 CreationTimestamp 1795219200\n"
+    states += [head, b"107 3 CreationTimestamp x\n101 1.0 Job Machine\n103 1.0 qdate 1795219300\n",
+               head + b"101 1.0 Job Machine\n103 1.0 Owner \"u\"\n",
+               head + b"101 1.0 Job Machine\n103 1.0 QDATE 1795219999\n103 1.0 EnteredCurrentStatus 1795219000\n",
+               head + b"101 1.0 Job Machine\n103 1.0 LastMatchTime 1795210000\n103 1.0 QDateX 1795299999\n",
+               b"101 1.0 Job Machine\n103 1.0 JobStartDate 1795219500\n"]
+    for state in states:
+        index = archive_mod_replay.build_index("<checkpoint>", tz="UTC", data=state)
+        want = (index.steps > 0, index.times[0] if index.steps else None, index.creation_timestamp)
+        assert archive_mod_replay.checkpoint_time(state) == want, state[:200]
+
+
 def test_step_ends_are_the_complete_106_lines_of_a_frame():
     """A window cuts a frame at a transaction's end (``_step_ends``, read with ``bytes.find``): each
     complete line that is ``106`` or ``106 <comment>`` — the same ends and ``#`` comments as the
