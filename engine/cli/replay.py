@@ -207,7 +207,7 @@ def run_headless(args: argparse.Namespace) -> int:
 
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit, scanned=scanned))
     try:
-        player, errors = make_player(index, options(args))
+        player, errors = make_player(index, options(args), jobs=args.jobs)  # the table only for --jobs
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
             from engine.feeds.replay.archive import throttle_seeds  # noqa: PLC0415
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415

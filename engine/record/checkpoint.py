@@ -1,15 +1,16 @@
 """What the recorder's checkpoint ``recorder.json`` holds (issue 27): where the recorder is in the
 live log (:class:`LogPosition`, with a hash of the last transaction archived, :func:`txn_hash`),
-what the archive holds (:class:`Meta`), and one transaction to archive (:class:`Txn`). The
-archive's layout and write order are described in ``engine.record.archive``; this module is
-kept apart so that what reads a position (the recorder, ``--status``) needs no archive writer,
-and what reads an archive needs no hashing.
+what the archive holds (:class:`Meta`), one transaction to archive (:class:`Txn`) and what an inner
+state checkpoint needs (:class:`Inner`). The archive's layout and write order are described in
+``engine.record.archive``; this module is kept apart so that what reads a position (the recorder,
+``--status``) needs no archive writer, and what reads an archive needs no hashing.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Callable
 
 VERSION = 1
 
@@ -58,6 +59,8 @@ class Meta:
     rlog_size: int = 0  # bytes of router-log frames in the current segment's rlog file
     router_log: dict | None = None  # where the followed JobRouterLog was read up to: path, ino, offset
     held: dict | None = None  # recorder.json before the held small frames (a run), while there are some
+    inner_size: int = 0  # bytes of inner state checkpoints in the current segment's inner file
+    inner_raw: int = 0  # segment_raw where the current segment's last state checkpoint was taken
 
     def as_json(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "log" and (k != "held" or v is not None)}
@@ -72,6 +75,15 @@ class Meta:
         m = cls(**d)
         m.log = None if log is None else LogPosition(**log)
         return m
+
+
+@dataclass(frozen=True)
+class Inner:
+    """What :meth:`Archive.append` needs to take an inner state checkpoint (``engine.record.archive``'s docstring)."""
+
+    state: Callable[[], bytes]  # the state after the write, as a compacted log (``record.state.state_dump``)
+    every: int = 4 << 20  # bytes of transactions between two checkpoints of a segment
+    segment: int = 8 << 20  # the segment is full at this size (the recorder's): none at its end
 
 
 def txn_hash(raw: bytes) -> str:

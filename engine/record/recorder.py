@@ -64,7 +64,7 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
 from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
-from engine.record.checkpoint import LogPosition, Txn, txn_hash
+from engine.record.checkpoint import Inner, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
 
@@ -110,11 +110,14 @@ class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
                  tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
                  flush_every: float = 60.0, router_log: str | os.PathLike | None = None,
-                 write_after: float | None = None) -> None:
+                 write_after: float | None = None, checkpoint_bytes: int | None = 4 << 20) -> None:
+        """``checkpoint_bytes``: an inner state checkpoint after a write once that many bytes of
+        transactions were archived in the segment since its last (``archive.Inner``; None: none)."""
         self.log = Path(log)
         self.archive = Archive.open(archive, files)
         self.tz = tz
         self.segment_bytes, self.frame_bytes, self.flush_every = segment_bytes, frame_bytes, flush_every
+        self.checkpoint_bytes = checkpoint_bytes
         self.write_after = write_after  # None: only flush_every and frame_bytes (module docstring)
         held = self.archive.meta.held  # small frames a killed recorder held: written again as one if the log has them
         if held is not None and held.get("log") and self._in_log(LogPosition(**held["log"])):
@@ -564,9 +567,12 @@ class Recorder:
             new_segment = self.archive.start_segment(state_dump(self.base, self.pos.seq, self.pos.created), first_t)
         n = len(self.pending)
         hold = self.write_after is not None and self._pending_bytes < self.frame_bytes
+        pos = self.pos
+        inner = None if self.checkpoint_bytes is None else Inner(
+            lambda: state_dump(self.state, pos.seq, pos.created), self.checkpoint_bytes, self.segment_bytes)
         self.archive.append(self.pending, self.pos, self.marks, new_segment=new_segment, frame_bytes=self.frame_bytes,
                             router=self.router_lines, router_pos=None if self.router is None else self.router.position,
-                            figures=self.counts.state(), hold=hold, reframe=merge)
+                            figures=self.counts.state(), hold=hold, reframe=merge, inner=inner)
         if self.archive.run is None:
             self.run_since = None
         elif self.run_since is None:

@@ -83,6 +83,11 @@ def source_route(source: JobSource, job: str, routed_to: str | None) -> str | No
     return source.tracked_route(job)
 
 
+def row_status(a: Mapping[str, str]) -> int:
+    """A job row's ``status`` from its ad (``JobRow.status``)."""
+    return schedd_status(integer_of(a.get("JobStatus")), integer_of(a.get("InitialJobStatus")))
+
+
 def _row(source: JobSource, job: str) -> S.JobRow | None:
     a = source.attrs(job)
     if a is None:
@@ -95,7 +100,7 @@ def _row(source: JobSource, job: str) -> S.JobRow | None:
     if kind == "source" and route is None:
         route = source_route(source, job, routed_to)
     return S.JobRow(
-        job=job, status=schedd_status(integer_of(a.get("JobStatus")), integer_of(a.get("InitialJobStatus"))),
+        job=job, status=row_status(a),
         owner=string_of(a.get("Owner")) or "",
         route=route,
         kind=kind, routed_to=routed_to, routed_from=routed_from, qdate=integer_of(a.get("QDate")),
@@ -151,6 +156,20 @@ class RowIndex:
             self.status_counts[status] = left
         else:
             del self.status_counts[status]
+
+    def counted(self) -> dict[int, int]:
+        """The rows by status the table holds, or would hold now: read from the source's ads
+        when the table is behind it (a headless snapshot without its jobs builds no row)."""
+        source = self.source
+        if self.version == source.jobs_version and not self.full and not self.dirty:
+            return self.status_counts
+        counts: dict[int, int] = {}
+        for key in source.job_keys():
+            a = source.attrs(key)
+            if a is not None:
+                status = row_status(a)
+                counts[status] = counts.get(status, 0) + 1
+        return counts
 
     def table(self) -> RowSeq:
         source = self.source

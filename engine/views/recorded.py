@@ -294,15 +294,17 @@ def cron_views(jobs: list, time: float, tz: str, deferral: Callable[[str], int |
 
 
 def take(ads: Mapping[str, dict], *, rows: Any, route_order: list[str] | None = None,
-         figures: Mapping[str, Any] | None = None) -> None:
+         figures: Mapping[str, Any] | None = None, jobs: bool = True) -> None:
     """Take the queue's change events into the rows and the tally and append new routes to
-    ``route_order`` (the state-changing half of :func:`settle`)."""
+    ``route_order`` (the state-changing half of :func:`settle`). ``jobs`` False: the jobs table
+    is not brought up to date (a view without it: :func:`view_of`)."""
     # rows come from the shared row index (engine.views.recorded_rows over engine.views.build.RowIndex)
     # and the route counts, cron jobs and job count from its tally (engine.views.recorded_tally):
     # only jobs that changed since the last take are looked at again
     rows.rebind(ads)
     rows.tally.update(ads)
-    rows.table()
+    if jobs:
+        rows.table()
     if route_order is not None:
         extend_order(route_order, rows.tally.counts, figures)
 
@@ -310,13 +312,16 @@ def take(ads: Mapping[str, dict], *, rows: Any, route_order: list[str] | None = 
 def view_of(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
             figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
             tz: str = "UTC", deferral: Callable[[str], int | None] | None = None,
-            locations: Mapping[str, str] | None = None) -> View:
+            locations: Mapping[str, str] | None = None, jobs: bool = True) -> View:
     """The view of ``ads`` at ``time`` from what the last :func:`take` settled: a read, which changes
-    nothing (the jobs table as the row index last built it)."""
+    nothing (the jobs table as the row index last built it). ``jobs`` False: without the jobs
+    table (``()``; the headless ``replay --json`` without ``--jobs``), its counts by status read
+    from the ads (``RowIndex.counted``)."""
     tally = rows.tally
     return View(
         time=time, routes=route_views(tally.counts, limits, figures, route_order, time, locations),
-        queue_counts=queue_counts(rows.index.status_counts), total_jobs=len(tally.procs), jobs=rows.index.cached,
+        queue_counts=queue_counts(rows.index.status_counts if jobs else rows.index.counted()),
+        total_jobs=len(tally.procs), jobs=rows.index.cached if jobs else (),
         jobs_version=jobs_version,
         cron_jobs=cron_views(tally.cron_jobs(ads), time, tz, deferral or (lambda _job: None)),
     )
@@ -325,8 +330,8 @@ def view_of(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[
 def settle(ads: Mapping[str, dict], *, rows: Any, time: float, limits: Mapping[str, tuple[int, int]] | None = None,
            figures: Mapping[str, Any] | None = None, route_order: list[str] | None = None, jobs_version: int = 0,
            tz: str = "UTC", deferral: Callable[[str], int | None] | None = None,
-           locations: Mapping[str, str] | None = None) -> View:
+           locations: Mapping[str, str] | None = None, jobs: bool = True) -> View:
     """:func:`take`, then :func:`view_of` at ``time`` (a feed's advance; nothing a snapshot does)."""
-    take(ads, rows=rows, route_order=route_order, figures=figures)
+    take(ads, rows=rows, route_order=route_order, figures=figures, jobs=jobs)
     return view_of(ads, rows=rows, time=time, limits=limits, figures=figures, route_order=route_order,
-                   jobs_version=jobs_version, tz=tz, deferral=deferral, locations=locations)
+                   jobs_version=jobs_version, tz=tz, deferral=deferral, locations=locations, jobs=jobs)

@@ -44,8 +44,10 @@ Design decisions and invariants:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -55,7 +57,7 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state, scan_steps
 from engine.record.archive import Archive
 from engine.record.counts import fold
-from engine.queue.timeline import parse_comment_time
+from engine.queue.timeline import TIME_ATTRS, parse_comment_time, step_time
 from engine.record.state import load_state
 
 
@@ -197,8 +199,9 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
     first_txn = next((x["first"] for x in lines if x["kind"] == "frame"), arch.meta.next_txn)
     offset = 1 if has_state else 0
     steps = offset + arch.meta.next_txn - first_txn
-    head = build_index(os.fspath(path), tz=tz, data=state)  # the checkpoint alone: step 0's time
-    start = head.times[0] if head.steps else next((t for _k, _f, t in segments if t is not None), None)
+    dated, start, creation = checkpoint_time(state)  # the checkpoint alone: step 0's time
+    if not dated:
+        start = next((t for _k, _f, t in segments if t is not None), None)
     for x in lines:  # a gap's step is dated at the gap's end
         if x["kind"] == "gap" and x["txn"] >= first_txn and end is not None:
             end = max(end, x["t1"])
@@ -208,8 +211,40 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
         end = max(end, start)
     counts = arch.meta.figures
     grid = (counts["start"], counts["period"]) if counts else None
-    return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, head.creation_timestamp,
+    return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, creation,
                           arch.meta.raw_total, grid)
+
+
+def checkpoint_time(state: bytes) -> tuple[bool, float | None, float | None]:
+    """(whether it is a step, step 0's time, its CreationTimestamp) of a state checkpoint read as a
+    log, as ``build_index(data=state)`` gives them, from its ``107`` line and the ``103`` lines of
+    time attributes alone (``step_time`` of them; ``TimeInference.finish``'s floor at the
+    creation time): after retention the first kept checkpoint is a whole queue, and every moment
+    dates it (an index pass over its tens of thousands of lines cost ~30-40 ms a moment)."""
+    nl = state.find(b"\n") + 1
+    words = state[:nl].split()
+    creation = None
+    if words[:1] == [b"107"]:
+        try:
+            int(words[1])
+            creation = float(words[3])
+        except (IndexError, ValueError):
+            creation = None
+    if len(state) <= nl:
+        return False, None, creation
+    records = [(103, "", name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
+               for name, value in _time_lines()(state, nl)]
+    t, _source = step_time(records, None)
+    if creation is not None:
+        t = creation if t is None or t < creation else t
+    return True, 0.0 if t is None else t, creation
+
+
+@functools.cache
+def _time_lines():
+    """``findall`` of (name, value) over the ``103`` lines of time attributes (compiled once used)."""
+    names = b"|".join(re.escape(n.encode()) for n in sorted(TIME_ATTRS))
+    return re.compile(rb"(?im)^103 [^ \n]+ (" + names + rb") ([^\n]*)$").findall
 
 
 def throttle_seeds(summary: ArchiveSummary, rules, period: float,
@@ -255,7 +290,13 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
         w -= 1
     seg_w = frames[w]["seg"]
     first_w = next(k for k in range(w + 1) if frames[k]["seg"] == seg_w)  # the segment's first frame
-    raws = {k: arch.frame(frames[k]) for k in range(first_w, t + 1)}
+    # the state the window starts from: the segment's last state checkpoint at the start of one of
+    # its frames up to the window's first (an inner one, engine.record.archive), else its first
+    at_frame = {frames[k]["first"]: k for k in range(first_w, w + 1)}
+    inner = max(((at_frame[x["txn"]], x) for x in s.lines if x["kind"] == "state" and x["seg"] == seg_w
+                 and x["txn"] in at_frame), key=lambda kx: kx[0], default=None)
+    from_k = first_w if inner is None else inner[0]  # the frame the state is before
+    raws = {k: arch.frame(frames[k]) for k in range(from_k, t + 1)}
     # the moment's frame up to the transaction after the moment (what follows cannot change it)
     ends = _step_ends(raws[t])
     if txn is not None:
@@ -271,8 +312,8 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
             cut, skipped, last = e, n + 1, stamp
         elif st is not None:
             break
-    prefix = [raws[k] for k in range(first_w, w)] + [raws[w][:cut]]
-    state = arch.read_state(seg_w)
+    prefix = [raws[k] for k in range(from_k, w)] + [raws[w][:cut]]
+    state = arch.read_state(seg_w) if inner is None else arch.inner_state(inner[1])
     nl = state.find(b"\n") + 1
     # the state at the window's first transaction, handed to the index as a queue (step 0)
     seed = state_after(state, b"".join(prefix)) if len(state) > nl or any(prefix) else None
@@ -400,12 +441,18 @@ def _read_router_frames(arch: Archive, frames: list[dict], tz: str | None) -> tu
 
 def state_near(path: str | os.PathLike, txn: int) -> JobQueue:
     """The state after archive transaction ``txn``, read from one state checkpoint and the frames
-    of one segment (what a seek into the middle of a month costs)."""
+    of one segment after it (what a seek into the middle of a month costs): the segment's last
+    inner state checkpoint before ``txn + 1`` (engine.record.archive), else its first."""
     arch = Archive.open(path, readonly=True)
-    starts = [(x["first"], x["seg"]) for x in arch.index_lines() if x["kind"] == "segment"]
+    lines = arch.index_lines()
+    starts = [(x["first"], x["seg"]) for x in lines if x["kind"] == "segment"]
     k = starts[max(0, bisect_right([f for f, _ in starts], txn) - 1)][1]
-    parts = [arch.read_state(k)]
+    inner = max((x for x in lines if x["kind"] == "state" and x["seg"] == k and x["txn"] <= txn + 1),
+                key=lambda x: x["txn"], default=None)
+    parts = [arch.read_state(k) if inner is None else arch.inner_state(inner)]
     for first, count, raw in arch.frames(k):
+        if inner is not None and first < inner["txn"]:
+            continue
         if first > txn:
             break
         if first + count - 1 > txn:  # cut the frame after transaction ``txn``

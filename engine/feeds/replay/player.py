@@ -54,7 +54,9 @@ class ReplayError(ValueError):
 class Player:
     def __init__(self, index: LogIndex, clock: Clock, speed: float = 1.0,
                  limits: dict | None = None, tz: str = "UTC", rules: dict | None = None,
-                 polling_period: float = DEFAULT_POLLING_PERIOD) -> None:
+                 polling_period: float = DEFAULT_POLLING_PERIOD, jobs: bool = True) -> None:
+        """``jobs`` False: its views have no jobs table (``views.view_of``; a headless snapshot
+        without its jobs), which is then never built."""
         if speed <= 0:
             raise ReplayError(f"speed must be positive, not {speed}")
         self.index = index
@@ -69,6 +71,7 @@ class Player:
         self.bookmarks: dict[str, int] = {}
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
         self.rows = ReplayRows(self.state.table)  # the jobs table, rebuilt only for changed jobs
+        self.jobs = jobs
         self.history = RouteHistory(index, rules, polling_period, tz)
         self.marks: tuple = ()  # an archive's generations and gaps (ReplayMark), shown on the replay bar
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
@@ -260,13 +263,13 @@ class Player:
         :meth:`time`) dates the route figures that name routes."""
         t = self.time() if time is None else time
         views.take(self.state.table, rows=self.rows, route_order=self.route_order,
-                   figures=self.history.figures(self.position, t))
+                   figures=self.history.figures(self.position, t), jobs=self.jobs)
 
     def _shown(self, t: float) -> dict:
         """What a view of this moment at replay time ``t`` is made of, beside the queue."""
         return dict(rows=self.rows, time=t, limits=self.limits, jobs_version=self.version, tz=self.tz,
                     figures=self.history.figures(self.position, t), route_order=self.route_order,
-                    deferral=lambda job: self.history.deferral_at(job, t), locations=self.locations)
+                    deferral=lambda job: self.history.deferral_at(job, t), locations=self.locations, jobs=self.jobs)
 
     def view(self, time: float | None = None) -> View:
         """The view of what the last :meth:`advance` settled, its route figures at ``time``

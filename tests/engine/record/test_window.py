@@ -27,26 +27,36 @@ from engine.clock import ManualClock
 from engine.feeds.replay.archive import open_archive, open_window, summarize
 from engine.feeds.replay.player import Player
 from engine.record.recorder import Recorder
+from engine.views.build import RowIndex
 from tests.helpers.demo_days import long_log
 from tui.cli import main
 
 SEGMENT, FRAME = 256 << 10, 64 << 10
+# the long archive: segments of four catch-up writes (PENDING_FRAMES frames each), an inner state
+# checkpoint after each of the first three, so its windows start from inner checkpoints as often
+# as the short one's (no inner checkpoint: a write fills its segment) start from segments'
+LONG_SEGMENT, EVERY = 4 * SEGMENT, SEGMENT // 2
 # one test process builds the module's archives and window answers once (--dist loadgroup)
 pytestmark = pytest.mark.xdist_group("record-window")
 
 
-def record(tmp_path, copies: int):
+def record(tmp_path, copies: int, segment: int = SEGMENT, checkpoint_bytes: int | None = None):
     log = tmp_path / f"job_queue-{copies}.log"
     log.write_bytes(long_log(copies))
     arch = tmp_path / f"arch-{copies}"
-    Recorder(log, arch, tz="UTC", segment_bytes=SEGMENT, frame_bytes=FRAME).poll(0, flush=True)
+    Recorder(log, arch, tz="UTC", segment_bytes=segment, frame_bytes=FRAME,
+             checkpoint_bytes=checkpoint_bytes).poll(0, flush=True)
     return arch
 
 
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory):
     d = tmp_path_factory.mktemp("window")
-    return record(d, 1), record(d, 3)
+    return record(d, 1), record(d, 3, LONG_SEGMENT, EVERY)
+
+
+def inner_checkpoints(arch) -> list[dict]:
+    return [x for x in archive_mod.Archive.open(arch, readonly=True).index_lines() if x["kind"] == "state"]
 
 
 class Counting:
@@ -54,11 +64,12 @@ class Counting:
 
     def __init__(self, monkeypatch):
         self.segments: list[int] = []
-        self.states: list[int] = []
+        self.states: list[int] = []  # the segment of each state checkpoint read (its first or an inner one)
+        self.inners: list[int] = []
         self.frames: list[tuple[int, int]] = []  # (segment, first transaction) of each frame read alone
         self.decompressions = 0
         frames, read_state, real = archive_mod.Archive.frames, archive_mod.Archive.read_state, zstandard.ZstdDecompressor
-        frame = archive_mod.Archive.frame
+        frame, inner = archive_mod.Archive.frame, archive_mod.Archive.inner_state
         counter = self
 
         class Dctx:
@@ -77,6 +88,11 @@ class Counting:
             counter.states.append(k)
             return read_state(arch, k)
 
+        def counting_inner(arch, line):
+            counter.states.append(line["seg"])
+            counter.inners.append(line["txn"])
+            return inner(arch, line)
+
         def counting_frame(arch, line):
             counter.frames.append((line["seg"], line["first"]))
             return frame(arch, line)
@@ -85,9 +101,11 @@ class Counting:
         monkeypatch.setattr(archive_mod.Archive, "frames", counting_frames)
         monkeypatch.setattr(archive_mod.Archive, "read_state", counting_state)
         monkeypatch.setattr(archive_mod.Archive, "frame", counting_frame)
+        monkeypatch.setattr(archive_mod.Archive, "inner_state", counting_inner)
 
     def reset(self):
         self.segments, self.states, self.frames, self.decompressions = [], [], [], 0
+        self.inners: list[int] = []  # the transaction each inner state checkpoint read is before
 
 
 @pytest.mark.slow
@@ -97,14 +115,14 @@ def test_a_moment_costs_the_same_few_segments_however_long_the_archive(archives,
     costs = {}
     for arch in archives:
         s = summarize(arch, "UTC")
-        assert len(s.segments) >= (10 if arch is short else 30)
+        assert len(s.segments) >= 10 if arch is short else len(s.segments) + len(inner_checkpoints(arch)) >= 30
         worst = (0, 0)
         rng = random.Random(7)
         for _ in range(20):
             t = rng.uniform(s.start, s.end)
             count.reset()
             open_window(arch, "UTC", time=t, summary=s)
-            assert len(count.states) == 1
+            assert len(count.states) == 1  # a segment's state checkpoint or an inner one
             # no segment read whole: the frames from the checkpoint's segment on, each once, in order
             assert count.segments == [], count.segments
             assert count.frames == sorted(set(count.frames)) and count.frames[0][0] == count.states[0], count.frames
@@ -125,9 +143,11 @@ def _route_rows(routes):
 
 @pytest.fixture(scope="module")
 def window(archives):
-    """The 3-copy archive read by windows: ``replay DIR --at AT --tz UTC --json`` at 44 moments
-    (25 random times, 15 random transaction numbers, start, end, #0, #1), each run once for the
-    tests below, and the whole archive opened: (dir, whole, summary, {at: the JSON printed})."""
+    """The 3-copy archive (with inner state checkpoints) read by windows: ``replay DIR --at AT --tz
+    UTC --json`` at 56 moments (25 random times, 15 random transaction numbers, start, end, #0, #1,
+    and 12 moments whose window starts just before or just after an inner checkpoint), each run
+    once for the tests below, and the whole archive opened: (dir, whole, summary, {at: the JSON
+    printed})."""
     arch = archives[1]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(archive_mod_replay, "WHOLE_BELOW", 0)  # read by windows, however small
@@ -135,6 +155,7 @@ def window(archives):
         rng = random.Random(3)
         moments = [f"{rng.uniform(s.start, s.end):.3f}" for _ in range(25)]
         moments += [f"#{rng.randrange(0, s.steps + 1)}" for _ in range(15)] + ["start", "end", "#0", "#1"]
+        moments += around_inner_checkpoints(arch)
         answers = {}
         for at in moments:
             out = io.StringIO()
@@ -144,19 +165,53 @@ def window(archives):
     return arch, whole, s, answers
 
 
+def around_inner_checkpoints(arch) -> list[str]:
+    """Moments whose window (``WINDOW`` seconds) starts a second before, at, and a second or two
+    after the time of three inner checkpoints (one early, one in the middle, one late)."""
+    end = max(x["t1"] for x in archive_mod.Archive.open(arch, readonly=True).index_lines() if x["kind"] == "frame")
+    inner = [x for x in inner_checkpoints(arch) if x["time"] + archive_mod_replay.WINDOW + 2 < end]
+    picked = [inner[1], inner[len(inner) // 2], inner[-1]]
+    return [f"{x['time'] + archive_mod_replay.WINDOW + d:.3f}" for x in picked for d in (-1.0, 0.0, 1.0, 2.0)]
+
+
+@pytest.mark.slow
+def test_moments_around_inner_checkpoints_start_from_them(window, monkeypatch):
+    """The windows of the moments around inner checkpoints (:func:`around_inner_checkpoints`) start
+    from an inner checkpoint (the one before for those just before), never from the segment's."""
+    arch = window[0]
+    count = Counting(monkeypatch)
+    monkeypatch.setattr(archive_mod_replay, "WHOLE_BELOW", 0)
+    used = []
+    for at in around_inner_checkpoints(arch):
+        count.reset()
+        open_window(arch, "UTC", time=float(at), summary=window[2])
+        assert len(count.inners) == len(count.states) == 1, (at, count.inners, count.states)
+        used.append(count.inners[0])
+    # each group of four: the window just before the checkpoint starts from the one before it
+    assert all(len(set(used[k:k + 4])) == 2 for k in range(0, len(used), 4)), used
+
+
 @pytest.fixture(scope="module")
 def played(window):
     """The whole archive played to each of the window's moments, by one player seeking from one
-    moment to the next in the window's order: {at: (the player's position, its snapshot)}. Both
-    tests below compare with it (the throttle test seeked its own player to the same 25 times)."""
+    moment to the next in time order (forward: a third less than in the window's random order):
+    {at: (the player's position, its snapshot)}. Both tests below compare with it (the throttle
+    test seeked its own player to the same 25 times)."""
     _arch, whole, s, answers = window
     player = Player(whole.index, ManualClock(0.0), tz="UTC")
-    seen = {}
-    for at in answers:
+
+    def target(at: str) -> dict:
         if at.startswith("#"):
-            player.seek(step=int(at[1:]) - 1)
-        else:
-            player.seek(time={"start": s.start, "end": s.end}.get(at) or float(at))
+            return dict(step=int(at[1:]) - 1)
+        return dict(time={"start": s.start, "end": s.end}.get(at) or float(at))
+
+    def order(at: str) -> int:
+        t = target(at)
+        return t["step"] if "step" in t else whole.index.step_at_time(t["time"])
+
+    seen = {}
+    for at in sorted(answers, key=order):
+        player.seek(**target(at))
         seen[at] = (player.position, player.snapshot(with_jobs=False))
     return seen
 
@@ -189,7 +244,7 @@ def test_replay_dir_at_a_moment_equals_the_whole_archive_played_there(window, pl
 def test_the_throttle_of_a_window_equals_the_whole_archive_played_there(window, played):
     answers = window[3]
     times = [at for at in answers if not at.startswith("#") and at not in ("start", "end")]
-    assert len(times) == 25
+    assert len(times) == 25 + 12  # and the 12 around inner checkpoints
     for at in times:
         got = {r["name"]: r["throttle"] for r in answers[at]["routes"]}
         want = {r.name: r.throttle for r in played[at][1].routes}
@@ -210,6 +265,50 @@ def test_a_window_starts_at_the_time_of_the_state_it_starts_from(archives):
         w = open_window(long_, "UTC", time=at, summary=s)
         assert at - archive_mod_replay.WINDOW - 3600 < w.index.times[0] <= at - archive_mod_replay.WINDOW, at
         assert list(w.index.times) == sorted(w.index.times)
+
+
+def test_a_moment_without_jobs_builds_no_jobs_table_and_counts_the_same(archives, monkeypatch):
+    """``replay DIR --at T --json`` without ``--jobs`` prints the jobs' counts by status, not their
+    rows: the jobs table (``RowIndex.table``, a row per job) is not built, and every figure is the
+    one ``--jobs`` prints beside its rows."""
+    arch = archives[0]
+    monkeypatch.setattr(archive_mod_replay, "WHOLE_BELOW", 0)
+    s = summarize(arch, "UTC")
+    real = RowIndex.table
+    for at in (f"{s.start + (s.end - s.start) * k / 4:.3f}" for k in range(1, 5)):
+        answers = []
+        for jobs in (["--jobs"], []):
+            if not jobs:
+                monkeypatch.setattr(RowIndex, "table", lambda self: pytest.fail("a jobs table built"))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main(["replay", str(arch), "--at", at, "--tz", "UTC", "--json", *jobs]) == 0
+            answers.append(json.loads(out.getvalue()))
+            monkeypatch.setattr(RowIndex, "table", real)
+        with_rows, without = answers
+        rows = with_rows.pop("jobs")
+        assert len(rows) == with_rows["total_jobs"] > 0 and without == with_rows, at
+
+
+def test_a_checkpoint_is_dated_as_an_index_of_it_dates_it(archives):
+    """``summarize`` dates the first kept checkpoint (step 0: after retention a whole queue) from its
+    time attributes alone (``checkpoint_time``): the time, and the ``107``'s CreationTimestamp, an
+    index pass over it gives — for every segment's checkpoint of both archives and for hand-made
+    ones (no time attribute, names spelled in other cases, times before the creation, the ``107``
+    alone, a malformed ``107``)."""
+    states = [archive_mod.Archive.open(a, readonly=True).read_state(k) for a in archives
+              for k in archive_mod.Archive.open(a, readonly=True).segments()]
+    assert sum(len(x) > 100 for x in states) >= 10
+    head = b"107 3 CreationTimestamp 1795219200\n"
+    states += [head, b"107 3 CreationTimestamp x\n101 1.0 Job Machine\n103 1.0 qdate 1795219300\n",
+               head + b"101 1.0 Job Machine\n103 1.0 Owner \"u\"\n",
+               head + b"101 1.0 Job Machine\n103 1.0 QDATE 1795219999\n103 1.0 EnteredCurrentStatus 1795219000\n",
+               head + b"101 1.0 Job Machine\n103 1.0 LastMatchTime 1795210000\n103 1.0 QDateX 1795299999\n",
+               b"101 1.0 Job Machine\n103 1.0 JobStartDate 1795219500\n"]
+    for state in states:
+        index = archive_mod_replay.build_index("<checkpoint>", tz="UTC", data=state)
+        want = (index.steps > 0, index.times[0] if index.steps else None, index.creation_timestamp)
+        assert archive_mod_replay.checkpoint_time(state) == want, state[:200]
 
 
 def test_step_ends_are_the_complete_106_lines_of_a_frame():
