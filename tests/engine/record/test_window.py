@@ -167,10 +167,14 @@ def window(archives):
 
 def around_inner_checkpoints(arch) -> list[str]:
     """Moments whose window (``WINDOW`` seconds) starts a second before, at, and a second or two
-    after the time of three inner checkpoints (one early, one in the middle, one late)."""
+    after the time of three inner checkpoints (one early, one in the middle, one late), each with
+    an inner checkpoint before it in its segment."""
     end = max(x["t1"] for x in archive_mod.Archive.open(arch, readonly=True).index_lines() if x["kind"] == "frame")
-    inner = [x for x in inner_checkpoints(arch) if x["time"] + archive_mod_replay.WINDOW + 2 < end]
-    picked = [inner[1], inner[len(inner) // 2], inner[-1]]
+    inner = inner_checkpoints(arch)
+    # a checkpoint with an inner one before it in its segment (the window just before it starts there)
+    inner = [x for k, x in enumerate(inner) if k and inner[k - 1]["seg"] == x["seg"]
+             and x["time"] + archive_mod_replay.WINDOW + 2 < end]
+    picked = [inner[0], inner[len(inner) // 2], inner[-1]]
     return [f"{x['time'] + archive_mod_replay.WINDOW + d:.3f}" for x in picked for d in (-1.0, 0.0, 1.0, 2.0)]
 
 
