@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.gc_kept import keep_for_the_process
 from tests.helpers.real_prometheus import two_watchers
 
 SHARED_SCOPES = frozenset({"module", "class", "package"})
@@ -90,6 +91,7 @@ def prometheus_fleet(request, tmp_path_factory):
 
 def pytest_collection_finish(session):
     session.stash[_fleet_users] = sum(FLEET in getattr(item, "fixturenames", ()) for item in session.items)
+    keep_for_the_process()  # the modules the tests imported: out of every full collection's scan (tests/helpers/gc_kept.py)
 
 
 @pytest.hookimpl(trylast=True)
