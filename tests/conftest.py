@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.gc_kept import keep_for_the_process
 from tests.helpers.real_prometheus import two_watchers
 
 SHARED_SCOPES = frozenset({"module", "class", "package"})
@@ -37,15 +38,22 @@ def _css_parsed_once(monkeypatch):
     share_parsed_css(monkeypatch)
 
 
+PREWARM_OFF_UNDER = ("tests/tui/", "tests/snapshots/")
+
+
 @pytest.fixture(autouse=True)
 def _prewarm_where_tested(request, monkeypatch):
     """The app composes its other main views in the background after its first snapshot
     (tui.shell.prewarm): ~17% of a Pilot test's CPU (tests/tui/test_tui_handling.py, serial: 46.7
-    -> 38.8 s), paid by every test whether it visits them or not. Under tests/tui it runs only in
-    tests marked ``prewarm`` (those of the prewarm and of what it starts: the frozen heap, the idle
-    GC, the kept help); the snapshot tests (tests/snapshots) and every other app start as the real
-    app does."""
-    if request.node.get_closest_marker("prewarm") is not None or "tests/tui/" not in request.node.nodeid:
+    -> 38.8 s), paid by every test whether it visits them or not. Under tests/tui and
+    tests/snapshots it runs only in tests marked ``prewarm`` (those of the prewarm and of what it
+    starts: the frozen heap, the idle GC, the kept help; and one snapshot per prewarmed view, which
+    waits for the prewarm before its keys). A snapshot test raced the prewarm before: which of a
+    view's two paths (built by the prewarm, or built by the key) it drew depended on the load; now
+    each is drawn every time by the tests that take it. Other app starts (tests/engine/cli's
+    ``routedeck`` processes) run it as the real app does."""
+    nodeid = request.node.nodeid
+    if request.node.get_closest_marker("prewarm") is not None or not any(p in nodeid for p in PREWARM_OFF_UNDER):
         return
     from tui.app import RouteDeckApp  # noqa: PLC0415 - textual only when tests run
 
@@ -107,6 +115,7 @@ def prometheus_fleet(request, tmp_path_factory):
 
 def pytest_collection_finish(session):
     session.stash[_fleet_users] = sum(FLEET in getattr(item, "fixturenames", ()) for item in session.items)
+    keep_for_the_process()  # the modules the tests imported: out of every full collection's scan (tests/helpers/gc_kept.py)
 
 
 @pytest.hookimpl(trylast=True)

@@ -16,6 +16,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from tests.helpers.gc_kept import keep_for_the_process
 from tests.helpers.paths import REPO
 from engine.contract import snapshot as S
 from engine.feeds.demo import build_demo
@@ -40,6 +41,7 @@ def demo_engine():
         os.chdir(here)
     engine.run_until(engine.now + HOURS * 3600)
     engine.advance()  # what its snapshots show (a snapshot only reads: issue 26)
+    keep_for_the_process()  # kept to the process's end (lru_cache): out of the GC's full scans
     return engine
 
 

@@ -1,8 +1,11 @@
 """Snapshot tests (pytest-textual-snapshot) of every screen, deterministic by construction:
 fixed terminal sizes, canned snapshots at a frozen virtual time (``tui_fixtures.T0``), cursor
 blink off, no toasts (events older than the first snapshot are never toasted), and the editor
-on a file given by a path relative to the repository root. Update with ``--snapshot-update``
-and review the SVGs.
+on a file given by a path relative to the repository root. The app's background prewarm
+(tui.shell.prewarm) runs only in the tests marked ``prewarm``, which wait for it before their keys:
+one per prewarmed view (route detail, jobs, crondor, editor, help) draws the prewarmed view; the
+others draw the view their key builds (tests/conftest.py). Update with ``--snapshot-update`` and
+review the SVGs.
 
 One class per feature; one comment per key press in ``run_before`` (posting's habit).
 """
@@ -32,6 +35,13 @@ async def _ready(pilot):
     await wait_until(pilot, lambda: pilot.app.snapshot is not None)
 
 
+async def _prewarmed(pilot):
+    """Ready, and every view a key reaches built off screen (tui.shell.prewarm): a test marked
+    ``prewarm`` draws the prewarmed view; the others draw the one their key builds (tests/conftest.py)."""
+    await _ready(pilot)
+    await wait_until(pilot, lambda: pilot.app.prewarmed, timeout=60)
+
+
 class TestRoutesBoard:
     @pytest.mark.slow
     def test_board_wide(self, snap_compare):
@@ -48,14 +58,15 @@ class TestRoutesBoard:
 
         assert snap_compare(_app(), terminal_size=WIDE, run_before=run_before)
 
+    @pytest.mark.prewarm
     def test_route_detail(self, snap_compare, monkeypatch):
         monkeypatch.chdir(ROOT)
         routes, _ = make_routes()
         routes = tuple(dataclasses.replace(r, location=f"{CONF}:3") if r.name == "Site1_Slurm" else r for r in routes)
 
         async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("enter")  # open Site1_Slurm: its text, history and jobs
+            await _prewarmed(pilot)
+            await pilot.press("enter")  # open Site1_Slurm (prewarmed): its text, history and jobs
             await pilot.pause(0.1)
 
         assert snap_compare(_app(make_snapshot(5000, routes=routes)), terminal_size=WIDE, run_before=run_before)
@@ -74,10 +85,11 @@ class TestRoutesBoard:
 
 class TestJobs:
     @pytest.mark.slow
+    @pytest.mark.prewarm
     def test_jobs_100k(self, snap_compare):
         async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("j")  # jobs screen over 100,000 rows
+            await _prewarmed(pilot)
+            await pilot.press("j")  # jobs screen over 100,000 rows (prewarmed)
 
         assert snap_compare(_app(), terminal_size=WIDE, run_before=run_before)
 
@@ -120,10 +132,11 @@ class TestJobs:
 
 
 class TestCron:
+    @pytest.mark.prewarm
     def test_cron_wide(self, snap_compare):
         async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("c", "down", "down")  # crondor; select the job with the weekday lint
+            await _prewarmed(pilot)
+            await pilot.press("c", "down", "down")  # crondor (prewarmed); select the job with the weekday lint
 
         assert snap_compare(_app(make_snapshot(100)), terminal_size=WIDE, run_before=run_before)
 
@@ -142,12 +155,13 @@ class TestEditor:
                        for r in routes[:2])
         return make_snapshot(300, routes=routes, inactive_routes=(), config_files=(CONF,))
 
+    @pytest.mark.prewarm
     def test_editor_with_lint_and_what_if(self, snap_compare, monkeypatch):
         monkeypatch.chdir(ROOT)
 
         async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("e")  # edit Site1_Slurm
+            await _prewarmed(pilot)
+            await pilot.press("e")  # edit Site1_Slurm (the kept editor, prewarmed)
             await wait_until(pilot, lambda: getattr(pilot.app.screen, "lint", None) is not None)
             area = pilot.app.screen.query_one("#editor")
             area.text = area.text.replace("MaxIdleJobs = 50", "MaxIdleJobs = 900").replace('"alice"', '"bob"')
@@ -171,10 +185,11 @@ class TestEditor:
 
 
 class TestShell:
+    @pytest.mark.prewarm
     def test_help(self, snap_compare):
         async def run_before(pilot):
-            await _ready(pilot)
-            await pilot.press("question_mark")  # every binding and command
+            await _prewarmed(pilot)
+            await pilot.press("question_mark")  # every binding and command (the kept help, drawn off screen)
 
         assert snap_compare(_app(make_snapshot(100)), terminal_size=WIDE, run_before=run_before)
 

@@ -98,6 +98,7 @@ async def test_app_defers_collections_on_keys_and_collects_when_idle_then_restor
         app.idle_collector.collections["idle-2"] = DEEP_EVERY - 1
         counts[0] = (0, 0, FULL_AFTER)
         now[0] += 10 * IDLE_AFTER
+        await wait_until(pilot, lambda: not app.idle_gc_building())  # the last key's repaint is done
         app._idle_gc_tick()
         assert collected == ["unfreeze", 2, "freeze"]  # now and then one over the frozen heap too
         collected.clear()

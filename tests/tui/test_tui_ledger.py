@@ -10,13 +10,13 @@ import shutil
 import pytest
 
 from engine.contract.commands import WakeUp
-from engine.launch.demo import demo_runtime
-from engine.launch.options import DemoOptions, ReplayOptions, WatchOptions
+from engine.launch.options import ReplayOptions, WatchOptions
 from engine.launch.replay import replay_runtime
 from engine.launch.watch import watch_runtime
 from engine.router.unrouted import REASONS
 from tui.app import make_app
 
+from tests.helpers.demo_fixture import EngineRuntime
 from tests.helpers.paths import REPO
 from tests.helpers.tui_fixtures import wait_until
 
@@ -115,20 +115,19 @@ async def test_ledger_in_watch_lists_the_followed_queue(tmp_path):
         await _enter_opens_why_not(app, pilot, screen)
 
 
-@pytest.mark.slow
-async def test_ledger_in_the_demo(tmp_path):
+async def test_ledger_in_the_demo():
     """In the demo: the embedded router's idle source jobs judged by the same pipeline
-    (engine.router.unrouted.router_ledger), a matched job's route among the table's."""
-    conf_dir = tmp_path / "demo"
-    shutil.copytree(REPO / "sample_configs" / "demo", conf_dir)
-    runtime = demo_runtime(DemoOptions(config_dir=str(conf_dir), state_dir=str(tmp_path / "state"), seed=1,
-                                       speed=600.0))
+    (engine.router.unrouted.router_ledger), a matched job's route among the table's. The demo is
+    the real engine run for a virtual hour and frozen (tests.helpers.demo_fixture, built once per
+    test process); the live runtime's query across its thread is the replay and watch tests'."""
+    runtime = EngineRuntime()
+    assert any(j.status == 1 and j.kind == "plain" for j in runtime.latest().jobs)  # idle source jobs to judge
     app = make_app(runtime, mode="demo", blink=False, watch_files=False)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.snapshot is not None
-                         and any(j.status == 1 and j.kind == "plain" for j in app.snapshot.jobs), timeout=90)
         screen = await _open_ledger(app, pilot)
         assert screen.entries and {e.verdict for e in screen.entries} <= set(REASONS)
+        assert [(e.job, e.verdict) for e in screen.entries] == [
+            (e.job, e.verdict) for e in runtime.feed.ledger(app.snapshot.time)]
         routes = {r.name for r in app.snapshot.routes}
         for e in screen.entries:
             assert all(r["route"] in routes for r in e.routes)
