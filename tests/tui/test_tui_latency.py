@@ -416,3 +416,34 @@ async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question
         assert text not in drawn
         lines = [strip.text for strip in helper._compositor.render_strips()]
         assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)
+
+
+@pytest.mark.prewarm
+async def test_the_prewarmed_help_keeps_its_keys_table_measured_for_the_first_question_mark(monkeypatch):
+    """Issue 30: the first ``?`` does not measure the help's keys table again (a long Rich table:
+    60-70 ms of the UI thread at 132x40). The prewarm's last layout changes the table's virtual size
+    (its scrollbar narrows it), which clears its kept content height, and the first visit's layout
+    asked for it again; the prewarm now measures it at the width the layout gives it."""
+    from textual.widgets import Static  # noqa: PLC0415 - only this test spies on Static
+
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        await pilot.pause()
+        helper = next(iter(app._help_screens.values()))
+        text = helper.query_one("#help-text", Static)
+        measured: list = []
+        original = Static._render
+
+        def spy(self):
+            if self is text:
+                measured.append(self)
+            return original(self)
+
+        monkeypatch.setattr(Static, "_render", spy)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: app.screen is helper)
+        await pilot.pause()
+        assert measured == []  # neither measured (get_content_height) nor drawn again
+        lines = [strip.text for strip in helper._compositor.render_strips()]
+        assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)
