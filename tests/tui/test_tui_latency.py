@@ -398,7 +398,9 @@ async def test_a_switch_to_a_built_view_is_not_held_back_but_a_first_build_is():
 async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question_mark(monkeypatch):
     """Issue 30: the board's help is built off screen and also drawn there, laid out until its sizes
     settle (its scrollbar narrows the keys table on a second layout), so the first ``?`` finds the
-    long keys table in its line cache (it was drawn on the first ``?``: 50 ms at 132x40)."""
+    long keys table in its line cache (it was drawn on the first ``?``: 50 ms at 132x40) and its
+    height measured for its width: that layout's change of its virtual size clears the kept
+    height, and the first ``?``'s layout measured the table again through Rich (60-70 ms)."""
     from textual.widgets import Static  # noqa: PLC0415 - only this test spies on Static
 
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
@@ -407,43 +409,13 @@ async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question
         await pilot.pause()
         helper = next(iter(app._help_screens.values()))
         text = helper.query_one("#help-text", Static)
-        drawn: list = []
-        original = Static._render_content
-        monkeypatch.setattr(Static, "_render_content", lambda self: (drawn.append(self), original(self))[1])
-        await pilot.press("question_mark")
-        await wait_until(pilot, lambda: app.screen is helper)
-        await pilot.pause()
-        assert text not in drawn
-        lines = [strip.text for strip in helper._compositor.render_strips()]
-        assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)
-
-
-@pytest.mark.prewarm
-async def test_the_prewarmed_help_keeps_its_keys_table_measured_for_the_first_question_mark(monkeypatch):
-    """Issue 30: the first ``?`` does not measure the help's keys table again (a long Rich table:
-    60-70 ms of the UI thread at 132x40). The prewarm's last layout changes the table's virtual size
-    (its scrollbar narrows it), which clears its kept content height, and the first visit's layout
-    asked for it again; the prewarm now measures it at the width the layout gives it."""
-    from textual.widgets import Static  # noqa: PLC0415 - only this test spies on Static
-
-    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
-    async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
-        await pilot.pause()
-        helper = next(iter(app._help_screens.values()))
-        text = helper.query_one("#help-text", Static)
-        measured: list = []
+        rendered: list = []  # drawn (_render_content) or measured (get_content_height): both render it
         original = Static._render
-
-        def spy(self):
-            if self is text:
-                measured.append(self)
-            return original(self)
-
-        monkeypatch.setattr(Static, "_render", spy)
+        monkeypatch.setattr(Static, "_render", lambda self: (rendered.append(self), original(self))[1])
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: app.screen is helper)
         await pilot.pause()
-        assert measured == []  # neither measured (get_content_height) nor drawn again
+        assert text not in rendered
         lines = [strip.text for strip in helper._compositor.render_strips()]
         assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)
+
