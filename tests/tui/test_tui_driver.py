@@ -30,31 +30,12 @@ def test_the_app_uses_it_on_a_linux_terminal():
 
 
 @pytest.mark.anyio
-async def test_keys_and_a_lone_escape_come_through_the_input_thread():
-    """The driver's input loop on a pipe: the keys typed come out in order, and the lone Escape as
-    ``escape`` once its wait is over (a manual check of the loop; no timing asserted)."""
-    read_end, write_end = os.pipe()
-    driver = PromptEscapeDriver(make_app(FakeRuntime()))  # (needs a running loop: an async test)
-    driver.fileno = read_end
-    got: list[str] = []
-    driver.process_message = lambda m: got.append(m.key) if isinstance(m, events.Key) else None
-    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
-    thread.start()
-    try:
-        os.write(write_end, b"j\x1b")
-        deadline = time.monotonic() + 30
-        while got != ["j", "escape"] and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert got == ["j", "escape"]
-        os.write(write_end, b"\x1b[A")  # an arrow key is still one key, not Escape + "[A"
-        while len(got) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert got == ["j", "escape", "up"]
-    finally:
-        driver.exit_event.set()
-        thread.join(5)
-        os.close(write_end)
-        os.close(read_end)
+async def test_keys_and_a_lone_escape_come_through_the_input_thread(monkeypatch):
+    """The driver's input loop on a pipe, with Textual's own ESCDELAY: the keys typed come out in
+    order, the lone Escape as ``escape`` once its wait is over, an arrow key as one key (a manual
+    check of the loop; no timing asserted)."""
+    monkeypatch.delenv("ESCDELAY", raising=False)
+    assert _keys_from(b"j\x1b", b"\x1b[A", expect=3, wait=30) == ["j", "escape", "up"]
 
 
 def test_the_copied_loop_runs_only_over_the_textual_it_was_copied_from():
@@ -86,6 +67,12 @@ def _typed(monkeypatch, escdelay_env: str | None, *writes: bytes, expect: int) -
         monkeypatch.delenv("ESCDELAY", raising=False)
     else:
         monkeypatch.setenv("ESCDELAY", escdelay_env)
+    return _keys_from(*writes, expect=expect, wait=20)
+
+
+def _keys_from(*writes: bytes, expect: int, wait: float) -> list[str]:
+    """The keys the driver's input loop makes of ``writes`` on a pipe (one write each, 0.3 s apart),
+    once ``expect`` keys came out (or ``wait`` seconds passed)."""
     read_end, write_end = os.pipe()
     driver = PromptEscapeDriver(make_app(FakeRuntime()))
     driver.fileno = read_end
@@ -97,7 +84,7 @@ def _typed(monkeypatch, escdelay_env: str | None, *writes: bytes, expect: int) -
         for data in writes:
             os.write(write_end, data)
             time.sleep(0.3)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + wait
         while len(got) < expect and time.monotonic() < deadline:
             time.sleep(0.01)
         return got
