@@ -1,4 +1,4 @@
-"""CPU cost of ``engine.queue.reader.scan_steps`` alone (issue 27: the recorder's catch-up reads
+"""CPU cost of ``engine.queue.steps.scan_steps`` alone (issue 27: the recorder's catch-up reads
 every record of the log through it; replay's index reads a whole log through it).
 
 Scans the demo repeated ``--copies`` times (``tests.helpers.demo_days.long_log``) into a sink that
@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from engine.queue.reader import _scan_steps, scan_steps
+from engine.queue.steps import _scan_steps, scan_steps
 from engine.record.recorder import READ_CHUNK
 from tests.helpers.demo_days import long_log
 

@@ -1,6 +1,6 @@
 """Applying records to a :class:`engine.queue.jobqueue.JobQueue` without change events.
 
-Replay's step scanner (``engine.queue.reader.scan_steps``), the bulk paths and the recorder's
+Replay's step scanner (``engine.queue.steps.scan_steps``), the bulk paths and the recorder's
 catch-up (``engine.record.recorder``) apply records to queues nobody subscribes to; these methods
 do it with ``JobQueue.apply``'s semantics and none of its event bookkeeping. With subscribers, or
 inside a batch, they go through ``apply_all``, so no event is ever lost. A mixin of ``JobQueue``:
@@ -40,7 +40,7 @@ class QuietApply:
     def apply_quiet(self, recs: list) -> int:
         """Apply records given as plain ``(op, key, name, value)`` tuples (or :class:`Record`) with
         :meth:`apply`'s semantics but without change events: replay's step scanner
-        (``engine.queue.reader.scan_steps``) on queues nobody subscribes to. Returns how many
+        (``engine.queue.steps.scan_steps``) on queues nobody subscribes to. Returns how many
         records were ignored (unknown key, a second 101). With subscribers or inside a batch it
         goes through :meth:`apply_all`, so no event is ever lost."""
         if self._subs or self._batch_subs or self._batch is not None:
@@ -123,7 +123,7 @@ class QuietApply:
         return True
 
     def apply_plain(self, recs: list) -> None:
-        """:meth:`apply_quiet` for a plain transaction's records as ``reader.PLAIN_FIELDS`` gives
+        """:meth:`apply_quiet` for a plain transaction's records as ``steps.PLAIN_FIELDS`` gives
         them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
         with no record tuple made (``records.plain_records`` makes them where events are due)."""
         if self._subs or self._batch_subs or self._batch is not None:

@@ -476,8 +476,8 @@ def commit_time(comment: str) -> float | None:
 
 
 def plain_record(op: str, key: str, name: str, value: str) -> tuple:
-    """A 101 or 102 of a plain transaction (``engine.queue.reader.PLAIN_FIELDS``) as
-    ``reader.step_record`` gives it."""
+    """A 101 or 102 of a plain transaction (``engine.queue.steps.PLAIN_FIELDS``) as
+    ``steps.step_record`` gives it."""
     if op == "2":
         return (102, key, "", "")
     return (101, key, "" if name == EMPTY_TYPE else name, "" if value == EMPTY_TYPE else value)

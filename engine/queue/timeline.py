@@ -47,7 +47,7 @@ MIN_EPOCH = 631152000.0  # 1990-01-01
 # a naive ISO time as the schedd writes it: (the minute, the seconds)
 _MINUTE_SECONDS = r"(\d{4}-\d\d-\d\dT\d\d:\d\d):(\d\d(?:\.\d{1,6})?)"
 _ISO_NAIVE = re.compile(_MINUTE_SECONDS + r"\Z")
-# the comment as the schedd writes it; also matched inside ``engine.queue.reader.PLAIN_TXN`` (its
+# the comment as the schedd writes it; also matched inside ``engine.queue.steps.PLAIN_TXN`` (its
 # groups 3 and 4), whose time is then ``stamp_time``'s
 STAMP = "# " + _MINUTE_SECONDS
 _STAMP_LINE = re.compile("106 " + STAMP).fullmatch

@@ -21,7 +21,7 @@ Design decisions and invariants:
   C library with wheels for every platform we ship to; level 3, one independent zstd frame per
   archive frame, so a frame is read without the ones before it.
 - A *transaction* of the archive is the raw text of one committed step of the log
-  (``engine.queue.reader.scan_steps``: ``105 … 106`` with its ``106 #`` time stamp), or a run of
+  (``engine.queue.steps.scan_steps``: ``105 … 106`` with its ``106 #`` time stamp), or a run of
   records written outside a transaction wrapped in ``105``/``106`` so that every archived
   transaction stays one replay step. Transactions are numbered from 0, in order, across the
   whole archive. A *gap* is a transaction the recorder made up: the difference between the state

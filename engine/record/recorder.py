@@ -6,7 +6,7 @@ copy ``<seq − MAX_JOB_QUEUE_LOG_ROTATIONS>`` unlinked, a new file ``107 <seq+1
 §3.5 (how a follower notices a new generation: the 107's sequence changed, or the file was
 rewritten). Design decisions and invariants:
 
-- One parser: the log is cut into steps by ``engine.queue.reader.scan_steps`` (replay's step
+- One parser: the log is cut into steps by ``engine.queue.steps.scan_steps`` (replay's step
   scanner) and every step is applied to one ``JobQueue`` with ``apply_quiet``; steps are
   archived as their raw text (``archive.Txn``), their times given by
   ``engine.queue.timeline.TimeInference`` (the ``106 #`` stamp, else the latest time attribute
@@ -61,7 +61,7 @@ from engine.router.routerlog import RouterLogFollower, parse_stamp
 from engine.queue import records as R
 from engine.gcpause import gc_paused
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
+from engine.queue.steps import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
 from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
 from engine.record.checkpoint import Inner, LogPosition, Txn, txn_hash
@@ -91,7 +91,7 @@ class Report:
     problems: list = field(default_factory=list)  # "file:line: message"
     missing: str | None = None  # the log cannot be read: why
     # file read → the offset of the first line in what was read that the schedd's reader finds
-    # corrupt (reader.first_corrupt): ``record --once`` asks load_log for its verdict only then
+    # corrupt (steps.first_corrupt): ``record --once`` asks load_log for its verdict only then
     corrupt: dict = field(default_factory=dict)
 
     def saw_corrupt(self, path: Path, offset: int) -> None:

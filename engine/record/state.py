@@ -12,7 +12,7 @@ from pathlib import Path
 from engine.classad import unparse_old
 from engine.queue import records as R
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 from engine.queue.writer import dump_chunks
 
 

@@ -3,7 +3,7 @@
 Compaction is ``engine.queue.writer.QueueLogWriter.compact`` (htcondor.md §3.4,
 ``TruncateClassAdLog`` in src/condor_utils/classad_log.cpp): hard-link to ``<log>.<seq>``,
 unlink ``<log>.<seq - MAX_JOB_QUEUE_LOG_ROTATIONS>``, write ``107 <seq+1>`` + the live ads to
-``<log>.tmp``, rename over the log. Steps are cut by ``engine.queue.reader.scan_steps``.
+``<log>.tmp``, rename over the log. Steps are cut by ``engine.queue.steps.scan_steps``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import functools
 from pathlib import Path
 
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 from engine.queue.writer import QueueLogWriter
 from engine.record.state import read_head
 

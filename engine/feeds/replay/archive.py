@@ -54,7 +54,8 @@ from dataclasses import dataclass, field
 from engine.contract.snapshot import ReplayMark
 from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import committed_state, scan_steps
+from engine.queue.reader import committed_state
+from engine.queue.steps import scan_steps
 from engine.record.archive import Archive
 from engine.record.counts import fold
 from engine.queue.timeline import TIME_ATTRS, parse_comment_time, step_time

@@ -13,7 +13,7 @@ owner's reading rules). Design decisions and invariants:
 - One queue model, one parser: the state at a step is an ``engine.queue.jobqueue.JobQueue`` (the
   model ``queue`` and watch's follower fill: case-insensitive attribute names, proc ads chained to
   their cluster ad, 25.x record kinds kept apart from jobs), filled by
-  ``engine.queue.reader.scan_steps``, which reads lines with the reader's record parser
+  ``engine.queue.steps.scan_steps``, which reads lines with the reader's record parser
   (``step_record``: the fast loader's split for well-formed records, ``records.parse_line`` for
   everything else) and applies each step with ``JobQueue.apply_quiet`` (``apply``'s semantics).
 - Departure from the schedd (documented): a corrupt record (unknown op code, missing fields, an
@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import committed_state, scan_steps, step_record
+from engine.queue.reader import committed_state
+from engine.queue.steps import scan_steps, step_record
 from engine.queue.timeline import TIME_ATTRS, TimeInference
 
 DEFAULT_EVERY = 25_000  # records between checkpoints; a seek re-applies at most this many (bench/replay.py;
@@ -66,7 +67,7 @@ class Problem:
         return f"{path}:{self.line}: {self.message}"
 
 
-# A parsed record: (op, key, name, value), as ``engine.queue.reader.step_record`` gives it.
+# A parsed record: (op, key, name, value), as ``engine.queue.steps.step_record`` gives it.
 Record = tuple
 
 

@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue, JobAdded, JobChanged, JobRemoved
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 from engine.queue.records import is_proc_key
 from engine.views.recorded import literal_int, literal_str
 from engine.schedd.workload import JobTemplate

@@ -58,7 +58,7 @@ from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.queue.records import is_proc_key
 from engine.feeds.replay.index import LogIndex
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 from engine.views.figures import (DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome, retired_event,
                                   routed_event)
 from engine.views.recorded import literal_str

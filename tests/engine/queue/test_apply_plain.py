@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from engine.queue.jobqueue import JobQueue
-from engine.queue.reader import PLAIN_FIELDS
+from engine.queue.steps import PLAIN_FIELDS
 from engine.queue.records import plain_record
 
 KEYS = ["1.0", "01.-1", "1.-2", "2.0", "2.1", "02.-1", "0.0", "0.1", "1.-100", "12.3", "012.-1", "x.y"]

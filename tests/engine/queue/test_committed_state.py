@@ -5,7 +5,8 @@ a seek into them fell back to the step scanner: issue 27's ``replay DIR --at``).
 
 from __future__ import annotations
 
-from engine.queue.reader import committed_state, scan_steps
+from engine.queue.reader import committed_state
+from engine.queue.steps import scan_steps
 from engine.queue.jobqueue import JobQueue
 
 TEXT = b"""107 1 CreationTimestamp 1795219200

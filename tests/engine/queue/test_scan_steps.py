@@ -1,4 +1,4 @@
-"""``engine.queue.reader.scan_steps``: the cyclic collector is paused for a scan and resumed as it
+"""``engine.queue.steps.scan_steps``: the cyclic collector is paused for a scan and resumed as it
 was (issue 27: the collector's full passes cost about a third of a scan's CPU,
 ``bench/scan_steps.py``); the steps it gives are unchanged."""
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 
 LOG = b"107 1 CreationTimestamp 0\n105 \n101 1.0 Job Machine\n103 1.0 JobStatus 1\n106 # 2026-11-21T00:00:00\n"
 

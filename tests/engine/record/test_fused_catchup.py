@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from engine.queue.reader import scan_steps
+from engine.queue.steps import scan_steps
 from engine.queue.records import plain_record
 from engine.queue.timeline import _STAMP_LINE, parse_comment_time, stamp_time
 from engine.record.recorder import Recorder, Report, _Sink
