@@ -53,7 +53,6 @@ rewritten). Design decisions and invariants:
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +65,7 @@ from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
 from engine.record.checkpoint import Inner, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
-from engine.record.state import Head, diff_records, dump_records, head_of, load_state, state_dump
+from engine.record.state import Head, diff_records, dump_of, dump_records, head_of, load_state, state_dump
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
@@ -474,7 +473,7 @@ class Recorder:
         first 105) against the replayed state, then its transactions in chunks (``_read_on``):
         memory is bounded by the dump, the live queue, not by the generation's length."""
         try:
-            dump_bytes, first_txn = _dump_of(fh, head.header_end)
+            dump_bytes, first_txn = dump_of(fh, head.header_end, READ_CHUNK)
         except OSError as exc:
             rep.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
             return
@@ -596,35 +595,3 @@ class Recorder:
     def _rolls(self) -> bool:
         """The next flush starts a segment (the one after a gap, or the current one is full)."""
         return self.need_segment or self.archive.meta.segment_raw >= self.segment_bytes
-
-
-_TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
-
-
-def _dump_of(fh, start: int) -> tuple[bytes, bytes]:
-    """(the complete lines from ``start`` up to the first 105 line, the text from that 105 to the
-    end of its transaction's 106 line, or b"" when there is none yet) of the open log ``fh``."""
-    fh.seek(start)
-    buf = bytearray()
-    m = None
-    while m is None:
-        chunk = fh.read(READ_CHUNK)
-        if not chunk:
-            break
-        scan_from = max(0, buf.rfind(b"\n") + 1)
-        buf += chunk
-        m = _TXN_START.search(buf, scan_from)
-    if m is None:
-        return bytes(buf[: buf.rfind(b"\n") + 1]), b""
-    at = m.start()
-    end = _END_TXN.search(buf, at)
-    while end is None:
-        chunk = fh.read(READ_CHUNK)
-        if not chunk:
-            return bytes(buf[:at]), b""
-        buf += chunk
-        end = _END_TXN.search(buf, at)
-    return bytes(buf[:at]), bytes(buf[at: end.end()])
-
-
-_END_TXN = re.compile(rb"^106[^\n]*\n", re.M)

@@ -6,6 +6,7 @@ the recorder's following of the log stays."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,3 +117,36 @@ def dump_records(dump: bytes) -> list:
 
     scan_steps(dump, 0, len(dump), _Keep(), None, None)  # type: ignore[arg-type]
     return out
+
+
+_TXN_START = re.compile(rb"^105[ \t\r]*$", re.M)
+
+
+def dump_of(fh, start: int, chunk_size: int) -> tuple[bytes, bytes]:
+    """(the complete lines from ``start`` up to the first 105 line, the text from that 105 to the
+    end of its transaction's 106 line, or b"" when there is none yet) of the open log ``fh``, read
+    ``chunk_size`` bytes at a time (the recorder's: engine.record.recorder)."""
+    fh.seek(start)
+    buf = bytearray()
+    m = None
+    while m is None:
+        chunk = fh.read(chunk_size)
+        if not chunk:
+            break
+        scan_from = max(0, buf.rfind(b"\n") + 1)
+        buf += chunk
+        m = _TXN_START.search(buf, scan_from)
+    if m is None:
+        return bytes(buf[: buf.rfind(b"\n") + 1]), b""
+    at = m.start()
+    end = _END_TXN.search(buf, at)
+    while end is None:
+        chunk = fh.read(chunk_size)
+        if not chunk:
+            return bytes(buf[:at]), b""
+        buf += chunk
+        end = _END_TXN.search(buf, at)
+    return bytes(buf[:at]), bytes(buf[at: end.end()])
+
+
+_END_TXN = re.compile(rb"^106[^\n]*\n", re.M)
