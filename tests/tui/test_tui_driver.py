@@ -14,7 +14,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from tests.helpers.tui_fixtures import FakeRuntime
 from tui.app import make_app
 from tui.shell.driver import (COPIED_FROM, IDLE_WAIT, LONE_ESCAPE_WAIT, PromptEscapeDriver, driver_for,
-                              escape_deadline, input_wait, lone_escape_wait)
+                              escape_deadline, input_wait, lone_escape_wait, paste_open)
 
 
 
@@ -47,14 +47,22 @@ def test_the_copied_loop_runs_only_over_the_textual_it_was_copied_from():
 
 
 def test_a_lone_escape_ending_a_read_waits_the_short_wait():
-    """Issue 30: only an Escape byte that ends what one read returned is ambiguous; its pending wait
-    ends LONE_ESCAPE_WAIT after the read, a read that ends inside a sequence keeps Textual's wait,
-    and ESCDELAY in the environment keeps Textual's wait for every Escape."""
+    """Issue 30: an Escape byte that one read returned alone, outside a bracketed paste, is the Esc
+    key LONE_ESCAPE_WAIT after the read; any other read that ends with an Escape or inside a sequence
+    keeps Textual's wait, and ESCDELAY in the environment keeps Textual's wait for every Escape."""
     now, textual_wait = 5.0, 5.0 + 0.1
-    assert escape_deadline("j\x1b", textual_wait, now, LONE_ESCAPE_WAIT) == now + LONE_ESCAPE_WAIT
+    assert escape_deadline("\x1b", textual_wait, now, LONE_ESCAPE_WAIT) == now + LONE_ESCAPE_WAIT
     assert escape_deadline("\x1b[", textual_wait, now, LONE_ESCAPE_WAIT) == textual_wait  # more is coming
     assert escape_deadline("j", None, now, LONE_ESCAPE_WAIT) is None  # nothing pending
-    assert escape_deadline("j\x1b", textual_wait, now, None) == textual_wait
+    assert escape_deadline("\x1b", textual_wait, now, None) == textual_wait
+    # an Escape that ends a longer read (a paste's end marker or a mouse report cut after it, keys
+    # typed faster than the loop reads) or comes alone inside a paste keeps Textual's wait
+    assert escape_deadline("j\x1b", textual_wait, now, LONE_ESCAPE_WAIT) == textual_wait
+    assert escape_deadline("\x1b[200~hello\x1b", textual_wait, now, LONE_ESCAPE_WAIT) == textual_wait
+    assert escape_deadline("\x1b", textual_wait, now, LONE_ESCAPE_WAIT, in_paste=True) == textual_wait
+    assert paste_open("\x1b[200~hello", False) and paste_open("more text", True)
+    assert not paste_open("\x1b[200~hi\x1b[201~j", False) and not paste_open("x\x1b[201~", True)
+    assert not paste_open("j", False)
     assert lone_escape_wait({}) == LONE_ESCAPE_WAIT
     assert lone_escape_wait({"ESCDELAY": "100"}) is None
 

@@ -8,14 +8,16 @@ app 100-200 ms after it was pressed, the slowest of the screen keys (Esc closing
 Escape arrives when that wait ends, as Textual means it to.
 
 The wait itself (issue 30: Esc still carried 50 ms): a terminal writes a key's escape sequence in
-one write, so the bytes of an arrow key come out of one read together; only an Escape byte that
-*ends* what a read returned is ambiguous. For that one, the wait is ``LONE_ESCAPE_WAIT`` (10 ms:
-tmux's own ``escape-time`` default since tmux 3.5, for the same question about the same bytes;
-crossterm takes such an Escape at once when no more input is waiting); a read that ends inside a sequence
-(``ESC [``) still waits ``ESCDELAY`` for the rest. Where a link does split one write (a serial line,
-an odd proxy), ``ESCDELAY`` set in the environment turns this off: Textual's wait, as given, for
-every Escape (README). Nothing else changes: the loop below is Textual 8.2.8's
-``LinuxDriver.run_input_thread`` with these two differences.
+one write, so the bytes of an arrow key come out of one read together; a key typed alone comes out
+of a read of its own. A read that returned the Escape byte alone, outside a bracketed paste, is the
+Esc key after ``LONE_ESCAPE_WAIT`` (10 ms: tmux's own ``escape-time`` default since tmux 3.5, for
+the same question about the same bytes; crossterm takes such an Escape at once when no more input
+is waiting). Any other read that ends with an Escape (a paste's end marker or a mouse report cut
+after its first byte, keys typed faster than the loop reads them) and a read that ends inside a
+sequence (``ESC [``) wait ``ESCDELAY`` for the rest, as Textual does. Where a link does split one
+write (a serial line, an odd proxy), ``ESCDELAY`` set in the environment turns the short wait off:
+Textual's wait, as given, for every Escape (README). Nothing else changes: the loop below is Textual
+8.2.8's ``LinuxDriver.run_input_thread`` with these two differences.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 from textual._loop import loop_last
 from textual._parser import ParseError
 from textual._time import get_time
-from textual._xterm_parser import XTermParser
+from textual._xterm_parser import BRACKETED_PASTE_END, BRACKETED_PASTE_START, XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
 IDLE_WAIT = 0.1  # seconds: Textual's wait on the terminal when no escape sequence is pending
@@ -51,14 +53,24 @@ def lone_escape_wait(environ) -> float | None:
     return None if "ESCDELAY" in environ else LONE_ESCAPE_WAIT
 
 
-def escape_deadline(data: str, pending: float | None, now: float, lone_wait: float | None) -> float | None:
+def escape_deadline(data: str, pending: float | None, now: float, lone_wait: float | None,
+                    in_paste: bool = False) -> float | None:
     """The parser's pending wait (``pending``, on ``get_time``'s clock; None: nothing pending) once
-    ``data``, one read of the terminal, was fed to it: a pending wait that a lone Escape ending the
-    read started ends ``lone_wait`` after ``now``. (An Escape byte starts a new sequence in Textual's
-    parser, so when the read ends with one, that byte alone is pending.)"""
-    if pending is None or lone_wait is None or not data.endswith(ESC):
+    ``data``, one read of the terminal, was fed to it: when the read was the Escape byte alone and
+    no bracketed paste is open (``in_paste``: :func:`paste_open`), the wait it started ends
+    ``lone_wait`` after ``now``; anything else keeps Textual's wait."""
+    if pending is None or lone_wait is None or in_paste or data != ESC:
         return pending
     return min(pending, now + lone_wait)
+
+
+def paste_open(data: str, was_open: bool) -> bool:
+    """Whether a bracketed paste is still open after the read ``data`` (``was_open``: before it):
+    its last paste marker tells, else it stays as it was."""
+    start, end = data.rfind(BRACKETED_PASTE_START), data.rfind(BRACKETED_PASTE_END)
+    if start == end:  # neither (-1 both)
+        return was_open
+    return start > end
 
 
 class PromptEscapeDriver(LinuxDriver):
@@ -78,6 +90,7 @@ class PromptEscapeDriver(LinuxDriver):
         decode = getincrementaldecoder("utf-8")().decode
         read = os.read
         lone_wait = lone_escape_wait(os.environ)
+        pasting = [False]  # a bracketed paste open after the reads so far (paste_open)
 
         def process_selector_events(selector_events, final: bool = False) -> None:
             for last, (_selector_key, mask) in loop_last(selector_events):
@@ -88,7 +101,9 @@ class PromptEscapeDriver(LinuxDriver):
                         break
                     for event in feed(unicode_data):
                         self.process_message(event)
-                    parser._timeout_time = escape_deadline(unicode_data, parser._timeout_time, get_time(), lone_wait)
+                    parser._timeout_time = escape_deadline(unicode_data, parser._timeout_time, get_time(), lone_wait,
+                                                           pasting[0])
+                    pasting[0] = paste_open(unicode_data, pasting[0])
             for event in tick():
                 self.process_message(event)
 
