@@ -289,6 +289,7 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
                 if rec is None:
                     rec = Recorder(log, args.archive, tz=args.tz, flush_every=args.flush,
                                    router_log=args.router_log, write_after=None if args.once else args.lag)
+                resumed = rec.pos  # where an earlier run left the log (None: not read yet)
                 rep = rec.poll(now, flush=True if args.once else None)
                 total += rep.archived
                 if args.retain or args.max_size:
@@ -296,7 +297,12 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
                 _say(args, log, rep, rec)
                 if args.once:
                     jobs = len(rec.state)
-                    if rec.log in rep.corrupt:  # what the schedd decides of it (the rest of the log is fine)
+                    # what the schedd decides of the log: this run's read is the verdict when it read
+                    # the followed generation from its start and found nothing corrupt; a run that
+                    # resumed inside it (a timer's every run after the first) did not see the start,
+                    # where an earlier run may have met a refused line, so the log is read again
+                    partial = resumed is not None and rec.pos is not None and resumed.seq == rec.pos.seq
+                    if rec.log in rep.corrupt or partial:
                         try:
                             status = argcheck.worst(status, _verdict(log))
                         except argcheck.UsageError as exc:  # the log was replaced meanwhile

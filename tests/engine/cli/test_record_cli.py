@@ -241,10 +241,12 @@ def test_following_a_log_wakes_on_its_change_not_on_the_interval(tmp_path):
 
 
 def test_once_takes_the_verdict_from_its_own_read(tmp_path, capsys, monkeypatch):
-    """``record --once`` read the whole log a second time (``load_log``) for its exit status: it
-    takes the schedd's verdict from the recorder's read of the log, and asks ``load_log`` only
-    when that read met a line the schedd finds corrupt (htcondor.md §3.3: refused inside a
-    committed transaction, exit 1; dropped at the tail, exit 0)."""
+    """``record --once`` read the whole log a second time (``load_log``) for its exit status: a
+    run that reads the log's generation from its start takes the schedd's verdict from that read,
+    and asks ``load_log`` only when it met a line the schedd finds corrupt (htcondor.md §3.3:
+    refused inside a committed transaction, exit 1; dropped at the tail, exit 0); a run that
+    resumes inside the generation did not see its start, so it asks ``load_log``, and a refused
+    log stays refused in every later run (args.py: one rule for every command)."""
     calls = []
     real = reader.load_log
     monkeypatch.setattr(reader, "load_log", lambda *a, **k: calls.append(a) or real(*a, **k))
@@ -264,3 +266,6 @@ def test_once_takes_the_verdict_from_its_own_read(tmp_path, capsys, monkeypatch)
     assert rc == 1 and len(calls) == 2 and "the queue holds" in out, err
     line = log.read_bytes().count(b"\n") - 1  # the record named is the corrupt one, numbered in the whole log
     assert f"record {line} (byte offset " in err and "fatal: the schedd would refuse to start on this log" in err
+    # the next run has nothing new to read, and the schedd would still refuse the log
+    rc, out, err = run(capsys, ["record", str(log), "--archive", arch, "--once"])
+    assert rc == 1 and len(calls) == 3 and "fatal: the schedd would refuse to start on this log" in err, err
