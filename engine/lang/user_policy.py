@@ -348,6 +348,16 @@ def policy_ad(get: Any, roots: tuple[str, ...]) -> Any | None:
     return make_ad(texts)
 
 
+def policy_ad_of(attrs: Mapping[str, str], system: SystemPolicy) -> Any | None:
+    """:func:`policy_ad` of a {name: text} dict of a job, or None (the whole ad is needed): also
+    when a name is spelled twice in it (the whole ad then takes the later text, as ``make_ad``
+    does, where a lookup by name could take either)."""
+    low = {k.lower(): v for k, v in attrs.items()}
+    if len(low) != len(attrs):
+        return None
+    return policy_ad(lambda n: low.get(n.lower()), policy_roots(system))
+
+
 def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,
                      now: float | None) -> Decision:
     """The periodic part of ``AnalyzePolicy``. ``ad`` is the evaluation ad built from ``texts``."""

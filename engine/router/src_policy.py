@@ -10,7 +10,7 @@ from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import State
 from engine.router.schedd_ops import S, View
-from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad, policy_roots, time_deadline
+from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, time_deadline
 from engine.lang.user_policy import Decision
 
 
@@ -89,8 +89,7 @@ class SourcePolicy:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
         the attributes its expressions reach), else the job's kept evaluation ad of the whole
         copy (``Lifecycle.src_ad``). A name spelled twice takes the later text in both."""
-        low = {k.lower(): v for k, v in job.src.items()}
-        ad = policy_ad(lambda n: low.get(n.lower()), policy_roots(system)) if len(low) == len(job.src) else None
+        ad = policy_ad_of(job.src, system)
         return self.src_ad(job) if ad is None else ad
 
 

@@ -44,7 +44,7 @@ from engine.queue.records import job_order
 from engine.schedd.cron import needs_cron
 from engine.schedd.history import HistoryWriter
 from engine.lang.user_policy import (
-    UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, policy_ad, policy_roots, time_deadline)
+    UNBOUNDED, Decision, SystemPolicy, analyze_exit, analyze_periodic, policy_ad, policy_ad_of, policy_roots, time_deadline)
 from engine.schedd.store import Store
 from engine.schedd.sites import SiteReport, SiteSet
 from engine.schedd.workload import JobTemplate
@@ -346,11 +346,9 @@ class Schedd:
         merged = dict(attrs)
         merged.update(exit_attrs)
         merged["JobStatus"] = RUNNING.text
-        # the ad of what the policy reads (user_policy.policy_ad), or the whole merged ad; a name
-        # spelled twice (the queue's spelling and the one set here) takes the later text in both
-        low = {k.lower(): v for k, v in merged.items()}
-        roots = policy_roots(self.system_policy)
-        ad = policy_ad(lambda n: low.get(n.lower()), roots) if len(low) == len(merged) else None
+        # the ad of what the policy reads (user_policy.policy_ad_of), or the whole merged ad (also
+        # where a name is spelled twice: the queue's spelling and the one set here)
+        ad = policy_ad_of(merged, self.system_policy)
         d = analyze_exit(make_ad(merged) if ad is None else ad, merged, RUNNING, self.system_policy, now)
         after = dict(merged, JobStatus=IDLE.text)  # the run is accounted for: no second vacate
         if d.action == "hold" or (d.action == "none" and d.value == -1):
