@@ -184,10 +184,12 @@ def needs_crontab(job_attrs: Mapping[str, str]) -> bool:
     return any(a.lower() in names for a in ATTRS)
 
 
-def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, _ad=None) -> tuple[Schedule, tuple[str, ...]]:
+def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, *,
+                  ad_of: Callable[[], Any] | None = None) -> tuple[Schedule, tuple[str, ...]]:
     """The schedule HTCondor builds from an ad (``LookupString``; a non-string counts as ``*``),
-    and the names of the cron attributes that are present but not strings."""
-    ad = make_ad(job_attrs) if _ad is None else _ad
+    and the names of the cron attributes that are present but not strings. The job's evaluation ad
+    is ``ad_of()``, else made here (once, and only if a cron attribute is present)."""
+    ad = ad_of if ad_of is not None else _evaluation_ad(job_attrs)
     names = _names(job_attrs)
     texts: list[str | None] = []
     non_string: list[str] = []
@@ -195,7 +197,7 @@ def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, _ad=No
         if attr.lower() not in names:
             texts.append(None)
             continue
-        value = evaluate(attr, my=ad, now=now)
+        value = evaluate(attr, my=ad(), now=now)
         if isinstance(value, str):
             texts.append(value)
         else:
@@ -298,7 +300,7 @@ def compute_deferral(
         return DeferralUpdate("keep", params.deferral_time, state)
     cached = state.cached and reason not in {RELEASE, RECONFIG}
     forced = reason in _FORCING or not cached
-    sched, _non_string = cron_schedule(job_attrs, now, ad())
+    sched, _non_string = cron_schedule(job_attrs, now, ad_of=ad)
     if not cached and not sched.valid:
         hold = Hold(HoldCode.InvalidCronSettings, 0, INVALID_CRON_PREFIX + (sched.error or ""))
         return DeferralUpdate("hold", params.deferral_time, CronJobState(False), hold=hold)

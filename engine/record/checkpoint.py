@@ -77,13 +77,17 @@ class Meta:
         return m
 
 
+SEGMENT_BYTES = 8 << 20  # a segment is full at this many bytes of transactions (the recorder's default)
+CHECKPOINT_BYTES = 4 << 20  # bytes of transactions between two state checkpoints of a segment (default)
+
+
 @dataclass(frozen=True)
 class Inner:
     """What :meth:`Archive.append` needs to take an inner state checkpoint (``engine.record.archive``'s docstring)."""
 
     state: Callable[[], bytes]  # the state after the write, as a compacted log (``record.state.state_dump``)
-    every: int = 4 << 20  # bytes of transactions between two checkpoints of a segment
-    segment: int = 8 << 20  # the segment is full at this size (the recorder's): none at its end
+    every: int = CHECKPOINT_BYTES  # bytes of transactions between two checkpoints of a segment
+    segment: int = SEGMENT_BYTES  # the segment is full at this size (the recorder's): none at its end
 
 
 def txn_hash(raw: bytes) -> str:

@@ -63,7 +63,7 @@ from engine.queue.jobqueue import JobQueue
 from engine.queue.steps import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
 from engine.queue.timeline import TimeInference, minute_time, step_time
 from engine.record.archive import Archive, Files
-from engine.record.checkpoint import Inner, LogPosition, Txn, txn_hash
+from engine.record.checkpoint import CHECKPOINT_BYTES, SEGMENT_BYTES, Inner, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
 from engine.record.state import Head, diff_records, dump_of, dump_records, head_of, load_state, state_dump
 
@@ -107,9 +107,9 @@ def _open(path: Path):
 
 class Recorder:
     def __init__(self, log: str | os.PathLike, archive: str | os.PathLike, *, files: Files | None = None,
-                 tz: str | None = None, segment_bytes: int = 8 << 20, frame_bytes: int = 1 << 20,
+                 tz: str | None = None, segment_bytes: int = SEGMENT_BYTES, frame_bytes: int = 1 << 20,
                  flush_every: float = 60.0, router_log: str | os.PathLike | None = None,
-                 write_after: float | None = None, checkpoint_bytes: int | None = 4 << 20) -> None:
+                 write_after: float | None = None, checkpoint_bytes: int | None = CHECKPOINT_BYTES) -> None:
         """``checkpoint_bytes``: an inner state checkpoint after a write once that many bytes of
         transactions were archived in the segment since its last (``archive.Inner``; None: none)."""
         self.log = Path(log)
