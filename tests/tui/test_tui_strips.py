@@ -66,3 +66,14 @@ def test_a_strip_makes_its_caches_when_it_first_uses_them_and_answers_as_textual
     assert line.cell_length == textual.cell_length and line.text == textual.text
     with pytest.raises(AttributeError):
         line.no_such_attribute  # an unknown name is still an AttributeError
+
+
+def test_the_lazy_caches_are_installed_only_over_the_strip_they_were_written_for():
+    """The pinned Textual's Strip has exactly the slots the lazy caches set or make; a Strip with
+    another set of slots (an upgrade past the pin) keeps Textual's own ``__init__``."""
+    assert strips.caches_on_first_use_fit()
+
+    class Other:
+        __slots__ = (*strips.STRIP_SLOTS, "_new_cache")
+
+    assert not strips.caches_on_first_use_fit(Other)

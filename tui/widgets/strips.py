@@ -28,6 +28,16 @@ CACHE_SIZES = {"_divide_cache": 4, "_crop_cache": 16, "_style_cache": 16, "_filt
                "_line_length_cache": 4, "_crop_extend_cache": 4, "_offsets_cache": 4}
 
 
+# every slot Strip has in that version: the five set when a strip is built, and the caches
+STRIP_SLOTS = frozenset(CACHE_SIZES) | {"_segments", "_cell_length", "_render_cache", "_link_ids", "_cell_count"}
+
+
+def caches_on_first_use_fit(strip_class=Strip) -> bool:
+    """Whether this Textual's Strip has exactly the slots the lazy caches were written for: another
+    (an upgrade past the pin) keeps its own ``__init__``, so no slot it adds is left unset."""
+    return frozenset(getattr(strip_class, "__slots__", ())) == STRIP_SLOTS
+
+
 def _init_without_caches(self: Strip, segments, cell_length: int | None = None) -> None:
     self._segments = list(segments)
     self._cell_length = cell_length
@@ -66,5 +76,6 @@ def install() -> None:
 
     Strip.divide = divide_without_cycle  # type: ignore[method-assign]
     Strip.crop_extend = crop_extend_without_cycle  # type: ignore[method-assign]
-    Strip.__init__ = _init_without_caches  # type: ignore[method-assign]
-    Strip.__getattr__ = _cache_on_first_use  # type: ignore[attr-defined]
+    if caches_on_first_use_fit():
+        Strip.__init__ = _init_without_caches  # type: ignore[method-assign]
+        Strip.__getattr__ = _cache_on_first_use  # type: ignore[attr-defined]
