@@ -83,7 +83,7 @@ def _tmp_path_in_memory(config) -> None:
     fsyncs what it commits (a demo run in a test: one fdatasync per transaction, ~6,500 in
     tests/engine/feeds/test_demo_restart.py), and on a disk each waits for it (1-7 ms here, 32 of
     that file's 38 s of wall time at load 10), on tmpfs not (2 µs). The same system calls run;
-    only the wait goes. pytest's own numbered directories (three sessions kept, per user) under
+    only the wait goes. pytest's own numbered directories (one session kept: pyproject.toml) under
     /dev/shm instead of /tmp; workers get theirs under the controller's. Not where ``--basetemp`` or
     PYTEST_DEBUG_TEMPROOT says where."""
     if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT") or not SHM.is_dir():

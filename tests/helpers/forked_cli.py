@@ -7,7 +7,8 @@ up before its first step, about half of what a run did before its kill. Here a s
 once (its output thrown away), then for each request forks a child that runs ``tui.cli.main(argv)``
 with its stdout on a FIFO of the test's; the test reads it and kills the child as it killed the
 ``routedeck`` process. The child is a process of its own running the command's code, so a kill
-leaves what a kill of the command leaves; only the imports are shared.
+leaves what a kill of the command leaves; what it shares with the server is what the server's
+imports and its warm-up run left in memory (the warm-up's own state directory is another).
 
 Protocol on the server's stdin/stdout, one line each: the test sends ``{"argv": [...], "stdout":
 FIFO}``, the server answers the child's pid, then, once the child has ended (killed or not), its
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import IO
 
 from tests.helpers.paths import REPO
+
+START_TIMEOUT = 60  # seconds a forked command has to write its first line
 
 
 def _child(argv: list[str], stdout: str) -> None:
@@ -80,7 +84,16 @@ class Forks:
         self.server.stdin.write(json.dumps({"argv": argv, "stdout": str(fifo)}) + "\n")
         self.server.stdin.flush()
         pid = int(self.server.stdout.readline())
-        return pid, open(fifo)
+        # opened without blocking and waited for with a bound: a child that died before it opened
+        # its end fails the test instead of hanging it (on Linux a FIFO's reading end is not ready
+        # before a writer has opened it)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        if not select.select([fd], [], [], START_TIMEOUT)[0]:
+            os.close(fd)
+            self.kill(pid)
+            raise TimeoutError(f"the forked {' '.join(argv[:1])} wrote nothing in {START_TIMEOUT} s")
+        os.set_blocking(fd, True)
+        return pid, os.fdopen(fd)
 
     def kill(self, pid: int) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -92,7 +105,11 @@ class Forks:
 
     def close(self) -> None:
         self.server.stdin.close()
-        self.server.wait(30)
+        try:
+            self.server.wait(30)
+        except subprocess.TimeoutExpired:
+            self.server.kill()  # its children were each waited for (serve)
+            self.server.wait(5)
         self.server.stdout.close()
 
 

@@ -213,8 +213,8 @@ def _kill_run(forks: Forks, cfg: Path, state: Path, seed: int, rng: random.Rando
         for _ in range(lines):
             if not out.readline():
                 break
-        forks.kill(pid)
     finally:
+        forks.kill(pid)  # also when reading failed: reap waits for the child's end
         forks.reap()
         out.close()
 
