@@ -152,7 +152,10 @@ def run_headless(args: argparse.Namespace) -> int:
     try:
         if not args.reroute:
             window = archive_summary(args.log, args.tz)
-        else:
+        elif args.at is None and args.transaction is None:
+            # the whole recording is re-routed: read in the index's pass (a cut at an earlier step
+            # reads the log again up to it, engine.feeds.replay.reroute.read_recording, so the
+            # index's pass is not asked to apply the whole log then)
             from engine.feeds.replay.reroute import RecordingScan  # noqa: PLC0415
 
             scanned = RecordingScan()
