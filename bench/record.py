@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import contextlib
-import inspect
 import io
 import json
 import os
@@ -50,6 +49,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
+from engine.record.checkpoint import SEGMENT_BYTES
 from engine.record.recorder import READ_CHUNK, Recorder
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.demo_days import write_long_log
@@ -61,7 +61,7 @@ DEMO = Path(__file__).resolve().parent.parent / "sample_configs" / "recordings" 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--days", type=float, default=1.0)
-    ap.add_argument("--segment-mb", type=float, default=8)
+    ap.add_argument("--segment-mb", type=float, default=SEGMENT_BYTES / (1 << 20))
     ap.add_argument("--memory", action="store_true", help="also measure peak memory with tracemalloc "
                     "(a second, slower pass; the recorder's peak RSS is always printed)")
     ap.add_argument("--whole", action="store_true", help="also time open_archive (the whole archive)")
@@ -166,7 +166,7 @@ def _build(d: Path, copies: int, segment: int) -> None:
     shutil.rmtree(d / "arch", ignore_errors=True)
     size = write_long_log(d / "job_queue.log", copies)
     b = dict(copies=copies, segment=segment, log=size, built=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
-    if segment == inspect.signature(Recorder).parameters["segment_bytes"].default:  # the command's segments
+    if segment == SEGMENT_BYTES:  # the command's segments
         _compiled()
         anchors = [_fresh(ANCHOR)[1] for _ in range(2)]
         load0 = os.getloadavg()[0]

@@ -144,7 +144,7 @@ class QuietApply:
                     except KeyError:  # a spelling not seen before (rare after the first records)
                         ad[self._name(name)] = value
             elif op == "1":
-                self._add_quiet(key, R.plain_record(op, key, name, value)[2])
+                self._add_quiet(key, R.my_type(name))
                 last = None
             else:
                 self._drop_quiet(key)

@@ -480,7 +480,13 @@ def plain_record(op: str, key: str, name: str, value: str) -> tuple:
     ``steps.step_record`` gives it."""
     if op == "2":
         return (102, key, "", "")
-    return (101, key, "" if name == EMPTY_TYPE else name, "" if value == EMPTY_TYPE else value)
+    return (101, key, my_type(name), my_type(value))
+
+
+def my_type(text: str) -> str:
+    """A 101's MyType (or TargetType) as the queue keeps it: ``""`` for the placeholder written
+    when there is none (``EMPTY_TYPE``)."""
+    return "" if text == EMPTY_TYPE else text
 
 
 def plain_records(fields: list) -> list[tuple]:

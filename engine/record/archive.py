@@ -102,8 +102,8 @@ from engine.record.checkpoint import Inner, LogPosition, Meta, Txn
 from engine.record.files import (  # noqa: F401  (ArchiveError, DiskFull, Files: part of this API)
     ArchiveError, DiskFull, Files, failed,
 )
-from engine.record.frames import (  # noqa: F401  (MAGIC, MAX_FRAME: part of this API)
-    HEAD, LEVEL, MAGIC, MAX_FRAME, _chunks, _Compress, _compress, _router_body, _Run,
+from engine.record.frames import (
+    HEAD, LEVEL, MAGIC, MAX_FRAME, _chunks, _Compress, _router_body, _Run,
 )
 
 CHECKPOINT = "recorder.json"
@@ -308,7 +308,7 @@ class Archive:
         """Write ``txns`` as one write (``_chunks``), its index lines and ``router``'s frame, then
         ``recorder.json``; with ``save`` False the appends wait in ``_out`` for the next write's
         (a re-frame's: one append to each file for both). ``payloads``: the frames already
-        compressed (``_compress`` of the same arguments). ``inner``: the state after them, taken
+        compressed (``frames._compress`` of the same arguments). ``inner``: the state after them, taken
         as an inner state checkpoint when one is due (module docstring)."""
         m = self.meta
         seg = m.segment + 1 if new_segment else m.segment
