@@ -187,8 +187,14 @@ def _refs_of(tree: Any, parts: bool = False) -> frozenset[str]:
 _PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"|0|[1-9][0-9]{0,17}')
 
 
+def is_plain_literal(text: str) -> bool:
+    """A string without escapes or a decimal integer of up to 18 digits, as it stands (the texts
+    :func:`is_valid_expr` accepts without a parse): it reads no attribute."""
+    return _PLAIN_LITERAL.fullmatch(text) is not None
+
+
 def is_valid_expr(text: str) -> bool:
-    if _PLAIN_LITERAL.fullmatch(text.strip()):
+    if is_plain_literal(text.strip()):
         return True
     try:
         parse_expr(text)

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.classad import ClassAdError, evaluate, is_undefined, is_valid_expr, make_ad, parse_expr
+from engine.classad import ClassAdError, evaluate, is_plain_literal, is_undefined, is_valid_expr, make_ad, parse_expr
 from engine.contract.codes import HoldCode, JobStatus
 
 
@@ -289,31 +289,24 @@ def policy_roots(system: SystemPolicy) -> tuple[str, ...]:
 
 
 _NONE: frozenset[str] = frozenset()
-_MISSING = object()
-# text -> its _names: job ads repeat the same expression texts (the knobs, cluster attributes), so
-# the answer is kept per text, a bounded number of them (literals, most texts, are not kept)
-_NAMES: dict[str, frozenset[str] | None] = {}
-_NAMES_MAX = 8192
 
 
 def _names(text: str) -> frozenset[str] | None:
     """The lower-case names ``text`` reads (None: it may read others, see above)."""
-    if text.isdigit() or (text[:1] == '"' and text.find('"', 1) == len(text) - 1):
-        return _NONE  # an integer or one string literal
-    got = _NAMES.get(text, _MISSING)
-    if got is not _MISSING:
-        return got  # type: ignore[return-value]
+    if is_plain_literal(text):
+        return _NONE  # an integer or one string literal (most texts: not kept)
+    return _expr_names(text)
+
+
+# job ads repeat the same expression texts (the knobs, cluster attributes): kept per text, a bounded number
+@functools.lru_cache(maxsize=8192)
+def _expr_names(text: str) -> frozenset[str] | None:
     if _REACHES_OTHERWISE.search(text):
-        got = None
-    else:
-        try:
-            got = parse_expr(text).names
-        except ClassAdError:
-            got = frozenset()  # an error value: it reads nothing
-    if len(_NAMES) >= _NAMES_MAX:
-        _NAMES.clear()
-    _NAMES[text] = got
-    return got
+        return None
+    try:
+        return parse_expr(text).names
+    except ClassAdError:
+        return _NONE  # an error value: it reads nothing
 
 
 def policy_ad(get: Any, roots: tuple[str, ...]) -> Any | None:
@@ -348,14 +341,15 @@ def policy_ad(get: Any, roots: tuple[str, ...]) -> Any | None:
     return make_ad(texts)
 
 
-def policy_ad_of(attrs: Mapping[str, str], system: SystemPolicy) -> Any | None:
+def policy_ad_of(attrs: Mapping[str, str], system: SystemPolicy, roots: tuple[str, ...] | None = None) -> Any | None:
     """:func:`policy_ad` of a {name: text} dict of a job, or None (the whole ad is needed): also
     when a name is spelled twice in it (the whole ad then takes the later text, as ``make_ad``
-    does, where a lookup by name could take either)."""
+    does, where a lookup by name could take either). ``roots``: ``policy_roots(system)`` when the
+    caller has it (a pass over many jobs)."""
     low = {k.lower(): v for k, v in attrs.items()}
     if len(low) != len(attrs):
         return None
-    return policy_ad(lambda n: low.get(n.lower()), policy_roots(system))
+    return policy_ad(lambda n: low.get(n.lower()), policy_roots(system) if roots is None else roots)
 
 
 def analyze_periodic(ad: Any, texts: Mapping[str, str], status: int, system: SystemPolicy,

@@ -260,10 +260,11 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             self.adopt_orphans(now)
         # UpdateRouteStats: the recount is skipped when the last poll's closing recount still
         # holds (only a poll or a table switch changes the tracked jobs or the book)
-        if not self._counted:
-            self.recount()
+        if self._counted:
+            self._adjust_throttles(now)
+        else:
+            self.update_route_stats(now)
         self._counted = False
-        self._adjust_throttles(now)
         self.get_candidate_jobs(now)
         # A SUBMITTED job whose source and routed copy did not change since the last poll and that
         # has no update hook would get the very same status check: skip it (the check is a pure

@@ -66,12 +66,12 @@ class View:
 
     __slots__ = ("_attrs", "_lower", "_ad", "_job")
 
-    def __init__(self, attrs: Mapping[str, str] | None, ad: Any = None, job: Any = None) -> None:
+    def __init__(self, attrs: Mapping[str, str] | None, job: Any = None) -> None:
         self._attrs = attrs
         # lower-case name -> spelling in ``attrs``: the queue's map for a queue job (names the
         # ad lacks included: check ``attrs``), else built from ``attrs`` when first needed
         self._lower: dict[str, str] | None = None
-        self._ad = ad
+        self._ad: Any = None
         self._job = job
 
     @classmethod

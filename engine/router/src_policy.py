@@ -10,7 +10,7 @@ from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import State
 from engine.router.schedd_ops import S, View
-from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, time_deadline
+from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
 
 
@@ -28,6 +28,7 @@ class SourcePolicy:
         ``x509UserProxyExpiration`` are copied in again only when the source changed since the
         last pass or they were not literal integers (an expression may depend on the time)."""
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
+        roots = policy_roots(system)  # once per pass (each job's policy ad starts from them)
         ads, kept = self._periodic_ads, {}
         if system != self._periodic_system:
             ads, self._periodic_system = {}, system
@@ -55,7 +56,7 @@ class SourcePolicy:
             if status is None:
                 continue
             self.periodic_evaluations += 1
-            decision = _timer_remove(local, now) or analyze_periodic(self._policy_ad(job, system), job.src, status,
+            decision = _timer_remove(local, now) or analyze_periodic(self._policy_ad(job, system, roots), job.src, status,
                                                                      system, now)
             if decision.action == "none":
                 due = time_deadline(local.get, job.src.values(), system, now, status)
@@ -85,11 +86,11 @@ class SourcePolicy:
                                       job.route_name, job.src_key, action=decision.action))
 
 
-    def _policy_ad(self, job: Any, system: SystemPolicy) -> Any:
+    def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
         the attributes its expressions reach), else the job's kept evaluation ad of the whole
         copy (``Lifecycle.src_ad``). A name spelled twice takes the later text in both."""
-        ad = policy_ad_of(job.src, system)
+        ad = policy_ad_of(job.src, system, roots)
         return self.src_ad(job) if ad is None else ad
 
 

@@ -56,13 +56,19 @@ class JobView(Protocol):
 class DictView:
     def __init__(self, attrs: dict[str, str]) -> None:
         self.attrs = attrs
+        self._spelled: dict[str, str] | None = None  # lower-case name -> its spelling in attrs
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        """Any case (:class:`JobView`): the name as given, else any other spelling of it."""
+        """Any case (:class:`JobView`): the name as given, else any other spelling of it (the
+        spellings mapped once per view, when a name first misses)."""
         v = self.attrs.get(name)
         if v is None:
-            low = name.lower()
-            v = next((t for k, t in self.attrs.items() if k.lower() == low), None)
+            if self._spelled is None:  # the first spelling of a name, as a scan would find it
+                self._spelled = {}
+                for k in self.attrs:
+                    self._spelled.setdefault(k.lower(), k)
+            k = self._spelled.get(name.lower())
+            v = None if k is None else self.attrs.get(k)
         return default if v is None else v
 
     def __contains__(self, name: object) -> bool:
