@@ -233,12 +233,8 @@ class HooksScreen(RowPanel, FittedTable, FilterBox, DeckScreen):
     def _detail(self, snap: Snapshot) -> None:
         h = self.selected(snap)
         panel = self.query_one("#hooks-detail", Static)
-        if h is not None:
-            show_text(panel, hook_detail(h, snap.tz))
-        elif not snap.hooks:
-            show_text(panel, Text("no hook has run yet", style="dim"))
-        else:
-            show_text(panel, Text("no invocation matches the filter", style="dim"))
+        empty = "no hook has run yet" if not snap.hooks else "no invocation matches the filter"
+        show_text(panel, hook_detail(h, snap.tz) if h is not None else Text(empty, style="dim"))
 
     def on_data_table_row_selected(self, event) -> None:
         self.action_open_io()

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from engine.contract.snapshot import RouteView, Snapshot
 from tui.text.format import clock_time
 from tui.screens.routes import RoutesScreen
+from tui.widgets.repaint import show_text
 
 
 def _throttle(value: float | None) -> str:
@@ -67,4 +68,4 @@ class WatchRoutesScreen(RoutesScreen):
 
     def update_body(self, snap: Snapshot) -> None:
         super().update_body(snap)
-        self.query_one("#router-log", Static).update(router_log_text(snap))
+        show_text(self.query_one("#router-log", Static), router_log_text(snap))  # repainted only on change

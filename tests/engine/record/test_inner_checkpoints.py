@@ -24,11 +24,6 @@ from tests.helpers.compaction import ScheddLog
 SEGMENT, EVERY = 40_000, 10_000
 
 
-@pytest.fixture
-def schedd(tmp_path):
-    return ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
-
-
 def inner_recorder(tmp_path, files=None, **kw):
     kw.setdefault("segment_bytes", SEGMENT)
     return recorder(tmp_path, files=files, checkpoint_bytes=EVERY, **kw)

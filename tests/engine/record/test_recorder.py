@@ -60,11 +60,6 @@ def gaps(archive: Path) -> list[dict]:
     return [x for x in Archive.open(archive, create=False).index_lines() if x["kind"] == "gap"]
 
 
-@pytest.fixture
-def schedd(tmp_path):
-    return ScheddLog(tmp_path / "job_queue.log", _DATA)
-
-
 def recorder(tmp_path, files=None, **kw) -> Recorder:
     kw.setdefault("segment_bytes", 40_000)
     return Recorder(tmp_path / "job_queue.log", tmp_path / "archive", files=files, tz="UTC", **kw)

@@ -28,11 +28,6 @@ START = 1795219200.0  # the demo recording's first moment
 LAG = 0.05
 
 
-@pytest.fixture
-def schedd(tmp_path):
-    return ScheddLog(tmp_path / "job_queue.log", _DATA)
-
-
 def follower(tmp_path, files=None, **kw) -> Recorder:
     kw.setdefault("frame_bytes", 32 << 10)
     kw.setdefault("segment_bytes", 200_000)
