@@ -92,10 +92,6 @@ def _app(which="board", tmp_path=None, monkeypatch=None):
                     watch_files=False)
 
 
-def _lines(app) -> list[str]:
-    return [strip.text for strip in app.screen._compositor.render_strips()]
-
-
 def _strip(app, y: int) -> Strip:
     """Line ``y`` of what the terminal shows: ``render_strips()[y]``, the compositor drawing the
     widgets on that line alone (a check reads one line; the whole screen cost ~20x as much)."""
@@ -171,7 +167,7 @@ async def test_every_horizontal_scroll_shows_the_first_scrolled_column_whole(whi
             seen.append(round(table.scroll_x))
         assert seen[-1] == table.max_scroll_x and seen[-1] in starts  # the end is a column start
         # the last column is in view at the end (nothing out of reach)
-        assert titles[-1] in _lines(app)[table.content_region.y]
+        assert titles[-1] in _line(app, table.content_region.y)
         await pilot.press("left")
         _assert_first_scrolled_column_whole(app, table, titles, pinned)
         assert round(table.scroll_x) < seen[-1]
