@@ -265,6 +265,14 @@ async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
     raise AssertionError(f"timed out waiting for {getattr(cond, '__name__', cond)}")
 
 
+async def wait_prewarmed(pilot, app) -> None:
+    """Until the app's background build of the other views (tui.shell.prewarm) has ended. It composes,
+    lays out and draws five or six screens off screen, one at a time behind keys and snapshots: ~1 s
+    on a quiet machine, over 5 s at a load of 12 (seen twice in whole-suite runs), so it gets a
+    minute; the wait ends as soon as it holds."""
+    await wait_until(pilot, lambda: app.prewarmed, timeout=60.0)
+
+
 def write_routes_conf(path, *, max_idle: int = 50) -> str:
     """A small transform-syntax routing table (htcondor.md §1.2 shapes) for editor tests."""
     text = (

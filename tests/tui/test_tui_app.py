@@ -21,7 +21,7 @@ from tui.shell.messages import CommandSent, EngineCrashed, EventsSeen, SnapshotA
 from tui.commands import keymap
 from tui.commands.palette import COMMANDS
 
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.screens.help import help_sections
 from tui.screens.jobs import JobsScreen
 from tui.screens.routes import RoutesScreen
@@ -357,7 +357,7 @@ async def test_help_is_kept_per_text_and_opens_at_the_top_with_no_toasts():
     as a new one did, and another screen's help is its own (the keys of the screen under it)."""
     app = _app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen")
         board_help = app.screen

@@ -19,7 +19,7 @@ from tui.app import make_app
 from tui.screens import route_detail
 from tui.widgets.job_model import JobModel
 
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_until, write_routes_conf
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_prewarmed, wait_until, write_routes_conf
 from tui.screens import editor as editor_mod
 from tui.files.config_watch import ConfigFilesChanged
 
@@ -195,7 +195,7 @@ async def test_main_views_are_composed_in_the_background_and_resumed_on_first_vi
         await wait_until(pilot, lambda: app.snapshot is not None)
         board = app.screen
         focused = app.focused
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         await pilot.pause()
         built = {m: app._screen_stacks[m][0] for m in ("jobs", "cron")}
         for screen in built.values():
@@ -290,7 +290,7 @@ async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_t
     full ``refresh_css`` afterwards changes no widget's style and no line on screen."""
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         refreshed = []
         original = type(app).refresh_css
         monkeypatch.setattr(type(app), "refresh_css", lambda self, *a, **k: (refreshed.append(1), original(self, *a, **k)))
@@ -336,7 +336,7 @@ async def test_first_visit_of_a_prewarmed_view_or_help_is_not_restyled_and_looks
     changes no widget's style and no line on screen."""
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         restyled = _record_restyles(app, monkeypatch)
         for key, shown in (("c", "CronScreen"), ("j", "JobsScreen"), ("b", "RoutesScreen"), ("question_mark", "HelpScreen")):
             await pilot.press(key)
@@ -354,7 +354,7 @@ async def test_a_view_resumed_with_nothing_changed_is_not_restyled_and_looks_the
     while it was hidden restyles it as before."""
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         for key, mode in (("c", "cron"), ("j", "jobs"), ("b", "routes")):  # each resumed once
             await pilot.press(key)
             await wait_until(pilot, lambda: app.current_mode == mode)
@@ -380,7 +380,7 @@ async def test_a_switch_to_a_built_view_is_not_held_back_but_a_first_build_is():
     screen is not built yet is still held, as before."""
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         for action, mode in ((app.action_show_cron, "cron"), (app.action_show_jobs, "jobs"),
                              (app.action_show_routes, "routes")):
             action()
@@ -405,7 +405,7 @@ async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question
 
     app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         await pilot.pause()
         helper = next(iter(app._help_screens.values()))
         text = helper.query_one("#help-text", Static)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.app import App
 
-from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_until
+from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +26,7 @@ async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(m
     monkeypatch.setattr(App, "_display", lambda self, screen, update: (
         painted.append((screen, update)), display(self, screen, update))[1])
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         for action in (app.action_show_cron, app.action_show_jobs, app.action_show_routes):
             action()  # (a first visit composes the view's footer after it is shown)
             await pilot.pause()
@@ -57,7 +57,7 @@ async def test_a_snapshot_that_changes_nothing_on_crondor_repaints_none_of_it():
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         app.action_show_cron()
         await pilot.pause()
         table, detail = app.screen.query_one("#cron", DataTable), app.screen.query_one("#cron-detail", Static)
