@@ -10,7 +10,7 @@ they work on its internals (``_ads``, ``_types``, ``_ids``, ``_kinds``, ``_owned
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable
 
 from engine.queue import records as R
 
@@ -122,10 +122,11 @@ class QuietApply:
             self._kinds.pop(key, None)
         return True
 
-    def apply_plain(self, recs: list) -> None:
+    def apply_plain(self, recs: Iterable) -> None:
         """:meth:`apply_quiet` for a plain transaction's records as ``steps.PLAIN_FIELDS`` gives
-        them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``),
-        with no record tuple made (``records.plain_records`` makes them where events are due)."""
+        them (op ``"1"``, ``"2"`` or ``"3"``; the recorder's catch-up, ``engine.record.recorder``,
+        which gives those of several transactions in order as one iterable), with no record tuple
+        made (``records.plain_records`` makes them where events are due)."""
         if self._subs or self._batch_subs or self._batch is not None:
             self.apply_quiet(R.plain_records(recs))
             return

@@ -93,6 +93,7 @@ import json
 import os
 import zlib
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Iterator
 
@@ -103,10 +104,11 @@ from engine.record.files import (  # noqa: F401  (ArchiveError, DiskFull, Files:
     ArchiveError, DiskFull, Files, failed,
 )
 from engine.record.frames import (
-    HEAD, LEVEL, MAGIC, MAX_FRAME, _chunks, _Compress, _router_body, _Run,
+    HEAD, LEVEL, MAGIC, MAX_FRAME, RAW, _chunks, _Compress, _router_body, _Run,
 )
 
 CHECKPOINT = "recorder.json"
+_GAP = attrgetter("gap")
 
 
 @dataclass
@@ -219,7 +221,7 @@ class Archive:
         ``reframe``: re-frame them with this write (one write of them all). ``inner``: the state
         after this write, taken as an inner state checkpoint when one is due (module docstring)
         and this write is not held."""
-        raw = sum(len(t.raw) for t in txns)
+        raw = sum(map(len, map(RAW, txns)))
         run = self.run
         if run is not None and reframe and not new_segment:
             self._hold(txns, extra, router, raw)
@@ -322,16 +324,18 @@ class Archive:
         cctx = zstandard.ZstdCompressor(level=LEVEL)
         for n_frame, (i, j) in enumerate(_chunks(txns, frame_bytes)):
             chunk = txns[i:j]
-            body = b"".join(t.raw for t in chunk)
+            body = b"".join(map(RAW, chunk))
             payload = cctx.compress(body) if payloads is None else payloads[0][n_frame]
             head = HEAD.pack(MAGIC, len(payload), first + i, len(chunk), chunk[0].time, chunk[-1].time,
                              zlib.crc32(payload))
             lines.append(dict(kind="frame", seg=seg, off=size + len(frames), len=HEAD.size + len(payload),
                               first=first + i, count=len(chunk), t0=chunk[0].time, t1=chunk[-1].time,
                               raw=len(body), gen=position.seq))
-            for n, t in enumerate(chunk):
-                if t.gap is not None:
-                    lines.append(dict(kind="gap", txn=first + i + n, **t.gap))
+            gaps = list(map(_GAP, chunk))
+            if gaps.count(None) != len(gaps):
+                for n, gap in enumerate(gaps):
+                    if gap is not None:
+                        lines.append(dict(kind="gap", txn=first + i + n, **gap))
             frames += head + payload
             raw_seg += len(body)
             m.raw_total += len(body)

@@ -90,9 +90,9 @@ class RouteCounts:
         if not keys:
             return lines
         self._keys = keys
-        destroyed = [k for k in keys if k in f.copies or k in f.sources]
-        if destroyed:
-            f.refresh(destroyed)
+        copies, sources = f.copies, f.sources
+        if not (copies.keys().isdisjoint(keys) and sources.keys().isdisjoint(keys)):  # (most steps: none)
+            f.refresh([k for k in keys if k in copies or k in sources])
         return lines
 
     def due(self) -> float:

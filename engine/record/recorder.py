@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 from engine.router.routerlog import RouterLogFollower, parse_stamp
@@ -381,7 +382,8 @@ class Recorder:
         last step: the write waits for the next step).
 
         One loop reads and applies (``_chunk_steps``): a plain transaction goes to
-        ``JobQueue.apply_plain`` as the regex gives its fields; for one of 103s only, the window
+        ``JobQueue.apply_plain`` as the regex gives its fields (those of a stretch of them at once,
+        applied before anything looks at the state); for one of 103s only, the window
         counts look at it only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
         before (``refresh`` sees the ads before the step) and after it is applied. Times as
         ``TimeInference`` gives them (comment, else time attributes, else carried; made
@@ -403,8 +405,16 @@ class Recorder:
         s = e = 0
         write = False
         minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
+        # the records of the plain transactions read since the state was last brought up to date:
+        # applied by one apply_plain call where the state is looked at (a step with a 101 or 102
+        # or not plain, a window's close, a write, the chunk's end) instead of one per transaction
+        queued: list[list] = []
+        joined = chain.from_iterable
         for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep, base):
             if write:  # the step before filled the frames: written now that another follows
+                if queued:
+                    plain(joined(queued))
+                    queued.clear()
                 self._pending_bytes = size
                 self.flush(None)
                 pending = self.pending
@@ -431,6 +441,9 @@ class Recorder:
             if fields is not None:  # a plain transaction
                 txn = True
                 if records:  # the keys of its 101s and 102s
+                    if queued:
+                        plain(joined(queued))
+                        queued.clear()
                     closes = before_keys(t, records, next_txn + len(pending))
                     if closes:
                         marks.extend(closes)
@@ -439,12 +452,18 @@ class Recorder:
                     due = due_of()
                 else:
                     if t >= due:
+                        if queued:
+                            plain(joined(queued))
+                            queued.clear()
                         closes = before_keys(t, (), next_txn + len(pending))
                         if closes:
                             marks.extend(closes)
                         due = due_of()
-                    plain(fields)
+                    queued.append(fields)
             else:
+                if queued:
+                    plain(joined(queued))
+                    queued.clear()
                 closes = before(t, records, next_txn + len(pending))
                 if closes:
                     marks.extend(closes)
@@ -461,6 +480,8 @@ class Recorder:
                 self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
                 self.last_time = t
                 write = True
+        if queued:
+            plain(joined(queued))
         self._pending_bytes = size
         if n:
             self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)

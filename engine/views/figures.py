@@ -327,7 +327,7 @@ class LiveFigures:
         With the transaction's ``time``, the router's job events are told too (``events``):
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         copies, ads = self.copies, self.ads
-        for key in keys:
+        for key in keys if not copies.keys().isdisjoint(keys) else ():  # (most commits: no tracked copy)
             if key in copies and key not in ads:
                 route, proc, cluster, source, src_cluster = self._untrack(key)
                 s = self._route(route)
