@@ -67,12 +67,18 @@ class Recording:
             outside = bool(ops) and i > 0 and rng.random() < 0.1 and self.lines[-1].startswith("106")
             if not outside:
                 self.lines.append("105 ")
+            touched = set()
             for op, key, name, value in ops:
                 self.lines.append(_render(op, key, name, value))
                 _apply(ads, op, key, name, value)
+                touched.add(key)
             if not outside:
                 self.lines.append("106 # %s" % _iso(t) if comments else "106 ")
-            self.states.append({k: (m, dict(a)) for k, (m, a) in ads.items()})
+            # a copy of each ad this step wrote; the others are the step before's copies (the
+            # states are only read): copying every ad at every step was most of this class's CPU
+            before = self.states[-1] if self.states else {}
+            self.states.append({k: before[k] if k in before and k not in touched else (m, dict(a))
+                                for k, (m, a) in ads.items()})
             self.times.append(t)
 
     def text(self, torn: bool = False) -> str:
