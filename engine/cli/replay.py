@@ -43,10 +43,12 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 
 from engine.cli import args as argcheck
+from engine.gcpause import gc_paused
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, transaction_number
 from engine.launch.options import ReplayOptions
 
@@ -135,6 +137,15 @@ def archive_lines(archive, position: int, tz: str | None) -> list[str]:
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    # A moment is one bulk pass (engine.gcpause): the state, the index and the history it builds
+    # stay alive to the snapshot and make no cycles, so the collector's passes over them (a full
+    # one over the window's queue, ~45 ms of a 30-day moment) would only cost time. --reroute runs
+    # the router, whose passes pause it themselves.
+    with contextlib.nullcontext() if args.reroute else gc_paused():
+        return _run_headless(args)
+
+
+def _run_headless(args: argparse.Namespace) -> int:
     # the replay engine, imported here: every command's parser is built at start-up (tui.cli)
     from engine.cli.jsonout import emit, row_json, snapshot_json  # noqa: PLC0415 - kept off every command's start-up
     from engine.contract.commands import Seek  # noqa: PLC0415 - kept off every command's start-up
