@@ -35,9 +35,11 @@ NOT_AT_START_UP = ("engine.feeds.watch.follow", "engine.feeds.watch.setup", "eng
 REPLAY_ENGINE = ("engine.feeds.replay.player", "engine.launch.replay", "engine.feeds.replay.index",
                  "engine.contract.commands", "engine.record.archive", "zstandard")
 # what a moment of a recording does not need (issue 27): the demo's execute node and its hooks, the
-# unrouted-jobs ledger, the periodic policy checker, and the JobRouterLog parser (a log has none)
+# unrouted-jobs ledger, the periodic policy checker, the JobRouterLog parser (a log has none), and
+# the ClassAd library while no value needs evaluating (engine.classad imports it on first use)
 NOT_FOR_A_MOMENT = ("engine.views.execute", "engine.execute.startd", "engine.router.unrouted",
-                    "engine.router.whynot", "engine.lang.user_policy", "engine.router.routerlog")
+                    "engine.router.whynot", "engine.lang.user_policy", "engine.router.routerlog",
+                    "classad2", "htcondor2")
 
 
 def _loaded(code: str) -> set[str]:
@@ -113,3 +115,14 @@ def test_crondors_explanation_and_lints_are_imported_on_first_use_as_the_functio
                      "(L.Lint, L.lint_deferral, L.lint_runs, L.lint_schedule)\n"
                      "from engine.crondor import *\nassert explain is E.explain and lint_schedule is L.lint_schedule")
     assert "engine.crondor.lints" in loaded
+
+
+def test_a_moment_of_the_demo_recording_evaluates_no_classad():
+    """Its cron jobs' schedules are string literals (read as they are, engine.crondor.deferral) and
+    its other values plain literals: the moment imports neither classad2 nor htcondor2."""
+    loaded = _loaded("import contextlib, io\nfrom tui.cli import main\n"
+                     "with contextlib.redirect_stdout(io.StringIO()):\n"
+                     "    assert main(['replay', 'sample_configs/recordings/demo-3h.job_queue.log', '--at', '+1h',"
+                     " '--tz', 'UTC', '--json']) == 0")
+    assert "engine.schedd.cron" in loaded
+    assert sorted(m for m in ("classad2", "htcondor2") if m in loaded) == []
