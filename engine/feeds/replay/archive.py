@@ -347,7 +347,7 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     raws[w] = raws[w][cut:]
     has_state = seed is not None and bool(seed.table)
     index = build_index(os.fspath(path), tz=tz, data=state[:nl] + b"".join(raws[k] for k in range(w, t + 1)),
-                        start=seed)
+                        start=seed, keep_records=True)  # its history applies the records read here
     if last is not None and has_state and index.steps:
         # that state is dated at the last transaction applied to it, not at the latest time
         # attribute its ads hold (which can be hours older: the stats' cron cycles ran from there)

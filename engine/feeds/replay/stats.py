@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.crondor.zones import get_zone
+from engine.gcpause import gc_paused
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.queue.records import is_proc_key
 from engine.feeds.replay.index import LogIndex
@@ -273,11 +274,17 @@ class RouteHistory:
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
         # the 102 removed it from the queue.
-        if idx.head is None:
-            scan_steps(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
-        else:  # step 0 is that state: its records as its compacted body would give them, in order
+        if idx.head is not None:  # step 0 is that state: its records as its compacted body would give them, in order
             on_step(idx.starts[0], idx.ends[0], idx.lines[0], [(101, key, "", "") for key in state.table])
-            scan_steps(idx.data, idx.ends[0], idx.ends[-1], state, on_step, None)
+        if idx.step_records is not None:  # the index's pass kept each step's records: not read again
+            apply = state.apply_quiet
+            with gc_paused():  # as scan_steps does
+                for records, end_line in idx.step_records:
+                    apply(records)
+                    on_step(0, 0, 0, records, end_line)
+        else:
+            scan_steps(idx.data, idx.ends[0] if idx.head is not None else idx.starts[0], idx.ends[-1], state,
+                       on_step, None)
         close_until(idx.times[-1])
         self._built = True
         return self

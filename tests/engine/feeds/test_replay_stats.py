@@ -295,3 +295,21 @@ def test_a_history_without_events_has_the_same_figures_and_makes_none(tmp_path):
             f"    assert main(['replay', {str(_black_hole(tmp_path))!r}, '--at', 'end', '--json']) == 0\n"
             "assert 'engine.router.events' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_a_history_applies_the_records_its_index_kept_as_it_would_read_them(tmp_path, monkeypatch):
+    """``build_index(keep_records=True)`` (an archive window's index: issue 27) keeps each step's
+    records; the history's pass applies them instead of reading the text again, and comes to the
+    same figures, events, deferrals and queue."""
+    log = _black_hole(tmp_path)
+    read, kept = build_index(log, tz="UTC"), build_index(log, tz="UTC", keep_records=True)
+    assert read.step_records is None and len(kept.step_records) == kept.steps
+    want = RouteHistory(read, None, 10.0, "UTC")
+    want_state = want.state_after(read.steps - 2)
+    monkeypatch.setattr(ST, "scan_steps", lambda *a, **k: pytest.fail("the text read again"))
+    got = RouteHistory(kept, None, 10.0, "UTC")
+    assert got.state_after(kept.steps - 2).table == want_state.table
+    assert (got.closes, got.changes, got.cron_times, got.cron_values) == (want.closes, want.changes, want.cron_times,
+                                                                          want.cron_values)
+    for step in range(0, kept.steps, 5):
+        assert got.figures(step, kept.times[step]) == want.figures(step, read.times[step])
