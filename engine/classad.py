@@ -10,6 +10,13 @@ Design decisions and invariants:
   neither may leak through (product.md §3).
 - Importing ``htcondor2`` registers HTCondor's extra functions (``mergeEnvironment``,
   ``userHome``, ``stringListMember``, …); without it they evaluate to ``error`` (product.md §3).
+  Both are imported together on the first use of the library (:func:`_lib`: every parse and
+  evaluation goes through it, so htcondor2 is always there before classad2 parses anything),
+  not when this module is: a replay moment whose values are plain literals uses neither, and
+  they are about a sixth of a new process's start-up (issue 27). ``ClassAd``, ``ExprTree``,
+  ``Value``, ``UNDEFINED`` and ``ERROR`` are this module's attributes as before, looked up then
+  (:func:`__getattr__`); a value is tested for a ``classad2.Value`` without importing the library
+  (:func:`_is_value`: none exists before it is imported).
 - Values are kept as *text* (old-ClassAd unparse syntax, exactly as job_queue.log stores them,
   htcondor.md §3.1 "Values") until something needs them evaluated. :func:`format_value` produces
   that text; :func:`make_ad` builds an evaluation ad from texts.
@@ -31,9 +38,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-import classad2
-import htcondor2  # noqa: F401  (registers HTCondor's ClassAd functions into classad2)
-
 from engine.classad_text import (  # noqa: F401  (part of this module's API, kept where callers import it)
     _split_strings,
     rewrite_time_calls,
@@ -48,11 +52,39 @@ from engine.classad_text import (  # noqa: F401  (part of this module's API, kep
     string_chunks,
 )
 
-ClassAd = classad2.ClassAd
-ExprTree = classad2.ExprTree
-Value = classad2.Value
-UNDEFINED = classad2.Value.Undefined
-ERROR = classad2.Value.Error
+_classad2: Any = None  # the classad2 module, once imported (_lib)
+
+
+def _lib() -> Any:
+    """classad2, imported on the first call with htcondor2 (module docstring)."""
+    global _classad2
+    if _classad2 is None:
+        import classad2  # noqa: PLC0415 - on first use (module docstring)
+        import htcondor2  # noqa: F401, PLC0415 - registers HTCondor's ClassAd functions into classad2
+
+        _classad2 = classad2
+    return _classad2
+
+
+# this module's names for parts of classad2, looked up on first use (module docstring)
+_LIBRARY_NAMES = {
+    "ClassAd": lambda lib: lib.ClassAd,
+    "ExprTree": lambda lib: lib.ExprTree,
+    "Value": lambda lib: lib.Value,
+    "UNDEFINED": lambda lib: lib.Value.Undefined,
+    "ERROR": lambda lib: lib.Value.Error,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LIBRARY_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _LIBRARY_NAMES[name](_lib())
+
+
+def _is_value(value: Any) -> bool:
+    """``value`` is a ``classad2.Value`` (undefined or error); never one before classad2 is imported."""
+    return _classad2 is not None and isinstance(value, _classad2.Value)
 
 # How deep one evaluation may nest: each operator, pair of brackets and attribute look-up is a
 # level, and one level more makes the evaluation call fail (EvalState::MAX_CLASSAD_RECURSION,
@@ -60,9 +92,6 @@ ERROR = classad2.Value.Error
 # ``a || b || c …`` parses left-deep, one level per ``||`` (ClassAdParser::parseLogicalORExpression,
 # src/classad/source.cpp): from about this many terms it cannot be evaluated at all.
 MAX_CLASSAD_RECURSION = 400
-
-_OLD = classad2.ParserType.Old
-_NEW = classad2.ParserType.New
 
 
 class ClassAdError(ValueError):
@@ -145,7 +174,7 @@ def parse_expr(text: str, new: bool = False) -> Expr:
     plain = src if new else old_to_new_syntax(src)
     rewritten = rewrite_time_calls(plain)
     try:
-        tree = classad2.ExprTree(rewritten)
+        tree = _lib().ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
         depth = _max_nesting(src) if len(src) > 300 else 0
         if depth > 150:
@@ -165,7 +194,7 @@ def _refs_of(tree: Any, parts: bool = False) -> frozenset[str]:
     ``Expr.names``)."""
     global _EMPTY_AD
     if _EMPTY_AD is None:
-        _EMPTY_AD = classad2.ClassAd()
+        _EMPTY_AD = _lib().ClassAd()
     try:
         names = set(_EMPTY_AD.externalRefs(tree)) | set(_EMPTY_AD.internalRefs(tree))
     except Exception:
@@ -193,6 +222,15 @@ def is_plain_literal(text: str) -> bool:
     return _PLAIN_LITERAL.fullmatch(text) is not None
 
 
+def plain_string(text: str) -> str | None:
+    """The value of a string literal without escapes as it stands (``"…"`` holding no ``"`` and no
+    backslash): its text between the quotes, what classad2 evaluates it to, read without the
+    library; None for any other text."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1] and "\\" not in text:
+        return text[1:-1]
+    return None
+
+
 def is_valid_expr(text: str) -> bool:
     if is_plain_literal(text.strip()):
         return True
@@ -204,8 +242,8 @@ def is_valid_expr(text: str) -> bool:
 
 
 def _normalise(value: Any) -> Any:
-    if isinstance(value, classad2.Value):
-        return ERROR if value == classad2.Value.Error else UNDEFINED
+    if _is_value(value):
+        return _classad2.Value.Error if value == _classad2.Value.Error else _classad2.Value.Undefined
     return value
 
 
@@ -221,7 +259,7 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None, now: float | 
     try:
         return _evaluate_or_raise(expr, my, target, now)
     except Exception:  # the evaluation call failed (see evaluation_fails): error, as HTCondor
-        return ERROR
+        return _lib().Value.Error
 
 
 def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: float | None = None) -> bool:
@@ -240,7 +278,7 @@ def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: 
 
 def _evaluate_or_raise(expr: Expr, my: Any, target: Any, now: float | None) -> Any:
     if my is None:
-        my = classad2.ClassAd()
+        my = _lib().ClassAd()
     if now is None:
         return _normalise(expr.tree.eval(my, target))
     saved = my.get("CurrentTime") if "CurrentTime" in my else None
@@ -256,7 +294,7 @@ def _evaluate_or_raise(expr: Expr, my: Any, target: Any, now: float | None) -> A
 
 def is_true(value: Any) -> bool:
     """HTCondor's "true" test: boolean true or a non-zero number; undefined/error are false."""
-    if isinstance(value, classad2.Value) or value is UNDEFINED or value is ERROR:
+    if _is_value(value):  # undefined or error
         return False
     if isinstance(value, bool):
         return value
@@ -266,16 +304,16 @@ def is_true(value: Any) -> bool:
 
 
 def is_undefined(value: Any) -> bool:
-    return isinstance(value, classad2.Value) and value == classad2.Value.Undefined
+    return _is_value(value) and value == _classad2.Value.Undefined
 
 
 def is_error(value: Any) -> bool:
-    return isinstance(value, classad2.Value) and value == classad2.Value.Error
+    return _is_value(value) and value == _classad2.Value.Error
 
 
 def as_int(value: Any) -> int | None:
     """Integer value as HTCondor's ``EvaluateAttrInt`` sees it (reals truncate, bools 0/1)."""
-    if isinstance(value, classad2.Value):
+    if _is_value(value):
         return None
     if isinstance(value, bool):
         return int(value)
@@ -303,8 +341,8 @@ def format_value(value: Any) -> str:
     """
     if isinstance(value, Expr):
         return value.text
-    if isinstance(value, classad2.Value):
-        return "error" if value == classad2.Value.Error else "undefined"
+    if _is_value(value):
+        return "error" if value == _classad2.Value.Error else "undefined"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -314,7 +352,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, str):
         return quote(value)
     # lists, nested ads, ExprTrees: let classad2 unparse them in old syntax
-    tmp = classad2.ClassAd()
+    tmp = _lib().ClassAd()
     tmp["x"] = value
     return tmp.printOld().split("=", 1)[1].strip()
 
@@ -338,7 +376,7 @@ def value_text_of(ad: Any, name: str) -> str | None:
     if name not in ad:
         return None
     expr = ad.lookup(name)
-    tmp = classad2.ClassAd()
+    tmp = _lib().ClassAd()
     tmp[name] = expr
     return tmp.printOld().split("=", 1)[1].strip()
 
@@ -374,6 +412,7 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
     attribute, in the dict's order, as ``ad[name] = tree`` one by one, without a Python call
     per attribute; a routed copy has ~40).
     """
+    lib = _lib()
     trees: dict[str, Any] = {}
     for name, text in attrs.items():
         try:
@@ -381,8 +420,8 @@ def make_ad(attrs: Mapping[str, str], strict: bool = False) -> Any:
         except ClassAdError:
             if strict:
                 raise
-            trees[name] = classad2.Value.Error
-    return classad2.ClassAd(trees)
+            trees[name] = lib.Value.Error
+    return lib.ClassAd(trees)
 
 
 def _tree(text: str) -> Any:
@@ -427,7 +466,7 @@ class AdMirror:
                     try:
                         ad[name] = _tree(text)
                     except ClassAdError:
-                        ad[name] = classad2.Value.Error
+                        ad[name] = _lib().Value.Error
         self.texts = dict(attrs)
         return self.ad
 
@@ -436,7 +475,7 @@ def new_syntax_ad(text: str) -> Any:
     """The classad2 ad of one new-syntax ``[ … ]`` text (engine.classad_ads reads files of them);
     raises what classad2 raises when it does not parse. The caller has checked
     :data:`MAX_OPERATORS` (module docstring)."""
-    return classad2.ClassAd(text)
+    return _lib().ClassAd(text)
 
 
 def flatten(ad: Any, expr: Expr | str) -> str:
@@ -452,13 +491,13 @@ def flatten(ad: Any, expr: Expr | str) -> str:
 def unparse_old(expr: Expr | str) -> str:
     """Old-syntax unparse of an expression (``is`` → ``=?=``, ``True`` → ``true``), as HTCondor
     writes it: ``time()`` stays ``time()`` (the ``CurrentTime`` rewrite is for evaluation only)."""
-    tmp = classad2.ClassAd()
+    tmp = _lib().ClassAd()
     # an Expr keeps the tree its own parser made (re-parsing its text with the new parser would
     # read an old-syntax backslash as an escape); ``stored`` is that same text before the rewrite
     if isinstance(expr, Expr):
-        tmp["x"] = expr.tree if expr.stored is None else classad2.ExprTree(expr.stored)
+        tmp["x"] = expr.tree if expr.stored is None else _lib().ExprTree(expr.stored)
     else:
-        tmp["x"] = classad2.ExprTree(expr)
+        tmp["x"] = _lib().ExprTree(expr)
     # "x = " then the unparse as is: a unary operator keeps its leading space (sink.cpp " !")
     text = tmp.printOld()
     return text[text.index("=") + 2:].rstrip("\n")
@@ -470,14 +509,14 @@ def iter_attr_names(ad: Any) -> Iterable[str]:
 
 def copy_ad(ad: Any) -> Any:
     """An independent copy of a classad2 ad (same attribute names and expressions)."""
-    return classad2.ClassAd({k: ad.lookup(k) for k in ad.keys()})
+    return _lib().ClassAd({k: ad.lookup(k) for k in ad.keys()})
 
 
 def unparse_tree_old(tree: Any) -> str:
     """Old-syntax text of a classad2 tree or Python value (``is`` → ``=?=``, ``True`` → ``true``)."""
-    if not isinstance(tree, classad2.ExprTree):
+    if not isinstance(tree, _lib().ExprTree):
         return format_value(_normalise(tree))
-    tmp = classad2.ClassAd()
+    tmp = _lib().ClassAd()
     tmp["x"] = tree
     return tmp.printOld().split("=", 1)[1].strip()
 
@@ -506,7 +545,7 @@ def literal_string(tree: Any) -> str | None:
     if not text.startswith('"'):
         return None
     try:
-        value = tree.eval() if isinstance(tree, classad2.ExprTree) else tree
+        value = tree.eval() if isinstance(tree, _lib().ExprTree) else tree
     except Exception:
         return None
     return value if isinstance(value, str) and quote(value) == text else None

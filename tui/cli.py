@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.cli import register_all
+from engine.cli import COMMANDS, register_all
 from engine.cli.args import Parser
 
 DESCRIPTION = """\
@@ -18,21 +18,26 @@ DeferralTime). It runs on an embedded demo, follows a live schedd's job_queue.lo
 recorded one."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; ``command`` (a name of ``engine.cli.COMMANDS``): that command's
+    alone, its module the only one imported (engine.cli's docstring)."""
     parser = Parser(
         prog="routedeck", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    register_screen_commands(sub)
-    register_all(sub)
+    register_screen_commands(sub, command)
+    if command is None or sub.choices.get(command) is None:  # a screen command takes its name first
+        register_all(sub, command)
     return parser
 
 
-def register_screen_commands(sub) -> None:
-    """Commands that open the dashboard: demo, watch, replay."""
+def register_screen_commands(sub, command: str | None = None) -> None:
+    """Commands that open the dashboard: demo, watch, replay, fleet (``command``: that one alone,
+    none when it is another)."""
     from tui.shell import launch  # noqa: PLC0415  (keeps `routedeck --help` from importing more than it needs)
 
-    launch.register(sub)
+    if command is None or command in launch.COMMANDS:
+        launch.register(sub, command)
 
 
 def _command_names(parser: argparse.ArgumentParser) -> list[str]:
@@ -41,11 +46,13 @@ def _command_names(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    # a run that names its command builds that command's parser alone (engine.cli's docstring)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:  # no command: a usage error like any other (README: one line on stderr, exit 2)
-        commands = ", ".join(_command_names(parser))
+        commands = ", ".join(_command_names(build_parser()))
         print(f"routedeck: give a command ({commands}); routedeck --help describes them", file=sys.stderr)
         return 2
     try:

@@ -43,10 +43,12 @@ Design decisions:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 
 from engine.cli import args as argcheck
+from engine.gcpause import gc_paused
 from engine.feeds.replay.moment import FORMS, MomentError, format_moment, transaction_number
 from engine.launch.options import ReplayOptions
 
@@ -135,6 +137,15 @@ def archive_lines(archive, position: int, tz: str | None) -> list[str]:
 
 
 def run_headless(args: argparse.Namespace) -> int:
+    # A moment is one bulk pass (engine.gcpause): the state, the index and the history it builds
+    # stay alive to the snapshot and make no cycles, so the collector's passes over them (a full
+    # one over the window's queue, ~45 ms of a 30-day moment) would only cost time. --reroute runs
+    # the router, whose passes pause it themselves.
+    with contextlib.nullcontext() if args.reroute else gc_paused():
+        return _run_headless(args)
+
+
+def _run_headless(args: argparse.Namespace) -> int:
     # the replay engine, imported here: every command's parser is built at start-up (tui.cli)
     from engine.cli.jsonout import emit, row_json, snapshot_json  # noqa: PLC0415 - kept off every command's start-up
     from engine.contract.commands import Seek  # noqa: PLC0415 - kept off every command's start-up
@@ -210,7 +221,8 @@ def run_headless(args: argparse.Namespace) -> int:
 
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit, scanned=scanned))
     try:
-        player, errors = make_player(index, options(args), jobs=args.jobs)  # the table only for --jobs
+        # the jobs table only for --jobs; no router events (only the dashboard shows them)
+        player, errors = make_player(index, options(args), jobs=args.jobs, events=False)
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
             from engine.feeds.replay.archive import throttle_seeds  # noqa: PLC0415
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
@@ -221,7 +233,8 @@ def run_headless(args: argparse.Namespace) -> int:
             seeds = throttle_seeds(window, h.rules, h.period, until=index.times[-1] if index.steps else None,
                                    since=index.times[0] - h.period if index.steps else None)
             archive.throttle = "estimated" if seeds is None else "recorded"
-            player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start, seeds=seeds)
+            player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start, seeds=seeds,
+                                          events=h.events)
         target = target or Seek(time=end)
         player.seek(step=target.transaction, time=target.time)
     except (ReplayError, ValueError) as exc:

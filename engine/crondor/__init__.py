@@ -25,7 +25,13 @@ API (everything takes ``now``/``after`` as epoch seconds; ``zone`` is an IANA na
   ``requeue``, ``release``, ``user_release``, ``reconfig``, ``periodic``; ``CronJobState``
   (per job) and ``MktimeState`` (one per schedd process) carry what the schedd remembers.
   ``job_attrs`` is ``{attribute name: old-syntax text}``.
+
+The explanation and the lints (``routedeck cron``, the crondor screen) are imported on first use
+of their names here (:func:`__getattr__`): a replay or a schedd computes deferrals and needs
+neither (issue 27: a new process's start-up).
 """
+
+import importlib
 
 from .deferral import (
     Abort,
@@ -45,12 +51,27 @@ from .deferral import (
     needs_crontab,
     on_hold,
 )
-from .explain import describe, explain, format_time
 from .fields import ATTRS, Schedule, parse_schedule
-from .lints import Lint, lint_deferral, lint_runs, lint_schedule
 from .nextrun import CronError, InvalidSchedule, NeverFires, never_fires, next_run, next_runs
 from .schedd import ScheddRun, schedd_next_run, schedd_runs
 from .zones import MktimeState, ZoneError, get_zone
+
+# names of the modules imported on first use: name -> module
+_LAZY = {"describe": "explain", "explain": "explain", "format_time": "explain",
+         "Lint": "lints", "lint_deferral": "lints", "lint_runs": "lints", "lint_schedule": "lints"}
+
+
+def __getattr__(name: str):
+    """``from engine.crondor import explain`` (and the other names of ``_LAZY``): their modules
+    imported then (the module docstring), and every name of ``_LAZY`` bound here as the eager
+    imports bound them (importing the submodule ``explain`` binds the module to that name: the
+    function replaces it)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    for lazy, module in _LAZY.items():
+        globals()[lazy] = getattr(importlib.import_module(f"{__name__}.{module}"), lazy)
+    return globals()[name]
+
 
 __all__ = [
     "ATTRS",

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from engine.classad import as_int, evaluate, make_ad
+from engine.classad import as_int, evaluate, make_ad, plain_string
 from engine.contract.codes import HoldCode, JobStatus
 from engine.queue.job import schedd_status
 
@@ -197,7 +197,10 @@ def cron_schedule(job_attrs: Mapping[str, str], now: float | None = None, *,
         if attr.lower() not in names:
             texts.append(None)
             continue
-        value = evaluate(attr, my=ad(), now=now)
+        # a string literal (the usual ``CronMinute = "*/5"``) is read as it is, with no evaluation ad
+        value = plain_string(job_attrs[names[attr.lower()]])
+        if value is None:
+            value = evaluate(attr, my=ad(), now=now)
         if isinstance(value, str):
             texts.append(value)
         else:

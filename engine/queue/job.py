@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Protocol
 from engine.classad_text import integer_of
 from engine.contract.codes import JobStatus
 
-from engine.classad import ClassAdError, Value, as_int, evaluate, make_ad
+from engine.classad import ClassAdError, as_int, evaluate, is_error, is_undefined, make_ad
 from engine.queue.records import cluster_key, job_key
 
 
@@ -84,7 +84,8 @@ def value_as(text: str | None, kind: str) -> Any:
             v = evaluate(text)
         except ClassAdError:
             return None
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, (bool, Value)) else None  # Value: int-like
+        return float(v) if (isinstance(v, (int, float)) and not isinstance(v, bool)  # undefined and error: int-like
+                            and not is_undefined(v) and not is_error(v)) else None
     if text[:1] == '"' and text[-1:] == '"' and len(text) >= 2:  # a string literal: read directly
         if text.count('"') == 2:
             return text[1:-1]

@@ -8,7 +8,6 @@ state checkpoint needs (:class:`Inner`). The archive's layout and write order ar
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -91,5 +90,6 @@ class Inner:
 
 
 def txn_hash(raw: bytes) -> str:
+    import hashlib  # noqa: PLC0415 - what reads an archive hashes nothing (module docstring): OpenSSL is not loaded for it
 
     return hashlib.sha256(raw).hexdigest()[:32]

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from engine import classad
 from engine.contract.codes import JobStatus
 from engine.queue.records import is_proc_key
-from engine.router import events as ev
 from engine.router.throttle import THROTTLE_UPDATE_INTERVAL, RouteStats, route_state
 from engine.views.recorded import literal_int, literal_str
+
+if TYPE_CHECKING:
+    from engine.router import events as ev
 
 DEFAULT_THRESHOLD = 0.03  # FailureRateThreshold's default (htcondor.md §1.3 table)
 DEFAULT_POLLING_PERIOD = 10
@@ -140,6 +142,8 @@ def _source_id(proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> st
 def routed_event(time: float, key: str, route: str, proc: Mapping[str, str],
                  cluster: Mapping[str, str] | None) -> ev.JobRouted:
     """The router's ``job-routed`` for a routed copy that appeared in a transaction."""
+    from engine.router import events as ev  # noqa: PLC0415 - only where events are made (a headless replay makes none)
+
     src = _source_id(proc, cluster)
     return ev.JobRouted(time, f"{src or '?'} routed to {route} as {key}", route, src, dest=key)
 
@@ -157,6 +161,8 @@ def retired_event(time: float, key: str, route: str, proc: Mapping[str, str], cl
         reason = literal_str(get("HoldReason")) or literal_str(get("RemoveReason"))
         code = literal_int(get("ExitCode"))
         why = f": {reason}" if reason else f": exit code {code}" if code else ""
+    from engine.router import events as ev  # noqa: PLC0415 - only where events are made (a headless replay makes none)
+
     src = _source_id(proc, cluster)
     outcome_word = _OUTCOME.get(result, result)
     return ev.JobRetired(time, f"{src or key} left route {route} ({outcome_word}){why}", route, src,
@@ -243,7 +249,9 @@ class LiveFigures:
                     self.adjustments.append(adj)
                     self.history[name] = (self.history[name] + [adj.rate])[-48:]
                     if self.collect_events:
-                        self.events.extend(ev.throttle_events(c, name, adj))
+                        from engine.router.events import throttle_events  # noqa: PLC0415 - only where events are kept
+
+                        self.events.extend(throttle_events(c, name, adj))
             self.last_close = c
             self.next_close = next_close(self.start, self.period, c)
 

@@ -70,9 +70,8 @@ def literal(text: str | None) -> Any:
         return None
     if text.isascii() and text.isdigit():
         return int(text)
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1] and "\\" not in text:
-        return text[1:-1]
-    return _evaluated(text)
+    plain = classad.plain_string(text)
+    return plain if plain is not None else _evaluated(text)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -38,6 +38,39 @@ def test_htcondor_functions_are_registered():
     assert C.evaluate('splitUserName("alice@example.org")') == ["alice", "example.org"]
 
 
+def test_the_library_is_imported_on_first_use_with_htcondors_functions():
+    """engine.classad imports classad2 and htcondor2 together on the first parse or evaluation
+    (issue 27: a new process that evaluates nothing pays for neither); HTCondor's functions are
+    there for the first parse (product.md §3), and the module's names are the library's."""
+    import subprocess  # noqa: PLC0415 - this test only
+    import sys  # noqa: PLC0415 - this test only
+
+    code = """import sys
+import engine.classad as C
+plain = [C.is_true(1), C.is_true(0), C.as_int(2.5), C.is_undefined(None), C.is_error(3), C.format_value(7),
+         C.plain_string('"x"'), C.is_plain_literal('"x"')]
+assert plain == [True, False, 2, False, False, "7", "x", True], plain
+assert "classad2" not in sys.modules and "htcondor2" not in sys.modules
+assert C.evaluate('mergeEnvironment("A=1", "B=2")') == "A=1 B=2"
+assert "htcondor2" in sys.modules
+import classad2
+assert (C.ClassAd, C.ExprTree, C.Value, C.UNDEFINED, C.ERROR) == (classad2.ClassAd, classad2.ExprTree, classad2.Value,
+        classad2.Value.Undefined, classad2.Value.Error)
+assert C.evaluate("undefined") is C.UNDEFINED and C.is_undefined(C.UNDEFINED) and not C.is_true(C.ERROR)
+assert C.as_int(C.ERROR) is None and C.format_value(C.ERROR) == "error"
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("text", ['"x"', '""', '"a b  c"', '"tab\there"', '"élan"', '"*/5"', '"x\\\\y"',
+                                  '"say \\"hi\\""', '"x" ', ' "x"', '"x', "x", "17", "true", '"a" + "b"'])
+def test_a_plain_string_is_what_classad2_evaluates_it_to(text):
+    value = C.plain_string(text)
+    assert value is None or value == C.evaluate(text)
+    assert (value is None) == (not text.startswith('"') or not text.endswith('"') or len(text) < 2
+                               or '"' in text[1:-1] or "\\" in text)
+
+
 def test_error_and_undefined_are_not_numbers():
     # classad2.Value.Error == 1 as an int: is_true must not take it for true.
     err = C.evaluate("1/0")

@@ -6,7 +6,9 @@ engine's command (``engine.cli.<name>.run_headless``; their options come from th
 ``--at``/``--transaction``/``--json``/``--reroute``; ``watch`` with ``--json``/``--once``.
 Registered before the engine's commands, so the engine's ``register`` leaves these names alone.
 Textual is imported only when a screen is really opened, so the headless forms and ``--help``
-stay fast and work without a terminal.
+stay fast and work without a terminal; and each command imports its engine command's module
+where it is registered or run, so a run of one of them (``tui.cli`` registers only the command
+named) imports no other's.
 """
 
 from __future__ import annotations
@@ -15,21 +17,17 @@ import argparse
 import sys
 
 from engine.cli import args as argcheck
-from engine.cli import demo as demo_cli
-from engine.cli import fleet as fleet_cli
-from engine.cli import replay as replay_cli
-from engine.cli import watch as watch_cli
 
 
-def register(subparsers) -> None:
-    register_demo(subparsers)
-    register_replay(subparsers)
-    register_watch(subparsers)
-    register_fleet(subparsers)
+def register(subparsers, only: str | None = None) -> None:
+    """The screen commands; ``only``: that one alone (a name of ``COMMANDS``)."""
+    for name in COMMANDS if only is None else (only,):
+        COMMANDS[name](subparsers)
 
 
 def register_replay(subparsers) -> None:
-    engine = replay_cli
+    from engine.cli import replay as engine  # noqa: PLC0415 - that command's alone (engine.cli)
+
     p = subparsers.add_parser(
         "replay", help="replay a recorded job_queue.log on the dashboard (headless: --at/--json/--reroute)",
         description="Replay a recorded job_queue.log: the dashboard with a replay bar (space play/pause, "
@@ -40,7 +38,8 @@ def register_replay(subparsers) -> None:
 
 
 def register_watch(subparsers) -> None:
-    engine = watch_cli
+    from engine.cli import watch as engine  # noqa: PLC0415 - that command's alone (engine.cli)
+
     p = subparsers.add_parser(
         "watch", help="follow a live schedd's job_queue.log on the dashboard (headless: --json/--once)",
         description="Follow a live schedd (read-only): the dashboard, with the real router's JobRouterLog "
@@ -54,7 +53,8 @@ def replay_is_headless(args: argparse.Namespace) -> bool:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    engine = replay_cli
+    from engine.cli import replay as engine  # noqa: PLC0415 - that command's alone (engine.cli)
+
     if replay_is_headless(args):
         return int(engine.run_headless(args) or 0)
     from engine.launch.replay import NothingToReplay, replay_runtime  # noqa: PLC0415
@@ -79,7 +79,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    engine = watch_cli
+    from engine.cli import watch as engine  # noqa: PLC0415 - that command's alone (engine.cli)
+
     if args.json or args.once:
         return int(engine.run_headless(args) or 0)
     from engine.feeds.watch.setup import WatchError  # noqa: PLC0415
@@ -100,6 +101,8 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def register_demo(subparsers) -> None:
+    from engine.cli import demo as demo_cli  # noqa: PLC0415 - that command's alone (engine.cli)
+
     p = subparsers.add_parser(
         "demo", help="the embedded demo: sample routes, workload and simulated sites, on the dashboard",
         description="Run the embedded Job Router + crondor demo and open the dashboard on it "
@@ -116,6 +119,8 @@ def register_demo(subparsers) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from engine.cli import demo as demo_cli  # noqa: PLC0415 - that command's alone (engine.cli)
+
     if args.headless:
         return int(demo_cli.run_headless(args) or 0)
     opts = demo_cli.options(args)
@@ -135,6 +140,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def register_fleet(subparsers) -> None:
+    from engine.cli import fleet as fleet_cli  # noqa: PLC0415 - that command's alone (engine.cli)
+
     p = subparsers.add_parser(
         "fleet", help="the board of many CEs, read from Prometheus (headless: --json/--once)",
         description="The board of many CEs from Prometheus's HTTP API (the series of `--metrics`): one row per "
@@ -144,6 +151,8 @@ def register_fleet(subparsers) -> None:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
+    from engine.cli import fleet as fleet_cli  # noqa: PLC0415 - that command's alone (engine.cli)
+
     if args.json or args.once:
         return fleet_cli.run_headless(args)
     try:
@@ -158,3 +167,7 @@ def run_fleet(args: argparse.Namespace) -> int:
     app = FleetApp(lambda: fleet(prom, clock.now()), prom.url, refresh=args.refresh)
     app.run()
     return app.return_code or 0
+
+
+# each screen command's registration, in the order ``routedeck --help`` lists them
+COMMANDS = {"demo": register_demo, "replay": register_replay, "watch": register_watch, "fleet": register_fleet}

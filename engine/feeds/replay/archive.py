@@ -49,14 +49,16 @@ import math
 import os
 import re
 from bisect import bisect_right
+from itertools import islice
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from engine.contract.snapshot import ReplayMark
 from engine.feeds.replay.index import LogIndex, build_index
 from engine.queue.jobqueue import JobQueue
 from engine.queue.reader import committed_state
 from engine.queue.steps import scan_steps
-from engine.record.archive import Archive
+from engine.record.archive import Archive, parse_lines
 from engine.record.counts import fold
 from engine.queue.timeline import TIME_ATTRS, parse_comment_time, step_time
 from engine.record.state import load_state
@@ -100,10 +102,11 @@ class ArchiveSummary:
     start: float | None
     end: float | None
     segments: list  # [(segment, first transaction, first time or None)] in order
-    lines: list  # the index lines
+    lines: list  # the index lines, the window closes' apart (``closes``)
     creation_timestamp: float | None = None
     raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
     grid: tuple | None = None  # (start, polling period) of the recorder's window counts (None: none kept)
+    closes: list = field(default_factory=list)  # the window closes' index lines, raw (not in ``lines``: close_lines)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -180,9 +183,14 @@ def open_archive(path: str | os.PathLike, tz: str | None = None) -> ArchiveRepla
 
 def summarize(path: str | os.PathLike, tz: str | None = None,
               arch: Archive | None = None) -> ArchiveSummary:
-    """The whole archive's numbers without reading a frame (see :class:`ArchiveSummary`)."""
+    """The whole archive's numbers without reading a frame (see :class:`ArchiveSummary`). The
+    window closes' lines (most of the index's bytes) are kept raw (:func:`close_lines`)."""
     arch = arch or Archive.open(path, readonly=True)
-    lines = arch.index_lines()
+    raw = arch.index_lines(raw=True)
+    closes = [line for line in raw if line.startswith(CLOSE_LINE)]
+    lines = parse_lines([line for line in raw if not line.startswith(CLOSE_LINE)] if closes else raw, arch.index_path)
+    if any(x["kind"] == "close" for x in lines):  # a close written otherwise: every line parsed, in order
+        closes, lines = [], parse_lines(raw, arch.index_path)
     segs = arch.segments()
     seg_first = {x["seg"]: x["first"] for x in lines if x["kind"] == "segment"}
     seg_t0: dict[int, float] = {}
@@ -213,7 +221,25 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
     counts = arch.meta.figures
     grid = (counts["start"], counts["period"]) if counts else None
     return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, creation,
-                          arch.meta.raw_total, grid)
+                          arch.meta.raw_total, grid, closes)
+
+
+# how a window close's index line begins, and its time as the archive writes it (``json.dumps`` of
+# engine.record.counts' ``dict(kind="close", txn=…, t=…, …)`` without spaces)
+CLOSE_LINE = b'{"kind":"close",'
+_CLOSE_TIME = re.compile(rb'\{"kind":"close","txn":-?[0-9]+,"t":(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)[,}]').match
+
+
+def close_lines(summary: ArchiveSummary, until: float | None = None) -> list[dict]:
+    """The window closes of the archive (``summary.closes``; the closes among ``summary.lines``
+    when those are none), the ones at or before ``until`` only (``fold`` reads none after it): a
+    line is dated by its ``"t"`` without a parse; one that does not show it so is parsed."""
+    if not summary.closes:
+        return summary.lines
+    raw = summary.closes
+    if until is not None:
+        raw = [line for line in raw if (m := _CLOSE_TIME(line)) is None or float(m[1]) <= until]
+    return parse_lines(raw, "the archive's index")
 
 
 def checkpoint_time(state: bytes) -> tuple[bool, float | None, float | None]:
@@ -258,7 +284,7 @@ def throttle_seeds(summary: ArchiveSummary, rules, period: float,
     closes up to / from those times (``fold``)."""
     if summary.grid is None or summary.grid != (summary.start, float(period)):
         return None
-    seeds, exact = fold(summary.lines, rules, until, since)
+    seeds, exact = fold(close_lines(summary, until), rules, until, since)
     return seeds if exact else None
 
 
@@ -299,11 +325,11 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     from_k = first_w if inner is None else inner[0]  # the frame the state is before
     raws = {k: arch.frame(frames[k]) for k in range(from_k, t + 1)}
     # the moment's frame up to the transaction after the moment (what follows cannot change it)
-    ends = _step_ends(raws[t])
-    if txn is not None:
-        upto = ends[min(len(ends) - 1, max(0, txn - frames[t]["first"] + 1))][0]
+    # (the frame read only as far as that: ``_step_ends`` finds the ends one after the other)
+    if txn is not None:  # the end of the transaction after it, or the frame's last when there are fewer
+        upto = list(islice(_step_ends(raws[t]), max(0, txn - frames[t]["first"] + 1) + 1))[-1][0]
     else:
-        upto = next((e for e, st in ends if st is not None and _stamp(st, tz) > at), len(raws[t]))
+        upto = next((e for e, st in _step_ends(raws[t]) if st is not None and _stamp(st, tz) > at), len(raws[t]))
     raws[t] = raws[t][:upto]
     # the window's first frame from its last transaction stamped ``before`` or more before the moment
     cut, skipped = 0, 0
@@ -321,7 +347,7 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     raws[w] = raws[w][cut:]
     has_state = seed is not None and bool(seed.table)
     index = build_index(os.fspath(path), tz=tz, data=state[:nl] + b"".join(raws[k] for k in range(w, t + 1)),
-                        start=seed)
+                        start=seed, keep_records=True)  # its history applies the records read here
     if last is not None and has_state and index.steps:
         # that state is dated at the last transaction applied to it, not at the latest time
         # attribute its ads hold (which can be hours older: the stats' cron cycles ran from there)
@@ -336,12 +362,12 @@ def open_window(path: str | os.PathLike, tz: str | None = None, *, step: int | N
     return rep
 
 
-def _step_ends(raw: bytes) -> list[tuple[int, bytes | None]]:
+def _step_ends(raw: bytes) -> Iterator[tuple[int, bytes | None]]:
     """(byte offset after, ``106`` comment or None) of each archived transaction of a frame's text
-    (every archived transaction is one ``105 … 106``: engine.record.archive): each complete line
-    that is ``106`` or ``106 <comment>``, found by ``bytes.find`` (a multi-line regex over the
-    frame's megabyte cost two to three times more), the comment kept when it starts with ``#``."""
-    out = []
+    (every archived transaction is one ``105 … 106``: engine.record.archive), in order, found as
+    they are asked for: each complete line that is ``106`` or ``106 <comment>``, found by
+    ``bytes.find`` (a multi-line regex over the frame's megabyte cost two to three times more),
+    the comment kept when it starts with ``#``."""
     find = raw.find
     # s: where a line beginning 106 starts (-1: there is none left)
     s = 0 if raw.startswith(b"106") else (find(b"\n106") + 1 or -1)
@@ -351,12 +377,11 @@ def _step_ends(raw: bytes) -> list[tuple[int, bytes | None]]:
             break  # a line without its end: not a record
         after = raw[s + 3:s + 4]
         if after == b"\n":
-            out.append((e, None))
+            yield e, None
         elif after == b" ":
             comment = raw[s + 4:e - 1]
-            out.append((e, comment if comment.startswith(b"#") else None))
+            yield e, (comment if comment.startswith(b"#") else None)
         s = find(b"\n106", e - 1) + 1 or -1
-    return out
 
 
 def _stamp(comment: bytes, tz: str | None) -> float:

@@ -94,6 +94,9 @@ class LogIndex:
     # the state of step 0 when that step has no text (``build_index(start=…)``: a window's start
     # state, handed over as a queue instead of written out and read again); else None
     head: JobQueue | None = None
+    # ``build_index(keep_records=True)``: (records, 106 line or None) of each step the index's pass
+    # read, in order (a window's: its history applies them instead of reading the text again)
+    step_records: list | None = None
 
     @property
     def checkpoints(self) -> list:
@@ -186,7 +189,8 @@ class _Discard:
 
 
 def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | None = None,
-                data: bytes | None = None, start: JobQueue | None = None, follow: Any = None) -> LogIndex:
+                data: bytes | None = None, start: JobQueue | None = None, follow: Any = None,
+                keep_records: bool = False) -> LogIndex:
     """Read ``path`` once and index it (see the module docstring). ``start``: the state step 0
     holds, given as a queue (never written to: checkpoint 0, forked by each seek) when ``data``
     is only the ``107`` line and the transactions after that state — the index is the one the
@@ -194,7 +198,9 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     ``follow`` (not with ``start``): a reader that wants every step applied, in the same pass —
     its ``state`` (a ``JobQueue``) is where the scan applies each step, and its
     ``on_step(records)`` is called after each (``replay --reroute``'s reading of the recording,
-    ``engine.feeds.replay.reroute.RecordingScan``: the log is parsed once, not twice)."""
+    ``engine.feeds.replay.reroute.RecordingScan``: the log is parsed once, not twice).
+    ``keep_records``: the records of each step read are kept (``LogIndex.step_records``; a
+    window's, for its one history pass)."""
     if follow is not None and start is not None:
         raise ValueError("build_index: follow applies steps from the empty queue; not with start")
     path = os.fspath(path)
@@ -230,6 +236,7 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     # nothing is applied here (checkpoints are built by the seeks that need them), except to a follower's state
     sink = _Discard() if follow is None else follow.state
     then = None if follow is None else follow.on_step
+    kept: list | None = [] if keep_records else None
 
     def on_step(s: int, e: int, line_no: int, records: list, end_line: str | None = None) -> None:
         starts.append(s)
@@ -243,6 +250,8 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
             counter[0] = 0
         if then is not None:
             then(records)
+        if kept is not None:
+            kept.append((records, end_line))
 
     def on_problem(line_no: int, message: str) -> None:
         problems.append(Problem(line_no, message))
@@ -265,7 +274,8 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     problems.sort(key=lambda p: p.line)
     index = LogIndex(path=path, data=data, starts=starts, ends=ends, lines=lines, times=times,
                      sources=sources, plan=plan, problems=problems, records=counter[1],
-                     creation_timestamp=creation, sequence=sequence, has_comments=timing.comments > 0)
+                     creation_timestamp=creation, sequence=sequence, has_comments=timing.comments > 0,
+                     step_records=kept)
     if begin:
         index.head = start
         index.built[0] = start

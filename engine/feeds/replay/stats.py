@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.crondor.zones import get_zone
+from engine.gcpause import gc_paused
 from engine.schedd.cron import CronNames, CronObserver, jobs_to_observe
 from engine.queue.records import is_proc_key
 from engine.feeds.replay.index import LogIndex
@@ -62,7 +63,6 @@ from engine.queue.steps import scan_steps
 from engine.views.figures import (DEFAULT_POLLING_PERIOD, Figures, RouteRule, next_close, outcome, retired_event,
                                   routed_event)
 from engine.views.recorded import literal_str
-from engine.router.events import throttle_events
 from engine.router.throttle import RouteStats, route_state
 
 AFTER_LAST = 3600.0  # schedd cycles run this long after the last step (a seek past the end)
@@ -85,8 +85,12 @@ class RouteHistory:
 
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
                  polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC",
-                 grid_start: float | None = None, seeds: dict[float, dict[str, float]] | None = None) -> None:
+                 grid_start: float | None = None, seeds: dict[float, dict[str, float]] | None = None,
+                 events: bool = True) -> None:
+        """``events`` False: no router events are kept (``changes`` stays empty), for a reader that
+        shows none (the headless replay; the dashboard's feed shows them)."""
         self.index = index
+        self.events = events
         self.seeds = seeds or {}  # close time -> route -> throttle after it (engine.record.counts.fold)
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
@@ -162,7 +166,7 @@ class RouteHistory:
                         # may not): its throttle wins, and the part's computation makes no event
                         tr.stats.throttle, adj = seeded, None
                     tr.at_close.append((len(tr.steps), tr.stats.throttle, rate))
-                    if adj is not None and adj.old_throttle != adj.new_throttle:
+                    if adj is not None and adj.old_throttle != adj.new_throttle and self.events:
                         self._note_change(tr.stats.name, adj)
                 next_close[0] = self._next_close(c)
 
@@ -180,6 +184,7 @@ class RouteHistory:
             tr.succeeded.append((tr.succeeded[n - 1] if n else 0) + (kind == "succeeded"))
             tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
 
+        notes = self.events
         ads = state.table
         cron = CronObserver(get_zone(self.tz), self.start, self.period)
 
@@ -240,7 +245,7 @@ class RouteHistory:
                     result = outcome(proc, cluster, source, src_cluster, self._rule(route))
                     if result != "interrupted":
                         event(tr, step, result)
-                    if in_txn:
+                    if in_txn and notes:
                         self._note(retired_event(idx.times[step], key, route, proc, cluster, result))
             for op, key, name, _value in records:
                 if op != 101 or key in copies or not is_proc_key(key):
@@ -260,7 +265,8 @@ class RouteHistory:
                 tr.live += 1
                 if in_txn:
                     event(tr, step, "started")
-                    self._note(routed_event(idx.times[step], key, route, proc, cluster))
+                    if notes:
+                        self._note(routed_event(idx.times[step], key, route, proc, cluster))
             cron_step(step, records)
             if step == keep:
                 self.kept = state.copy()
@@ -268,11 +274,17 @@ class RouteHistory:
         # Destroys must see the ads as they were: the pass keeps its own state, never copied, so
         # every ad dict is mutated in place and a held reference keeps the last values even after
         # the 102 removed it from the queue.
-        if idx.head is None:
-            scan_steps(idx.data, idx.starts[0], idx.ends[-1], state, on_step, None)
-        else:  # step 0 is that state: its records as its compacted body would give them, in order
+        if idx.head is not None:  # step 0 is that state: its records as its compacted body would give them, in order
             on_step(idx.starts[0], idx.ends[0], idx.lines[0], [(101, key, "", "") for key in state.table])
-            scan_steps(idx.data, idx.ends[0], idx.ends[-1], state, on_step, None)
+        if idx.step_records is not None:  # the index's pass kept each step's records: not read again
+            apply = state.apply_quiet
+            with gc_paused():  # as scan_steps does
+                for records, end_line in idx.step_records:
+                    apply(records)
+                    on_step(0, 0, 0, records, end_line)
+        else:
+            scan_steps(idx.data, idx.ends[0] if idx.head is not None else idx.starts[0], idx.ends[-1], state,
+                       on_step, None)
         close_until(idx.times[-1])
         self._built = True
         return self
@@ -280,6 +292,8 @@ class RouteHistory:
     def _note_change(self, name: str, adj) -> None:
         """The router's throttle events (engine.router.events.throttle_events), kept for the
         replay's events pane: (time, kind, message, level, route)."""
+        from engine.router.events import throttle_events  # noqa: PLC0415 - only where events are kept
+
         for e in throttle_events(adj.time, name, adj):
             self._note(e)
 

@@ -109,3 +109,16 @@ def test_one_subparser_each_screen_or_headless(tmp_path, capsys, monkeypatch):
     assert rc == 0 and json.loads(out)["replay"]["transaction"] == 2 and len(opened) == 2
     rc, out, _ = _run(capsys, "watch", "--queue-log", REAL, "--once", "--json")
     assert rc == 0 and json.loads(out.splitlines()[0])["total_jobs"] == 1 and len(opened) == 2
+
+
+def test_a_moment_runs_with_the_collector_paused_and_reroute_with_it_on(monkeypatch):
+    """engine/cli/replay.py run_headless: a moment is one bulk pass (engine.gcpause); --reroute's
+    router pauses it itself. The collector is on again after either."""
+    import gc  # noqa: PLC0415 - this test only
+    from engine.cli import replay as replay_cli  # noqa: PLC0415 - this test only
+
+    seen = []
+    monkeypatch.setattr(replay_cli, "_run_headless", lambda args: seen.append(gc.isenabled()) or 0)
+    assert main(["replay", REAL, "--at", "end", "--json"]) == 0
+    assert main(["replay", REAL, "--reroute", "--config", "sample_configs/demo/condor_config"]) == 0
+    assert seen == [False, True] and gc.isenabled()

@@ -61,6 +61,28 @@ def test_literal_knobs_are_read_without_an_evaluation_ad(monkeypatch):
     assert len(made) == 3  # ScheddInterval 2.5, the expressions, the 20 digits: one ad per call, made once
 
 
+def test_string_literal_schedules_are_read_without_an_evaluation_ad(monkeypatch):
+    """Issue 27 (a replay moment computes the deferral of every cron job it watches): a schedule
+    of string literals (``CronMinute = "*/5"``) is read as it is and gives what its evaluation
+    (``LookupString``, htcondor.md §2.2) gives; any other text is evaluated in the job's ad."""
+    import engine.crondor.deferral as D  # noqa: PLC0415 - the module whose make_ad is watched
+
+    cases = [{"CronMinute": '"*/5"', "cronhour": '"1-3,7"', "CronDayOfMonth": '"*"', "CronMonth": '""',
+              "CronDayOfWeek": '"mon"'},
+             {"CronMinute": '"0"', "CronHour": '"a\\b"', "CronMonth": '"x\\"y"'},  # escapes: evaluated
+             {"CronMinute": 'strcat("1", "5")', "CronHour": "7", "CronDayOfWeek": ' "1"'}]
+    evaluated = [cron_schedule(attrs, 50.0, ad_of=lambda attrs=attrs: make_ad(attrs)) for attrs in cases]
+    made = []
+    monkeypatch.setattr(D, "make_ad", lambda attrs: made.append(attrs) or make_ad(attrs))
+
+    def no_ad():
+        raise AssertionError("an evaluation ad for a schedule of string literals")
+
+    assert cron_schedule(cases[0], 50.0, ad_of=no_ad) == evaluated[0]
+    assert [cron_schedule(attrs, 50.0) for attrs in cases] == evaluated
+    assert made == cases[1:]
+
+
 # submit's clause, verbatim from htcondor.md §2.1
 CLAUSE = ("((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && "
           "(time() < (DeferralTime + DeferralWindow))")

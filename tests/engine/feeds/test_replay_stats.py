@@ -276,3 +276,40 @@ def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch
         assert sieved.cron_values and sieved.cron_values == every.cron_values, path
         assert {k: list(v) for k, v in sieved.cron_times.items()} == {k: list(v) for k, v in every.cron_times.items()}
         assert sieved.changes == every.changes
+
+
+def test_a_history_without_events_has_the_same_figures_and_makes_none(tmp_path):
+    """``RouteHistory(events=False)`` (the headless replay, which shows no router events): no
+    events are made, and every figure, throttle and deferral is the one a history with events
+    gives. A moment imports the router's events module only where events are made."""
+    index = build_index(_black_hole(tmp_path), tz="UTC")
+    full, bare = RouteHistory(index, None, 10.0, "UTC").build(), RouteHistory(index, None, 10.0, "UTC", events=False)
+    bare.build()
+    kinds = {c[1] for c in full.changes}
+    assert {"job-routed", "job-retired", "route-throttled"} <= kinds and bare.changes == []
+    for step in range(0, index.steps, 7):
+        t = index.times[step]
+        assert bare.figures(step, t) == full.figures(step, t)
+    assert (bare.closes, bare.cron_times, bare.cron_values) == (full.closes, full.cron_times, full.cron_values)
+    code = ("import contextlib, io, sys\nfrom tui.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['replay', {str(_black_hole(tmp_path))!r}, '--at', 'end', '--json']) == 0\n"
+            "assert 'engine.router.events' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_a_history_applies_the_records_its_index_kept_as_it_would_read_them(tmp_path, monkeypatch):
+    """``build_index(keep_records=True)`` (an archive window's index: issue 27) keeps each step's
+    records; the history's pass applies them instead of reading the text again, and comes to the
+    same figures, events, deferrals and queue."""
+    log = _black_hole(tmp_path)
+    read, kept = build_index(log, tz="UTC"), build_index(log, tz="UTC", keep_records=True)
+    assert read.step_records is None and len(kept.step_records) == kept.steps
+    want = RouteHistory(read, None, 10.0, "UTC")
+    want_state = want.state_after(read.steps - 2)
+    monkeypatch.setattr(ST, "scan_steps", lambda *a, **k: pytest.fail("the text read again"))
+    got = RouteHistory(kept, None, 10.0, "UTC")
+    assert got.state_after(kept.steps - 2).table == want_state.table
+    assert (got.closes, got.changes, got.cron_times, got.cron_values) == (want.closes, want.changes, want.cron_times,
+                                                                          want.cron_values)
+    for step in range(0, kept.steps, 5):
+        assert got.figures(step, kept.times[step]) == want.figures(step, read.times[step])

@@ -190,3 +190,34 @@ def test_a_copy_is_judged_on_the_ads_the_queue_holds_when_it_leaves(tmp_path, so
         fh.write(txn(["103 2.0 JobStatus 4", "103 2.0 ExitCode 0"], t0 + 30) + txn(["102 2.0", "102 02.-1"], t0 + 40))
     rec.poll(1, flush=True)
     assert rec.counts.figures.stats["Site1"].totals == (1, 1, 0)  # started, succeeded, failed
+
+
+def test_a_moment_parses_the_closes_up_to_it_and_folds_what_all_of_them_give(tmp_path):
+    """``summarize`` keeps the window closes' lines raw (most of a long archive's index) and
+    ``close_lines`` parses those a moment's fold reads (at or before it; issue 27): the fold is
+    the one of every close. A close line written otherwise (keys in another order, a time that is
+    not a plain number) is parsed all the same; an index with one not beginning as the archive
+    writes them is parsed whole, in order."""
+    arch = record(tmp_path, "a", 1, restart=False)
+    every = closes(arch)
+    s = replay_archive.summarize(arch, "UTC")
+    assert len(s.closes) == len(every) >= 15 and not [x for x in s.lines if x["kind"] == "close"]
+    assert replay_archive.close_lines(s) == every
+    odd = json.loads(s.closes[3])
+    s.closes[3] = b'{"kind":"close","t":%r,"txn":%d,"routes":%s}' % (odd["t"], odd["txn"], json.dumps(odd["routes"]).encode())
+    s.closes[5] = s.closes[5].replace(b'"t":%r' % every[5]["t"], b'"t":%de-1' % (every[5]["t"] * 10))
+    s.closes[6] = s.closes[6].replace(b'"t":', b'"t": ')  # not dated without a parse
+    assert [json.loads(line) for line in s.closes] == every
+    times = [x["t"] for x in every]
+    for until in [times[0] - 1, times[2], times[3], times[4] + 1, times[5], (times[5] + times[6]) / 2, times[-1], None]:
+        for rules in (None, {"BlackHole": RouteRule(0.01)}):
+            assert fold(replay_archive.close_lines(s, until), rules, until) == fold(every, rules, until), until
+    index = arch / "index-1.jsonl"
+    text = index.read_bytes()
+    first = text.index(b'{"kind":"close","txn":')
+    index.write_bytes(text[:first] + b'{"txn":' + text[first + 22:first + 22 + text[first + 22:].index(b",")]
+                      + b',"kind":"close"' + text[first + 22 + text[first + 22:].index(b","):])
+    assert len(index.read_bytes()) == len(text)  # the same bytes counted by recorder.json
+    s = replay_archive.summarize(arch, "UTC")
+    assert s.closes == [] and [x for x in s.lines if x["kind"] == "close"] == every
+    assert fold(replay_archive.close_lines(s, times[4]), None, times[4]) == fold(every, None, times[4])

@@ -328,4 +328,4 @@ def test_step_ends_are_the_complete_106_lines_of_a_frame():
     for _ in range(20_000):
         raw = b"".join(rng.choice(parts) for _ in range(rng.randrange(0, 8)))
         want = [(m.end(), m[1] if m[1] and m[1].startswith(b"#") else None) for m in pattern.finditer(raw)]
-        assert archive_mod_replay._step_ends(raw) == want, raw
+        assert list(archive_mod_replay._step_ends(raw)) == want, raw
