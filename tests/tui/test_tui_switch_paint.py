@@ -70,3 +70,109 @@ async def test_a_snapshot_that_changes_nothing_on_crondor_repaints_none_of_it():
         await wait_until(pilot, lambda: app.snapshot.seq == seq)
         await pilot.pause()
         assert repaints == []
+
+
+def _spy_own_lines(screen) -> list[int]:
+    """The lines ``screen`` draws of its own (its background), as its styles cache asks for them."""
+    drawn: list[int] = []
+    render_line = screen.render_line
+    screen.render_line = lambda y: (drawn.append(y), render_line(y))[1]
+    return drawn
+
+
+def _settled(screen) -> list[str]:
+    return [strip.text for strip in screen._compositor.render_strips()]
+
+
+@pytest.mark.prewarm
+async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
+    """Issue 30: Textual refreshes a screen as it leaves it (``switch_mode``, ``push_screen``) and as
+    it comes back from a dialog; each refresh forgot the screen's own lines (its background, 40 at
+    132x40), drawn again on every switch. They are kept (tui.screens.base.keeping_lines), and what
+    is painted is what the settled screen shows."""
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    painted: list = []
+    display = App._display
+    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
+        painted.append((screen, update)), display(self, screen, update))[1])
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        for action in (app.action_show_cron, app.action_show_routes):
+            action()
+            await pilot.pause()
+        board = app.screen
+        drawn = _spy_own_lines(board)
+        for hours, keys in ((1, ("c", "b")), (2, ("question_mark", "escape"))):
+            runtime.update(time=T0 + hours * 3600)  # a newer snapshot, drawn on the board first
+            seq = runtime.latest().seq
+            await wait_until(pilot, lambda: app.snapshot.seq == seq)
+            await pilot.pause()
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            await pilot.pause()
+            assert app.screen is board
+            assert drawn == [], keys  # (40 lines again after each, before)
+            last = [u for s, u in painted if s is board][-1]
+            assert _lines(last) == _settled(board), keys
+
+
+@pytest.mark.prewarm
+async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypatch):
+    """Issue 30: the switch's layout moves the jobs table's scrollbar (its refresh), and that refresh
+    painted the scrollbar's 34 lines once more after the switch's whole paint of the screen, on
+    every ``j``. The whole paint takes it (DeckScreen._compositor_refresh): nothing is painted
+    after it."""
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    painted: list = []
+    display = App._display
+    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
+        painted.append((screen, update)), display(self, screen, update))[1])
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        for action in (app.action_show_jobs, app.action_show_routes):
+            action()
+            await pilot.pause()
+        runtime.update(time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # more rows: the thumb moves
+        seq = runtime.latest().seq
+        await wait_until(pilot, lambda: app.snapshot.seq == seq)
+        painted.clear()
+        app.action_show_jobs()
+        screen = app.screen
+        for _ in range(4):
+            await pilot.pause()
+        shown = [u for s, u in painted if s is screen and u is not None]
+        assert [type(u).__name__ for u in shown] == ["LayoutUpdate"]  # (then a ChopsUpdate of 34 lines, before)
+        assert _lines(shown[0]) == _settled(screen)
+
+
+@pytest.mark.prewarm
+async def test_a_repaint_keeping_lines_keeps_only_the_screens_own_lines():
+    """What tui.screens.base.repaint_keeping_lines relies on in the pinned Textual (8.2.8): a bare
+    ``refresh()`` forgets a screen's own lines (``Widget._set_dirty`` clears ``_styles_cache``) and
+    asks for a repaint; within keeping_lines the repaint is still asked for, the lines are kept,
+    and outside it (or for a refresh with regions, as a restyle's is not) Textual's runs."""
+    from tui.screens.base import keeping_lines  # noqa: PLC0415 - only this test calls it
+
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.prewarmed)
+        screen = app.screen
+        await pilot.pause()
+        cache = screen._styles_cache._cache
+        assert len(cache) == 40  # its own lines, drawn
+        with keeping_lines(screen):
+            screen.refresh()
+            assert screen._repaint_required
+            assert screen._styles_cache._cache is cache and len(cache) == 40
+            screen.refresh()  # (only the first: times=1)
+            assert len(screen._styles_cache._cache) == 0
+        await pilot.pause()
+        assert len(screen._styles_cache._cache) == 40
+        screen.refresh()
+        assert len(screen._styles_cache._cache) == 0
+
