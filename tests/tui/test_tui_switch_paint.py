@@ -176,3 +176,26 @@ async def test_a_repaint_keeping_lines_keeps_only_the_screens_own_lines():
         screen.refresh()
         assert len(screen._styles_cache._cache) == 0
 
+
+async def test_the_jobs_table_works_out_its_lines_styles_once_per_paint(monkeypatch):
+    """Issue 30: each line of the jobs table asked for the widget's ``rich_style`` (every ancestor's
+    styles walked) and its component styles: a third of a line's cost, for each of the ~36 lines a
+    switch to the jobs view draws. Once per paint now, the same lines."""
+    from textual.dom import DOMNode  # noqa: PLC0415 - only this test spies on it
+    from textual.geometry import Region  # noqa: PLC0415
+    from tui.widgets.job_table import JobTable  # noqa: PLC0415
+
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        app.action_show_jobs()
+        await wait_until(pilot, lambda: any(len(t.model) == 50 for t in app.screen.query(JobTable)))
+        table = app.screen.query_one(JobTable)
+        region = Region(0, 0, table.outer_size.width, table.outer_size.height)
+        before = [strip.text for strip in table.render_lines(region)]
+        asked: list = []
+        rich_style = DOMNode.rich_style
+        monkeypatch.setattr(JobTable, "rich_style", property(lambda w: (asked.append(w), rich_style.fget(w))[1]))
+        table._styles_cache.clear()
+        assert [strip.text for strip in table.render_lines(region)] == before
+        assert len(asked) == 1  # (one per line drawn, before: 36 at 132x40)
