@@ -1,14 +1,19 @@
 """What a switch to a main view and a snapshot repaint (issue 30): a switch to a built main view
 paints the whole screen, with the latest snapshot, within the key (tui.shell.prewarm.pull_before_paint,
-painted_now), and its ScreenResume does not paint it all again."""
+painted_now), and its ScreenResume does not paint it all again; nothing is painted after it; a view
+shown again keeps its own lines (tui.screens.base.keeping_lines)."""
 
 from __future__ import annotations
 
 import pytest
 from textual.app import App
+from textual.dom import DOMNode
+from textual.geometry import Region
 
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
+from tui.screens.base import keeping_lines
+from tui.widgets.job_table import JobTable
 
 pytestmark = pytest.mark.anyio
 
@@ -155,7 +160,6 @@ async def test_a_repaint_keeping_lines_keeps_only_the_screens_own_lines():
     ``refresh()`` forgets a screen's own lines (``Widget._set_dirty`` clears ``_styles_cache``) and
     asks for a repaint; within keeping_lines the repaint is still asked for, the lines are kept,
     and outside it (or for a refresh with regions, as a restyle's is not) Textual's runs."""
-    from tui.screens.base import keeping_lines  # noqa: PLC0415 - only this test calls it
 
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
@@ -181,9 +185,6 @@ async def test_the_jobs_table_works_out_its_lines_styles_once_per_paint(monkeypa
     """Issue 30: each line of the jobs table asked for the widget's ``rich_style`` (every ancestor's
     styles walked) and its component styles: a third of a line's cost, for each of the ~36 lines a
     switch to the jobs view draws. Once per paint now, the same lines."""
-    from textual.dom import DOMNode  # noqa: PLC0415 - only this test spies on it
-    from textual.geometry import Region  # noqa: PLC0415
-    from tui.widgets.job_table import JobTable  # noqa: PLC0415
 
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
