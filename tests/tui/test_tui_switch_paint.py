@@ -22,24 +22,39 @@ def _lines(update) -> list[str]:
     return ["".join(strip.text for strip in line) for line in update.strips]
 
 
-@pytest.mark.prewarm
-async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
+def _painting_app(monkeypatch) -> tuple:
+    """The app over a fake runtime of 50 jobs, and the list every paint is added to (screen, update)."""
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
     painted: list = []
     display = App._display
     monkeypatch.setattr(App, "_display", lambda self, screen, update: (
         painted.append((screen, update)), display(self, screen, update))[1])
+    return runtime, app, painted
+
+
+async def _prewarmed_and_visited(pilot, app, *actions) -> None:
+    await wait_prewarmed(pilot, app)
+    for action in actions:
+        action()  # (a first visit composes the view's footer after it is shown)
+        await pilot.pause()
+
+
+async def _newer(pilot, app, runtime, **changes) -> None:
+    """A newer snapshot, until the app has it."""
+    runtime.update(**changes)
+    seq = runtime.latest().seq
+    await wait_until(pilot, lambda: app.snapshot.seq == seq)
+
+
+@pytest.mark.prewarm
+async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
+    runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_prewarmed(pilot, app)
-        for action in (app.action_show_cron, app.action_show_jobs, app.action_show_routes):
-            action()  # (a first visit composes the view's footer after it is shown)
-            await pilot.pause()
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs, app.action_show_routes)
         for mode, action, hours in (("cron", app.action_show_cron, 1), ("jobs", app.action_show_jobs, 2),
                                     ("routes", app.action_show_routes, 3)):
-            runtime.update(time=T0 + hours * 3600)  # the view (hidden) has an older snapshot
-            seq = runtime.latest().seq
-            await wait_until(pilot, lambda: app.snapshot.seq == seq)
+            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
             painted.clear()
             action()  # within the key: one whole paint of the new view
             screen = app.screen
@@ -95,23 +110,13 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
     it comes back from a dialog; each refresh forgot the screen's own lines (its background, 40 at
     132x40), drawn again on every switch. They are kept (tui.screens.base.keeping_lines), and what
     is painted is what the settled screen shows."""
-    runtime = FakeRuntime(make_snapshot(50))
-    app = make_app(runtime, blink=False, watch_files=False)
-    painted: list = []
-    display = App._display
-    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
-        painted.append((screen, update)), display(self, screen, update))[1])
+    runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
-        for action in (app.action_show_cron, app.action_show_routes):
-            action()
-            await pilot.pause()
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_routes)
         board = app.screen
         drawn = _spy_own_lines(board)
         for hours, keys in ((1, ("c", "b")), (2, ("question_mark", "escape"))):
-            runtime.update(time=T0 + hours * 3600)  # a newer snapshot, drawn on the board first
-            seq = runtime.latest().seq
-            await wait_until(pilot, lambda: app.snapshot.seq == seq)
+            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
             await pilot.pause()
             await pilot.pause()
             for key in keys:
@@ -130,20 +135,10 @@ async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypa
     painted the scrollbar's 34 lines once more after the switch's whole paint of the screen, on
     every ``j``. The whole paint takes it (DeckScreen._compositor_refresh): nothing is painted
     after it."""
-    runtime = FakeRuntime(make_snapshot(50))
-    app = make_app(runtime, blink=False, watch_files=False)
-    painted: list = []
-    display = App._display
-    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
-        painted.append((screen, update)), display(self, screen, update))[1])
+    runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
-        for action in (app.action_show_jobs, app.action_show_routes):
-            action()
-            await pilot.pause()
-        runtime.update(time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # more rows: the thumb moves
-        seq = runtime.latest().seq
-        await wait_until(pilot, lambda: app.snapshot.seq == seq)
+        await _prewarmed_and_visited(pilot, app, app.action_show_jobs, app.action_show_routes)
+        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
         painted.clear()
         app.action_show_jobs()
         screen = app.screen
@@ -164,7 +159,7 @@ async def test_a_repaint_keeping_lines_keeps_only_the_screens_own_lines():
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_until(pilot, lambda: app.prewarmed)
+        await wait_prewarmed(pilot, app)
         screen = app.screen
         await pilot.pause()
         cache = screen._styles_cache._cache
