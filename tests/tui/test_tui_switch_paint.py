@@ -13,6 +13,7 @@ from textual.geometry import Region
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.base import keeping_lines
+from tui.widgets.chrome import EngineBanner, StatusHeader
 from tui.widgets.job_table import JobTable
 
 pytestmark = pytest.mark.anyio
@@ -195,3 +196,25 @@ async def test_the_jobs_table_works_out_its_lines_styles_once_per_paint(monkeypa
         table._styles_cache.clear()
         assert [strip.text for strip in table.render_lines(region)] == before
         assert len(asked) == 1  # (one per line drawn, before: 36 at 132x40)
+
+
+async def test_the_header_is_shown_without_querying_the_screen_each_time():
+    """Issue 30: each snapshot and each switch queried the screen twice (every node matched against
+    a selector) for its header and engine banner. Looked up once they are composed."""
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and bool(app.screen.query(StatusHeader)))
+        screen = app.screen
+        screen.show_header(app.snapshot)
+        header, banner = screen.query_one(StatusHeader), screen.query_one(EngineBanner)
+        queries: list = []
+        shown: list = []
+        query = screen.query
+        screen.query = lambda *a: (queries.append(a), query(*a))[1]
+        for widget in (header, banner):
+            show = widget.show
+            widget.show = lambda *a, _w=widget, _s=show: (shown.append(_w), _s(*a))[1]
+        screen.show_header(app.snapshot)
+        assert shown == [header, banner]
+        assert queries == []  # (two, before)

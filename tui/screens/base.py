@@ -179,12 +179,26 @@ class DeckScreen(Screen):
                             severity="error", timeout=10)
 
     def show_header(self, snap: Snapshot | None) -> None:
-        # query, not query_one: a snapshot can arrive while the screen is mounted but its
-        # children are still being composed (seen under load in the replay Pilot test)
-        for header in self.query(StatusHeader):
+        headers, banners = self._chrome()
+        for header in headers:
             header.show(snap, self.app.readonly)
-        for banner in self.query(EngineBanner):
+        for banner in banners:
             banner.show(self.app.engine_error)
+
+    _chrome_found: tuple | None = None  # (headers, banners) once composed (_chrome)
+
+    def _chrome(self) -> tuple:
+        """The screen's header and engine banner, looked up once they are there: a query matches
+        every node of the screen against the selector (two per snapshot and per switch; issue 30).
+        A query, not query_one: a snapshot can arrive while the screen is mounted but its children
+        are still being composed (seen under load in the replay Pilot test)."""
+        found = self._chrome_found
+        if found is not None and all(w.is_attached for ws in found for w in ws):
+            return found
+        found = (list(self.query(StatusHeader)), list(self.query(EngineBanner)))
+        if found[0] and found[1]:
+            self._chrome_found = found
+        return found
 
     def update_body(self, snap: Snapshot) -> None:
         """Redraw from ``snap``; screens override."""
