@@ -1,14 +1,20 @@
 """What a switch to a main view and a snapshot repaint (issue 30): a switch to a built main view
 paints the whole screen, with the latest snapshot, within the key (tui.shell.prewarm.pull_before_paint,
-painted_now), and its ScreenResume does not paint it all again."""
+painted_now), and its ScreenResume does not paint it all again; nothing is painted after it; a view
+shown again keeps its own lines (tui.screens.base.keeping_lines)."""
 
 from __future__ import annotations
 
 import pytest
 from textual.app import App
+from textual.dom import DOMNode
+from textual.geometry import Region
 
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
+from tui.screens.base import keeping_lines
+from tui.widgets.chrome import EngineBanner, StatusHeader
+from tui.widgets.job_table import JobTable
 
 pytestmark = pytest.mark.anyio
 
@@ -17,24 +23,39 @@ def _lines(update) -> list[str]:
     return ["".join(strip.text for strip in line) for line in update.strips]
 
 
-@pytest.mark.prewarm
-async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
+def _painting_app(monkeypatch) -> tuple:
+    """The app over a fake runtime of 50 jobs, and the list every paint is added to (screen, update)."""
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
     painted: list = []
     display = App._display
     monkeypatch.setattr(App, "_display", lambda self, screen, update: (
         painted.append((screen, update)), display(self, screen, update))[1])
+    return runtime, app, painted
+
+
+async def _prewarmed_and_visited(pilot, app, *actions) -> None:
+    await wait_prewarmed(pilot, app)
+    for action in actions:
+        action()  # (a first visit composes the view's footer after it is shown)
+        await pilot.pause()
+
+
+async def _newer(pilot, app, runtime, **changes) -> None:
+    """A newer snapshot, until the app has it."""
+    runtime.update(**changes)
+    seq = runtime.latest().seq
+    await wait_until(pilot, lambda: app.snapshot.seq == seq)
+
+
+@pytest.mark.prewarm
+async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
+    runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
-        await wait_prewarmed(pilot, app)
-        for action in (app.action_show_cron, app.action_show_jobs, app.action_show_routes):
-            action()  # (a first visit composes the view's footer after it is shown)
-            await pilot.pause()
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs, app.action_show_routes)
         for mode, action, hours in (("cron", app.action_show_cron, 1), ("jobs", app.action_show_jobs, 2),
                                     ("routes", app.action_show_routes, 3)):
-            runtime.update(time=T0 + hours * 3600)  # the view (hidden) has an older snapshot
-            seq = runtime.latest().seq
-            await wait_until(pilot, lambda: app.snapshot.seq == seq)
+            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
             painted.clear()
             action()  # within the key: one whole paint of the new view
             screen = app.screen
@@ -70,3 +91,130 @@ async def test_a_snapshot_that_changes_nothing_on_crondor_repaints_none_of_it():
         await wait_until(pilot, lambda: app.snapshot.seq == seq)
         await pilot.pause()
         assert repaints == []
+
+
+def _spy_own_lines(screen) -> list[int]:
+    """The lines ``screen`` draws of its own (its background), as its styles cache asks for them."""
+    drawn: list[int] = []
+    render_line = screen.render_line
+    screen.render_line = lambda y: (drawn.append(y), render_line(y))[1]
+    return drawn
+
+
+def _settled(screen) -> list[str]:
+    return [strip.text for strip in screen._compositor.render_strips()]
+
+
+@pytest.mark.prewarm
+async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
+    """Issue 30: Textual refreshes a screen as it leaves it (``switch_mode``, ``push_screen``) and as
+    it comes back from a dialog; each refresh forgot the screen's own lines (its background, 40 at
+    132x40), drawn again on every switch. They are kept (tui.screens.base.keeping_lines), and what
+    is painted is what the settled screen shows."""
+    runtime, app, painted = _painting_app(monkeypatch)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_routes)
+        board = app.screen
+        drawn = _spy_own_lines(board)
+        for hours, keys in ((1, ("c", "b")), (2, ("question_mark", "escape"))):
+            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
+            await pilot.pause()
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            await pilot.pause()
+            assert app.screen is board
+            assert drawn == [], keys  # (40 lines again after each, before)
+            last = [u for s, u in painted if s is board][-1]
+            assert _lines(last) == _settled(board), keys
+
+
+@pytest.mark.prewarm
+async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypatch):
+    """Issue 30: the switch's layout moves the jobs table's scrollbar (its refresh), and that refresh
+    painted the scrollbar's 34 lines once more after the switch's whole paint of the screen, on
+    every ``j``. The whole paint takes it (DeckScreen._compositor_refresh): nothing is painted
+    after it."""
+    runtime, app, painted = _painting_app(monkeypatch)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await _prewarmed_and_visited(pilot, app, app.action_show_jobs, app.action_show_routes)
+        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
+        painted.clear()
+        app.action_show_jobs()
+        screen = app.screen
+        for _ in range(4):
+            await pilot.pause()
+        shown = [u for s, u in painted if s is screen and u is not None]
+        assert [type(u).__name__ for u in shown] == ["LayoutUpdate"]  # (then a ChopsUpdate of 34 lines, before)
+        assert _lines(shown[0]) == _settled(screen)
+
+
+@pytest.mark.prewarm
+async def test_a_repaint_keeping_lines_keeps_only_the_screens_own_lines():
+    """What tui.screens.base.repaint_keeping_lines relies on in the pinned Textual (8.2.8): a bare
+    ``refresh()`` forgets a screen's own lines (``Widget._set_dirty`` clears ``_styles_cache``) and
+    asks for a repaint; within keeping_lines the repaint is still asked for, the lines are kept,
+    and outside it (or for a refresh with regions, as a restyle's is not) Textual's runs."""
+
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_prewarmed(pilot, app)
+        screen = app.screen
+        await pilot.pause()
+        cache = screen._styles_cache._cache
+        assert len(cache) == 40  # its own lines, drawn
+        with keeping_lines(screen):
+            screen.refresh()
+            assert screen._repaint_required
+            assert screen._styles_cache._cache is cache and len(cache) == 40
+            screen.refresh()  # (only the first: times=1)
+            assert len(screen._styles_cache._cache) == 0
+        await pilot.pause()
+        assert len(screen._styles_cache._cache) == 40
+        screen.refresh()
+        assert len(screen._styles_cache._cache) == 0
+
+
+async def test_the_jobs_table_works_out_its_lines_styles_once_per_paint(monkeypatch):
+    """Issue 30: each line of the jobs table asked for the widget's ``rich_style`` (every ancestor's
+    styles walked) and its component styles: a third of a line's cost, for each of the ~36 lines a
+    switch to the jobs view draws. Once per paint now, the same lines."""
+
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        app.action_show_jobs()
+        await wait_until(pilot, lambda: any(len(t.model) == 50 for t in app.screen.query(JobTable)))
+        table = app.screen.query_one(JobTable)
+        region = Region(0, 0, table.outer_size.width, table.outer_size.height)
+        before = [strip.text for strip in table.render_lines(region)]
+        asked: list = []
+        rich_style = DOMNode.rich_style
+        monkeypatch.setattr(JobTable, "rich_style", property(lambda w: (asked.append(w), rich_style.fget(w))[1]))
+        table._styles_cache.clear()
+        assert [strip.text for strip in table.render_lines(region)] == before
+        assert len(asked) == 1  # (one per line drawn, before: 36 at 132x40)
+
+
+async def test_the_header_is_shown_without_querying_the_screen_each_time():
+    """Issue 30: each snapshot and each switch queried the screen twice (every node matched against
+    a selector) for its header and engine banner. Looked up once they are composed."""
+    runtime = FakeRuntime(make_snapshot(50))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and bool(app.screen.query(StatusHeader)))
+        screen = app.screen
+        screen.show_header(app.snapshot)
+        header, banner = screen.query_one(StatusHeader), screen.query_one(EngineBanner)
+        queries: list = []
+        shown: list = []
+        query = screen.query
+        screen.query = lambda *a: (queries.append(a), query(*a))[1]
+        for widget in (header, banner):
+            show = widget.show
+            widget.show = lambda *a, _w=widget, _s=show: (shown.append(_w), _s(*a))[1]
+        screen.show_header(app.snapshot)
+        assert shown == [header, banner]
+        assert queries == []  # (two, before)

@@ -8,7 +8,8 @@ snapshot says so in a toast (once per distinct error) and keeps the app running.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -52,6 +53,9 @@ class DeckScreen(Screen):
     _drawn_before_paint: Snapshot | None = None  # drawn as the app switched to it (pull)
     _painted_at_switch = False  # painted whole by the switch to it (tui.shell.prewarm.painted_now)
     _painted_time = -1.0  # when (textual._time.get_time) the last switch to it painted it whole
+    _switch_paint = False  # the next paint is the switch's whole paint (tui.shell.prewarm.pull_before_paint)
+    _keep_lines = 0  # how many bare refreshes still keep the screen's own lines (keeping_lines)
+    _keep_repaint = True  # and whether they paint it whole again
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``e`` is "Edit" or "View config" (tui.commands.keymap): read-only modes, and feeds that cannot
@@ -84,8 +88,9 @@ class DeckScreen(Screen):
         handler (``Screen._on_screen_resume``; a subclass's ``on_screen_resume`` runs before this),
         but without its full repaint when the switch to this screen painted all of it already
         (``tui.shell.prewarm.painted_now``): that repaint laid the screen out again and drew every
-        line of its own background once more. A restyle (the theme changed while it was hidden)
-        repaints as before."""
+        line of its own background once more. Without a restyle, a resume that still has to paint
+        (back from a dialog) keeps the screen's own lines (:func:`keeping_lines`). A restyle (the
+        theme changed while it was hidden) repaints as before."""
         skip_restyle(self, event)
         self.pull()
         for footer in self.query(DeckFooter):
@@ -98,9 +103,30 @@ class DeckScreen(Screen):
                 Screen._on_screen_resume(self, event)
             finally:
                 del self.refresh
+        elif not event.refresh_styles:
+            with keeping_lines(self, times=KEEP_ALL):
+                Screen._on_screen_resume(self, event)
         else:
             Screen._on_screen_resume(self, event)
         event.prevent_default()  # (Screen's own handler has run)
+
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
+        """Textual's; within :func:`keeping_lines`, a bare refresh keeps the screen's own lines."""
+        if self._keep_lines and repaint and not (regions or layout or recompose) and self.is_mounted:
+            self._keep_lines -= 1
+            return repaint_keeping_lines(self) if self._keep_repaint else self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def _compositor_refresh(self) -> None:
+        """Textual's; the switch's whole paint (``tui.shell.prewarm.pull_before_paint``) also takes
+        the widgets' repaints asked for before it (a scrollbar whose thumb the switch's layout
+        moved): painted now, they would have painted their lines once more after it, e.g. 34 of 40
+        lines after each ``j`` (issue 30)."""
+        if self._switch_paint and self is self.app.screen and not self.app._batch_count:
+            self._switch_paint = False
+            for widget in self._compositor.visible_widgets:  # (the layout's, scrollbars too)
+                widget._repaint_required = False  # (the whole screen is dirty: each is drawn now)
+        Screen._compositor_refresh(self)
 
     def pull(self, before_paint: bool = False) -> None:
         """Show the app's latest snapshot. ``before_paint``: the app is switching to this screen
@@ -153,15 +179,65 @@ class DeckScreen(Screen):
                             severity="error", timeout=10)
 
     def show_header(self, snap: Snapshot | None) -> None:
-        # query, not query_one: a snapshot can arrive while the screen is mounted but its
-        # children are still being composed (seen under load in the replay Pilot test)
-        for header in self.query(StatusHeader):
+        headers, banners = self._chrome()
+        for header in headers:
             header.show(snap, self.app.readonly)
-        for banner in self.query(EngineBanner):
+        for banner in banners:
             banner.show(self.app.engine_error)
+
+    _chrome_found: tuple | None = None  # (headers, banners) once composed (_chrome)
+
+    def _chrome(self) -> tuple:
+        """The screen's header and engine banner, looked up once they are there: a query matches
+        every node of the screen against the selector (two per snapshot and per switch; issue 30).
+        A query, not query_one: a snapshot can arrive while the screen is mounted but its children
+        are still being composed (seen under load in the replay Pilot test)."""
+        found = self._chrome_found
+        if found is not None and all(w.is_attached for ws in found for w in ws):
+            return found
+        found = (list(self.query(StatusHeader)), list(self.query(EngineBanner)))
+        if found[0] and found[1]:
+            self._chrome_found = found
+        return found
 
     def update_body(self, snap: Snapshot) -> None:
         """Redraw from ``snap``; screens override."""
+
+
+KEEP_ALL = 1 << 30  # (keeping_lines: every bare refresh within)
+
+
+@contextmanager
+def keeping_lines(screen: Screen | None, times: int = 1, repaint: bool = True) -> Iterator[None]:
+    """Within: the next ``times`` bare ``refresh()`` of ``screen`` (a DeckScreen) keep its own lines
+    (its background: 40 lines at 132x40, ~2.5 ms of the UI thread; issue 30): with ``repaint``
+    the screen is still painted whole again (:func:`repaint_keeping_lines`), without it nothing is
+    done. For Textual's refresh of a screen it covers or leaves (``push_screen``,
+    ``switch_mode``: ``repaint=False``; what it shows is unchanged, and a screen under a dialog
+    repainted whole marked all its own lines to draw again) and of a screen resumed without a
+    restyle (painted whole, as Textual does). A change of the screen's styles or size forgets
+    its lines as before (a restyle refreshes it outside this; a new size clears them in
+    ``Widget._size_updated``)."""
+    if not isinstance(screen, DeckScreen):
+        yield
+        return
+    screen._keep_lines, screen._keep_repaint = times, repaint
+    try:
+        yield
+    finally:
+        screen._keep_lines = 0
+
+
+def repaint_keeping_lines(screen: Screen) -> Screen:
+    """``screen.refresh()`` (Textual's: the whole screen is painted again) with the screen's own
+    lines kept in its styles cache: the refresh clears a throwaway cache instead (textual 8.2.8's
+    ``Widget._set_dirty``; tests/tui/test_tui_switch_paint.py checks it)."""
+    kept = screen._styles_cache
+    screen._styles_cache = type(kept)()
+    try:
+        return Screen.refresh(screen)
+    finally:
+        screen._styles_cache = kept
 
 
 def sync_rows(table: DataTable, known: list | None, rows: Sequence[tuple[Any, tuple]], columns: Sequence[str]) -> list:

@@ -12,7 +12,7 @@ from textual._time import get_time
 from textual.geometry import Region
 from textual.screen import Screen
 
-from tui.screens.base import styled_state
+from tui.screens.base import keeping_lines, styled_state
 
 _FROZEN = False
 
@@ -71,6 +71,7 @@ def pull_before_paint(screen: Screen, size) -> None:
         if widget._layout_required or widget._repaint_required or widget._scroll_required:
             widget._check_refresh()
     screen._compositor._dirty_regions.add(size.region)
+    screen._switch_paint = True  # (that paint takes the widgets' repaints: DeckScreen._compositor_refresh)
 
 
 def painted_now(app, screen: Screen) -> None:
@@ -81,6 +82,7 @@ def painted_now(app, screen: Screen) -> None:
     layout and a full repaint that drew every line of the screen's own background again (issue
     30). That repaint, and the widgets' repaints asked for before this paint, are skipped
     (``DeckScreen._on_screen_resume``, ``_on_update``, ``_on_layout``)."""
+    screen._switch_paint = False  # (painted, or Textual's path paints it)
     if screen is not app.screen or app._batch_count or not screen.is_attached or not hasattr(screen, "pull"):
         return  # not shown now (a batch holds paints): the resume repaints it, as Textual does
     if not screen.stack_updates:
@@ -111,15 +113,31 @@ class Prewarm:
         stack = self._screen_stacks.get(mode)
         self._switching_to_built = bool(stack) and stack[-1].is_mounted
         built = self._switching_to_built and mode != self.current_mode
+        leaving = self.screen_stack[-1] if self.screen_stack and mode != self.current_mode else None
         try:
             if built:
                 pull_before_paint(stack[-1], self.size)
-            result = super().switch_mode(mode)
+            with keeping_lines(leaving, repaint=False):  # (Textual refreshes the screen it leaves)
+                result = super().switch_mode(mode)
             if built:
                 painted_now(self, stack[-1])
             return result
         finally:
             self._switching_to_built = False
+
+    def push_screen(self, *args, **kwargs):
+        """Textual's; the screen it covers keeps its own lines (:func:`keeping_lines`)."""
+        stack = self.screen_stack
+        with keeping_lines(stack[-1] if stack else None, repaint=False):
+            return super().push_screen(*args, **kwargs)
+
+    async def _replace_screen(self, screen: Screen) -> Screen:
+        """Textual's (after a ``pop_screen``: the popped screen suspended, removed unless kept); the
+        screen shown again keeps its own lines through the refresh this starts with
+        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base)."""
+        stack = self.screen_stack
+        with keeping_lines(stack[-1] if stack else None):
+            return await super()._replace_screen(screen)
 
     def delay_update(self, delay: float = 0.05) -> None:
         if not self._switching_to_built:

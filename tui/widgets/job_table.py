@@ -70,6 +70,7 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
 
     cursor = reactive(0, always_update=True)
     column = reactive(0)  # the focused column (its legend is shown under the table)
+    _styles_now: tuple | None = None  # the lines' styles while render_lines draws them (_line_styles)
 
     class ColumnFocused(Message):
         def __init__(self, title: str) -> None:
@@ -347,16 +348,36 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
         """Every row passing the filter, in the shown order, as the cells show them (uncut)."""
         return [c.title for c in COLUMNS], [list(self.values(row)) for row in self.shown_rows()]
 
+    def _line_styles(self) -> tuple[Style, Style, Style, Style, Style]:
+        """The styles of a line: the widget's own (``rich_style`` walks every ancestor's styles),
+        the header's, the focused column's header cell, the cursor row's and a held job's row."""
+        base = self.rich_style
+        focused = self.has_focus
+        component = self.get_component_rich_style
+        return (base, base + component("jobtable--header"),
+                component("jobtable--column") if focused else Style(underline=True),
+                base + (component("jobtable--cursor") if focused else Style(reverse=True)),
+                base + component("jobtable--held"))
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's, with the lines' styles worked out once for all the lines drawn now, not once
+        per line: a third of a line's cost, and a switch to the jobs view draws every line of it
+        (issue 30)."""
+        self._styles_now = self._line_styles()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._styles_now = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         scroll_x = round(self.scroll_x)
-        base = self.rich_style
+        base, header, focused_column, cursor, held = self._styles_now or self._line_styles()
         styles: list[Style | None]
         if y == 0:
-            style = base + self.get_component_rich_style("jobtable--header")
+            style = header
             texts = self.header_cells()
-            focused = self.get_component_rich_style("jobtable--column") if self.has_focus else Style(underline=True)
-            styles = [focused if i == self.column else None for i in range(len(COLUMNS))]
+            styles = [focused_column if i == self.column else None for i in range(len(COLUMNS))]
         else:
             pos = round(self.scroll_y) + y - 1
             if pos >= len(self.model):
@@ -365,15 +386,13 @@ class JobTable(ColumnScroll, ScrollView, can_focus=True):
             texts = list(self.values(r))
             style = base
             styles = [None] * len(COLUMNS)
-            if pos == self.cursor and self.has_focus:
-                style = base + self.get_component_rich_style("jobtable--cursor")
-            elif pos == self.cursor:
-                style = base + Style(reverse=True)
+            if pos == self.cursor:
+                style = cursor
             else:
                 # the status is coloured on every row; a held job's whole row is, too
                 styles[1] = STATUS_STYLE.get(r.status)
                 if r.status == JobStatus.HELD:
-                    style = base + self.get_component_rich_style("jobtable--held")
+                    style = held
         segs = [Segment(_cell(t, w), style + s if s else style) for t, w, s in zip(texts, self.widths, styles)]
         pinned = Strip(segs[:1], self.widths[0]).crop_extend(0, min(width, self.widths[0]), style)
         rest_width = max(0, width - self.widths[0])
