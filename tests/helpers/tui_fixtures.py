@@ -252,6 +252,9 @@ class FakeRuntime:
         return fn(self.feed)
 
 
+POLL = 0.005  # s between looks: what is awaited (a snapshot, a worker) is seen ~2 ms after, not ~10 (was 0.02)
+
+
 async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
     """Let the app run until ``cond()`` holds (the bridge thread delivers snapshots asynchronously)."""
     end = time.monotonic() + timeout
@@ -259,7 +262,7 @@ async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
         if cond():
             await pilot.pause()
             return
-        await pilot.pause(0.02)
+        await pilot.pause(POLL)
     if cond():
         return
     raise AssertionError(f"timed out waiting for {getattr(cond, '__name__', cond)}")
