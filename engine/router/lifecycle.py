@@ -73,6 +73,7 @@ class RoutedJob:
     # the evaluation ad of ``src`` (JobRouter.cpp ``job->src_ad``), kept from the first evaluation
     # until retirement and updated by what changed in ``src`` (Lifecycle.src_ad)
     src_eval: AdMirror | None = None
+    seq: int = 0  # the order it was tracked in (engine.router.settled: a poll's order)
 
     @property
     def outcome(self) -> str:
