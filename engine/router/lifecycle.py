@@ -33,6 +33,52 @@ from engine.router.schedd_ops import View
 from engine.router.table import SubmitRejected
 
 
+class SrcAttrs(dict):
+    """The router's copy of a source ad ({name: text}, ``RoutedJob.src``) with ``version``, a
+    count of the calls that changed it (any write counts, even of the same text): a copy whose
+    object and version are those seen before holds the same texts, which the source policy pass
+    tells without comparing the two ads (``SourcePolicy.eval_periodic``)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.version = 0
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.version += 1
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.version += 1
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> SrcAttrs:
+        self.version += 1
+        dict.update(self, other)
+        return self
+
+    def pop(self, *args: Any) -> Any:
+        self.version += 1
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[str, str]:
+        self.version += 1
+        return dict.popitem(self)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.version += 1
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.version += 1
+        dict.update(self, *args, **kwargs)
+
+    def clear(self) -> None:
+        self.version += 1
+        dict.clear(self)
+
+
 class State(enum.Enum):
     UNCLAIMED = "unclaimed"
     CLAIMED = "claimed"
@@ -46,7 +92,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]
+    src: dict[str, str]  # a SrcAttrs (__post_init__)
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -74,6 +120,10 @@ class RoutedJob:
     # until retirement and updated by what changed in ``src`` (Lifecycle.src_ad)
     src_eval: AdMirror | None = None
     seq: int = 0  # the order it was tracked in (engine.router.settled: a poll's order)
+
+    def __post_init__(self) -> None:
+        if type(self.src) is not SrcAttrs:  # the copy counts its changes (SrcAttrs)
+            self.src = SrcAttrs(self.src)
 
     @property
     def outcome(self) -> str:
@@ -253,7 +303,7 @@ class Lifecycle:
             except KeyError:
                 self._fail(job, now, "failed to edit job: source is gone")
                 return
-            job.src = dict(routed)
+            job.src = SrcAttrs(routed)
             job.is_success = job.is_done = True
             self._emit(ev.JobEditedInPlace(now, f"{job.src_key} edited in place by route {job.route_name}",
                                            job.route_name, job.src_key))

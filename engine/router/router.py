@@ -111,11 +111,11 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # routed copies last seen as a tracked job's own -> (its source, the copy's key)
         self._adopt_own: dict[Any, tuple[str, str]] = {}
         # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
-        # ClassAd, time deadline — None when the result can change only with the ad, "now" when
+        # time deadline — None when the result can change only with the ad, "now" when
         # it must be evaluated again —, whether the live source's TimerRemove and
-        # x509UserProxyExpiration were literals), and the keys changed in either queue since the
-        # last pass (None: all may have changed)
-        self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool]] = {}  # (copy evaluated, due, static)
+        # x509UserProxyExpiration were literals, job.src and its SrcAttrs version then), and the
+        # keys changed in either queue since the last pass (None: all may have changed)
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool, Any, Any]] = {}
         self._periodic_dirty: set[str] | None = None
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)

@@ -8,7 +8,7 @@ from typing import Any
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
-from engine.router.lifecycle import State
+from engine.router.lifecycle import SrcAttrs, State
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
@@ -39,17 +39,24 @@ class SourcePolicy:
                 continue
             cached = ads.get(job.src_key)
             static = True
+            src = job.src
             if dirty is None or cached is None or not cached[2] or job.src_key in dirty:
                 live = View.of(ops.get(self.src_q, job.src_key))
                 if live is not None:
                     for name in ("TimerRemove", "x509UserProxyExpiration"):
                         value = live.int(name)
                         if value is not None:
-                            job.src[live.name(name) or name] = str(value)
+                            spelled, text = live.name(name) or name, str(value)
+                            if src.get(spelled) != text:  # (the same text: no write, no new version)
+                                src[spelled] = text
                         static = static and (value is None or live.get(name) == str(value))
-            same = cached is not None and cached[0] == job.src
+            # the copy evaluated: unchanged since (the same SrcAttrs at the same version), or equal
+            version = src.version if type(src) is SrcAttrs else None
+            same = cached is not None and ((version is not None and cached[3] is src and cached[4] == version)
+                                           or cached[0] == src)
             if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
-                kept[job.src_key] = cached if cached[2] == static else (cached[0], cached[1], static)
+                kept[job.src_key] = (cached if cached[2] == static and cached[3] is src and cached[4] == version
+                                     else (cached[0], cached[1], static, src, version))
                 continue  # same ad, same non-acting result (docstring)
             local = View(job.src)
             status = local.int("JobStatus")
@@ -66,7 +73,7 @@ class SourcePolicy:
             else:
                 due = "now"
             texts = cached[0] if same else dict(job.src)  # the copy evaluated (cached[0] is never edited)
-            kept[job.src_key] = (texts, due, static)
+            kept[job.src_key] = (texts, due, static, src, version)
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
