@@ -16,6 +16,9 @@ Invariants:
   which clears ``dirty``. So a settled job stays settled until its next visit.
 - ``seq`` numbers the jobs in the order they were tracked, which is ``JobRouter.jobs``' order
   (a key is tracked again only after it was forgotten).
+- The route counts of the settled jobs (``route_name``, ``is_running``, ``is_held``, which also
+  change only in a job's own steps) are kept as they are filed, so the poll's recount adds up
+  only the unsettled jobs (:meth:`counts`).
 - :meth:`holds`: the two files hold as many jobs as are tracked. A job tracked or forgotten
   another way (a test editing ``jobs``) makes the next poll visit every job (:meth:`renumber`).
 """
@@ -23,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 from operator import attrgetter
+from typing import Any
 
 from engine.router.lifecycle import RoutedJob, State
 
@@ -37,6 +41,9 @@ class Settled:
         self.settled: dict[str, RoutedJob] = {}  # source key -> job
         self.unsettled: dict[str, RoutedJob] = {}
         self.dest: dict[str, str] = {}  # a settled job's routed copy key -> its source key
+        # the settled jobs' route counts: route name -> [jobs, running, held], and each job's part
+        self.counted: dict[str, list[int]] = {}
+        self.part: dict[str, tuple[str, bool, bool]] = {}
         self.seq = 0
         self.valid = False  # False until a poll visited every job (renumber)
 
@@ -54,6 +61,8 @@ class Settled:
         """A poll visits every job of ``jobs`` (``JobRouter.jobs``' order) and notes each."""
         self.settled.clear()
         self.dest.clear()
+        self.counted.clear()
+        self.part.clear()
         self.unsettled = {}
         for i, job in enumerate(jobs, 1):
             job.seq = i
@@ -86,16 +95,62 @@ class Settled:
                 self._unsettle(key)
             return
         if job.state is _SUBMITTED and job.saw_dest and not job.dirty:
+            part = (job.route_name, job.is_running, job.is_held)
             if self.settled.get(key) is not job:
+                self._unsettle(key)
                 self.unsettled.pop(key, None)
                 self.settled[key] = job
                 if job.dest_key is not None:
                     self.dest[job.dest_key] = key
+                self._count(part, 1)
+                self.part[key] = part
+            elif self.part[key] != part:  # its visit changed what it counts
+                self._count(self.part[key], -1)
+                self._count(part, 1)
+                self.part[key] = part
             return
         self._unsettle(key)
         self.unsettled[key] = job
 
+    def counts(self, jobs: dict[str, RoutedJob]) -> dict[str, list[int]]:
+        """Route name (as the jobs spell it) -> [jobs, running, held] of every tracked job; only
+        when :meth:`holds`."""
+        out = {name: list(c) for name, c in self.counted.items()}
+        return tally(out, [job for key, job in self.unsettled.items() if jobs.get(key) is job])
+
+    def _count(self, part: tuple[str, bool, bool], sign: int) -> None:
+        name, running, held = part
+        if not name:
+            return
+        c = self.counted.get(name)
+        if c is None:
+            c = self.counted[name] = [0, 0, 0]
+        c[0] += sign
+        c[1] += sign * running
+        c[2] += sign * held
+        if c[0] == 0:
+            del self.counted[name]
+
     def _unsettle(self, key: str) -> None:
         old = self.settled.pop(key, None)
-        if old is not None and old.dest_key is not None and self.dest.get(old.dest_key) == key:
+        if old is None:
+            return
+        if old.dest_key is not None and self.dest.get(old.dest_key) == key:
             del self.dest[old.dest_key]
+        self._count(self.part.pop(key), -1)
+
+
+def tally(counts: dict[str, list[int]], jobs: Any) -> dict[str, list[int]]:
+    """Add ``jobs`` to ``counts``: route name as the jobs spell it -> [jobs, running, held]."""
+    for job in jobs:
+        name = job.route_name
+        if name:
+            c = counts.get(name)
+            if c is None:
+                c = counts[name] = [0, 0, 0]
+            c[0] += 1
+            if job.is_running:
+                c[1] += 1
+            if job.is_held:
+                c[2] += 1
+    return counts

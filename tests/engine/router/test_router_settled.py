@@ -15,7 +15,7 @@ import random
 from tests.helpers.router_fixtures import T0, make_router, route, schedd_destroy, schedd_set, submit, table
 
 from engine.queue.jobqueue import JobQueue
-from engine.router.settled import Settled
+from engine.router.settled import Settled, tally
 
 
 def _tbl():
@@ -83,14 +83,20 @@ def _run(seed: int, full: bool) -> list:
         if full:
             r._settled.valid = False  # the next poll visits every job (Settled.holds)
         r.poll(now)
+        book = {s.name: (s.num_jobs, s.num_running, s.num_held) for s in r.book}
+        # the poll's closing recount, from the kept counts of the settled jobs, against a count
+        # of every tracked job
+        full_count = tally({}, r.jobs.values())
+        assert book == {s.name: tuple(full_count.get(s.name, (0, 0, 0))) for s in r.book}
         out.append(([(e.kind, e.job) for e in r.drain_events()], src.snapshot_state(), dst.snapshot_state(),
-                     {key: (j.state, j.dest_key) for key, j in r.jobs.items()}))
+                     {key: (j.state, j.dest_key) for key, j in r.jobs.items()}, book))
     return out
 
 
 def test_same_outcome_as_a_router_visiting_every_job():
     """The router against one whose every poll visits every tracked job (HTCondor's walk): the
-    same events in the same order and the same queues after every poll, over random runs."""
+    same events in the same order, the same queues and route counts after every poll, over random
+    runs."""
     for seed in range(6):
         assert _run(seed, False) == _run(seed, True)
 
