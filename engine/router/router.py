@@ -298,6 +298,10 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._counted = True
 
     def num_managed(self) -> int:
+        """The tracked jobs not RETIRED (a settled job is SUBMITTED: only the others are looked at)."""
+        settled = self._settled
+        if settled.holds(self.jobs):
+            return len(self.jobs) - settled.retired(self.jobs)
         states = [j.state for j in self.jobs.values()]  # a list and its count: no generator step per job
         return len(states) - states.count(State.RETIRED)
 

@@ -32,6 +32,7 @@ from engine.router.lifecycle import RoutedJob, State
 
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
+_RETIRED = State.RETIRED
 
 
 class Settled:
@@ -117,6 +118,11 @@ class Settled:
         when :meth:`holds`."""
         out = {name: list(c) for name, c in self.counted.items()}
         return tally(out, [job for key, job in self.unsettled.items() if jobs.get(key) is job])
+
+    def retired(self, jobs: dict[str, RoutedJob]) -> int:
+        """How many tracked jobs are RETIRED (none is settled); only when :meth:`holds`."""
+        retired = _RETIRED
+        return sum(1 for key, job in self.unsettled.items() if job.state is retired and jobs.get(key) is job)
 
     def _count(self, part: tuple[str, bool, bool], sign: int) -> None:
         name, running, held = part

@@ -15,6 +15,7 @@ import random
 from tests.helpers.router_fixtures import T0, make_router, route, schedd_destroy, schedd_set, submit, table
 
 from engine.queue.jobqueue import JobQueue
+from engine.router.lifecycle import State
 from engine.router.settled import Settled, tally
 
 
@@ -88,6 +89,7 @@ def _run(seed: int, full: bool) -> list:
         # of every tracked job
         full_count = tally({}, r.jobs.values())
         assert book == {s.name: tuple(full_count.get(s.name, (0, 0, 0))) for s in r.book}
+        assert r.num_managed() == sum(j.state is not State.RETIRED for j in r.jobs.values())
         out.append(([(e.kind, e.job) for e in r.drain_events()], src.snapshot_state(), dst.snapshot_state(),
                      {key: (j.state, j.dest_key) for key, j in r.jobs.items()}, book))
     return out
