@@ -37,45 +37,53 @@ class SrcAttrs(dict):
     """The router's copy of a source ad ({name: text}, ``RoutedJob.src``) with ``version``, a
     count of the calls that changed it (any write counts, even of the same text): a copy whose
     object and version are those seen before holds the same texts, which the source policy pass
-    tells without comparing the two ads (``SourcePolicy.eval_periodic``)."""
+    tells without comparing the two ads (``SourcePolicy.eval_periodic``). Each change also adds
+    ``key`` to ``watch`` when set (the router's ``Settled.touched``: the pass looks at it again)."""
 
-    __slots__ = ("version",)
+    __slots__ = ("version", "watch", "key")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.version = 0
+        self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
+        self.key = ""
+
+    def _changed(self) -> None:
+        self.version += 1
+        if self.watch is not None:
+            self.watch.add(self.key)
 
     def __setitem__(self, key: str, value: str) -> None:
-        self.version += 1
+        self._changed()
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
-        self.version += 1
+        self._changed()
         dict.__delitem__(self, key)
 
     def __ior__(self, other: Any) -> SrcAttrs:
-        self.version += 1
+        self._changed()
         dict.update(self, other)
         return self
 
     def pop(self, *args: Any) -> Any:
-        self.version += 1
+        self._changed()
         return dict.pop(self, *args)
 
     def popitem(self) -> tuple[str, str]:
-        self.version += 1
+        self._changed()
         return dict.popitem(self)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
-        self.version += 1
+        self._changed()
         return dict.setdefault(self, key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.version += 1
+        self._changed()
         dict.update(self, *args, **kwargs)
 
     def clear(self) -> None:
-        self.version += 1
+        self._changed()
         dict.clear(self)
 
 

@@ -117,6 +117,9 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # keys changed in either queue since the last pass (None: all may have changed)
         self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool, Any, Any]] = {}
         self._periodic_dirty: set[str] | None = None
+        # the jobs the next pass evaluates again whatever changed, and a heap of (deadline, key)
+        self._periodic_again: set[str] = set()
+        self._periodic_heap: list[tuple[float, str]] = []
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         # the book's current counts are the tracked jobs' (set by a poll's closing recount)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from engine.router.lifecycle import RoutedJob, State
+from engine.router.lifecycle import RoutedJob, SrcAttrs, State
 
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
@@ -47,6 +47,9 @@ class Settled:
         self.part: dict[str, tuple[str, bool, bool]] = {}
         self.seq = 0
         self.valid = False  # False until a poll visited every job (renumber)
+        # keys of the jobs tracked, visited or whose copy (SrcAttrs) was edited since the source
+        # policy pass took them (SourcePolicy._periodic_jobs)
+        self.touched: set[str] = set()
 
     def added(self, job: RoutedJob) -> None:
         """``job`` is tracked from now on (after every job tracked before it)."""
@@ -54,6 +57,8 @@ class Settled:
         job.seq = self.seq
         self._unsettle(job.src_key)
         self.unsettled[job.src_key] = job
+        self.touched.add(job.src_key)
+        job.src.watch, job.src.key = self.touched, job.src_key  # its edits are noted (SrcAttrs)
 
     def holds(self, jobs: dict[str, RoutedJob]) -> bool:
         return self.valid and len(self.settled) + len(self.unsettled) == len(jobs)
@@ -68,6 +73,8 @@ class Settled:
         for i, job in enumerate(jobs, 1):
             job.seq = i
             self.unsettled[job.src_key] = job
+            if type(job.src) is SrcAttrs:
+                job.src.watch, job.src.key = self.touched, job.src_key
         self.seq = len(jobs)
         self.valid = True
 
@@ -89,6 +96,7 @@ class Settled:
     def note(self, job: RoutedJob, jobs: dict[str, RoutedJob]) -> None:
         """File ``job`` after its visit (forgotten, settled or not)."""
         key = job.src_key
+        self.touched.add(key)
         if jobs.get(key) is not job:  # forgotten in this visit
             if self.unsettled.get(key) is job:
                 del self.unsettled[key]

@@ -61,7 +61,10 @@ def _run(seed: int, full: bool) -> list:
     for k in range(40):
         now = T0 + 10 * (k + 1)
         if k % 3 == 0:
-            submit(src, rng.randint(1, 4), now=now, Owner=rng.choice(owners))
+            policy = rng.choice([{}, {"PeriodicHold": "Foo == 7"}, {"PeriodicRemove": f"CurrentTime - QDate > {rng.randint(50, 200)}"},
+                                 {"TimerRemove": str(int(now) + rng.randint(20, 200))},
+                                 {"TimerRemove": f"ifThenElse(CurrentTime > QDate + {rng.randint(20, 200)}, 0, QDate + 9999)"}])
+            submit(src, rng.randint(1, 4), now=now, Owner=rng.choice(owners), **policy)
         copies = [job.key for job in dst if job.get("RoutedBy") is not None]
         for key in rng.sample(copies, min(len(copies), rng.randint(0, 4))):
             move = rng.random()
@@ -81,8 +84,12 @@ def _run(seed: int, full: bool) -> list:
                 schedd_set(src, key, now=now, Foo=rng.randint(1, 9))
             else:
                 schedd_set(src, key, now=now, JobStatus=rng.choice([1, 3, 5]))
+        tracked = sorted(r.jobs)
+        for key in rng.sample(tracked, min(len(tracked), rng.randint(0, 1))):
+            r.jobs[key].src["Foo"] = "7"  # the router's copy edited in place (as a hook's output would)
         if full:
             r._settled.valid = False  # the next poll visits every job (Settled.holds)
+            r._periodic_dirty = None  # and its source policy pass every managed job
         r.poll(now)
         book = {s.name: (s.num_jobs, s.num_running, s.num_held) for s in r.book}
         # the poll's closing recount, from the kept counts of the settled jobs, against a count
@@ -96,9 +103,9 @@ def _run(seed: int, full: bool) -> list:
 
 
 def test_same_outcome_as_a_router_visiting_every_job():
-    """The router against one whose every poll visits every tracked job (HTCondor's walk): the
-    same events in the same order, the same queues and route counts after every poll, over random
-    runs."""
+    """The router against one whose every poll visits every tracked job and whose every source
+    policy pass looks at every managed job (HTCondor's walks): the same events in the same order,
+    the same queues and route counts after every poll, over random runs."""
     for seed in range(6):
         assert _run(seed, False) == _run(seed, True)
 
