@@ -218,12 +218,15 @@ class Lifecycle:
         except KeyError:
             return False
         job.dirty = None
-        lower = _lower_index(job.src)
+        src = job.src
+        if type(src) is SrcAttrs:
+            src._changed()  # one change for the push (_set_local writes with dict's own methods)
+        lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
-            _set_local(job.src, name, text, lower)
+            _set_local(src, name, text, lower)
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -518,17 +521,18 @@ def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
 
 def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None) -> None:
     """Set ``name`` in ``attrs``, replacing any spelling of it; ``lower`` (from
-    :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute."""
+    :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute.
+    Writes with dict's own methods: a SrcAttrs' caller counts the change (``_push_src``)."""
     low = name.lower()
     if lower is None:
         for k in [k for k in attrs if k.lower() == low]:
-            del attrs[k]
+            dict.__delitem__(attrs, k)
     else:
         old = lower.pop(low, None)
         if old is not None:
-            del attrs[old]
+            dict.__delitem__(attrs, old)
     if text is not None:
-        attrs[name] = text
+        dict.__setitem__(attrs, name, text)
         if lower is not None:
             lower[low] = name
 
