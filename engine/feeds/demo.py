@@ -121,8 +121,11 @@ class Simulation(FeedBase):
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
                  tz: str = "UTC", poll_period: int = 10, startd: Startd | None = None,
                  execute: StartdSite | None = None, schedd_cron: CronManager | None = None,
-                 names: CopyNames = CopyNames()) -> None:
+                 names: CopyNames = CopyNames(), keep_events: bool = True) -> None:
         self.queue = queue
+        # False: a run nobody watches (``replay --reroute``) drops the events instead of turning
+        # them into the snapshots' events; the ring stays empty
+        self.keep_events = keep_events
         self.names = names  # the staged copies' sources: messages name the user's files (module docstring)
         self.schedd = schedd
         self.store = schedd.store
@@ -170,7 +173,8 @@ class Simulation(FeedBase):
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        self.ring.emit(time, kind, self.names.text(message), level, route, job)
+        if self.keep_events:
+            self.ring.emit(time, kind, self.names.text(message), level, route, job)
 
     def _schedd_event(self, e: ScheddEvent) -> None:
         self.emit(e.time, e.kind, e.message, e.level, job=e.job)
@@ -178,7 +182,10 @@ class Simulation(FeedBase):
     def _drain_router(self) -> None:
         if self.router is None:
             return
-        for e in self.router.drain_events():
+        drained = self.router.drain_events()
+        if not self.keep_events:
+            return
+        for e in drained:
             ev = e.to_snapshot_event(self.ring.next_seq())
             shown = self.names.text(ev.message)
             self.ring.record(ev if shown == ev.message else dataclasses.replace(ev, message=shown))

@@ -33,6 +33,60 @@ from engine.router.schedd_ops import View
 from engine.router.table import SubmitRejected
 
 
+class SrcAttrs(dict):
+    """The router's copy of a source ad ({name: text}, ``RoutedJob.src``) with ``version``, a
+    count of the calls that changed it (any write counts, even of the same text): a copy whose
+    object and version are those seen before holds the same texts, which the source policy pass
+    tells without comparing the two ads (``SourcePolicy.eval_periodic``). Each change also adds
+    ``key`` to ``watch`` when set (the router's ``Settled.touched``: the pass looks at it again)."""
+
+    __slots__ = ("version", "watch", "key")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.version = 0
+        self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
+        self.key = ""
+
+    def _changed(self) -> None:
+        self.version += 1
+        if self.watch is not None:
+            self.watch.add(self.key)
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._changed()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._changed()
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> SrcAttrs:
+        self._changed()
+        dict.update(self, other)
+        return self
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[str, str]:
+        self._changed()
+        return dict.popitem(self)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._changed()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        dict.update(self, *args, **kwargs)
+
+    def clear(self) -> None:
+        self._changed()
+        dict.clear(self)
+
+
 class State(enum.Enum):
     UNCLAIMED = "unclaimed"
     CLAIMED = "claimed"
@@ -46,7 +100,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]
+    src: dict[str, str]  # a SrcAttrs (__post_init__)
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -73,6 +127,11 @@ class RoutedJob:
     # the evaluation ad of ``src`` (JobRouter.cpp ``job->src_ad``), kept from the first evaluation
     # until retirement and updated by what changed in ``src`` (Lifecycle.src_ad)
     src_eval: AdMirror | None = None
+    seq: int = 0  # the order it was tracked in (engine.router.settled: a poll's order)
+
+    def __post_init__(self) -> None:
+        if type(self.src) is not SrcAttrs:  # the copy counts its changes (SrcAttrs)
+            self.src = SrcAttrs(self.src)
 
     @property
     def outcome(self) -> str:
@@ -159,12 +218,15 @@ class Lifecycle:
         except KeyError:
             return False
         job.dirty = None
-        lower = _lower_index(job.src)
+        src = job.src
+        if type(src) is SrcAttrs:
+            src._changed()  # one change for the push (_set_local writes with dict's own methods)
+        lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
-            _set_local(job.src, name, text, lower)
+            _set_local(src, name, text, lower)
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -252,7 +314,7 @@ class Lifecycle:
             except KeyError:
                 self._fail(job, now, "failed to edit job: source is gone")
                 return
-            job.src = dict(routed)
+            job.src = SrcAttrs(routed)
             job.is_success = job.is_done = True
             self._emit(ev.JobEditedInPlace(now, f"{job.src_key} edited in place by route {job.route_name}",
                                            job.route_name, job.src_key))
@@ -459,17 +521,18 @@ def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
 
 def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None) -> None:
     """Set ``name`` in ``attrs``, replacing any spelling of it; ``lower`` (from
-    :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute."""
+    :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute.
+    Writes with dict's own methods: a SrcAttrs' caller counts the change (``_push_src``)."""
     low = name.lower()
     if lower is None:
         for k in [k for k in attrs if k.lower() == low]:
-            del attrs[k]
+            dict.__delitem__(attrs, k)
     else:
         old = lower.pop(low, None)
         if old is not None:
-            del attrs[old]
+            dict.__delitem__(attrs, old)
     if text is not None:
-        attrs[name] = text
+        dict.__setitem__(attrs, name, text)
         if lower is not None:
             lower[low] = name
 

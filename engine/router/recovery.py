@@ -16,6 +16,7 @@ class Recovery:
     """``AdoptOrphans``; needs the router's queues, jobs, index sets and events."""
 
     _counted: bool  # JobRouter: the book's counts are the tracked jobs' (JobRouter.poll)
+    _settled: Any  # JobRouter: the jobs a poll may skip (engine.router.settled)
 
     def _orphan_candidates(self, queue: Any, index: set[Any], dirty: set[Any] | None, attr: str,
                            quoted: str) -> list[Any]:
@@ -91,6 +92,7 @@ class Recovery:
                            state=State.SUBMITTED, dest_key=dest_job.key, dest_live=True,
                            dest=dict(d.attrs), is_claimed=True, submission_time=now)
             rj.is_sandboxed = d.str("SUBMIT_Iwd") is not None
+            self._settled.added(rj)
             self.jobs[src_key] = rj
             self._counted = False  # a new tracked job: the route counts change
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",

@@ -60,6 +60,7 @@ from engine.router.table import SubmitRejected
 from engine.gcpause import gc_paused
 from engine.router.candidates import Scanner
 from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
+from engine.router.settled import Settled
 from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
@@ -110,16 +111,21 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # routed copies last seen as a tracked job's own -> (its source, the copy's key)
         self._adopt_own: dict[Any, tuple[str, str]] = {}
         # eval_periodic (see there): source key -> (copy of job.src at the last evaluation, its
-        # ClassAd, time deadline — None when the result can change only with the ad, "now" when
+        # time deadline — None when the result can change only with the ad, "now" when
         # it must be evaluated again —, whether the live source's TimerRemove and
-        # x509UserProxyExpiration were literals), and the keys changed in either queue since the
-        # last pass (None: all may have changed)
-        self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool]] = {}  # (copy evaluated, due, static)
+        # x509UserProxyExpiration were literals, job.src and its SrcAttrs version then), and the
+        # keys changed in either queue since the last pass (None: all may have changed)
+        self._periodic_ads: dict[str, tuple[dict[str, str], Any, bool, Any, Any]] = {}
         self._periodic_dirty: set[str] | None = None
+        # the jobs the next pass evaluates again whatever changed, and a heap of (deadline, key)
+        self._periodic_again: set[str] = set()
+        self._periodic_heap: list[tuple[float, str]] = []
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         # the book's current counts are the tracked jobs' (set by a poll's closing recount)
         self._counted = False
+        # the tracked jobs a poll can skip unless their ads changed (Settled)
+        self._settled = Settled()
         self._unsubscribe = [q.subscribe_batch(self._on_queue_event)
                              for q in {id(source): source, id(self.dst_q): self.dst_q}.values() if hasattr(q, "subscribe_batch")]
         self._watching = len(self._unsubscribe) == len({id(source), id(self.dst_q)})
@@ -272,14 +278,22 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         may_skip, submitted = changed is not None and self._watching, State.SUBMITTED
         # no update hook can run when hooks may not, or when no <KEYWORD>_HOOK_UPDATE_JOB_INFO is set
         no_hooks = not self.hooks.allow_run or not self.hooks.defines_any(hk.UPDATE)
-        for job in list(self.jobs.values()):
+        settled = self._settled
+        if may_skip and no_hooks and settled.holds(self.jobs):
+            visit = settled.to_visit(self.jobs, changed)  # the others would be skipped below
+        else:
+            visit = list(self.jobs.values())
+            settled.renumber(visit)
+        for job in visit:
             if (may_skip and job.state is submitted and job.saw_dest and not job.dirty
                     and job.src_key not in changed and job.dest_key not in changed
                     and (no_hooks or self.hooks.path(hk.UPDATE, self._keyword(job)) is None)):
+                settled.note(job, self.jobs)
                 continue
             for state, step in STEPS_FROM.get(job.state, STEPS):
                 if job.state is state:
                     step(self, job, now)
+            settled.note(job, self.jobs)
         if now >= self.next_periodic:
             self.eval_periodic(now)
             self.next_periodic = now + self.periodic_expr_interval
@@ -287,6 +301,10 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         self._counted = True
 
     def num_managed(self) -> int:
+        """The tracked jobs not RETIRED (a settled job is SUBMITTED: only the others are looked at)."""
+        settled = self._settled
+        if settled.holds(self.jobs):
+            return len(self.jobs) - settled.retired(self.jobs)
         states = [j.state for j in self.jobs.values()]  # a list and its count: no generator step per job
         return len(states) - states.count(State.RETIRED)
 
@@ -442,6 +460,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         if flags is None:
             flags = self._route_flags(route)
         rj = RoutedJob(job.key, route.name, src, _UNCLAIMED, flags[3], flags[4])
+        self._settled.added(rj)
         if flags[1]:
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
         if flags[2]:

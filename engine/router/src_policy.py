@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import heapq
+from operator import attrgetter
 from typing import Any
 
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
-from engine.router.lifecycle import State
+from engine.router.lifecycle import SrcAttrs, State
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
+
+_SEQ = attrgetter("seq")
 
 
 class SourcePolicy:
@@ -26,30 +30,48 @@ class SourcePolicy:
         gives the same non-acting result again, so it is not evaluated; a change of the system
         policy knobs evaluates every job. The live source's ``TimerRemove`` and
         ``x509UserProxyExpiration`` are copied in again only when the source changed since the
-        last pass or they were not literal integers (an expression may depend on the time)."""
+        last pass or they were not literal integers (an expression may depend on the time).
+
+        The pass looks only at the jobs it may evaluate (:meth:`_periodic_jobs`): those whose
+        source changed, those a poll visited or whose copy was edited since the last pass
+        (``Settled.touched``: a job's state, claim and copy change only then), those whose
+        deadline has come (a heap) and those whose live TimerRemove or x509UserProxyExpiration
+        was not a literal; the others would be passed over as unchanged."""
         system = SystemPolicy.from_knobs(lambda n: _knob(self.table.config, n))
         roots = policy_roots(system)  # once per pass (each job's policy ad starts from them)
-        ads, kept = self._periodic_ads, {}
+        ads = self._periodic_ads
         if system != self._periodic_system:
             ads, self._periodic_system = {}, system
-        self._periodic_ads = kept  # only the jobs still managed stay cached
         dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
-        for job in list(self.jobs.values()):
+        jobs, kept = self._periodic_jobs(ads, dirty, now)
+        self._periodic_ads = kept  # only the jobs still managed stay cached
+        again, heap = self._periodic_again, self._periodic_heap
+        for job in jobs:
             if not job.is_claimed or job.state is State.RETIRED:
+                kept.pop(job.src_key, None)
                 continue
             cached = ads.get(job.src_key)
             static = True
+            src = job.src
             if dirty is None or cached is None or not cached[2] or job.src_key in dirty:
                 live = View.of(ops.get(self.src_q, job.src_key))
                 if live is not None:
                     for name in ("TimerRemove", "x509UserProxyExpiration"):
                         value = live.int(name)
                         if value is not None:
-                            job.src[live.name(name) or name] = str(value)
+                            spelled, text = live.name(name) or name, str(value)
+                            if src.get(spelled) != text:  # (the same text: no write, no new version)
+                                src[spelled] = text
                         static = static and (value is None or live.get(name) == str(value))
-            same = cached is not None and cached[0] == job.src
+            # the copy evaluated: unchanged since (the same SrcAttrs at the same version), or equal
+            version = src.version if type(src) is SrcAttrs else None
+            same = cached is not None and ((version is not None and cached[3] is src and cached[4] == version)
+                                           or cached[0] == src)
             if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
-                kept[job.src_key] = cached if cached[2] == static else (cached[0], cached[1], static)
+                kept[job.src_key] = (cached if cached[2] == static and cached[3] is src and cached[4] == version
+                                     else (cached[0], cached[1], static, src, version))
+                if not static:
+                    again.add(job.src_key)
                 continue  # same ad, same non-acting result (docstring)
             local = View(job.src)
             status = local.int("JobStatus")
@@ -66,7 +88,11 @@ class SourcePolicy:
             else:
                 due = "now"
             texts = cached[0] if same else dict(job.src)  # the copy evaluated (cached[0] is never edited)
-            kept[job.src_key] = (texts, due, static)
+            kept[job.src_key] = (texts, due, static, src, version)
+            if not static or due == "now":
+                again.add(job.src_key)
+            elif due is not None:
+                heapq.heappush(heap, (due, job.src_key))
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
                     "JobStatus": JobStatus.HELD, "EnteredCurrentStatus": int(now), "HoldReason": S(decision.reason),
@@ -85,6 +111,33 @@ class SourcePolicy:
             self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
                                       job.route_name, job.src_key, action=decision.action))
 
+
+    def _periodic_jobs(self, ads: dict[str, tuple], dirty: set[str] | None, now: float) -> tuple[list[Any], dict]:
+        """The jobs this pass looks at, in the order they were tracked, and the cache it fills:
+        every job and a new cache when the pass cannot tell which ones changed (no change
+        events, a reload, new system knobs, jobs edited behind the router: ``Settled.holds``);
+        else the jobs named in :meth:`eval_periodic`'s docstring, and the cache kept."""
+        settled, tracked = self._settled, self.jobs
+        touched = set(settled.touched)
+        settled.touched.clear()
+        if dirty is None or ads is not self._periodic_ads or not settled.holds(tracked):
+            # (the heap stays: an entry whose job is passed over as unchanged still holds; one
+            # that no longer matches its job's cache is dropped when it comes up)
+            self._periodic_again = set()
+            return list(tracked.values()), {}
+        keys, self._periodic_again = self._periodic_again, set()
+        keys |= touched
+        keys.update(k for k in dirty if k in tracked)
+        heap = self._periodic_heap
+        while heap and heap[0][0] <= now:
+            due, key = heapq.heappop(heap)
+            cached = ads.get(key)
+            if cached is not None and cached[1] == due:  # else a stale entry: evaluated since
+                keys.add(key)
+        for key in keys:
+            if key not in tracked:
+                ads.pop(key, None)  # forgotten: the job's cache goes (a full pass drops it too)
+        return sorted((tracked[k] for k in keys if k in tracked), key=_SEQ), ads
 
     def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.router import events as ev
+from engine.router.settled import tally
 from engine.router.throttle import ThrottleAdjustment, route_state, throttle_desc
 from engine.contract.snapshot import RouteView
 
@@ -70,18 +71,11 @@ class StatsMixin:
         sees the state the next poll will start from)."""
         for s in self.book:
             s.reset_current()
-        counts: dict[str, list[int]] = {}  # route name as the jobs spell it -> jobs, running, held
-        for job in self.jobs.values():
-            name = job.route_name
-            if name:
-                c = counts.get(name)
-                if c is None:
-                    c = counts[name] = [0, 0, 0]
-                c[0] += 1
-                if job.is_running:
-                    c[1] += 1
-                if job.is_held:
-                    c[2] += 1
+        settled = getattr(self, "_settled", None)  # the settled jobs' counts are kept (engine.router.settled)
+        if settled is not None and settled.holds(self.jobs):
+            counts = settled.counts(self.jobs)
+        else:
+            counts = tally({}, self.jobs.values())
         for name, (n, running, held) in counts.items():  # one route lookup per name, not per job
             s = self.book.get(name)
             if s is not None:

@@ -121,6 +121,25 @@ def test_changed_table_shows_per_route_differences(tmp_path, capsys, log):
     assert rows0["CMS"]["rerouted"]["routed"] == 0 and rows0["Any"]["rerouted"]["routed"] == 10
 
 
+def test_the_simulation_files_no_snapshot_events(tmp_path, capsys, log, monkeypatch):
+    """Nothing shows the re-route's events (its output is the tallies): its simulation drops them
+    instead of filing them for snapshots, and its figures are those of one that files them."""
+    import engine.feeds.replay.reroute as rr  # noqa: PLC0415 - the module whose Simulation is wrapped
+
+    real, built = rr.Simulation, []
+
+    def spy(*args, **kwargs):
+        built.append(real(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(rr, "Simulation", spy)
+    rows, _ = _reroute(tmp_path, capsys, log, 100)
+    assert built[0].router is not None and len(built[0].ring) == 0
+    monkeypatch.setattr(rr, "Simulation", lambda *a, **k: spy(*a, **{**k, "keep_events": True}))
+    assert _reroute(tmp_path, capsys, log, 100)[0] == rows
+    assert len(built[1].ring) > 0
+
+
 def test_reroute_needs_a_config(capsys, log):
     assert main(["replay", str(log), "--reroute"]) == 2
     assert "--reroute needs --config" in capsys.readouterr().err

@@ -90,3 +90,34 @@ def test_same_outcome_as_a_router_without_change_events():
     assert runs[0][0] == runs[1][0]
     assert {None, "5"} <= set(runs[0][0][-1])  # held, and removed (then yielded and gone)
     assert runs[0][1] < runs[1][1]  # and the incremental pass evaluated fewer jobs
+
+
+# each edit changes the copy through one counted call (the rest through dict's own, uncounted)
+EDITS = {
+    "set": lambda ad: ad.__setitem__("Flag", "1"),
+    "update": lambda ad: ad.update(Flag="1"),
+    "or": lambda ad: ad.__ior__({"Flag": "1"}),
+    "setdefault": lambda ad: (dict.pop(ad, "Flag"), ad.setdefault("Flag", "1")),
+    "del": lambda ad: (ad.__delitem__("Flag"), dict.__setitem__(ad, "Flag", "1")),
+    "pop": lambda ad: (ad.pop("Flag"), dict.__setitem__(ad, "Flag", "1")),
+    "popitem": lambda ad: (dict.__setitem__(ad, "Flag", "1"), ad.popitem(), dict.__setitem__(ad, "Flag", "1")),
+    "clear": lambda ad: (lambda kept: (ad.clear(), dict.update(ad, kept)))({**ad, "Flag": "1"}),
+}
+
+
+def test_an_edit_of_the_routers_copy_by_any_dict_method_is_evaluated():
+    """§1.6 (EvalAllSrcJobPeriodicExprs reads the router's copy of the source): the pass tells an
+    unchanged copy by its change count (``lifecycle.SrcAttrs``); every way of editing the copy
+    counts, so the edit is evaluated at the next interval."""
+    for how, edit in EDITS.items():
+        r, src, _ = _router()
+        (key,) = submit(src, 1, PeriodicRemove="Flag == 1", Flag="0")
+        r.poll(T0 + 10)
+        r.poll(T0 + 70)
+        job = r.jobs[key]
+        evaluated = r.periodic_evaluations
+        r.poll(T0 + 130)
+        assert r.periodic_evaluations == evaluated, how  # unchanged: not evaluated again
+        edit(job.src)
+        r.poll(T0 + 190)
+        assert get(src, key, "JobStatus") == "3", how

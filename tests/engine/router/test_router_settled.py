@@ -1,0 +1,124 @@
+"""A router poll visits the tracked jobs that can act, not every tracked job (issue 30).
+
+htcondor.md §1.6: on every poll ``JobRouter::Poll`` walks every tracked job through its state's
+step. RouteDeck already skips a SUBMITTED job whose source and routed copy did not change since
+its last status check (the check is a pure function of the two ads); ``engine.router.settled``
+keeps those jobs apart so a poll does not even look at them. These tests check that a poll
+visits only the jobs that can act, and that the router does what a router visiting every job
+does (a poll order, events and queue states the same after every poll).
+"""
+
+from __future__ import annotations
+
+import random
+
+from tests.helpers.router_fixtures import T0, make_router, route, schedd_destroy, schedd_set, submit, table
+
+from engine.queue.jobqueue import JobQueue
+from engine.router.lifecycle import State
+from engine.router.settled import Settled, tally
+
+
+def _tbl():
+    return table([route("A", "Owner == \"alice\"", max_jobs=30, max_idle_jobs=12),
+                  route("B", "true", max_jobs=30, max_idle_jobs=12)], periodic_expr_interval=30)
+
+
+def test_a_poll_visits_only_the_jobs_whose_ads_changed():
+    """§1.6: 20 running routed jobs, one copy completes: the next poll visits that job alone."""
+    r, src, dst = make_router(_tbl(), dst=JobQueue())
+    submit(src, 20)
+    r.poll(T0 + 10)
+    for job in list(dst):
+        schedd_set(dst, job.key, JobStatus=2)
+    r.poll(T0 + 20)
+    r.poll(T0 + 30)
+    visited = []
+    note = Settled.note
+
+    def counting(self, job, jobs):
+        visited.append(job.src_key)
+        note(self, job, jobs)
+
+    Settled.note = counting
+    try:
+        r.poll(T0 + 40)
+        assert visited == []  # nothing changed
+        one = next(iter(r.jobs.values()))
+        schedd_set(dst, one.dest_key, JobStatus=4)
+        r.poll(T0 + 50)
+        assert visited == [one.src_key]
+    finally:
+        Settled.note = note
+
+
+def _run(seed: int, full: bool) -> list:
+    """A random schedd's life under one router; ``full``: every poll visits every job."""
+    rng = random.Random(seed)
+    r, src, dst = make_router(_tbl(), dst=JobQueue())
+    out = []
+    owners = ['"alice"', '"bob"']
+    for k in range(40):
+        now = T0 + 10 * (k + 1)
+        if k % 3 == 0:
+            policy = rng.choice([{}, {"PeriodicHold": "Foo == 7"}, {"PeriodicRemove": f"CurrentTime - QDate > {rng.randint(50, 200)}"},
+                                 {"TimerRemove": str(int(now) + rng.randint(20, 200))},
+                                 {"TimerRemove": f"ifThenElse(CurrentTime > QDate + {rng.randint(20, 200)}, 0, QDate + 9999)"}])
+            submit(src, rng.randint(1, 4), now=now, Owner=rng.choice(owners), **policy)
+        copies = [job.key for job in dst if job.get("RoutedBy") is not None]
+        for key in rng.sample(copies, min(len(copies), rng.randint(0, 4))):
+            move = rng.random()
+            if move < 0.4:
+                schedd_set(dst, key, now=now, JobStatus=2)
+            elif move < 0.6:
+                schedd_set(dst, key, now=now, JobStatus=4, ExitCode=rng.choice([0, 1]), JobFinishedHookDone=int(now))
+            elif move < 0.7:
+                schedd_set(dst, key, now=now, JobStatus=5)
+            elif move < 0.8:
+                schedd_destroy(dst, key, now=now)
+            else:
+                schedd_set(dst, key, now=now, RemoteWallClockTime=rng.randint(1, 99))
+        sources = [job.key for job in src]
+        for key in rng.sample(sources, min(len(sources), rng.randint(0, 2))):
+            if rng.random() < 0.5:
+                schedd_set(src, key, now=now, Foo=rng.randint(1, 9))
+            else:
+                schedd_set(src, key, now=now, JobStatus=rng.choice([1, 3, 5]))
+        tracked = sorted(r.jobs)
+        for key in rng.sample(tracked, min(len(tracked), rng.randint(0, 1))):
+            r.jobs[key].src["Foo"] = "7"  # the router's copy edited in place (as a hook's output would)
+        if full:
+            r._settled.valid = False  # the next poll visits every job (Settled.holds)
+            r._periodic_dirty = None  # and its source policy pass every managed job
+        r.poll(now)
+        book = {s.name: (s.num_jobs, s.num_running, s.num_held) for s in r.book}
+        # the poll's closing recount, from the kept counts of the settled jobs, against a count
+        # of every tracked job
+        full_count = tally({}, r.jobs.values())
+        assert book == {s.name: tuple(full_count.get(s.name, (0, 0, 0))) for s in r.book}
+        assert r.num_managed() == sum(j.state is not State.RETIRED for j in r.jobs.values())
+        out.append(([(e.kind, e.job) for e in r.drain_events()], src.snapshot_state(), dst.snapshot_state(),
+                     {key: (j.state, j.dest_key) for key, j in r.jobs.items()}, book))
+    return out
+
+
+def test_same_outcome_as_a_router_visiting_every_job():
+    """The router against one whose every poll visits every tracked job and whose every source
+    policy pass looks at every managed job (HTCondor's walks): the same events in the same order,
+    the same queues and route counts after every poll, over random runs."""
+    for seed in range(6):
+        assert _run(seed, False) == _run(seed, True)
+
+
+def test_a_job_forgotten_behind_the_routers_back_makes_a_poll_visit_every_job():
+    """A tracked job removed from ``jobs`` by hand (as tests do to mimic lost state): the sets no
+    longer hold the tracked jobs, so the next poll visits them all and files them again."""
+    r, src, dst = make_router(_tbl(), dst=JobQueue())
+    keys = submit(src, 3)
+    r.poll(T0 + 10)
+    r.poll(T0 + 20)
+    del r.jobs[keys[0]]
+    assert not r._settled.holds(r.jobs)
+    r.poll(T0 + 30)
+    assert r._settled.holds(r.jobs)
+    assert set(r._settled.settled) | set(r._settled.unsettled) == set(r.jobs)
