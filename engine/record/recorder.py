@@ -46,6 +46,11 @@ rewritten). Design decisions and invariants:
 - A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
   ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
   schedd compacted away what it had not archived).
+- A ``poll`` left by an exception (``KeyboardInterrupt`` landing anywhere in a catch-up, a failed
+  read) is a ``kill -9`` at that moment: the state may hold a part of a chunk (plain
+  transactions read but not applied yet) and ``pending`` transactions past ``pos``, so this
+  object writes nothing more (``interrupted``: ``flush`` does nothing) and the next
+  ``Recorder`` resumes from the last ``recorder.json``, no gap and no duplicate.
 - No clock is read here: ``poll(now)`` takes the time; the runtime loop (``engine.cli.record``)
   is the only place that waits.
 """
@@ -145,6 +150,7 @@ class Recorder:
             self.router.resume(meta.router_log)
         self.router_lines: list[tuple[float, str]] = []
         self.router_time: float | None = None  # the last stamp read (rows of a block have none)
+        self.interrupted = False  # a poll was left by an exception: nothing more is written (module docstring)
 
     def _restore(self) -> JobQueue:
         arch = self.archive
@@ -164,8 +170,12 @@ class Recorder:
     def poll(self, now: float, *, flush: bool | None = None) -> Report:
         """Archive whatever the log holds that is not archived yet (see the module docstring).
         ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
-        with gc_paused():  # see _poll
-            return self._poll(now, flush)
+        try:
+            with gc_paused():  # see _poll
+                return self._poll(now, flush)
+        except BaseException:  # KeyboardInterrupt too: a kill -9 here (module docstring)
+            self.interrupted = True
+            raise
 
     def _poll(self, now: float, flush: bool | None) -> Report:
         """``poll`` with the cyclic collector paused: a catch-up makes a few objects per record
@@ -570,7 +580,10 @@ class Recorder:
         """Write what is waiting and advance ``recorder.json``; returns transactions written.
         Following a busy log (``write_after``), a write of less than a frame is a small frame that
         the archive holds and re-frames (``Archive.reframe``) when they add up to a frame, before
-        a segment starts, ``flush_every`` after the first of them, or with ``reframe`` (at stop)."""
+        a segment starts, ``flush_every`` after the first of them, or with ``reframe`` (at stop).
+        Nothing once a poll was ``interrupted``: what it held may be a half-applied chunk."""
+        if self.interrupted:
+            return 0
         if now is not None:
             self.last_flush = now
         merge = self.archive.run is not None and (reframe or (now is not None and self.run_since is not None
