@@ -3,7 +3,9 @@ it resumes with no gap and no duplicate"): Ctrl-C lands while a catch-up reads a
 the state may hold only part of it (plain transactions read but not applied yet) and the
 transactions waiting to be written run past the position ``recorder.json`` would get. Such a
 recorder writes nothing more, as after a ``kill -9``: the next one resumes from the last
-``recorder.json``.
+``recorder.json``. And the places where the catch-up brings its state up to date before it is
+looked at (engine.record.recorder, ``_archive_chunk``): before a write partway through a chunk,
+before a step that is not a plain transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pytest
 from engine.record.archive import Archive
 from engine.record.recorder import Recorder
 from engine.record.state import load_state, state_dump
-from tests.engine.record.test_recorder import assert_replays_as, recorder
+from tests.engine.record.test_recorder import DEMO, assert_replays_as, recorder
 
 
 def checkpoints_replay(archive) -> int:
@@ -70,3 +72,24 @@ def test_a_poll_interrupted_partway_writes_nothing_more_and_the_next_run_resumes
     assert checkpoints_replay(arch) > 0
     assert written == 0 and rec.interrupted
 
+
+def test_checkpoints_written_partway_through_a_chunk_are_the_replayed_state(tmp_path):
+    """Small frames: writes (and inner checkpoints) inside the chunk, among stretches of 103-only
+    transactions whose state waits to be applied."""
+    (tmp_path / "job_queue.log").write_bytes(DEMO.read_bytes()[:400_000].rsplit(b"\n106 ", 1)[0] + b"\n106 \n")
+    rec = recorder(tmp_path, frame_bytes=4096, segment_bytes=100_000, checkpoint_bytes=12_000)
+    rec.poll(0.0, flush=True)
+    assert len(Archive.open(tmp_path / "archive", readonly=True).segments()) > 2
+    assert checkpoints_replay(tmp_path / "archive") > 10
+
+
+def test_a_step_that_is_not_plain_sees_the_plain_transactions_before_it(tmp_path):
+    """A 104 after a stretch of 103-only transactions: applied after them, not before."""
+    head = DEMO.read_bytes()[:200_000]
+    head = head[: head.find(b"\n", head.rfind(b"\n106 ") + 1) + 1]
+    log = head + b"105 \n103 0.0 Probe 1\n106 \n105 \n104 0.0 Probe\n106 \n"
+    (tmp_path / "job_queue.log").write_bytes(log)
+    rec = recorder(tmp_path)
+    rec.poll(0.0, flush=True)
+    assert state_dump(rec.state, 0, 0) == state_dump(load_state(log), 0, 0)
+    assert "Probe" not in rec.state._ads["0.0"]
