@@ -415,16 +415,20 @@ class Recorder:
         s = e = 0
         write = False
         minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
-        # the records of the plain transactions read since the state was last brought up to date:
+        # the fields of the plain transactions read since the state was last brought up to date:
         # applied by one apply_plain call where the state is looked at (a step with a 101 or 102
         # or not plain, a window's close, a write, the chunk's end) instead of one per transaction
-        queued: list[list] = []
+        unapplied: list[list[tuple[str, str, str, str]]] = []
         joined = chain.from_iterable
+
+        def apply_unapplied() -> None:
+            if unapplied:
+                plain(joined(unapplied))
+                unapplied.clear()
+
         for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep, base):
             if write:  # the step before filled the frames: written now that another follows
-                if queued:
-                    plain(joined(queued))
-                    queued.clear()
+                apply_unapplied()
                 self._pending_bytes = size
                 self.flush(None)
                 pending = self.pending
@@ -451,9 +455,7 @@ class Recorder:
             if fields is not None:  # a plain transaction
                 txn = True
                 if records:  # the keys of its 101s and 102s
-                    if queued:
-                        plain(joined(queued))
-                        queued.clear()
+                    apply_unapplied()
                     closes = before_keys(t, records, next_txn + len(pending))
                     if closes:
                         marks.extend(closes)
@@ -462,18 +464,14 @@ class Recorder:
                     due = due_of()
                 else:
                     if t >= due:
-                        if queued:
-                            plain(joined(queued))
-                            queued.clear()
+                        apply_unapplied()
                         closes = before_keys(t, (), next_txn + len(pending))
                         if closes:
                             marks.extend(closes)
                         due = due_of()
-                    queued.append(fields)
+                    unapplied.append(fields)
             else:
-                if queued:
-                    plain(joined(queued))
-                    queued.clear()
+                apply_unapplied()
                 closes = before(t, records, next_txn + len(pending))
                 if closes:
                     marks.extend(closes)
@@ -490,8 +488,7 @@ class Recorder:
                 self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
                 self.last_time = t
                 write = True
-        if queued:
-            plain(joined(queued))
+        apply_unapplied()
         self._pending_bytes = size
         if n:
             self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
