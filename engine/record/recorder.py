@@ -393,8 +393,10 @@ class Recorder:
 
         One loop reads and applies (``_chunk_steps``): a plain transaction goes to
         ``JobQueue.apply_plain`` as the regex gives its fields (those of a stretch of them at once,
-        applied before anything looks at the state); for one of 103s only, the window
-        counts look at it only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
+        applied before anything looks at the state: a write, a step with a 101 or 102 or not
+        plain, the chunk's end; an exception partway leaves them unapplied, and the recorder is
+        then ``interrupted``); one of 103s only is not counted (the window counts close a window
+        at ``RouteCounts.due`` from their own figures); a step with a 101 or 102 is counted
         before (``refresh`` sees the ads before the step) and after it is applied. Times as
         ``TimeInference`` gives them (comment, else time attributes, else carried; made
         non-decreasing from the last archived one)."""
@@ -417,7 +419,9 @@ class Recorder:
         minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
         # the fields of the plain transactions read since the state was last brought up to date:
         # applied by one apply_plain call where the state is looked at (a step with a 101 or 102
-        # or not plain, a window's close, a write, the chunk's end) instead of one per transaction
+        # or not plain, a write, the chunk's end) instead of one per transaction; and before a
+        # window's close, which today's counts do not read the ads for (views.figures close_until
+        # reads their own figures): kept in case a close comes to read them
         unapplied: list[list[tuple[str, str, str, str]]] = []
         joined = chain.from_iterable
 
