@@ -15,8 +15,10 @@ _TIME_CALL = re.compile(r"(?<![\w.])time\s*\(\s*\)", re.IGNORECASE)
 # A string literal from its opening quote: a backslash takes the next character with it, the
 # literal ends at the next quote (group 2), or at the end of the text when none closes it (group 1:
 # a backslash as the last character). Possessive: one pass, never a backtrack, in the regex engine
-# rather than a Python loop per character (route tables of 100,000 routes, issue 25 item 6).
-_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\[\s\S])*+(\\\Z)?(")?')
+# rather than a Python loop per character (route tables of 100,000 routes, issue 25 item 6). An
+# atomic group rather than ``(?:...)*+``: that is wrong on CPython 3.11.0-3.11.4 (gh-106052, see
+# engine.queue.steps.PLAIN_TXN), the same code from 3.11.5.
+_STRING_LITERAL = re.compile(r'"(?>(?:[^"\\]|\\[\s\S])*)(\\\Z)?(")?')
 
 
 def string_end(text: str, pos: int) -> int:

@@ -338,7 +338,9 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
     finally:
         if watching:
             stop.set()  # ends the watcher thread
-        if rec is not None:
+        # a poll that Ctrl-C (or an error) left partway is a kill -9: nothing more is written, the
+        # next run resumes from recorder.json (engine.record.recorder's docstring)
+        if rec is not None and not rec.interrupted:
             try:
                 rec.flush(clock.now(), reframe=True)
             except (ArchiveError, OSError) as exc:

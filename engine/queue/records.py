@@ -489,7 +489,7 @@ def my_type(text: str) -> str:
     return "" if text == EMPTY_TYPE else text
 
 
-def plain_records(fields: list) -> list[tuple]:
+def plain_records(fields: Iterable[tuple[str, str, str, str]]) -> list[tuple]:
     """A plain transaction's ``PLAIN_FIELDS`` as the ``(op, key, name, value)`` records of
     ``JobQueue.apply_quiet``."""
     return [(103, k, a, v) if o == "3" else plain_record(o, k, a, v) for o, k, a, v in fields]

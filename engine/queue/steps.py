@@ -94,12 +94,18 @@ def scan_steps(data: bytes, start: int, end: int, queue: JobQueue, on_step, on_p
 # match is read line by line, with the same result.
 # One pass, nothing backtracked into: a value is its run of characters up to its first visible
 # one, that one, and the rest of the line, each taken possessively (``*+``; a lookahead for the
-# visible character read each value twice: the whole match cost 1.3x more); no record line can
-# start a 106 line, so the records are taken possessively too.
+# visible character read each value twice: the whole match cost 1.3x more). The records are
+# taken atomically too (``(?>...)``), which changes no match: every alternative starts with a
+# literal ``101 ``, ``102 `` or ``103 `` and group 2 with ``106``, so giving back whole records
+# never lets group 2 match; and a record line matches in one way only (the alternatives'
+# prefixes differ, each field's class stops at the space or newline after it). An atomic group,
+# not ``(?:...)*+``: a possessive repeat of a group with alternatives matches wrongly on CPython
+# 3.11.0-3.11.4 (gh-106052: it may keep a failed partial record), where ``(?>...)`` is right;
+# 3.11.5 made ``x*+`` the same code as ``(?>x*)``. A possessive single class (``[!-~]++``) is right on both.
 # groups: 1 the records, 2 the 106 line, 3 and 4 its stamp (``timeline.STAMP``) when the line is
 # exactly ``106 <STAMP>``, as the schedd writes it (else None: ``timeline.parse_comment_time``)
-PLAIN_TXN = re.compile(r"105 \n((?:103 [!-~]++ [!-~]++ [^\n!-~]*+[!-~][^\n]*+\n|102 [!-~]++\n"
-                       r"|101 [!-~]++ [!-~]++ [!-~]++\n)*+)(106(?: (?:" + STAMP + r"(?=\n)|#[^\n]*)?)?)\n").match
+PLAIN_TXN = re.compile(r"105 \n((?>(?:103 [!-~]++ [!-~]++ [^\n!-~]*+[!-~][^\n]*+\n|102 [!-~]++\n"
+                       r"|101 [!-~]++ [!-~]++ [!-~]++\n)*))(106(?: (?:" + STAMP + r"(?=\n)|#[^\n]*)?)?)\n").match
 PLAIN_FIELDS = re.compile(r"10([123]) ([!-~]+) ?([!-~]*) ?([^\n]*)\n").findall
 
 # Runs of lines the schedd's reader (records.parse_line, validate=False) takes as they are

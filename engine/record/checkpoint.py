@@ -9,6 +9,7 @@ state checkpoint needs (:class:`Inner`). The archive's layout and write order ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Callable
 
 VERSION = 1
@@ -21,6 +22,11 @@ class Txn:
     raw: bytes
     time: float
     gap: dict | None = None  # for a gap transaction: what the index says about it
+
+
+# getters of many Txns' fields without a step per one in Python (``map(RAW, txns)``)
+RAW = attrgetter("raw")  # its text
+GAP = attrgetter("gap")  # its gap (None: not a gap)
 
 
 @dataclass

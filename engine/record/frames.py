@@ -11,14 +11,11 @@ import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import attrgetter
 from typing import Iterator
 
 import zstandard
 
-from engine.record.checkpoint import Txn
-
-RAW = attrgetter("raw")  # a Txn's text (map(RAW, txns): the texts of many, without a step per one in Python)
+from engine.record.checkpoint import RAW, Txn
 
 MAGIC = b"RDF1"
 HEAD = struct.Struct("<4sIQIddI")  # magic, payload length, first txn, count, t0, t1, crc32

@@ -46,6 +46,11 @@ rewritten). Design decisions and invariants:
 - A failed write (``archive.DiskFull``) leaves this object unusable: the caller opens a new
   ``Recorder`` later, which resumes from the last ``recorder.json`` (and records a gap if the
   schedd compacted away what it had not archived).
+- A ``poll`` left by an exception (``KeyboardInterrupt`` landing anywhere in a catch-up, a failed
+  read) is a ``kill -9`` at that moment: the state may hold a part of a chunk (plain
+  transactions read but not applied yet) and ``pending`` transactions past ``pos``, so this
+  object writes nothing more (``interrupted``: ``flush`` does nothing) and the next
+  ``Recorder`` resumes from the last ``recorder.json``, no gap and no duplicate.
 - No clock is read here: ``poll(now)`` takes the time; the runtime loop (``engine.cli.record``)
   is the only place that waits.
 """
@@ -145,6 +150,7 @@ class Recorder:
             self.router.resume(meta.router_log)
         self.router_lines: list[tuple[float, str]] = []
         self.router_time: float | None = None  # the last stamp read (rows of a block have none)
+        self.interrupted = False  # a poll was left by an exception: nothing more is written (module docstring)
 
     def _restore(self) -> JobQueue:
         arch = self.archive
@@ -164,8 +170,12 @@ class Recorder:
     def poll(self, now: float, *, flush: bool | None = None) -> Report:
         """Archive whatever the log holds that is not archived yet (see the module docstring).
         ``flush``: True writes now, False keeps it in memory, None follows ``flush_every``."""
-        with gc_paused():  # see _poll
-            return self._poll(now, flush)
+        try:
+            with gc_paused():  # see _poll
+                return self._poll(now, flush)
+        except BaseException:  # KeyboardInterrupt too: a kill -9 here (module docstring)
+            self.interrupted = True
+            raise
 
     def _poll(self, now: float, flush: bool | None) -> Report:
         """``poll`` with the cyclic collector paused: a catch-up makes a few objects per record
@@ -383,8 +393,10 @@ class Recorder:
 
         One loop reads and applies (``_chunk_steps``): a plain transaction goes to
         ``JobQueue.apply_plain`` as the regex gives its fields (those of a stretch of them at once,
-        applied before anything looks at the state); for one of 103s only, the window
-        counts look at it only at a window's close (``RouteCounts.due``); a step with a 101 or 102 is counted
+        applied before anything looks at the state: a write, a step with a 101 or 102 or not
+        plain, the chunk's end; an exception partway leaves them unapplied, and the recorder is
+        then ``interrupted``); one of 103s only is not counted (the window counts close a window
+        at ``RouteCounts.due`` from their own figures); a step with a 101 or 102 is counted
         before (``refresh`` sees the ads before the step) and after it is applied. Times as
         ``TimeInference`` gives them (comment, else time attributes, else carried; made
         non-decreasing from the last archived one)."""
@@ -405,16 +417,22 @@ class Recorder:
         s = e = 0
         write = False
         minutes: dict[str, float | None] = {}  # a stamp's minute → minute_time (stamp_time's parts)
-        # the records of the plain transactions read since the state was last brought up to date:
+        # the fields of the plain transactions read since the state was last brought up to date:
         # applied by one apply_plain call where the state is looked at (a step with a 101 or 102
-        # or not plain, a window's close, a write, the chunk's end) instead of one per transaction
-        queued: list[list] = []
+        # or not plain, a write, the chunk's end) instead of one per transaction; and before a
+        # window's close, which today's counts do not read the ads for (views.figures close_until
+        # reads their own figures): kept in case a close comes to read them
+        unapplied: list[list[tuple[str, str, str, str]]] = []
         joined = chain.from_iterable
+
+        def apply_unapplied() -> None:
+            if unapplied:
+                plain(joined(unapplied))
+                unapplied.clear()
+
         for s, e, end_line, records, fields, stamp in self._chunk_steps(data, end, path, rep, base):
             if write:  # the step before filled the frames: written now that another follows
-                if queued:
-                    plain(joined(queued))
-                    queued.clear()
+                apply_unapplied()
                 self._pending_bytes = size
                 self.flush(None)
                 pending = self.pending
@@ -441,9 +459,7 @@ class Recorder:
             if fields is not None:  # a plain transaction
                 txn = True
                 if records:  # the keys of its 101s and 102s
-                    if queued:
-                        plain(joined(queued))
-                        queued.clear()
+                    apply_unapplied()
                     closes = before_keys(t, records, next_txn + len(pending))
                     if closes:
                         marks.extend(closes)
@@ -452,18 +468,14 @@ class Recorder:
                     due = due_of()
                 else:
                     if t >= due:
-                        if queued:
-                            plain(joined(queued))
-                            queued.clear()
+                        apply_unapplied()
                         closes = before_keys(t, (), next_txn + len(pending))
                         if closes:
                             marks.extend(closes)
                         due = due_of()
-                    queued.append(fields)
+                    unapplied.append(fields)
             else:
-                if queued:
-                    plain(joined(queued))
-                    queued.clear()
+                apply_unapplied()
                 closes = before(t, records, next_txn + len(pending))
                 if closes:
                     marks.extend(closes)
@@ -480,8 +492,7 @@ class Recorder:
                 self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
                 self.last_time = t
                 write = True
-        if queued:
-            plain(joined(queued))
+        apply_unapplied()
         self._pending_bytes = size
         if n:
             self.pos = LogPosition(seq, created, base + e, txn_hash(data[s:e]), e - s)
@@ -570,7 +581,10 @@ class Recorder:
         """Write what is waiting and advance ``recorder.json``; returns transactions written.
         Following a busy log (``write_after``), a write of less than a frame is a small frame that
         the archive holds and re-frames (``Archive.reframe``) when they add up to a frame, before
-        a segment starts, ``flush_every`` after the first of them, or with ``reframe`` (at stop)."""
+        a segment starts, ``flush_every`` after the first of them, or with ``reframe`` (at stop).
+        Nothing once a poll was ``interrupted``: what it held may be a half-applied chunk."""
+        if self.interrupted:
+            return 0
         if now is not None:
             self.last_flush = now
         merge = self.archive.run is not None and (reframe or (now is not None and self.run_since is not None

@@ -335,20 +335,21 @@ class LiveFigures:
         With the transaction's ``time``, the router's job events are told too (``events``):
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         copies, ads = self.copies, self.ads
-        for key in keys if not copies.keys().isdisjoint(keys) else ():  # (most commits: no tracked copy)
-            if key in copies and key not in ads:
-                route, proc, cluster, source, src_cluster = self._untrack(key)
-                s = self._route(route)
-                self.live[route] -= 1
-                result = outcome(proc, cluster, source, src_cluster, self._rule(route))
-                if result == "succeeded":
-                    s.recent_succeeded += 1
-                elif result == "failed":
-                    s.recent_failed += 1
-                    if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
-                        self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
-                if time is not None and self.collect_events:
-                    self.events.append(retired_event(time, key, route, proc, cluster, result))
+        if not copies.keys().isdisjoint(keys):  # (most commits: no tracked copy)
+            for key in keys:
+                if key in copies and key not in ads:
+                    route, proc, cluster, source, src_cluster = self._untrack(key)
+                    s = self._route(route)
+                    self.live[route] -= 1
+                    result = outcome(proc, cluster, source, src_cluster, self._rule(route))
+                    if result == "succeeded":
+                        s.recent_succeeded += 1
+                    elif result == "failed":
+                        s.recent_failed += 1
+                        if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
+                            self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
+                    if time is not None and self.collect_events:
+                        self.events.append(retired_event(time, key, route, proc, cluster, result))
         for key in keys:
             # (a key gone from the queue is no new copy: _copy_and_source would say None, later)
             if key in copies or key not in ads or not is_proc_key(key):

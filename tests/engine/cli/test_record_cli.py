@@ -93,6 +93,29 @@ def test_a_gap_is_reported_where_it_happens(tmp_path, capsys):
     assert "gap before this moment" in out
 
 
+def test_ctrl_c_inside_a_catch_up_writes_nothing_more_and_the_next_run_resumes(tmp_path, capsys, monkeypatch):
+    """Ctrl-C landing while a poll reads the log is a kill -9 there (engine.record.recorder's
+    docstring): the stop writes nothing of what was read, the next run archives it once."""
+    from tests.engine.record.test_recorder import assert_replays_as  # noqa: PLC0415 - the record tests' oracle
+
+    schedd = ScheddLog(tmp_path / "job_queue.log", DEMO.read_bytes())
+    schedd.advance(1000)
+    arch = tmp_path / "archive"
+    steps = Recorder._chunk_steps
+
+    def interrupted(self, *a, **kw):
+        for i, x in enumerate(steps(self, *a, **kw)):
+            if i == 600:
+                raise KeyboardInterrupt
+            yield x
+
+    monkeypatch.setattr(Recorder, "_chunk_steps", interrupted)
+    run(capsys, ["record", str(schedd.path), "--archive", str(arch), "--once"])
+    monkeypatch.undo()
+    assert run(capsys, ["record", str(schedd.path), "--archive", str(arch), "--once"])[0] == 0
+    assert_replays_as(arch, schedd.done, every=50)  # no duplicate, no gap
+
+
 def test_usage(tmp_path, capsys):
     rc, out, err = run(capsys, ["record", str(DEMO)])
     assert (rc, out) == (2, "") and "--archive" in err

@@ -1,7 +1,13 @@
 """``steps.PLAIN_TXN`` (the plain-transaction pattern of replay's step scanner and the recorder's
 catch-up) matches exactly what its first form matched, with the same groups: that form found a
 value's visible character by a lookahead and let the records be backtracked into; the one-pass
-form takes them possessively (a cheaper match, the same result)."""
+form takes them possessively and atomically (a cheaper match, the same result).
+
+An equivalence guard for that rewrite: it passes on the first form by construction, and pins
+PLAIN_TXN to a copy of that form (``LOOKAHEAD_FORM``), so an intended change of what the pattern
+matches changes or removes this oracle. The values hold the characters around the value class's
+visible/invisible boundary (space, tab, CR, VT, FF, NUL, DEL, non-ASCII): the part the one-pass
+form changed."""
 
 from __future__ import annotations
 
@@ -15,8 +21,10 @@ from engine.queue.timeline import STAMP
 LOOKAHEAD_FORM = re.compile(r"105 \n((?:103 [!-~]+ [!-~]+ (?=[^\n]*[!-~])[^\n]*\n|102 [!-~]+\n"
                             r"|101 [!-~]+ [!-~]+ [!-~]+\n)*)(106(?: (?:" + STAMP + r"(?=\n)|#[^\n]*)?)?)\n").match
 
-PIECES = ["1.0", "01.-1", "Job", "Machine", "x", "a\tb", "é", "\0", "", " ", "  ", "\x7f", "\x1f", "106", "#"]
-VALUES = ["1", '"s p a c e s"', " ", "  ", "\t", " x", "x ", "\0", "é", "\x7f", "", "\tx\t", "106 #"]
+PIECES = ["1.0", "01.-1", "Job", "Machine", "x", "a\tb", "é", "\0", "", " ", "  ", "\x7f", "\x1f", "106", "#", "\r",
+          "\x0b"]
+VALUES = ["1", '"s p a c e s"', " ", "  ", "\t", " x", "x ", "\0", "é", "\x7f", "", "\tx\t", "106 #", "\r", "x\r",
+          "\x0b\x0cx", "\r\x0b"]
 ENDS = ["106 \n", "106\n", "106 #\n", "106 # 2026-11-21T00:00:00.000000\n", "106 # 2026-11-21T00:00:00 x\n",
         "106 #NONDURABLE\n", "106 x\n", "106", "106 # 2026-13-99T99:99:99\n", "10\n"]
 
