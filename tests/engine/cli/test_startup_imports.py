@@ -107,9 +107,9 @@ def test_crondors_explanation_and_lints_are_imported_on_first_use_as_the_functio
     """engine.crondor imports them on first use (a moment computes deferrals only); each name is
     then what the eager import made it: ``explain`` the function, not its submodule."""
     loaded = _loaded("import sys\nimport engine.crondor as c\n"
-                     "assert 'engine.crondor.explain' not in sys.modules and 'engine.crondor.lints' not in sys.modules\n"
+                     "assert 'engine.crondor.explanation' not in sys.modules and 'engine.crondor.lints' not in sys.modules\n"
                      f"getattr(c, {first!r})\n"
-                     "E, L = sys.modules['engine.crondor.explain'], sys.modules['engine.crondor.lints']\n"
+                     "E, L = sys.modules['engine.crondor.explanation'], sys.modules['engine.crondor.lints']\n"
                      "assert (c.explain, c.describe, c.format_time) == (E.explain, E.describe, E.format_time)\n"
                      "assert (c.Lint, c.lint_deferral, c.lint_runs, c.lint_schedule) == "
                      "(L.Lint, L.lint_deferral, L.lint_runs, L.lint_schedule)\n"
