@@ -117,6 +117,18 @@ def test_crondors_explanation_and_lints_are_imported_on_first_use_as_the_functio
     assert "engine.crondor.lints" in loaded
 
 
+@pytest.mark.parametrize("submodule_first", [True, False])
+def test_crondors_explain_is_the_function_whatever_was_imported_first(submodule_first):
+    """Importing a submodule of engine.crondor binds it on the package: none may have the name of a
+    function the package's __getattr__ binds (review of s15-at, finding 3), whichever comes first."""
+    first = "import engine.crondor.lints\n" if submodule_first else "from engine.crondor import Lint\n"
+    _loaded(f"{first}from engine.crondor import explain\n"  # alone: a from-import of several looks each up first
+            "import engine.crondor as c\n"
+            "assert callable(explain) and explain is c.explain, explain\n"
+            "from engine.crondor import describe, format_time\n"
+            "assert callable(describe) and callable(format_time)")
+
+
 def test_a_moment_of_the_demo_recording_evaluates_no_classad():
     """Its cron jobs' schedules are string literals (read as they are, engine.crondor.deferral) and
     its other values plain literals: the moment imports neither classad2 nor htcondor2."""
