@@ -16,7 +16,7 @@ Design decisions and invariants:
   they are about a sixth of a new process's start-up (issue 27). ``ClassAd``, ``ExprTree``,
   ``Value``, ``UNDEFINED`` and ``ERROR`` are this module's attributes as before, looked up then
   (:func:`__getattr__`); a value is tested for a ``classad2.Value`` without importing the library
-  (:func:`_is_value`: none exists before it is imported).
+  (:func:`_value_class`: none exists before it is imported, by this module or by anyone).
 - Values are kept as *text* (old-ClassAd unparse syntax, exactly as job_queue.log stores them,
   htcondor.md §3.1 "Values") until something needs them evaluated. :func:`format_value` produces
   that text; :func:`make_ad` builds an evaluation ad from texts.
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -82,9 +83,17 @@ def __getattr__(name: str) -> Any:
     return _LIBRARY_NAMES[name](_lib())
 
 
+def _value_class() -> Any:
+    """``classad2.Value`` once anyone imported classad2 (not only :func:`_lib`: a caller may import
+    it first and hand its values here), else None: no value of it can exist yet."""
+    lib = sys.modules.get("classad2")
+    return None if lib is None else lib.Value
+
+
 def _is_value(value: Any) -> bool:
     """``value`` is a ``classad2.Value`` (undefined or error); never one before classad2 is imported."""
-    return _classad2 is not None and isinstance(value, _classad2.Value)
+    cls = _value_class()
+    return cls is not None and isinstance(value, cls)
 
 # How deep one evaluation may nest: each operator, pair of brackets and attribute look-up is a
 # level, and one level more makes the evaluation call fail (EvalState::MAX_CLASSAD_RECURSION,
@@ -243,7 +252,7 @@ def is_valid_expr(text: str) -> bool:
 
 def _normalise(value: Any) -> Any:
     if _is_value(value):
-        return _classad2.Value.Error if value == _classad2.Value.Error else _classad2.Value.Undefined
+        return type(value).Error if value == type(value).Error else type(value).Undefined
     return value
 
 
@@ -304,11 +313,11 @@ def is_true(value: Any) -> bool:
 
 
 def is_undefined(value: Any) -> bool:
-    return _is_value(value) and value == _classad2.Value.Undefined
+    return _is_value(value) and value == type(value).Undefined
 
 
 def is_error(value: Any) -> bool:
-    return _is_value(value) and value == _classad2.Value.Error
+    return _is_value(value) and value == type(value).Error
 
 
 def as_int(value: Any) -> int | None:
@@ -342,7 +351,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, Expr):
         return value.text
     if _is_value(value):
-        return "error" if value == _classad2.Value.Error else "undefined"
+        return "error" if value == type(value).Error else "undefined"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -62,6 +62,24 @@ assert C.as_int(C.ERROR) is None and C.format_value(C.ERROR) == "error"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_a_classad2_value_is_recognised_before_this_module_imported_the_library():
+    """A caller that imports classad2 itself and hands its Value.Error/Undefined here first: they
+    are error and undefined, not the ints 1 and 2 (review of s15-at, finding 1). In a new process,
+    so that no other test has loaded the library through engine.classad."""
+    import subprocess  # noqa: PLC0415 - this test only
+    import sys  # noqa: PLC0415 - this test only
+
+    code = """import classad2
+import engine.classad as C
+E, U = classad2.Value.Error, classad2.Value.Undefined
+assert C._classad2 is None
+got = [C.is_true(E), C.as_int(E), C.format_value(E), C.is_error(E), C.is_undefined(U), C.format_value(U),
+       C.as_int(U), C.is_true(U)]
+assert got == [False, None, "error", True, True, "undefined", None, False], got
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("text", ['"x"', '""', '"a b  c"', '"tab\there"', '"élan"', '"*/5"', '"x\\\\y"',
                                   '"say \\"hi\\""', '"x" ', ' "x"', '"x', "x", "17", "true", '"a" + "b"'])
 def test_a_plain_string_is_what_classad2_evaluates_it_to(text):
