@@ -78,9 +78,12 @@ _LIBRARY_NAMES = {
 
 
 def __getattr__(name: str) -> Any:
+    """Called only until the name is bound: bound here on first use (the library's own constants,
+    the same for every caller), so later look-ups are plain attribute reads."""
     if name not in _LIBRARY_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return _LIBRARY_NAMES[name](_lib())
+    value = globals()[name] = _LIBRARY_NAMES[name](_lib())
+    return value
 
 
 def _value_class() -> Any:

@@ -58,6 +58,7 @@ assert (C.ClassAd, C.ExprTree, C.Value, C.UNDEFINED, C.ERROR) == (classad2.Class
         classad2.Value.Undefined, classad2.Value.Error)
 assert C.evaluate("undefined") is C.UNDEFINED and C.is_undefined(C.UNDEFINED) and not C.is_true(C.ERROR)
 assert C.as_int(C.ERROR) is None and C.format_value(C.ERROR) == "error"
+assert all(name in vars(C) for name in ("ClassAd", "ExprTree", "Value", "UNDEFINED", "ERROR"))  # bound on first use
 """
     subprocess.run([sys.executable, "-c", code], check=True)
 
