@@ -67,6 +67,14 @@ def _lib() -> Any:
     return _classad2
 
 
+def load_library() -> None:
+    """Import the library now rather than on its first use: the dashboard's launchers call this
+    before the screen takes the terminal, so that htcondor2's warning on stderr (CONDOR_CONFIG naming
+    no file) is written before the screen and not over it, and the load is not paid on the UI
+    thread. A headless run keeps it lazy (module docstring)."""
+    _lib()
+
+
 # this module's names for parts of classad2, looked up on first use (module docstring)
 _LIBRARY_NAMES = {
     "ClassAd": lambda lib: lib.ClassAd,
@@ -185,8 +193,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
                            f"{MAX_OPERATORS}: {_clip(src, 40)}", text)
     plain = src if new else old_to_new_syntax(src)
     rewritten = rewrite_time_calls(plain)
+    lib = _lib()  # outside the try: a library that cannot be imported is its ImportError, not a parse error
     try:
-        tree = _lib().ExprTree(rewritten)
+        tree = lib.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
         depth = _max_nesting(src) if len(src) > 300 else 0
         if depth > 150:
@@ -268,10 +277,11 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None, now: float | 
     """
     if isinstance(expr, str):
         expr = parse_expr(expr)
+    lib = _lib()  # outside the try (parse_expr)
     try:
         return _evaluate_or_raise(expr, my, target, now)
     except Exception:  # the evaluation call failed (see evaluation_fails): error, as HTCondor
-        return _lib().Value.Error
+        return lib.Value.Error
 
 
 def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: float | None = None) -> bool:
@@ -281,6 +291,7 @@ def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: 
     a value. HTCondor counts such a constraint as not matching."""
     if isinstance(expr, str):
         expr = parse_expr(expr)
+    _lib()  # outside the try (parse_expr)
     try:
         _evaluate_or_raise(expr, my, target, now)
     except Exception:  # classad2 raises its own exception type for a failed call
@@ -556,8 +567,9 @@ def literal_string(tree: Any) -> str | None:
     text = unparse_tree_old(tree)
     if not text.startswith('"'):
         return None
+    is_tree = isinstance(tree, _lib().ExprTree)  # outside the try (parse_expr)
     try:
-        value = tree.eval() if isinstance(tree, _lib().ExprTree) else tree
+        value = tree.eval() if is_tree else tree
     except Exception:
         return None
     return value if isinstance(value, str) and quote(value) == text else None

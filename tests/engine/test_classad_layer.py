@@ -81,6 +81,26 @@ assert got == [False, None, "error", True, True, "undefined", None, False], got
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_a_library_that_cannot_be_imported_is_an_import_error_not_an_invalid_expression():
+    """The first use imports classad2 and htcondor2: on a broken install that is an ImportError, not
+    "cannot parse expression" nor an invalid or failing expression (review of s15-at, finding 2)."""
+    import subprocess  # noqa: PLC0415 - this test only
+    import sys  # noqa: PLC0415 - this test only
+
+    code = """import sys
+sys.modules["htcondor2"] = None  # as when it is not installed
+import engine.classad as C
+for call in (lambda: C.parse_expr("1+1"), lambda: C.is_valid_expr("1 + 2"), lambda: C.evaluate("1+2"),
+             lambda: C.parse_problem("1 + 2")):
+    try:
+        call()
+    except ImportError:
+        continue
+    raise AssertionError("no ImportError")
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("text", ['"x"', '""', '"a b  c"', '"tab\there"', '"élan"', '"*/5"', '"x\\\\y"',
                                   '"say \\"hi\\""', '"x" ', ' "x"', '"x', "x", "17", "true", '"a" + "b"'])
 def test_a_plain_string_is_what_classad2_evaluates_it_to(text):
