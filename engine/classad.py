@@ -16,7 +16,7 @@ Design decisions and invariants:
   they are about a sixth of a new process's start-up (issue 27). ``ClassAd``, ``ExprTree``,
   ``Value``, ``UNDEFINED`` and ``ERROR`` are this module's attributes as before, looked up then
   (:func:`__getattr__`); a value is tested for a ``classad2.Value`` without importing the library
-  (:func:`_is_value`: none exists before it is imported).
+  (:func:`_value_class`: none exists before it is imported, by this module or by anyone).
 - Values are kept as *text* (old-ClassAd unparse syntax, exactly as job_queue.log stores them,
   htcondor.md §3.1 "Values") until something needs them evaluated. :func:`format_value` produces
   that text; :func:`make_ad` builds an evaluation ad from texts.
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -66,6 +67,14 @@ def _lib() -> Any:
     return _classad2
 
 
+def load_library() -> None:
+    """Import the library now rather than on its first use: the dashboard's launchers call this
+    before the screen takes the terminal, so that htcondor2's warning on stderr (CONDOR_CONFIG naming
+    no file) is written before the screen and not over it, and the load is not paid on the UI
+    thread. A headless run keeps it lazy (module docstring)."""
+    _lib()
+
+
 # this module's names for parts of classad2, looked up on first use (module docstring)
 _LIBRARY_NAMES = {
     "ClassAd": lambda lib: lib.ClassAd,
@@ -77,14 +86,25 @@ _LIBRARY_NAMES = {
 
 
 def __getattr__(name: str) -> Any:
+    """Called only until the name is bound: bound here on first use (the library's own constants,
+    the same for every caller), so later look-ups are plain attribute reads."""
     if name not in _LIBRARY_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return _LIBRARY_NAMES[name](_lib())
+    value = globals()[name] = _LIBRARY_NAMES[name](_lib())
+    return value
+
+
+def _value_class() -> Any:
+    """``classad2.Value`` once anyone imported classad2 (not only :func:`_lib`: a caller may import
+    it first and hand its values here), else None: no value of it can exist yet."""
+    lib = sys.modules.get("classad2")
+    return None if lib is None else lib.Value
 
 
 def _is_value(value: Any) -> bool:
     """``value`` is a ``classad2.Value`` (undefined or error); never one before classad2 is imported."""
-    return _classad2 is not None and isinstance(value, _classad2.Value)
+    cls = _value_class()
+    return cls is not None and isinstance(value, cls)
 
 # How deep one evaluation may nest: each operator, pair of brackets and attribute look-up is a
 # level, and one level more makes the evaluation call fail (EvalState::MAX_CLASSAD_RECURSION,
@@ -173,8 +193,9 @@ def parse_expr(text: str, new: bool = False) -> Expr:
                            f"{MAX_OPERATORS}: {_clip(src, 40)}", text)
     plain = src if new else old_to_new_syntax(src)
     rewritten = rewrite_time_calls(plain)
+    lib = _lib()  # outside the try: a library that cannot be imported is its ImportError, not a parse error
     try:
-        tree = _lib().ExprTree(rewritten)
+        tree = lib.ExprTree(rewritten)
     except Exception as exc:  # classad2 raises its own exception type
         depth = _max_nesting(src) if len(src) > 300 else 0
         if depth > 150:
@@ -243,7 +264,7 @@ def is_valid_expr(text: str) -> bool:
 
 def _normalise(value: Any) -> Any:
     if _is_value(value):
-        return _classad2.Value.Error if value == _classad2.Value.Error else _classad2.Value.Undefined
+        return type(value).Error if value == type(value).Error else type(value).Undefined
     return value
 
 
@@ -256,10 +277,11 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None, now: float | 
     """
     if isinstance(expr, str):
         expr = parse_expr(expr)
+    lib = _lib()  # outside the try (parse_expr)
     try:
         return _evaluate_or_raise(expr, my, target, now)
     except Exception:  # the evaluation call failed (see evaluation_fails): error, as HTCondor
-        return _lib().Value.Error
+        return lib.Value.Error
 
 
 def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: float | None = None) -> bool:
@@ -269,6 +291,7 @@ def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: 
     a value. HTCondor counts such a constraint as not matching."""
     if isinstance(expr, str):
         expr = parse_expr(expr)
+    _lib()  # outside the try (parse_expr)
     try:
         _evaluate_or_raise(expr, my, target, now)
     except Exception:  # classad2 raises its own exception type for a failed call
@@ -304,11 +327,11 @@ def is_true(value: Any) -> bool:
 
 
 def is_undefined(value: Any) -> bool:
-    return _is_value(value) and value == _classad2.Value.Undefined
+    return _is_value(value) and value == type(value).Undefined
 
 
 def is_error(value: Any) -> bool:
-    return _is_value(value) and value == _classad2.Value.Error
+    return _is_value(value) and value == type(value).Error
 
 
 def as_int(value: Any) -> int | None:
@@ -342,7 +365,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, Expr):
         return value.text
     if _is_value(value):
-        return "error" if value == _classad2.Value.Error else "undefined"
+        return "error" if value == type(value).Error else "undefined"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -544,8 +567,9 @@ def literal_string(tree: Any) -> str | None:
     text = unparse_tree_old(tree)
     if not text.startswith('"'):
         return None
+    is_tree = isinstance(tree, _lib().ExprTree)  # outside the try (parse_expr)
     try:
-        value = tree.eval() if isinstance(tree, _lib().ExprTree) else tree
+        value = tree.eval() if is_tree else tree
     except Exception:
         return None
     return value if isinstance(value, str) and quote(value) == text else None

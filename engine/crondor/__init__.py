@@ -57,15 +57,16 @@ from .schedd import ScheddRun, schedd_next_run, schedd_runs
 from .zones import MktimeState, ZoneError, get_zone
 
 # names of the modules imported on first use: name -> module
-_LAZY = {"describe": "explain", "explain": "explain", "format_time": "explain",
+_LAZY = {"describe": "explanation", "explain": "explanation", "format_time": "explanation",
          "Lint": "lints", "lint_deferral": "lints", "lint_runs": "lints", "lint_schedule": "lints"}
 
 
 def __getattr__(name: str):
     """``from engine.crondor import explain`` (and the other names of ``_LAZY``): their modules
     imported then (the module docstring), and every name of ``_LAZY`` bound here as the eager
-    imports bound them (importing the submodule ``explain`` binds the module to that name: the
-    function replaces it)."""
+    imports bound them. No submodule is named as one of these names (``explain`` is in
+    ``explanation.py``): importing a submodule binds it on this package, and would then hide the
+    function whatever was imported first."""
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     for lazy, module in _LAZY.items():

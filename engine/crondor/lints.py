@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .explain import compress, format_time, month_list, weekday_list
+from .explanation import compress, format_time, month_list, weekday_list
 from .fields import ATTRS, DOM, DOW, LIMITS, MONTH, Schedule, atoi, read_token, split_tokens
 from .nextrun import _MAX_DAYS_IN, civil, day_mask, month_info, never_fires
 from .unixcron import cron_field, cron_item, cron_star

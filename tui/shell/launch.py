@@ -73,9 +73,7 @@ def run_replay(args: argparse.Namespace) -> int:
         return 2
     from tui.app import make_app  # noqa: PLC0415
 
-    app = make_app(runtime, mode="replay", readonly=True)
-    app.run()
-    return app.return_code or 0
+    return _run_dashboard(make_app(runtime, mode="replay", readonly=True))
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -95,7 +93,16 @@ def run_watch(args: argparse.Namespace) -> int:
         return argcheck.usage_error("watch", exc)
     from tui.app import make_app  # noqa: PLC0415
 
-    app = make_app(runtime, mode="watch", readonly=True)
+    return _run_dashboard(make_app(runtime, mode="watch", readonly=True))
+
+
+def _run_dashboard(app) -> int:
+    """Run the dashboard ``app`` (it takes the terminal) after loading the ClassAd library, so
+    that htcondor2's start-up warning is printed before the screen and not over it
+    (engine.classad.load_library)."""
+    from engine import classad  # noqa: PLC0415 - only when a screen opens
+
+    classad.load_library()
     app.run()
     return app.return_code or 0
 
@@ -134,9 +141,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return demo_cli.build_failed(exc)  # the headless rule: 2 unreadable, 1 a config with errors
     from tui.app import make_app  # noqa: PLC0415
 
-    app = make_app(runtime, mode="demo", readonly=args.readonly)
-    app.run()
-    return app.return_code or 0
+    return _run_dashboard(make_app(runtime, mode="demo", readonly=args.readonly))
 
 
 def register_fleet(subparsers) -> None:

@@ -107,6 +107,7 @@ class ArchiveSummary:
     raw: int = 0  # bytes of transactions kept (recorder.json's raw_total)
     grid: tuple | None = None  # (start, polling period) of the recorder's window counts (None: none kept)
     closes: list = field(default_factory=list)  # the window closes' index lines, raw (not in ``lines``: close_lines)
+    index_path: object = "the archive's index"  # the index file ``closes`` come from (close_lines' error names it)
 
     def step_of(self, txn: int) -> int:
         return txn - self.first_txn + self.offset
@@ -221,7 +222,7 @@ def summarize(path: str | os.PathLike, tz: str | None = None,
     counts = arch.meta.figures
     grid = (counts["start"], counts["period"]) if counts else None
     return ArchiveSummary(first_txn, offset, steps, start, end, segments, lines, creation,
-                          arch.meta.raw_total, grid, closes)
+                          arch.meta.raw_total, grid, closes, arch.index_path)
 
 
 # how a window close's index line begins, and its time as the archive writes it (``json.dumps`` of
@@ -233,13 +234,16 @@ _CLOSE_TIME = re.compile(rb'\{"kind":"close","txn":-?[0-9]+,"t":(-?[0-9]+(?:\.[0
 def close_lines(summary: ArchiveSummary, until: float | None = None) -> list[dict]:
     """The window closes of the archive (``summary.closes``; the closes among ``summary.lines``
     when those are none), the ones at or before ``until`` only (``fold`` reads none after it): a
-    line is dated by its ``"t"`` without a parse; one that does not show it so is parsed."""
+    line is dated by its ``"t"`` without a parse; one that does not show it so is parsed. A damaged
+    line among those is the index file's ArchiveError, as when the whole index was parsed; one
+    after ``until`` is not read, so not checked: the moment needs nothing from it, and checking it
+    would mean parsing every close line, the cost this split avoids (issue 27)."""
     if not summary.closes:
         return summary.lines
     raw = summary.closes
     if until is not None:
         raw = [line for line in raw if (m := _CLOSE_TIME(line)) is None or float(m[1]) <= until]
-    return parse_lines(raw, "the archive's index")
+    return parse_lines(raw, summary.index_path)
 
 
 def checkpoint_time(state: bytes) -> tuple[bool, float | None, float | None]:

@@ -95,7 +95,10 @@ class LogIndex:
     # state, handed over as a queue instead of written out and read again); else None
     head: JobQueue | None = None
     # ``build_index(keep_records=True)``: (records, 106 line or None) of each step the index's pass
-    # read, in order (a window's: its history applies them instead of reading the text again)
+    # read, in order (a window's: its history applies them instead of reading the text again, then
+    # drops them, engine.feeds.replay.stats). The pass reads no text for a ``head``: then
+    # ``step_records[i]`` is step ``i + 1`` (``len == steps - 1``), else step ``i``.
+    # ``iter_step_records`` reads the text, not these.
     step_records: list | None = None
 
     @property

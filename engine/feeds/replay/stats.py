@@ -279,9 +279,10 @@ class RouteHistory:
         if idx.step_records is not None:  # the index's pass kept each step's records: not read again
             apply = state.apply_quiet
             with gc_paused():  # as scan_steps does
-                for records, end_line in idx.step_records:
+                for records, end_line in idx.step_records:  # from step 1 when step 0 is the head (LogIndex)
                     apply(records)
                     on_step(0, 0, 0, records, end_line)
+            idx.step_records = None  # applied: not kept while the index lives (another pass reads the text)
         else:
             scan_steps(idx.data, idx.ends[0] if idx.head is not None else idx.starts[0], idx.ends[-1], state,
                        on_step, None)

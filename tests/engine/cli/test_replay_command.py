@@ -122,3 +122,24 @@ def test_a_moment_runs_with_the_collector_paused_and_reroute_with_it_on(monkeypa
     assert main(["replay", REAL, "--at", "end", "--json"]) == 0
     assert main(["replay", REAL, "--reroute", "--config", "sample_configs/demo/condor_config"]) == 0
     assert seen == [False, True] and gc.isenabled()
+
+
+def test_the_collector_is_on_again_after_a_moment_that_raises(monkeypatch, capsys):
+    """engine/cli/replay.py run_headless pauses the collector for a moment (engine.gcpause): a
+    moment that fails still gives it back (review of s15-at, finding 6)."""
+    import gc  # noqa: PLC0415 - this test only
+    from engine.cli import replay as replay_cli  # noqa: PLC0415 - this test only
+
+    seen = []
+
+    def fails(args):
+        seen.append(gc.isenabled())
+        raise ValueError("a moment outside the log")
+
+    monkeypatch.setattr(replay_cli, "_run_headless", fails)
+    assert gc.isenabled()
+    try:
+        main(["replay", REAL, "--at", "end", "--json"])
+    except ValueError:
+        pass
+    assert seen == [False] and gc.isenabled()

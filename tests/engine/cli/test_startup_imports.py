@@ -107,14 +107,26 @@ def test_crondors_explanation_and_lints_are_imported_on_first_use_as_the_functio
     """engine.crondor imports them on first use (a moment computes deferrals only); each name is
     then what the eager import made it: ``explain`` the function, not its submodule."""
     loaded = _loaded("import sys\nimport engine.crondor as c\n"
-                     "assert 'engine.crondor.explain' not in sys.modules and 'engine.crondor.lints' not in sys.modules\n"
+                     "assert 'engine.crondor.explanation' not in sys.modules and 'engine.crondor.lints' not in sys.modules\n"
                      f"getattr(c, {first!r})\n"
-                     "E, L = sys.modules['engine.crondor.explain'], sys.modules['engine.crondor.lints']\n"
+                     "E, L = sys.modules['engine.crondor.explanation'], sys.modules['engine.crondor.lints']\n"
                      "assert (c.explain, c.describe, c.format_time) == (E.explain, E.describe, E.format_time)\n"
                      "assert (c.Lint, c.lint_deferral, c.lint_runs, c.lint_schedule) == "
                      "(L.Lint, L.lint_deferral, L.lint_runs, L.lint_schedule)\n"
                      "from engine.crondor import *\nassert explain is E.explain and lint_schedule is L.lint_schedule")
     assert "engine.crondor.lints" in loaded
+
+
+@pytest.mark.parametrize("submodule_first", [True, False])
+def test_crondors_explain_is_the_function_whatever_was_imported_first(submodule_first):
+    """Importing a submodule of engine.crondor binds it on the package: none may have the name of a
+    function the package's __getattr__ binds (review of s15-at, finding 3), whichever comes first."""
+    first = "import engine.crondor.lints\n" if submodule_first else "from engine.crondor import Lint\n"
+    _loaded(f"{first}from engine.crondor import explain\n"  # alone: a from-import of several looks each up first
+            "import engine.crondor as c\n"
+            "assert callable(explain) and explain is c.explain, explain\n"
+            "from engine.crondor import describe, format_time\n"
+            "assert callable(describe) and callable(format_time)")
 
 
 def test_a_moment_of_the_demo_recording_evaluates_no_classad():

@@ -20,7 +20,7 @@ import pytest
 
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
-from engine.feeds.replay.index import build_index
+from engine.feeds.replay.index import build_index, iter_step_records
 from engine.feeds.replay.player import Player
 from engine.feeds.replay.stats import RouteRule
 
@@ -297,13 +297,29 @@ def test_a_history_without_events_has_the_same_figures_and_makes_none(tmp_path):
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_a_history_applies_the_records_its_index_kept_as_it_would_read_them(tmp_path, monkeypatch):
+@pytest.mark.parametrize("with_start", [False, True])
+def test_a_history_applies_the_records_its_index_kept_as_it_would_read_them(tmp_path, monkeypatch, with_start):
     """``build_index(keep_records=True)`` (an archive window's index: issue 27) keeps each step's
     records; the history's pass applies them instead of reading the text again, and comes to the
-    same figures, events, deferrals and queue."""
+    same figures, events, deferrals and queue; then drops them. ``with_start``: a window's index,
+    its step 0 a starting state (``start=``, no text read for it: the records kept are from step 1)."""
     log = _black_hole(tmp_path)
-    read, kept = build_index(log, tz="UTC"), build_index(log, tz="UTC", keep_records=True)
-    assert read.step_records is None and len(kept.step_records) == kept.steps
+    start = None
+    if with_start:
+        whole = build_index(log, tz="UTC")
+        k = whole.steps // 2
+        start = whole.state_at(k)
+        assert start.table
+        data = log.read_bytes()
+        data = data[: data.find(b"\n") + 1] + data[whole.ends[k]:]
+    else:
+        data = None
+    read = build_index(log, tz="UTC", data=data, start=start)
+    kept = build_index(log, tz="UTC", data=data, start=start, keep_records=True)
+    assert read.step_records is None and len(kept.step_records) == kept.steps - with_start
+    assert (kept.head is not None) == with_start
+    for i, (records, _end) in enumerate(kept.step_records):  # step i + 1 when step 0 is the head (LogIndex)
+        assert list(iter_step_records(kept, i + with_start)) == [r for r in records if r.__class__ is tuple], i
     want = RouteHistory(read, None, 10.0, "UTC")
     want_state = want.state_after(read.steps - 2)
     monkeypatch.setattr(ST, "scan_steps", lambda *a, **k: pytest.fail("the text read again"))
@@ -313,3 +329,4 @@ def test_a_history_applies_the_records_its_index_kept_as_it_would_read_them(tmp_
                                                                           want.cron_values)
     for step in range(0, kept.steps, 5):
         assert got.figures(step, kept.times[step]) == want.figures(step, read.times[step])
+    assert kept.step_records is None  # applied, then dropped

@@ -16,6 +16,7 @@ from engine.feeds.replay.archive import open_archive
 from engine.feeds.replay.stats import RouteHistory
 from engine.record.archive import Archive
 from engine.record.counts import fold
+from engine.record.files import ArchiveError
 from engine.record.recorder import Recorder
 from engine.router.throttle import RouteStats
 from engine.views.figures import RouteRule
@@ -221,3 +222,22 @@ def test_a_moment_parses_the_closes_up_to_it_and_folds_what_all_of_them_give(tmp
     s = replay_archive.summarize(arch, "UTC")
     assert s.closes == [] and [x for x in s.lines if x["kind"] == "close"] == every
     assert fold(replay_archive.close_lines(s, times[4]), None, times[4]) == fold(every, None, times[4])
+
+
+def test_a_damaged_close_line_before_the_moment_names_the_index_file(tmp_path):
+    """A close line a moment reads that does not parse is the index file's error, as when the whole
+    index was parsed (review of s15-at, finding 4: it said "the archive's index"). One after the
+    moment is not read (close_lines' docstring), so the moment before it still opens."""
+    arch = record(tmp_path, "a", 1, restart=False)
+    every = closes(arch)
+    index = arch / "index-1.jsonl"
+    text = index.read_bytes()
+    at = [i for i in range(len(text)) if text.startswith(b'{"kind":"close",', i)][2]
+    routes = text.index(b'"routes":', at)
+    index.write_bytes(text[:routes] + b'"routes"!' + text[routes + 9:])  # the same length
+    s = replay_archive.summarize(arch, "UTC")
+    times = [x["t"] for x in every]
+    with pytest.raises(ArchiveError) as exc:
+        replay_archive.close_lines(s, times[-1])
+    assert str(exc.value).startswith(f"{index}: unreadable index (")
+    assert replay_archive.close_lines(s, times[1]) == every[:2]
