@@ -218,3 +218,28 @@ async def test_the_header_is_shown_without_querying_the_screen_each_time():
         screen.show_header(app.snapshot)
         assert shown == [header, banner]
         assert queries == []  # (two, before)
+
+
+async def _board_drawn(pilot, app):
+    await wait_prewarmed(pilot, app)
+    screen = app.screen
+    await pilot.pause()
+    assert len(screen._styles_cache._cache) == 40  # its own lines, drawn
+    return screen
+
+
+@pytest.mark.prewarm
+async def test_a_restyle_within_a_keeping_window_forgets_the_screens_lines():
+    """Review of issue 30's keeping_lines: a change of the screen's own styles refreshes it with a
+    bare ``refresh()`` (Textual's ``StylesBase.refresh``), which a window kept: 40 of 40 lines
+    stayed in the old colour. The restyle closes the window."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        screen = await _board_drawn(pilot, app)
+        with keeping_lines(screen, times=5):
+            screen.styles.background = "red"
+            assert len(screen._styles_cache._cache) == 0
+            assert screen._keep_lines == 0
+            screen.refresh()  # (and the window is closed)
+            assert len(screen._styles_cache._cache) == 0
+
