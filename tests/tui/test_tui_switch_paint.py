@@ -243,3 +243,39 @@ async def test_a_restyle_within_a_keeping_window_forgets_the_screens_lines():
             screen.refresh()  # (and the window is closed)
             assert len(screen._styles_cache._cache) == 0
 
+
+@pytest.mark.prewarm
+async def test_keeping_windows_nest():
+    """An inner window's exit gives the outer one back (it closed it)."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        screen = await _board_drawn(pilot, app)
+        cache = screen._styles_cache._cache
+        with keeping_lines(screen, times=2):
+            with keeping_lines(screen, repaint=False):
+                pass
+            screen.refresh()
+            assert screen._repaint_required  # (the outer window's repaint)
+            assert screen._styles_cache._cache is cache and len(cache) == 40
+        assert screen._keep_lines == 0
+
+
+@pytest.mark.prewarm
+async def test_the_window_of_a_screen_shown_again_closes_before_textual_awaits():
+    """tui.shell.prewarm.Prewarm._replace_screen keeps the lines of the screen shown again through
+    the refresh Textual's ``App._replace_screen`` starts with (textual 8.2.8), synchronously: the
+    window is used up before the popped screen is suspended (and, unless kept, removed: awaited).
+    """
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        board = await _board_drawn(pilot, app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        dialog = app.screen
+        seen: list = []
+        post = dialog.post_message
+        dialog.post_message = lambda m: (seen.append((type(m).__name__, board._keep_lines)), post(m))[1]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is board
+        assert ("ScreenSuspend", 0) in seen

@@ -220,15 +220,17 @@ def keeping_lines(screen: Screen | None, times: int = 1, repaint: bool = True) -
     repainted whole marked all its own lines to draw again) and of a screen resumed without a
     restyle (painted whole, as Textual does). A change of the screen's styles or size forgets
     its lines as before (a change of its styles since the window opened closes it,
-    ``DeckScreen.refresh``; a new size clears them in ``Widget._size_updated``)."""
-    if not isinstance(screen, DeckScreen):
+    ``DeckScreen.refresh``; a new size clears them in ``Widget._size_updated``). Windows nest:
+    an inner one's exit gives the outer one back. A screen not mounted gets no window."""
+    if not isinstance(screen, DeckScreen) or not screen.is_mounted:
         yield
         return
+    outer = screen._keep_lines, screen._keep_repaint, screen._keep_styles
     screen._keep_lines, screen._keep_repaint, screen._keep_styles = times, repaint, screen.styles._cache_key
     try:
         yield
     finally:
-        screen._keep_lines = 0
+        screen._keep_lines, screen._keep_repaint, screen._keep_styles = outer
 
 
 def repaint_keeping_lines(screen: Screen) -> Screen:
