@@ -10,6 +10,7 @@ from textual.app import App
 from textual.dom import DOMNode
 from textual.geometry import Region
 
+from tests.helpers.screen_render import screen_text
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.base import keeping_lines
@@ -64,7 +65,7 @@ async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(m
             await pilot.pause()
             await pilot.pause()
             # ... already as the settled view shows it: every line, from the latest snapshot
-            assert _lines(whole[0]) == [strip.text for strip in screen._compositor.render_strips()], mode
+            assert _lines(whole[0]) == screen_text(screen), mode
             # and the ScreenResume did not paint all of it again
             assert [u for s, u in painted if s is screen and type(u).__name__ == "LayoutUpdate"] == whole, mode
 
@@ -101,10 +102,6 @@ def _spy_own_lines(screen) -> list[int]:
     return drawn
 
 
-def _settled(screen) -> list[str]:
-    return [strip.text for strip in screen._compositor.render_strips()]
-
-
 @pytest.mark.prewarm
 async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
     """Issue 30: Textual refreshes a screen as it leaves it (``switch_mode``, ``push_screen``) and as
@@ -127,7 +124,7 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
             assert app.screen is board
             assert drawn == [], keys  # (40 lines again after each, before)
             last = [u for s, u in painted if s is board][-1]
-            assert _lines(last) == _settled(board), keys
+            assert _lines(last) == screen_text(board), keys
 
 
 @pytest.mark.prewarm
@@ -147,7 +144,7 @@ async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypa
             await pilot.pause()
         shown = [u for s, u in painted if s is screen and u is not None]
         assert [type(u).__name__ for u in shown] == ["LayoutUpdate"]  # (then a ChopsUpdate of 34 lines, before)
-        assert _lines(shown[0]) == _settled(screen)
+        assert _lines(shown[0]) == screen_text(screen)
 
 
 @pytest.mark.prewarm
@@ -279,3 +276,22 @@ async def test_the_window_of_a_screen_shown_again_closes_before_textual_awaits()
         await pilot.pause()
         assert app.screen is board
         assert ("ScreenSuspend", 0) in seen
+
+
+async def test_a_header_composed_again_is_looked_up_again():
+    """DeckScreen._chrome keeps the header and banner it found while they are attached: one
+    removed and another mounted (no screen does it today), the new one is shown."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and bool(app.screen.query(StatusHeader)))
+        screen = app.screen
+        screen.show_header(app.snapshot)
+        old = screen.query_one(StatusHeader)
+        parent = old.parent
+        await old.remove()
+        new = StatusHeader()
+        await parent.mount(new, before=0)
+        shown: list = []
+        new.show = lambda *a: shown.append(a)
+        screen.show_header(app.snapshot)
+        assert shown == [(app.snapshot, app.readonly)]
