@@ -6,11 +6,13 @@ shown again keeps its own lines (tui.screens.base.keeping_lines)."""
 from __future__ import annotations
 
 import pytest
+from rich.segment import Segment
 from textual.app import App
 from textual.dom import DOMNode
 from textual.geometry import Region
+from textual.strip import Strip
 
-from tests.helpers.screen_render import screen_text
+from tests.helpers.screen_render import fresh_cells, screen_cells, screen_text, stale_lines, strip_cells
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.base import keeping_lines
@@ -124,7 +126,47 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
             assert app.screen is board
             assert drawn == [], keys  # (40 lines again after each, before)
             last = [u for s, u in painted if s is board][-1]
-            assert _lines(last) == screen_text(board), keys
+            assert type(last).__name__ == "LayoutUpdate", keys  # (the whole screen)
+            assert [strip_cells(line) for line in last.strips] == fresh_cells(board), keys  # with styles
+            drawn.clear()  # (fresh_cells drew them)
+
+
+async def _settle(pilot) -> None:
+    for _ in range(4):
+        await pilot.pause()
+
+
+@pytest.mark.prewarm
+@pytest.mark.parametrize("how", ["hidden", "dialog", "resize-hidden", "theme-hidden", "theme-dialog"])
+async def test_the_jobs_view_shown_again_shows_what_it_draws_afresh(how):
+    """Review of issue 30's keeping_lines: what the jobs view shows after it was left (or covered by
+    the help) and shown again, with a resize or a theme change in between, is, cell by cell with
+    styles, what it draws with every line cache cleared. The jobs view shows its own background
+    (the board's is covered by its widgets). The check sees a stale line (the sanity step)."""
+    runtime = FakeRuntime(make_snapshot(200))
+    app = make_app(runtime, blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs)
+        jobs = app.screen
+        await _settle(pilot)
+        away, back = ("c", "j") if "hidden" in how else ("question_mark", "escape")
+        await pilot.press(away)
+        await _settle(pilot)
+        if how.startswith("resize"):
+            await pilot.resize_terminal(150, 45)
+        elif how.startswith("theme"):
+            app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(120).jobs, jobs_version=2)
+        await _settle(pilot)
+        await pilot.press(back)
+        await _settle(pilot)
+        assert app.screen is jobs
+        assert stale_lines(screen_cells(jobs), jobs) == []
+        # sanity: a stale line (the header's, as a kept cache would hold it) is seen
+        header = jobs.query_one(StatusHeader)
+        cache = header._styles_cache._cache
+        cache[0] = Strip([Segment("X" * header.size.width)])
+        assert stale_lines(screen_cells(jobs), jobs) == [header.region.y]
 
 
 @pytest.mark.prewarm
