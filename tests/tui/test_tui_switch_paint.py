@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import pytest
 from rich.segment import Segment
+from rich.style import Style
 from textual.app import App
 from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.strip import Strip
 
+from engine.contract.codes import JobStatus
 from tests.helpers.screen_render import fresh_cells, screen_cells, screen_text, stale_lines, strip_cells
 from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
@@ -235,6 +237,49 @@ async def test_the_jobs_table_works_out_its_lines_styles_once_per_paint(monkeypa
         table._styles_cache.clear()
         assert [strip.text for strip in table.render_lines(region)] == before
         assert len(asked) == 1  # (one per line drawn, before: 36 at 132x40)
+        monkeypatch.undo()
+
+
+async def test_the_jobs_tables_lines_have_the_styles_each_line_works_out_on_its_own():
+    """Issue 30's JobTable.render_lines works out the lines' styles once per paint: the lines it
+    draws are, segment by segment with their styles, those ``render_line`` draws on its own (each
+    line working its styles out): the header, the cursor row, a held job's row, the other rows,
+    with the table focused and not."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        app.action_show_jobs()
+        await wait_until(pilot, lambda: any(len(t.model) == 50 for t in app.screen.query(JobTable)))
+        table = app.screen.query_one(JobTable)
+        held = [i for i in range(len(table.model)) if table.model.row(i).status == JobStatus.HELD]
+        assert held and held[0] + 1 < table.size.height  # (a held row in view)
+        table.cursor = 2 if held[0] != 2 else 3
+        for focused in (True, False):
+            if focused:
+                table.focus()
+            else:
+                app.screen.set_focus(None)
+            await pilot.pause()
+            await pilot.pause()
+            assert table.has_focus is focused
+            drawn: dict = {}
+            render_line = table.render_line
+            table.render_line = lambda y: drawn.setdefault(y, render_line(y))
+            table._styles_cache.clear()
+            table.render_lines(Region(0, 0, table.outer_size.width, table.outer_size.height))
+            del table.render_line
+            assert sorted(drawn) == list(range(table.size.height))
+            alone = {y: list(table.render_line(y)) for y in drawn}  # (each works its styles out)
+            assert {y: list(strip) for y, strip in drawn.items()} == alone, focused
+            # and they are the styles the theme gives each line (the first cell's, the pinned column)
+            base, component = table.rich_style, table.get_component_rich_style
+            column = component("jobtable--column") if focused else Style(underline=True)
+            header = base + component("jobtable--header")
+            assert alone[0][0].style == (header + column if table.column == 0 else header), focused
+            cursor = base + (component("jobtable--cursor") if focused else Style(reverse=True))
+            assert alone[table.cursor + 1][0].style == cursor, focused
+            assert alone[held[0] + 1][0].style == base + component("jobtable--held"), focused
+            plain = next(i for i in range(len(table.model)) if i != table.cursor and i not in held)
+            assert alone[plain + 1][0].style == base, focused
 
 
 async def test_the_header_is_shown_without_querying_the_screen_each_time():
