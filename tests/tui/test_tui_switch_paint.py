@@ -386,3 +386,24 @@ async def test_a_header_composed_again_is_looked_up_again():
         new.show = lambda *a: shown.append(a)
         screen.show_header(app.snapshot)
         assert shown == [(app.snapshot, app.readonly)]
+
+
+@pytest.mark.prewarm
+async def test_the_hooks_view_resized_while_hidden_draws_its_header_row_afresh():
+    """Review of issue 30 (finding 6, older than it): the hooks view left, the terminal resized, the
+    view shown again: its table's header row kept the old width's filler (DataTable's row cache
+    is not keyed by the width and was forgotten only on the Resize event, after the switch's
+    paint): 13 cells in the table's background, not the header's. tui.widgets.column_scroll."""
+    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_hooks)
+        hooks = app.screen
+        await _settle(pilot)
+        await pilot.press("c")
+        await _settle(pilot)
+        await pilot.resize_terminal(150, 45)
+        await _settle(pilot)
+        await pilot.press("h")
+        await _settle(pilot)
+        assert app.screen is hooks
+        assert stale_lines(screen_cells(hooks), hooks) == []
