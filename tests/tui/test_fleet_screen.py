@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static
 from engine.fleet.board import fleet
 from engine.fleet.promapi import Prometheus
 from tests.helpers.fake_prometheus import FakePrometheus, two_ces
+from tests.helpers.screen_render import screen_text
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_until
 from tui.app import make_app
 from tui.screens.fleet import UNROUTED_LEGEND, FleetApp, FleetRoutesScreen, unrouted_cell
@@ -78,7 +79,7 @@ def _titles(table: DataTable) -> list[str]:
 
 
 def _lines(app) -> list[str]:
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    return screen_text(app.screen)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (132, 40), (160, 40)], ids=lambda s: f"{s[0]}x{s[1]}")

@@ -19,6 +19,7 @@ from tui.app import make_app
 from tui.screens import route_detail
 from tui.widgets.job_model import JobModel
 
+from tests.helpers.screen_render import screen_text
 from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, snapshot_for_conf, wait_prewarmed, wait_until, write_routes_conf
 from tui.screens import editor as editor_mod
 from tui.files.config_watch import ConfigFilesChanged
@@ -301,11 +302,11 @@ async def test_first_visit_of_a_prewarmed_view_skips_the_css_refresh_and_looks_t
             assert refreshed == [], key
             screen = app.screen
             styles = {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)}
-            lines = [strip.text for strip in screen._compositor.render_strips()]
+            lines = screen_text(screen)
             original(app)  # the slow path, as Textual's first switch_mode ran it
             await pilot.pause()
             assert {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)} == styles
-            assert [strip.text for strip in screen._compositor.render_strips()] == lines
+            assert screen_text(screen) == lines
 
 
 def _record_restyles(app, monkeypatch) -> list:
@@ -321,11 +322,11 @@ async def _restyle_changes_nothing(pilot, screen) -> None:
     """The slow path, as Textual's resume ran it: restyling ``screen`` changes no widget's style
     and no line on screen."""
     styles = {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)}
-    lines = [strip.text for strip in screen._compositor.render_strips()]
+    lines = screen_text(screen)
     screen.update_node_styles(animate=False)
     await pilot.pause()
     assert {w: (w.rich_style, w.styles.css) for w in screen.walk_children(with_self=True)} == styles
-    assert [strip.text for strip in screen._compositor.render_strips()] == lines
+    assert screen_text(screen) == lines
 
 
 @pytest.mark.prewarm
@@ -416,6 +417,6 @@ async def test_the_prewarmed_help_draws_its_keys_table_before_the_first_question
         await wait_until(pilot, lambda: app.screen is helper)
         await pilot.pause()
         assert text not in rendered
-        lines = [strip.text for strip in helper._compositor.render_strips()]
+        lines = screen_text(helper)
         assert any("RouteDeck help" in line for line in lines) and any("Everywhere" in line for line in lines)
 

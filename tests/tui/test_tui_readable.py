@@ -11,6 +11,7 @@ from engine.contract.codes import JobStatus
 from tui.app import make_app
 
 from tests.helpers.demo_fixture import EngineRuntime, demo_engine
+from tests.helpers.screen_render import screen_text
 from tests.helpers.tui_fixtures import wait_until
 from tui.text.legend import BOARD, CRON, JOBS
 from tui.screens.ad import AdScreen
@@ -109,7 +110,7 @@ async def _open_jobs(app, pilot) -> None:
 
 def _screen_text(app) -> str:
     """What the terminal shows, line by line (the compositor's output)."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return "\n".join(screen_text(app.screen))
 
 
 class TestLayout:

@@ -56,6 +56,7 @@ class DeckScreen(Screen):
     _switch_paint = False  # the next paint is the switch's whole paint (tui.shell.prewarm.pull_before_paint)
     _keep_lines = 0  # how many bare refreshes still keep the screen's own lines (keeping_lines)
     _keep_repaint = True  # and whether they paint it whole again
+    _keep_styles = -1  # the screen's styles (``styles._cache_key``) as the window opened
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``e`` is "Edit" or "View config" (tui.commands.keymap): read-only modes, and feeds that cannot
@@ -104,15 +105,20 @@ class DeckScreen(Screen):
             finally:
                 del self.refresh
         elif not event.refresh_styles:
-            with keeping_lines(self, times=KEEP_ALL):
+            with keeping_lines(self):  # (the one bare refresh it ends with)
                 Screen._on_screen_resume(self, event)
         else:
             Screen._on_screen_resume(self, event)
         event.prevent_default()  # (Screen's own handler has run)
 
     def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
-        """Textual's; within :func:`keeping_lines`, a bare refresh keeps the screen's own lines."""
+        """Textual's; within :func:`keeping_lines`, a bare refresh keeps the screen's own lines,
+        unless the screen's own styles changed since the window opened (a restyle's refresh is a
+        bare one too: ``StylesBase.refresh``); that closes the window."""
         if self._keep_lines and repaint and not (regions or layout or recompose) and self.is_mounted:
+            if self.styles._cache_key != self._keep_styles:
+                self._keep_lines = 0
+                return super().refresh()
             self._keep_lines -= 1
             return repaint_keeping_lines(self) if self._keep_repaint else self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
@@ -204,9 +210,6 @@ class DeckScreen(Screen):
         """Redraw from ``snap``; screens override."""
 
 
-KEEP_ALL = 1 << 30  # (keeping_lines: every bare refresh within)
-
-
 @contextmanager
 def keeping_lines(screen: Screen | None, times: int = 1, repaint: bool = True) -> Iterator[None]:
     """Within: the next ``times`` bare ``refresh()`` of ``screen`` (a DeckScreen) keep its own lines
@@ -216,16 +219,18 @@ def keeping_lines(screen: Screen | None, times: int = 1, repaint: bool = True) -
     ``switch_mode``: ``repaint=False``; what it shows is unchanged, and a screen under a dialog
     repainted whole marked all its own lines to draw again) and of a screen resumed without a
     restyle (painted whole, as Textual does). A change of the screen's styles or size forgets
-    its lines as before (a restyle refreshes it outside this; a new size clears them in
-    ``Widget._size_updated``)."""
-    if not isinstance(screen, DeckScreen):
+    its lines as before (a change of its styles since the window opened closes it,
+    ``DeckScreen.refresh``; a new size clears them in ``Widget._size_updated``). Windows nest:
+    an inner one's exit gives the outer one back. A screen not mounted gets no window."""
+    if not isinstance(screen, DeckScreen) or not screen.is_mounted:
         yield
         return
-    screen._keep_lines, screen._keep_repaint = times, repaint
+    outer = screen._keep_lines, screen._keep_repaint, screen._keep_styles
+    screen._keep_lines, screen._keep_repaint, screen._keep_styles = times, repaint, screen.styles._cache_key
     try:
         yield
     finally:
-        screen._keep_lines = 0
+        screen._keep_lines, screen._keep_repaint, screen._keep_styles = outer
 
 
 def repaint_keeping_lines(screen: Screen) -> Screen:

@@ -134,7 +134,10 @@ class Prewarm:
     async def _replace_screen(self, screen: Screen) -> Screen:
         """Textual's (after a ``pop_screen``: the popped screen suspended, removed unless kept); the
         screen shown again keeps its own lines through the refresh this starts with
-        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base)."""
+        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base). That refresh
+        is Textual's first statement, before its first ``await``: the window (``times=1``) is used
+        up synchronously (tests/tui/test_tui_switch_paint.py pins it), and a screen not mounted
+        gets none."""
         stack = self.screen_stack
         with keeping_lines(stack[-1] if stack else None):
             return await super()._replace_screen(screen)

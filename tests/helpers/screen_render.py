@@ -1,0 +1,40 @@
+"""What a Textual screen shows, as the compositor draws it: its text, or its cells with their
+styles, from the widgets' cached lines or drawn afresh (every line cache of the screen cleared
+first, as a freshly composed screen draws it)."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.strip import Strip
+
+
+def screen_text(screen: Screen) -> list[str]:
+    """The screen's lines of text (what the terminal shows of it)."""
+    return [strip.text for strip in screen._compositor.render_strips()]
+
+
+def strip_cells(line: Strip | list[Strip]) -> list[tuple]:
+    """``(character, style)`` of each cell of ``line``: a Strip, or the Strips of one line of a
+    ``LayoutUpdate`` (what ``App._display`` is given)."""
+    segments = line if isinstance(line, Strip) else [seg for strip in line for seg in strip]
+    return [(ch, seg.style) for seg in segments if not seg.control for ch in seg.text]
+
+
+def screen_cells(screen: Screen) -> list[list[tuple]]:
+    """The screen's cells, line by line, with their styles, from the widgets' cached lines."""
+    return [strip_cells(strip) for strip in screen._compositor.render_strips()]
+
+
+def fresh_cells(screen: Screen) -> list[list[tuple]]:
+    """:func:`screen_cells` with every line cache of the screen (its own and its widgets') cleared
+    first: what the screen draws afresh. The caches hold the fresh lines afterwards."""
+    for node in screen.walk_children(with_self=True):
+        node._styles_cache.clear()
+    return screen_cells(screen)
+
+
+def stale_lines(shown: list[list[tuple]], screen: Screen) -> list[int]:
+    """The line numbers where ``shown`` (cells) differs from what ``screen`` draws afresh."""
+    fresh = fresh_cells(screen)
+    return [y for y in range(max(len(shown), len(fresh)))
+            if y >= len(shown) or y >= len(fresh) or shown[y] != fresh[y]]
