@@ -120,6 +120,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # the jobs the next pass evaluates again whatever changed, and a heap of (deadline, key)
         self._periodic_again: set[str] = set()
         self._periodic_heap: list[tuple[float, str]] = []
+        # key -> the deadline queued for it (at most one live heap entry per tracked job)
+        self._periodic_queued: dict[str, float] = {}
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         # the book's current counts are the tracked jobs' (set by a poll's closing recount)

@@ -10,6 +10,7 @@ has come; these tests check that a job is acted on at the same interval as with 
 
 from __future__ import annotations
 
+from engine.queue.jobqueue import JobQueue
 from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_set, submit, table
 
 
@@ -121,3 +122,20 @@ def test_an_edit_of_the_routers_copy_by_any_dict_method_is_evaluated():
         edit(job.src)
         r.poll(T0 + 190)
         assert get(src, key, "JobStatus") == "3", how
+
+
+def test_the_deadline_heap_stays_bounded_by_the_tracked_jobs():
+    """A far-off time deadline (``PeriodicRemove`` on ``time()``) re-evaluated on every pass,
+    because status mirroring changes the router's copy each pass, is queued once per job: the
+    heap of deadlines holds at most one entry per tracked job (it grew by one a pass)."""
+    tbl = table([route("B", "true", max_jobs=30, max_idle_jobs=12)], periodic_expr_interval=30)
+    r, src, dst = make_router(tbl, dst=JobQueue())
+    submit(src, 5, now=T0, PeriodicRemove="time() - QDate > 10000000")
+    now = T0
+    for k in range(300):
+        now += 30
+        for job in list(dst):
+            schedd_set(dst, job.key, now=now, JobStatus=2 if k % 2 else 1, RemoteWallClockTime=k)
+        r.poll(now)
+        assert len(r._periodic_heap) <= len(r.jobs) == 5
+    assert r.periodic_evaluations > 300  # every pass evaluated the changed copies
