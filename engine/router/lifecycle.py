@@ -100,7 +100,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]  # a SrcAttrs (__post_init__)
+    src: dict[str, str]  # a SrcAttrs (_set_src: whatever is assigned)
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -129,15 +129,36 @@ class RoutedJob:
     src_eval: AdMirror | None = None
     seq: int = 0  # the order it was tracked in (engine.router.settled: a poll's order)
 
-    def __post_init__(self) -> None:
-        if type(self.src) is not SrcAttrs:  # the copy counts its changes (SrcAttrs)
-            self.src = SrcAttrs(self.src)
-
     @property
     def outcome(self) -> str:
         if self.is_success:
             return "success"
         return "interrupted" if self.is_interrupted else "failure"
+
+
+_SRC_SLOT = RoutedJob.__dict__["src"]  # the slot's own descriptor (its getter: no Python call)
+
+
+def _set_src(job: RoutedJob, value: dict[str, str]) -> None:
+    """``job.src = value``: the copy is a :class:`SrcAttrs` (a plain dict is wrapped), and a new
+    copy of a job's source is a change of it: it takes the old copy's ``watch`` and ``key`` (the
+    router's ``Settled.touched``) and counts (``SrcAttrs._changed``), so the source policy pass
+    looks at the job again."""
+    try:
+        old = _SRC_SLOT.__get__(job)
+    except AttributeError:  # (the dataclass __init__: nothing to replace)
+        old = None
+    if value is old:
+        return
+    if type(value) is not SrcAttrs:
+        value = SrcAttrs(value)
+    _SRC_SLOT.__set__(job, value)
+    if old is not None and type(old) is SrcAttrs:
+        value.watch, value.key = old.watch, old.key
+        value._changed()
+
+
+RoutedJob.src = property(_SRC_SLOT.__get__, _set_src, doc="The router's copy of the source ad (a SrcAttrs).")
 
 
 class Lifecycle:
