@@ -48,6 +48,11 @@ class SrcAttrs(dict):
         self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
         self.key = ""
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, str]]]:
+        # pickle and copy: a new unwatched copy at version 0 (the default restores the items
+        # through __setitem__ before the slots, and a copy would share the router's ``watch``)
+        return SrcAttrs, (dict(self),)
+
     def _changed(self) -> None:
         self.version += 1
         if self.watch is not None:

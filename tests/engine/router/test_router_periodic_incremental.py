@@ -10,6 +10,9 @@ has come; these tests check that a job is acted on at the same interval as with 
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 from engine.queue.jobqueue import JobQueue
 from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_set, submit, table
 
@@ -139,3 +142,21 @@ def test_the_deadline_heap_stays_bounded_by_the_tracked_jobs():
         r.poll(now)
         assert len(r._periodic_heap) <= len(r.jobs) == 5
     assert r.periodic_evaluations > 300  # every pass evaluated the changed copies
+
+
+def test_a_routed_jobs_copy_pickles_and_copies_unwatched():
+    """``RoutedJob.src`` (``lifecycle.SrcAttrs``) survives pickle and copy with its texts, as a
+    new unwatched copy: it does not note its key in the router's set of touched jobs."""
+    r, src, _ = _router()
+    (key,) = submit(src)
+    r.poll(T0 + 10)
+    job = r.jobs[key]
+    job.src["Foo"] = "1"
+    r._settled.touched.clear()
+    back = pickle.loads(pickle.dumps(job))
+    assert back.src_key == key and dict(back.src) == dict(job.src) and back.src.version == 0
+    twin = copy.copy(job.src)
+    assert dict(twin) == dict(job.src) and twin.watch is None and twin.version == 0
+    twin["Bar"] = "2"
+    back.src["Bar"] = "2"
+    assert r._settled.touched == set()
