@@ -519,7 +519,7 @@ class Lifecycle:
         dest = View.of(ops.get(self.dst_q, job.dest_key)) if job.dest_key else None
         dest_sync = dest is None or dest.str("RoutedBy") != self.name
         if (src_sync and dest_sync) or now - job.retirement_time >= self.max_job_mirror_update_lag:
-            self.jobs.pop(job.src_key, None)
+            dict.pop(self.jobs, job.src_key, None)  # (its visit's Settled.note files it: settled.Tracked)
             self._untracked(job.src_key)
 
     def _untracked(self, src_key: str) -> None:

@@ -10,9 +10,10 @@ does (a poll order, events and queue states the same after every poll).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
-from tests.helpers.router_fixtures import T0, make_router, route, schedd_destroy, schedd_set, submit, table
+from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_destroy, schedd_set, submit, table
 
 from engine.queue.jobqueue import JobQueue
 from engine.router.lifecycle import State
@@ -213,3 +214,22 @@ def test_a_copy_replaced_by_a_plain_dict_is_evaluated_again():
     source policy pass evaluates the job again, as one looking at every job does (the review's
     seed 29: the hold at poll 54 was missed)."""
     assert _run_edits(29, False) == _run_edits(29, True)
+
+
+def test_a_job_replaced_behind_the_routers_back_is_visited():
+    """A settled job replaced in ``jobs`` by another object under its key (the count unchanged,
+    as a restore would): the next poll visits every job, so the new object's dirty attribute is
+    pushed, as a router visiting every job pushes it; so is a swap of one key for another."""
+    r, src, dst = make_router(table([route("B", "true", max_jobs=30, max_idle_jobs=12)]), dst=JobQueue())
+    keys = submit(src, 3, now=T0)
+    for t in (10, 20, 30):
+        r.poll(T0 + t)
+    k = keys[0]
+    r.jobs[k] = dataclasses.replace(r.jobs[k], dirty={"Foo": 1})
+    assert not r._settled.holds(r.jobs)
+    r.poll(T0 + 40)
+    assert get(src, k, "Foo") == "1"
+    assert r._settled.holds(r.jobs)
+    gone = r.jobs.pop(keys[1])
+    r.jobs["9.9"] = gone  # one key deleted, another added: the same count
+    assert not r._settled.holds(r.jobs)
