@@ -246,13 +246,13 @@ class Lifecycle:
         job.dirty = None
         src = job.src
         if type(src) is SrcAttrs:
-            src._changed()  # one change for the push (_set_local writes with dict's own methods)
+            src._changed()  # one change for the whole push (counted=True below)
         lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
-            _set_local(src, name, text, lower)
+            _set_local(src, name, text, lower, counted=True)
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -545,10 +545,14 @@ def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
     return lower if len(lower) == len(attrs) else None
 
 
-def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None) -> None:
+def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None,
+               counted: bool = False) -> None:
     """Set ``name`` in ``attrs``, replacing any spelling of it; ``lower`` (from
     :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute.
-    Writes with dict's own methods: a SrcAttrs' caller counts the change (``_push_src``)."""
+    Writes with dict's own methods; a :class:`SrcAttrs` counts the change here
+    (``SrcAttrs._changed``) unless the caller counted it (``counted``: ``_push_src``, once a push)."""
+    if not counted and type(attrs) is SrcAttrs:
+        attrs._changed()
     low = name.lower()
     if lower is None:
         for k in [k for k in attrs if k.lower() == low]:

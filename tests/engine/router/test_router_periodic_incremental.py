@@ -14,6 +14,7 @@ import copy
 import pickle
 
 from engine.queue.jobqueue import JobQueue
+from engine.router.lifecycle import _set_local
 from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_set, submit, table
 
 
@@ -160,3 +161,17 @@ def test_a_routed_jobs_copy_pickles_and_copies_unwatched():
     twin["Bar"] = "2"
     back.src["Bar"] = "2"
     assert r._settled.touched == set()
+
+
+def test_a_copy_set_by_the_routers_local_writer_counts_the_change():
+    """``lifecycle._set_local`` on a routed job's copy (``SrcAttrs``) counts the change and notes
+    the job for the next source policy pass, as every other write of the copy does."""
+    r, src, _ = _router()
+    (key,) = submit(src)
+    r.poll(T0 + 10)
+    job = r.jobs[key]
+    r._settled.touched.clear()
+    version = job.src.version
+    _set_local(job.src, "foo", "1")
+    assert job.src["foo"] == "1" and job.src.version == version + 1
+    assert r._settled.touched == {key}
