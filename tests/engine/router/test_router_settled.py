@@ -233,3 +233,11 @@ def test_a_job_replaced_behind_the_routers_back_is_visited():
     gone = r.jobs.pop(keys[1])
     r.jobs["9.9"] = gone  # one key deleted, another added: the same count
     assert not r._settled.holds(r.jobs)
+
+
+def test_same_outcome_with_clock_jumps_table_switches_and_copy_edits():
+    """The oracle of :func:`test_same_outcome_as_a_router_visiting_every_job` over
+    :func:`_run_edits`' workload: clock jumps, route tables and system knobs switched, sources held
+    and released, the router's copy edited by every dict method and replaced."""
+    for seed in range(6):
+        assert _run_edits(seed, False) == _run_edits(seed, True), seed
