@@ -53,6 +53,24 @@ def test_a_poll_visits_only_the_jobs_whose_ads_changed():
         Settled.note = note
 
 
+def _move_copy(dst, key: str, now: float, rng: random.Random, idle: bool = False) -> None:
+    """A random change of a routed copy: it runs, completes, is held, (``idle``: goes back to
+    idle,) is destroyed or updated."""
+    move = rng.random()
+    if move < 0.4:
+        schedd_set(dst, key, now=now, JobStatus=2)
+    elif move < (0.55 if idle else 0.6):
+        schedd_set(dst, key, now=now, JobStatus=4, ExitCode=rng.choice([0, 1]), JobFinishedHookDone=int(now))
+    elif move < 0.7:
+        schedd_set(dst, key, now=now, JobStatus=5)
+    elif idle and move < 0.8:
+        schedd_set(dst, key, now=now, JobStatus=1)
+    elif move < (0.9 if idle else 0.8):
+        schedd_destroy(dst, key, now=now)
+    else:
+        schedd_set(dst, key, now=now, RemoteWallClockTime=rng.randint(1, 99))
+
+
 def _run(seed: int, full: bool) -> list:
     """A random schedd's life under one router; ``full``: every poll visits every job."""
     rng = random.Random(seed)
@@ -68,17 +86,7 @@ def _run(seed: int, full: bool) -> list:
             submit(src, rng.randint(1, 4), now=now, Owner=rng.choice(owners), **policy)
         copies = [job.key for job in dst if job.get("RoutedBy") is not None]
         for key in rng.sample(copies, min(len(copies), rng.randint(0, 4))):
-            move = rng.random()
-            if move < 0.4:
-                schedd_set(dst, key, now=now, JobStatus=2)
-            elif move < 0.6:
-                schedd_set(dst, key, now=now, JobStatus=4, ExitCode=rng.choice([0, 1]), JobFinishedHookDone=int(now))
-            elif move < 0.7:
-                schedd_set(dst, key, now=now, JobStatus=5)
-            elif move < 0.8:
-                schedd_destroy(dst, key, now=now)
-            else:
-                schedd_set(dst, key, now=now, RemoteWallClockTime=rng.randint(1, 99))
+            _move_copy(dst, key, now, rng)
         sources = [job.key for job in src]
         for key in rng.sample(sources, min(len(sources), rng.randint(0, 2))):
             if rng.random() < 0.5:
@@ -152,19 +160,7 @@ def _run_edits(seed: int, full: bool, plain: bool = True) -> list:
             submit(src, rng.randint(1, 4), now=now, Owner=rng.choice(['"alice"', '"bob"']), **policy)
         copies = [job.key for job in dst if job.get("RoutedBy") is not None]
         for key in rng.sample(copies, min(len(copies), rng.randint(0, 4))):
-            move = rng.random()
-            if move < 0.4:
-                schedd_set(dst, key, now=now, JobStatus=2)
-            elif move < 0.55:
-                schedd_set(dst, key, now=now, JobStatus=4, ExitCode=rng.choice([0, 1]), JobFinishedHookDone=int(now))
-            elif move < 0.7:
-                schedd_set(dst, key, now=now, JobStatus=5)
-            elif move < 0.8:
-                schedd_set(dst, key, now=now, JobStatus=1)
-            elif move < 0.9:
-                schedd_destroy(dst, key, now=now)
-            else:
-                schedd_set(dst, key, now=now, RemoteWallClockTime=rng.randint(1, 99))
+            _move_copy(dst, key, now, rng, idle=True)
         sources = [job.key for job in src]
         for key in rng.sample(sources, min(len(sources), rng.randint(0, 3))):
             move = rng.random()
