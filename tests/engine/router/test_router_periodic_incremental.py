@@ -175,3 +175,16 @@ def test_a_copy_set_by_the_routers_local_writer_counts_the_change():
     _set_local(job.src, "foo", "1")
     assert job.src["foo"] == "1" and job.src.version == version + 1
     assert r._settled.touched == {key}
+
+
+def test_stale_deadlines_are_dropped_when_they_outnumber_the_queued_ones():
+    """Entries whose deadline moved since (or whose job was forgotten) are dropped from the heap
+    once they outnumber the queued deadlines, before they come up."""
+    r, src, _ = _router()
+    submit(src, 5, PeriodicRemove="time() - QDate > 10000000")
+    r.poll(T0 + 10)
+    r.poll(T0 + 70)
+    assert len(r._periodic_heap) == 5
+    r._periodic_heap.extend((T0 + 10**9 + i, "9.9") for i in range(200))  # stale: nothing queued
+    r.poll(T0 + 130)
+    assert len(r._periodic_heap) == 5
