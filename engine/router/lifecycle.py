@@ -48,6 +48,11 @@ class SrcAttrs(dict):
         self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
         self.key = ""
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, str]]]:
+        # pickle and copy: a new unwatched copy at version 0 (the default restores the items
+        # through __setitem__ before the slots, and a copy would share the router's ``watch``)
+        return SrcAttrs, (dict(self),)
+
     def _changed(self) -> None:
         self.version += 1
         if self.watch is not None:
@@ -100,7 +105,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]  # a SrcAttrs (__post_init__)
+    src: dict[str, str]  # a SrcAttrs (_set_src: whatever is assigned)
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -129,15 +134,36 @@ class RoutedJob:
     src_eval: AdMirror | None = None
     seq: int = 0  # the order it was tracked in (engine.router.settled: a poll's order)
 
-    def __post_init__(self) -> None:
-        if type(self.src) is not SrcAttrs:  # the copy counts its changes (SrcAttrs)
-            self.src = SrcAttrs(self.src)
-
     @property
     def outcome(self) -> str:
         if self.is_success:
             return "success"
         return "interrupted" if self.is_interrupted else "failure"
+
+
+_SRC_SLOT = RoutedJob.__dict__["src"]  # the slot's own descriptor (its getter: no Python call)
+
+
+def _set_src(job: RoutedJob, value: dict[str, str]) -> None:
+    """``job.src = value``: the copy is a :class:`SrcAttrs` (a plain dict is wrapped), and a new
+    copy of a job's source is a change of it: it takes the old copy's ``watch`` and ``key`` (the
+    router's ``Settled.touched``) and counts (``SrcAttrs._changed``), so the source policy pass
+    looks at the job again."""
+    try:
+        old = _SRC_SLOT.__get__(job)
+    except AttributeError:  # (the dataclass __init__: nothing to replace)
+        old = None
+    if value is old:
+        return
+    if type(value) is not SrcAttrs:
+        value = SrcAttrs(value)
+    _SRC_SLOT.__set__(job, value)
+    if old is not None and type(old) is SrcAttrs:
+        value.watch, value.key = old.watch, old.key
+        value._changed()
+
+
+RoutedJob.src = property(_SRC_SLOT.__get__, _set_src, doc="The router's copy of the source ad (a SrcAttrs).")
 
 
 class Lifecycle:
@@ -220,13 +246,13 @@ class Lifecycle:
         job.dirty = None
         src = job.src
         if type(src) is SrcAttrs:
-            src._changed()  # one change for the push (_set_local writes with dict's own methods)
+            src._changed()  # one change for the whole push (counted=True below)
         lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
-            _set_local(src, name, text, lower)
+            _set_local(src, name, text, lower, counted=True)
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -493,7 +519,7 @@ class Lifecycle:
         dest = View.of(ops.get(self.dst_q, job.dest_key)) if job.dest_key else None
         dest_sync = dest is None or dest.str("RoutedBy") != self.name
         if (src_sync and dest_sync) or now - job.retirement_time >= self.max_job_mirror_update_lag:
-            self.jobs.pop(job.src_key, None)
+            dict.pop(self.jobs, job.src_key, None)  # (its visit's Settled.note files it: settled.Tracked)
             self._untracked(job.src_key)
 
     def _untracked(self, src_key: str) -> None:
@@ -519,10 +545,14 @@ def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
     return lower if len(lower) == len(attrs) else None
 
 
-def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None) -> None:
+def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None,
+               counted: bool = False) -> None:
     """Set ``name`` in ``attrs``, replacing any spelling of it; ``lower`` (from
     :func:`_lower_index`, kept up to date here) saves a scan of the whole ad per attribute.
-    Writes with dict's own methods: a SrcAttrs' caller counts the change (``_push_src``)."""
+    Writes with dict's own methods; a :class:`SrcAttrs` counts the change here
+    (``SrcAttrs._changed``) unless the caller counted it (``counted``: ``_push_src``, once a push)."""
+    if not counted and type(attrs) is SrcAttrs:
+        attrs._changed()
     low = name.lower()
     if lower is None:
         for k in [k for k in attrs if k.lower() == low]:

@@ -93,7 +93,7 @@ class Recovery:
                            dest=dict(d.attrs), is_claimed=True, submission_time=now)
             rj.is_sandboxed = d.str("SUBMIT_Iwd") is not None
             self._settled.added(rj)
-            self.jobs[src_key] = rj
+            dict.__setitem__(self.jobs, src_key, rj)  # (filed by Settled.added above: settled.Tracked)
             self._counted = False  # a new tracked job: the route counts change
             self._emit(ev.OrphanAdopted(now, f"adopted {dest_job.key} (routed from {src_key} on {route_name})",
                                         route_name, src_key, dest=dest_job.key))

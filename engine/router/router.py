@@ -60,7 +60,7 @@ from engine.router.table import SubmitRejected
 from engine.gcpause import gc_paused
 from engine.router.candidates import Scanner
 from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
-from engine.router.settled import Settled
+from engine.router.settled import Settled, Tracked
 from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob
 from engine.router.stats import StatsMixin
@@ -80,7 +80,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
                  build: Any = None) -> None:
         self.src_q = source
         self.dst_q = dest if dest is not None else source
-        self.jobs: dict[str, RoutedJob] = {}
+        self.jobs: dict[str, RoutedJob] = Tracked()  # written with dict's own methods (Tracked)
         self.book = StatsBook()
         self.poll_count = 0
         self._rr = 0  # ChooseRoute's function-level static round-robin counter
@@ -120,6 +120,8 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         # the jobs the next pass evaluates again whatever changed, and a heap of (deadline, key)
         self._periodic_again: set[str] = set()
         self._periodic_heap: list[tuple[float, str]] = []
+        # key -> the deadline queued for it (at most one live heap entry per tracked job)
+        self._periodic_queued: dict[str, float] = {}
         self._periodic_system: Any = None
         self.periodic_evaluations = 0  # jobs whose policy eval_periodic evaluated (tests, benches)
         # the book's current counts are the tracked jobs' (set by a poll's closing recount)
@@ -282,6 +284,9 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
         if may_skip and no_hooks and settled.holds(self.jobs):
             visit = settled.to_visit(self.jobs, changed)  # the others would be skipped below
         else:
+            if type(self.jobs) is not Tracked:  # (a plain dict put in its place)
+                self.jobs = Tracked(self.jobs)
+            self.jobs.edited = False
             visit = list(self.jobs.values())
             settled.renumber(visit)
         for job in visit:
@@ -465,7 +470,7 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
             rj.is_sandboxed = _truth(route, "JobShouldBeSandboxed", job.classad(), now)
         if flags[2]:
             rj.edit_in_place = _truth(route, "EditJobInPlace", job.classad(), now)
-        self.jobs[job.key] = rj
+        dict.__setitem__(self.jobs, job.key, rj)  # (filed by Settled.added above)
         return rj
 
     def _build(self, route: Any, base: dict[str, str], job: RoutedJob, now: float) -> dict[str, str]:

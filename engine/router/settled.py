@@ -19,8 +19,10 @@ Invariants:
 - The route counts of the settled jobs (``route_name``, ``is_running``, ``is_held``, which also
   change only in a job's own steps) are kept as they are filed, so the poll's recount adds up
   only the unsettled jobs (:meth:`counts`).
-- :meth:`holds`: the two files hold as many jobs as are tracked. A job tracked or forgotten
-  another way (a test editing ``jobs``) makes the next poll visit every job (:meth:`renumber`).
+- :meth:`holds`: the two files hold as many jobs as are tracked and ``jobs`` (a :class:`Tracked`)
+  was written only by the router since the last poll that visited every job. A job tracked,
+  replaced or forgotten another way (a test or a restore editing ``jobs``, or a plain dict put
+  in its place) makes the next poll visit every job (:meth:`renumber`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,56 @@ from engine.router.lifecycle import RoutedJob, SrcAttrs, State
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
 _RETIRED = State.RETIRED
+
+
+class Tracked(dict):
+    """``JobRouter.jobs`` (source key -> RoutedJob). The router writes it with dict's own
+    methods (``dict.__setitem__(jobs, ...)``, ``dict.pop(jobs, ...)``: each job it tracks is
+    filed by :meth:`Settled.added`, each it forgets by :meth:`Settled.note`); a write through
+    any other call sets ``edited``, so :meth:`Settled.holds` is False until a poll visited
+    every job again."""
+
+    __slots__ = ("edited",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.edited = False
+
+    def __setitem__(self, key: str, job: RoutedJob) -> None:
+        self.edited = True
+        dict.__setitem__(self, key, job)
+
+    def __delitem__(self, key: str) -> None:
+        self.edited = True
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> Tracked:
+        self.edited = True
+        dict.update(self, other)
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, RoutedJob]]]:
+        return Tracked, (dict(self),)
+
+    def pop(self, *args: Any) -> Any:
+        self.edited = True
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[str, RoutedJob]:
+        self.edited = True
+        return dict.popitem(self)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.edited = True
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.edited = True
+        dict.update(self, *args, **kwargs)
+
+    def clear(self) -> None:
+        self.edited = True
+        dict.clear(self)
 
 
 class Settled:
@@ -61,10 +113,12 @@ class Settled:
         job.src.watch, job.src.key = self.touched, job.src_key  # its edits are noted (SrcAttrs)
 
     def holds(self, jobs: dict[str, RoutedJob]) -> bool:
-        return self.valid and len(self.settled) + len(self.unsettled) == len(jobs)
+        return (self.valid and type(jobs) is Tracked and not jobs.edited
+                and len(self.settled) + len(self.unsettled) == len(jobs))
 
     def renumber(self, jobs: list[RoutedJob]) -> None:
-        """A poll visits every job of ``jobs`` (``JobRouter.jobs``' order) and notes each."""
+        """A poll visits every job of ``jobs`` (``JobRouter.jobs``' order, a :class:`Tracked`
+        whose ``edited`` the router clears) and notes each."""
         self.settled.clear()
         self.dest.clear()
         self.counted.clear()

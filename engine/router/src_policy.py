@@ -45,7 +45,7 @@ class SourcePolicy:
         dirty, self._periodic_dirty = self._periodic_dirty, (set() if self._watching else None)
         jobs, kept = self._periodic_jobs(ads, dirty, now)
         self._periodic_ads = kept  # only the jobs still managed stay cached
-        again, heap = self._periodic_again, self._periodic_heap
+        again, heap, queued = self._periodic_again, self._periodic_heap, self._periodic_queued
         for job in jobs:
             if not job.is_claimed or job.state is State.RETIRED:
                 kept.pop(job.src_key, None)
@@ -91,7 +91,8 @@ class SourcePolicy:
             kept[job.src_key] = (texts, due, static, src, version)
             if not static or due == "now":
                 again.add(job.src_key)
-            elif due is not None:
+            elif due is not None and queued.get(job.src_key) != due:  # (queued already: no new entry)
+                queued[job.src_key] = due
                 heapq.heappush(heap, (due, job.src_key))
             if decision.action == "hold" and status not in (JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
                 changes: dict[str, Any] = {
@@ -110,7 +111,9 @@ class SourcePolicy:
             self._push_src(job, changes, now)
             self._emit(ev.PolicyFired(now, f"{job.src_key} {decision.action}: {decision.reason}",
                                       job.route_name, job.src_key, action=decision.action))
-
+        if len(heap) > 2 * len(queued) + 64:  # stale entries (deadlines that moved): rebuilt
+            heap[:] = [(due, key) for key, due in queued.items()]
+            heapq.heapify(heap)
 
     def _periodic_jobs(self, ads: dict[str, tuple], dirty: set[str] | None, now: float) -> tuple[list[Any], dict]:
         """The jobs this pass looks at, in the order they were tracked, and the cache it fills:
@@ -124,19 +127,25 @@ class SourcePolicy:
             # (the heap stays: an entry whose job is passed over as unchanged still holds; one
             # that no longer matches its job's cache is dropped when it comes up)
             self._periodic_again = set()
+            queued = self._periodic_queued
+            for key in [k for k in queued if k not in tracked]:
+                del queued[key]  # forgotten jobs' deadlines go (their heap entries when rebuilt)
             return list(tracked.values()), {}
         keys, self._periodic_again = self._periodic_again, set()
         keys |= touched
         keys.update(k for k in dirty if k in tracked)
-        heap = self._periodic_heap
+        heap, queued = self._periodic_heap, self._periodic_queued
         while heap and heap[0][0] <= now:
             due, key = heapq.heappop(heap)
+            if queued.get(key) == due:
+                del queued[key]  # no longer queued: the next evaluation may queue it again
             cached = ads.get(key)
             if cached is not None and cached[1] == due:  # else a stale entry: evaluated since
                 keys.add(key)
         for key in keys:
             if key not in tracked:
                 ads.pop(key, None)  # forgotten: the job's cache goes (a full pass drops it too)
+                queued.pop(key, None)
         return sorted((tracked[k] for k in keys if k in tracked), key=_SEQ), ads
 
     def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:

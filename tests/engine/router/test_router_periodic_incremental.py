@@ -10,6 +10,11 @@ has come; these tests check that a job is acted on at the same interval as with 
 
 from __future__ import annotations
 
+import copy
+import pickle
+
+from engine.queue.jobqueue import JobQueue
+from engine.router.lifecycle import _set_local
 from tests.helpers.router_fixtures import T0, get, make_router, route, schedd_set, submit, table
 
 
@@ -121,3 +126,65 @@ def test_an_edit_of_the_routers_copy_by_any_dict_method_is_evaluated():
         edit(job.src)
         r.poll(T0 + 190)
         assert get(src, key, "JobStatus") == "3", how
+
+
+def test_the_deadline_heap_stays_bounded_by_the_tracked_jobs():
+    """A far-off time deadline (``PeriodicRemove`` on ``time()``) re-evaluated on every pass,
+    because status mirroring changes the router's copy each pass, is queued once per job: the
+    heap of deadlines holds at most one entry per tracked job (it grew by one a pass)."""
+    tbl = table([route("B", "true", max_jobs=30, max_idle_jobs=12)], periodic_expr_interval=30)
+    r, src, dst = make_router(tbl, dst=JobQueue())
+    submit(src, 5, now=T0, PeriodicRemove="time() - QDate > 10000000")
+    now = T0
+    for k in range(300):
+        now += 30
+        for job in list(dst):
+            schedd_set(dst, job.key, now=now, JobStatus=2 if k % 2 else 1, RemoteWallClockTime=k)
+        r.poll(now)
+        assert len(r._periodic_heap) <= len(r.jobs) == 5
+    assert r.periodic_evaluations > 300  # every pass evaluated the changed copies
+
+
+def test_a_routed_jobs_copy_pickles_and_copies_unwatched():
+    """``RoutedJob.src`` (``lifecycle.SrcAttrs``) survives pickle and copy with its texts, as a
+    new unwatched copy: it does not note its key in the router's set of touched jobs."""
+    r, src, _ = _router()
+    (key,) = submit(src)
+    r.poll(T0 + 10)
+    job = r.jobs[key]
+    job.src["Foo"] = "1"
+    r._settled.touched.clear()
+    back = pickle.loads(pickle.dumps(job))
+    assert back.src_key == key and dict(back.src) == dict(job.src) and back.src.version == 0
+    twin = copy.copy(job.src)
+    assert dict(twin) == dict(job.src) and twin.watch is None and twin.version == 0
+    twin["Bar"] = "2"
+    back.src["Bar"] = "2"
+    assert r._settled.touched == set()
+
+
+def test_a_copy_set_by_the_routers_local_writer_counts_the_change():
+    """``lifecycle._set_local`` on a routed job's copy (``SrcAttrs``) counts the change and notes
+    the job for the next source policy pass, as every other write of the copy does."""
+    r, src, _ = _router()
+    (key,) = submit(src)
+    r.poll(T0 + 10)
+    job = r.jobs[key]
+    r._settled.touched.clear()
+    version = job.src.version
+    _set_local(job.src, "foo", "1")
+    assert job.src["foo"] == "1" and job.src.version == version + 1
+    assert r._settled.touched == {key}
+
+
+def test_stale_deadlines_are_dropped_when_they_outnumber_the_queued_ones():
+    """Entries whose deadline moved since (or whose job was forgotten) are dropped from the heap
+    once they outnumber the queued deadlines, before they come up."""
+    r, src, _ = _router()
+    submit(src, 5, PeriodicRemove="time() - QDate > 10000000")
+    r.poll(T0 + 10)
+    r.poll(T0 + 70)
+    assert len(r._periodic_heap) == 5
+    r._periodic_heap.extend((T0 + 10**9 + i, "9.9") for i in range(200))  # stale: nothing queued
+    r.poll(T0 + 130)
+    assert len(r._periodic_heap) == 5
