@@ -347,7 +347,7 @@ def parse_line(line: str, validate: bool = True) -> Record | Corrupt:
         if isinstance(ws, Corrupt):
             return ws
         key, mytype, target = ws
-        return Record(NEW_AD, key, "" if mytype == EMPTY_TYPE else mytype, "" if target == EMPTY_TYPE else target)
+        return Record(NEW_AD, key, my_type(mytype), my_type(target))
     if op == DESTROY_AD:
         ws = words(1)
         return ws if isinstance(ws, Corrupt) else Record(DESTROY_AD, ws[0])

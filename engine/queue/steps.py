@@ -47,7 +47,7 @@ def step_record(line: str) -> tuple | str:
         m = _NEW(line)
         if m is not None:
             mt = m[4]
-            return (101, m[1], "" if mt == R.EMPTY_TYPE else mt, "" if m[5] == R.EMPTY_TYPE else m[5])
+            return (101, m[1], R.my_type(mt), R.my_type(m[5]))
     elif op == "102":
         if n == 2 and parts[1] and parts[1].isprintable():
             return (102, parts[1], "", "")
