@@ -222,7 +222,7 @@ def _run_headless(args: argparse.Namespace) -> int:
         return argcheck.worst(status, run_reroute(index, args, until=target, emit=emit, scanned=scanned))
     try:
         # the jobs table only for --jobs; no router events (only the dashboard shows them)
-        player, errors = make_player(index, options(args), jobs=args.jobs, events=False)
+        player, errors = make_player(index, options(args), jobs=args.jobs, collect_events=False)
         if window is not None:  # the archive's poll grid: the windows close where they do in the whole
             from engine.feeds.replay.archive import throttle_seeds  # noqa: PLC0415
             from engine.feeds.replay.stats import RouteHistory  # noqa: PLC0415
@@ -234,7 +234,7 @@ def _run_headless(args: argparse.Namespace) -> int:
                                    since=index.times[0] - h.period if index.steps else None)
             archive.throttle = "estimated" if seeds is None else "recorded"
             player.history = RouteHistory(index, h.rules, h.period, h.tz, grid_start=window.start, seeds=seeds,
-                                          events=h.events)
+                                          collect_events=h.collect_events)
         target = target or Seek(time=end)
         player.seek(step=target.transaction, time=target.time)
     except (ReplayError, ValueError) as exc:

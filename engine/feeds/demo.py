@@ -121,11 +121,11 @@ class Simulation(FeedBase):
                  state_dir: Path | None, config_files: tuple[str, ...], writer: Any = None,
                  tz: str = "UTC", poll_period: int = 10, startd: Startd | None = None,
                  execute: StartdSite | None = None, schedd_cron: CronManager | None = None,
-                 names: CopyNames = CopyNames(), keep_events: bool = True) -> None:
+                 names: CopyNames = CopyNames(), collect_events: bool = True) -> None:
         self.queue = queue
         # False: a run nobody watches (``replay --reroute``) drops the events instead of turning
         # them into the snapshots' events; the ring stays empty
-        self.keep_events = keep_events
+        self.collect_events = collect_events
         self.names = names  # the staged copies' sources: messages name the user's files (module docstring)
         self.schedd = schedd
         self.store = schedd.store
@@ -173,7 +173,7 @@ class Simulation(FeedBase):
 
     def emit(self, time: float, kind: str, message: str, level: str = "info", route: str | None = None,
              job: str | None = None) -> None:
-        if self.keep_events:
+        if self.collect_events:
             self.ring.emit(time, kind, self.names.text(message), level, route, job)
 
     def _schedd_event(self, e: ScheddEvent) -> None:
@@ -183,7 +183,7 @@ class Simulation(FeedBase):
         if self.router is None:
             return
         drained = self.router.drain_events()
-        if not self.keep_events:
+        if not self.collect_events:
             return
         for e in drained:
             ev = e.to_snapshot_event(self.ring.next_seq())

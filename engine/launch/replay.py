@@ -50,17 +50,17 @@ def load_table(paths: tuple[str, ...] | list[str], loaded=None) -> tuple[dict | 
 
 
 def make_player(index, opts: ReplayOptions, clock=None, loaded=None, jobs: bool = True,
-                events: bool = True) -> tuple[Player, list[str]]:
+                collect_events: bool = True) -> tuple[Player, list[str]]:
     """A player on ``index`` with the config's limits and failure rules (and the table's errors);
     ``loaded``: the config's :func:`load_routing`, when read already; ``jobs`` False: its views
-    have no jobs table; ``events`` False: it keeps no router events (``Player``)."""
+    have no jobs table; ``collect_events`` False: it keeps no router events (``Player``)."""
     from engine.views.figures import route_locations  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     if loaded is None and opts.config:
         loaded = load_routing(opts.config)
     limits, rules, period, errors = load_table(opts.config, loaded)
     player = Player(index, clock or ManualClock(0.0), speed=opts.speed, limits=limits, tz=opts.tz or "UTC",
-                    rules=rules, polling_period=period, jobs=jobs, events=events)
+                    rules=rules, polling_period=period, jobs=jobs, collect_events=collect_events)
     if loaded is not None:
         player.locations = route_locations(loaded.table)
     return player, errors

@@ -54,9 +54,10 @@ class ReplayError(ValueError):
 class Player:
     def __init__(self, index: LogIndex, clock: Clock, speed: float = 1.0,
                  limits: dict | None = None, tz: str = "UTC", rules: dict | None = None,
-                 polling_period: float = DEFAULT_POLLING_PERIOD, jobs: bool = True, events: bool = True) -> None:
+                 polling_period: float = DEFAULT_POLLING_PERIOD, jobs: bool = True,
+                 collect_events: bool = True) -> None:
         """``jobs`` False: its views have no jobs table (``views.view_of``; a headless snapshot
-        without its jobs), which is then never built. ``events`` False: its history keeps no router
+        without its jobs), which is then never built. ``collect_events`` False: its history keeps no router
         events (``RouteHistory``; only the dashboard's feed shows them)."""
         if speed <= 0:
             raise ReplayError(f"speed must be positive, not {speed}")
@@ -73,7 +74,7 @@ class Player:
         self.version = 0  # bumped whenever the state changes (Snapshot.jobs_version)
         self.rows = ReplayRows(self.state.table)  # the jobs table, rebuilt only for changed jobs
         self.jobs = jobs
-        self.history = RouteHistory(index, rules, polling_period, tz, events=events)
+        self.history = RouteHistory(index, rules, polling_period, tz, collect_events=collect_events)
         self.marks: tuple = ()  # an archive's generations and gaps (ReplayMark), shown on the replay bar
         self.route_order: list[str] = []  # recorded routes in the order first shown (stable rows)
         self._anchor_clock = clock.now()

@@ -14,7 +14,7 @@ Design decisions and invariants:
   sites, the router with the given table, ``JOB_ROUTER_POLLING_PERIOD`` ticks) with the recorded
   jobs as its arrivals, at their recorded times, on a virtual clock; it runs from the first to
   the last step's time of the recording, so both sides cover the same window. Nothing shows
-  its events: it drops them (``keep_events=False``) instead of filing them for snapshots.
+  its events: it drops them (``collect_events=False``) instead of filing them for snapshots.
 - Attributes the previous routing wrote into a source job (``Managed``, ``ManagedManager``,
   ``RoutedToJobId``, …) and the schedd's own bookkeeping (``ClusterId``, ``ProcId``, ``QDate``,
   ``JobStatus``, ``EnteredCurrentStatus``, ``GlobalJobId``) are dropped before resubmission; the
@@ -296,7 +296,7 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     engine = Simulation(queue=queue, schedd=schedd, sites=sites, arrivals=RecordedArrivals(rec.jobs), router=router,
                     table=table, config=config, start=rec.start, seed=seed, state_dir=None,
                     config_files=tuple(config_files),
-                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10), keep_events=False)
+                    poll_period=config.get_int("JOB_ROUTER_POLLING_PERIOD", 10), collect_events=False)
     try:
         parts = PROGRESS_STEPS if progress is not None else 1
         for k in range(1, parts + 1):

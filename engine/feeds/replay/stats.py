@@ -86,11 +86,11 @@ class RouteHistory:
     def __init__(self, index: LogIndex, rules: dict[str, RouteRule] | None = None,
                  polling_period: float = DEFAULT_POLLING_PERIOD, tz: str = "UTC",
                  grid_start: float | None = None, seeds: dict[float, dict[str, float]] | None = None,
-                 events: bool = True) -> None:
-        """``events`` False: no router events are kept (``changes`` stays empty), for a reader that
+                 collect_events: bool = True) -> None:
+        """``collect_events`` False: no router events are kept (``changes`` stays empty), for a reader that
         shows none (the headless replay; the dashboard's feed shows them)."""
         self.index = index
-        self.events = events
+        self.collect_events = collect_events
         self.seeds = seeds or {}  # close time -> route -> throttle after it (engine.record.counts.fold)
         self.rules = rules
         self.period = float(polling_period) if polling_period and polling_period > 0 else DEFAULT_POLLING_PERIOD
@@ -166,7 +166,7 @@ class RouteHistory:
                         # may not): its throttle wins, and the part's computation makes no event
                         tr.stats.throttle, adj = seeded, None
                     tr.at_close.append((len(tr.steps), tr.stats.throttle, rate))
-                    if adj is not None and adj.old_throttle != adj.new_throttle and self.events:
+                    if adj is not None and adj.old_throttle != adj.new_throttle and self.collect_events:
                         self._note_change(tr.stats.name, adj)
                 next_close[0] = self._next_close(c)
 
@@ -184,7 +184,7 @@ class RouteHistory:
             tr.succeeded.append((tr.succeeded[n - 1] if n else 0) + (kind == "succeeded"))
             tr.failed.append((tr.failed[n - 1] if n else 0) + (kind == "failed"))
 
-        notes = self.events
+        notes = self.collect_events
         ads = state.table
         cron = CronObserver(get_zone(self.tz), self.start, self.period)
 

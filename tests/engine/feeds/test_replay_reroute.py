@@ -135,7 +135,7 @@ def test_the_simulation_files_no_snapshot_events(tmp_path, capsys, log, monkeypa
     monkeypatch.setattr(rr, "Simulation", spy)
     rows, _ = _reroute(tmp_path, capsys, log, 100)
     assert built[0].router is not None and len(built[0].ring) == 0
-    monkeypatch.setattr(rr, "Simulation", lambda *a, **k: spy(*a, **{**k, "keep_events": True}))
+    monkeypatch.setattr(rr, "Simulation", lambda *a, **k: spy(*a, **{**k, "collect_events": True}))
     assert _reroute(tmp_path, capsys, log, 100)[0] == rows
     assert len(built[1].ring) > 0
 

@@ -279,11 +279,11 @@ def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch
 
 
 def test_a_history_without_events_has_the_same_figures_and_makes_none(tmp_path):
-    """``RouteHistory(events=False)`` (the headless replay, which shows no router events): no
+    """``RouteHistory(collect_events=False)`` (the headless replay, which shows no router events): no
     events are made, and every figure, throttle and deferral is the one a history with events
     gives. A moment imports the router's events module only where events are made."""
     index = build_index(_black_hole(tmp_path), tz="UTC")
-    full, bare = RouteHistory(index, None, 10.0, "UTC").build(), RouteHistory(index, None, 10.0, "UTC", events=False)
+    full, bare = RouteHistory(index, None, 10.0, "UTC").build(), RouteHistory(index, None, 10.0, "UTC", collect_events=False)
     bare.build()
     kinds = {c[1] for c in full.changes}
     assert {"job-routed", "job-retired", "route-throttled"} <= kinds and bare.changes == []
