@@ -53,11 +53,17 @@ def test_building_every_commands_parser_imports_no_other_commands_engine():
     assert sorted(m for m in NOT_AT_START_UP + REPLAY_ENGINE if m in loaded) == []
 
 
-def test_replay_at_a_moment_imports_no_other_commands_engine():
-    loaded = _loaded("import contextlib, io\nfrom tui.cli import main\n"
-                     "with contextlib.redirect_stdout(io.StringIO()):\n"
-                     "    assert main(['replay', 'tests/data/replay/real_job_submission.log', '--at', 'end',"
-                     " '--tz', 'UTC', '--json']) == 0")
+@pytest.fixture(scope="module")
+def replay_at_end_loaded() -> set[str]:
+    """The modules a ``replay LOG --at end --json`` run loads (one child process for the two tests)."""
+    return _loaded("import contextlib, io\nfrom tui.cli import main\n"
+                   "with contextlib.redirect_stdout(io.StringIO()):\n"
+                   "    assert main(['replay', 'tests/data/replay/real_job_submission.log', '--at', 'end',"
+                   " '--tz', 'UTC', '--json']) == 0")
+
+
+def test_replay_at_a_moment_imports_no_other_commands_engine(replay_at_end_loaded):
+    loaded = replay_at_end_loaded
     assert "engine.feeds.replay.player" in loaded
     assert sorted(m for m in NOT_AT_START_UP + NOT_FOR_A_MOMENT if m in loaded) == []
 
@@ -92,11 +98,8 @@ def test_every_command_is_in_the_table():
     assert sorted(_parsers(build_parser())) == sorted(COMMANDS)
 
 
-def test_a_run_of_replay_imports_no_other_commands_module():
-    loaded = _loaded("import contextlib, io\nfrom tui.cli import main\n"
-                     "with contextlib.redirect_stdout(io.StringIO()):\n"
-                     "    assert main(['replay', 'tests/data/replay/real_job_submission.log', '--at', 'end',"
-                     " '--tz', 'UTC', '--json']) == 0")
+def test_a_run_of_replay_imports_no_other_commands_module(replay_at_end_loaded):
+    loaded = replay_at_end_loaded
     assert "engine.cli.replay" in loaded
     assert sorted(m for m in loaded if m in COMMANDS.values() and m != "engine.cli.replay") == []
     assert "engine.crondor.lints" not in loaded  # routedeck cron's lints
