@@ -37,6 +37,11 @@ _SUBMITTED = State.SUBMITTED
 _RETIRED = State.RETIRED
 
 
+def in_order(jobs: Any) -> list[RoutedJob]:
+    """The tracked jobs in poll order (by their ``seq``)."""
+    return sorted(jobs, key=_SEQ)
+
+
 class Tracked(dict):
     """``JobRouter.jobs`` (source key -> RoutedJob). The router writes it with dict's own
     methods (``dict.__setitem__(jobs, ...)``, ``dict.pop(jobs, ...)``: each job it tracks is
@@ -145,7 +150,7 @@ class Settled:
                 job = jobs.get(src)
                 if job is not None:
                     visit[src] = job
-        return sorted(visit.values(), key=_SEQ)
+        return in_order(visit.values())
 
     def note(self, job: RoutedJob, jobs: dict[str, RoutedJob]) -> None:
         """File ``job`` after its visit (forgotten, settled or not)."""

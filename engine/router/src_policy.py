@@ -4,18 +4,16 @@
 from __future__ import annotations
 
 import heapq
-from operator import attrgetter
 from typing import Any
 
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
 from engine.router.lifecycle import SrcAttrs, State
+from engine.router.settled import in_order
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
-
-_SEQ = attrgetter("seq")
 
 
 class SourcePolicy:
@@ -146,7 +144,7 @@ class SourcePolicy:
             if key not in tracked:
                 ads.pop(key, None)  # forgotten: the job's cache goes (a full pass drops it too)
                 queued.pop(key, None)
-        return sorted((tracked[k] for k in keys if k in tracked), key=_SEQ), ads
+        return in_order(tracked[k] for k in keys if k in tracked), ads
 
     def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
