@@ -105,7 +105,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]  # a SrcAttrs (_set_src: whatever is assigned)
+    src: SrcAttrs  # _set_src wraps whatever is assigned
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -158,7 +158,7 @@ def _set_src(job: RoutedJob, value: dict[str, str]) -> None:
     if type(value) is not SrcAttrs:
         value = SrcAttrs(value)
     _SRC_SLOT.__set__(job, value)
-    if old is not None and type(old) is SrcAttrs:
+    if old is not None:
         value.watch, value.key = old.watch, old.key
         value._changed()
 
@@ -245,8 +245,7 @@ class Lifecycle:
             return False
         job.dirty = None
         src = job.src
-        if type(src) is SrcAttrs:
-            src._changed()  # one change for the whole push (counted=True below)
+        src._changed()  # one change for the whole push (counted=True below)
         lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)

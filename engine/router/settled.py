@@ -30,7 +30,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from engine.router.lifecycle import RoutedJob, SrcAttrs, State
+from engine.router.lifecycle import RoutedJob, State
 
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
@@ -132,8 +132,7 @@ class Settled:
         for i, job in enumerate(jobs, 1):
             job.seq = i
             self.unsettled[job.src_key] = job
-            if type(job.src) is SrcAttrs:
-                job.src.watch, job.src.key = self.touched, job.src_key
+            job.src.watch, job.src.key = self.touched, job.src_key
         self.seq = len(jobs)
         self.valid = True
 

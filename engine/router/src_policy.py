@@ -9,7 +9,7 @@ from typing import Any
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
-from engine.router.lifecycle import SrcAttrs, State
+from engine.router.lifecycle import State
 from engine.router.settled import in_order
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
@@ -62,8 +62,8 @@ class SourcePolicy:
                                 src[spelled] = text
                         static = static and (value is None or live.get(name) == str(value))
             # the copy evaluated: unchanged since (the same SrcAttrs at the same version), or equal
-            version = src.version if type(src) is SrcAttrs else None
-            same = cached is not None and ((version is not None and cached[3] is src and cached[4] == version)
+            version = src.version
+            same = cached is not None and ((cached[3] is src and cached[4] == version)
                                            or cached[0] == src)
             if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
                 kept[job.src_key] = (cached if cached[2] == static and cached[3] is src and cached[4] == version
