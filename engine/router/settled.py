@@ -30,7 +30,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from engine.router.lifecycle import RoutedJob, State
+from engine.router.lifecycle import RoutedJob, State, _NotedDict
 
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
@@ -42,7 +42,7 @@ def in_order(jobs: Any) -> list[RoutedJob]:
     return sorted(jobs, key=_SEQ)
 
 
-class Tracked(dict):
+class Tracked(_NotedDict):
     """``JobRouter.jobs`` (source key -> RoutedJob). The router writes it with dict's own
     methods (``dict.__setitem__(jobs, ...)``, ``dict.pop(jobs, ...)``: each job it tracks is
     filed by :meth:`Settled.added`, each it forgets by :meth:`Settled.note`); a write through
@@ -55,41 +55,8 @@ class Tracked(dict):
         super().__init__(*args, **kwargs)
         self.edited = False
 
-    def __setitem__(self, key: str, job: RoutedJob) -> None:
+    def _changed(self) -> None:
         self.edited = True
-        dict.__setitem__(self, key, job)
-
-    def __delitem__(self, key: str) -> None:
-        self.edited = True
-        dict.__delitem__(self, key)
-
-    def __ior__(self, other: Any) -> Tracked:
-        self.edited = True
-        dict.update(self, other)
-        return self
-
-    def __reduce__(self) -> tuple[Any, tuple[dict[str, RoutedJob]]]:
-        return Tracked, (dict(self),)
-
-    def pop(self, *args: Any) -> Any:
-        self.edited = True
-        return dict.pop(self, *args)
-
-    def popitem(self) -> tuple[str, RoutedJob]:
-        self.edited = True
-        return dict.popitem(self)
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        self.edited = True
-        return dict.setdefault(self, key, default)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self.edited = True
-        dict.update(self, *args, **kwargs)
-
-    def clear(self) -> None:
-        self.edited = True
-        dict.clear(self)
 
 
 class Settled:
