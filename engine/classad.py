@@ -291,7 +291,6 @@ def evaluation_fails(expr: Expr | str, my: Any = None, target: Any = None, now: 
     a value. HTCondor counts such a constraint as not matching."""
     if isinstance(expr, str):
         expr = parse_expr(expr)
-    _lib()  # outside the try (parse_expr)
     try:
         _evaluate_or_raise(expr, my, target, now)
     except Exception:  # classad2 raises its own exception type for a failed call

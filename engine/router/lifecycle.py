@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from engine.classad import AdMirror, is_true, quote
 from engine.contract.codes import JobStatus
@@ -33,40 +33,30 @@ from engine.router.schedd_ops import View
 from engine.router.table import SubmitRejected
 
 
-class SrcAttrs(dict):
-    """The router's copy of a source ad ({name: text}, ``RoutedJob.src``) with ``version``, a
-    count of the calls that changed it (any write counts, even of the same text): a copy whose
-    object and version are those seen before holds the same texts, which the source policy pass
-    tells without comparing the two ads (``SourcePolicy.eval_periodic``). Each change also adds
-    ``key`` to ``watch`` when set (the router's ``Settled.touched``: the pass looks at it again)."""
+class _NotedDict(dict):
+    """A dict that calls ``_changed()`` before each write made through its own methods (the
+    subclass says what a change does); ``dict.__setitem__(d, ...)`` and the like write unnoted.
+    Pickle and copy give a new instance built from the items alone (``__init__``'s state)."""
 
-    __slots__ = ("version", "watch", "key")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.version = 0
-        self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
-        self.key = ""
-
-    def __reduce__(self) -> tuple[Any, tuple[dict[str, str]]]:
-        # pickle and copy: a new unwatched copy at version 0 (the default restores the items
-        # through __setitem__ before the slots, and a copy would share the router's ``watch``)
-        return SrcAttrs, (dict(self),)
+    __slots__ = ()
 
     def _changed(self) -> None:
-        self.version += 1
-        if self.watch is not None:
-            self.watch.add(self.key)
+        raise NotImplementedError
 
-    def __setitem__(self, key: str, value: str) -> None:
+    def __reduce__(self) -> tuple[Any, tuple[dict[Any, Any]]]:
+        # the default restores the items through __setitem__ before the slots, and a copy
+        # would share the slots' objects (SrcAttrs: the router's ``watch``)
+        return type(self), (dict(self),)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
         self._changed()
         dict.__setitem__(self, key, value)
 
-    def __delitem__(self, key: str) -> None:
+    def __delitem__(self, key: Any) -> None:
         self._changed()
         dict.__delitem__(self, key)
 
-    def __ior__(self, other: Any) -> SrcAttrs:
+    def __ior__(self, other: Any) -> Self:
         self._changed()
         dict.update(self, other)
         return self
@@ -75,11 +65,11 @@ class SrcAttrs(dict):
         self._changed()
         return dict.pop(self, *args)
 
-    def popitem(self) -> tuple[str, str]:
+    def popitem(self) -> tuple[Any, Any]:
         self._changed()
         return dict.popitem(self)
 
-    def setdefault(self, key: str, default: Any = None) -> Any:
+    def setdefault(self, key: Any, default: Any = None) -> Any:
         self._changed()
         return dict.setdefault(self, key, default)
 
@@ -90,6 +80,28 @@ class SrcAttrs(dict):
     def clear(self) -> None:
         self._changed()
         dict.clear(self)
+
+
+class SrcAttrs(_NotedDict):
+    """The router's copy of a source ad ({name: text}, ``RoutedJob.src``) with ``version``, a
+    count of the calls that changed it (any write counts, even of the same text): a copy whose
+    object and version are those seen before holds the same texts, which the source policy pass
+    tells without comparing the two ads (``SourcePolicy.eval_periodic``). Each change also adds
+    ``key`` to ``watch`` when set (the router's ``Settled.touched``: the pass looks at it again).
+    Pickle and copy give a new unwatched copy at version 0."""
+
+    __slots__ = ("version", "watch", "key")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.version = 0
+        self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
+        self.key = ""
+
+    def _changed(self) -> None:
+        self.version += 1
+        if self.watch is not None:
+            self.watch.add(self.key)
 
 
 class State(enum.Enum):
@@ -105,7 +117,7 @@ class State(enum.Enum):
 class RoutedJob:
     src_key: str
     route_name: str
-    src: dict[str, str]  # a SrcAttrs (_set_src: whatever is assigned)
+    src: SrcAttrs  # _set_src wraps whatever is assigned
     state: State = State.UNCLAIMED
     target_universe: int = 9
     grid_resource: str | None = None
@@ -158,7 +170,7 @@ def _set_src(job: RoutedJob, value: dict[str, str]) -> None:
     if type(value) is not SrcAttrs:
         value = SrcAttrs(value)
     _SRC_SLOT.__set__(job, value)
-    if old is not None and type(old) is SrcAttrs:
+    if old is not None:
         value.watch, value.key = old.watch, old.key
         value._changed()
 
@@ -245,8 +257,7 @@ class Lifecycle:
             return False
         job.dirty = None
         src = job.src
-        if type(src) is SrcAttrs:
-            src._changed()  # one change for the whole push (counted=True below)
+        src._changed()  # one change for the whole push (counted=True below)
         lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)

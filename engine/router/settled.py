@@ -30,14 +30,19 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from engine.router.lifecycle import RoutedJob, SrcAttrs, State
+from engine.router.lifecycle import RoutedJob, State, _NotedDict
 
 _SEQ = attrgetter("seq")
 _SUBMITTED = State.SUBMITTED
 _RETIRED = State.RETIRED
 
 
-class Tracked(dict):
+def in_order(jobs: Any) -> list[RoutedJob]:
+    """The tracked jobs in poll order (by their ``seq``)."""
+    return sorted(jobs, key=_SEQ)
+
+
+class Tracked(_NotedDict):
     """``JobRouter.jobs`` (source key -> RoutedJob). The router writes it with dict's own
     methods (``dict.__setitem__(jobs, ...)``, ``dict.pop(jobs, ...)``: each job it tracks is
     filed by :meth:`Settled.added`, each it forgets by :meth:`Settled.note`); a write through
@@ -50,41 +55,8 @@ class Tracked(dict):
         super().__init__(*args, **kwargs)
         self.edited = False
 
-    def __setitem__(self, key: str, job: RoutedJob) -> None:
+    def _changed(self) -> None:
         self.edited = True
-        dict.__setitem__(self, key, job)
-
-    def __delitem__(self, key: str) -> None:
-        self.edited = True
-        dict.__delitem__(self, key)
-
-    def __ior__(self, other: Any) -> Tracked:
-        self.edited = True
-        dict.update(self, other)
-        return self
-
-    def __reduce__(self) -> tuple[Any, tuple[dict[str, RoutedJob]]]:
-        return Tracked, (dict(self),)
-
-    def pop(self, *args: Any) -> Any:
-        self.edited = True
-        return dict.pop(self, *args)
-
-    def popitem(self) -> tuple[str, RoutedJob]:
-        self.edited = True
-        return dict.popitem(self)
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        self.edited = True
-        return dict.setdefault(self, key, default)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self.edited = True
-        dict.update(self, *args, **kwargs)
-
-    def clear(self) -> None:
-        self.edited = True
-        dict.clear(self)
 
 
 class Settled:
@@ -127,8 +99,7 @@ class Settled:
         for i, job in enumerate(jobs, 1):
             job.seq = i
             self.unsettled[job.src_key] = job
-            if type(job.src) is SrcAttrs:
-                job.src.watch, job.src.key = self.touched, job.src_key
+            job.src.watch, job.src.key = self.touched, job.src_key
         self.seq = len(jobs)
         self.valid = True
 
@@ -145,7 +116,7 @@ class Settled:
                 job = jobs.get(src)
                 if job is not None:
                     visit[src] = job
-        return sorted(visit.values(), key=_SEQ)
+        return in_order(visit.values())
 
     def note(self, job: RoutedJob, jobs: dict[str, RoutedJob]) -> None:
         """File ``job`` after its visit (forgotten, settled or not)."""

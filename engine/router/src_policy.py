@@ -4,18 +4,16 @@
 from __future__ import annotations
 
 import heapq
-from operator import attrgetter
 from typing import Any
 
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
-from engine.router.lifecycle import SrcAttrs, State
+from engine.router.lifecycle import State
+from engine.router.settled import in_order
 from engine.router.schedd_ops import S, View
 from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
-
-_SEQ = attrgetter("seq")
 
 
 class SourcePolicy:
@@ -64,8 +62,8 @@ class SourcePolicy:
                                 src[spelled] = text
                         static = static and (value is None or live.get(name) == str(value))
             # the copy evaluated: unchanged since (the same SrcAttrs at the same version), or equal
-            version = src.version if type(src) is SrcAttrs else None
-            same = cached is not None and ((version is not None and cached[3] is src and cached[4] == version)
+            version = src.version
+            same = cached is not None and ((cached[3] is src and cached[4] == version)
                                            or cached[0] == src)
             if same and (cached[1] is None or (cached[1] != "now" and cached[1] > now)):
                 kept[job.src_key] = (cached if cached[2] == static and cached[3] is src and cached[4] == version
@@ -146,7 +144,7 @@ class SourcePolicy:
             if key not in tracked:
                 ads.pop(key, None)  # forgotten: the job's cache goes (a full pass drops it too)
                 queued.pop(key, None)
-        return sorted((tracked[k] for k in keys if k in tracked), key=_SEQ), ads
+        return in_order(tracked[k] for k in keys if k in tracked), ads
 
     def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:

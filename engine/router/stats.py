@@ -60,6 +60,7 @@ class StatsMixin:
     table: Any
     jobs: dict
     book: Any
+    _settled: Any  # JobRouter: the settled jobs' counts are kept (engine.router.settled)
 
     def update_route_stats(self, now: float) -> list[ThrottleAdjustment]:
         """``UpdateRouteStats``: recount, then ``AdjustFailureThrottles`` for every route."""
@@ -71,9 +72,8 @@ class StatsMixin:
         sees the state the next poll will start from)."""
         for s in self.book:
             s.reset_current()
-        settled = getattr(self, "_settled", None)  # the settled jobs' counts are kept (engine.router.settled)
-        if settled is not None and settled.holds(self.jobs):
-            counts = settled.counts(self.jobs)
+        if self._settled.holds(self.jobs):
+            counts = self._settled.counts(self.jobs)
         else:
             counts = tally({}, self.jobs.values())
         for name, (n, running, held) in counts.items():  # one route lookup per name, not per job
