@@ -97,18 +97,11 @@ class DeckScreen(Screen):
         for footer in self.query(DeckFooter):
             footer.call_after_refresh(footer._recompose_if_changed)
         painted, self._painted_at_switch = self._painted_at_switch, False
-        if painted and not event.refresh_styles:
-            refresh = self.refresh
-            self.refresh = lambda *regions, **kw: refresh(*regions, **kw) if regions or kw else self
-            try:
-                Screen._on_screen_resume(self, event)
-            finally:
-                del self.refresh
-        elif not event.refresh_styles:
-            with keeping_lines(self):  # (the one bare refresh it ends with)
-                Screen._on_screen_resume(self, event)
-        else:
+        if event.refresh_styles:
             Screen._on_screen_resume(self, event)
+        else:
+            with keeping_lines(self, repaint=not painted):  # (the one bare refresh it ends with)
+                Screen._on_screen_resume(self, event)
         event.prevent_default()  # (Screen's own handler has run)
 
     def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
