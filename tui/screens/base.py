@@ -145,22 +145,20 @@ class DeckScreen(Screen):
     async def _on_update(self, message) -> None:
         """Textual's, except for a widget's repaint asked for before the switch painted the whole
         screen (``tui.shell.prewarm.painted_now``): it is on screen already."""
-        if message.time <= self._painted_time:
-            message.stop()
-            message.prevent_default()
-            return
-        await Screen._on_update(self, message)
-        message.prevent_default()  # (Screen's own handler has run)
+        await self._unless_painted(Screen._on_update, message)
 
     async def _on_layout(self, message) -> None:
         """Textual's, except for a layout asked for before the switch laid out and painted the
         whole screen (``tui.shell.prewarm``: the changes were handed over before that layout)."""
-        if message.time <= self._painted_time:
+        await self._unless_painted(Screen._on_layout, message)
+
+    async def _unless_painted(self, handler, message) -> None:
+        """Screen's ``handler`` for ``message``, unless it was sent before the switch's whole paint."""
+        if message.time > self._painted_time:
+            await handler(self, message)
+        else:
             message.stop()
-            message.prevent_default()
-            return
-        await Screen._on_layout(self, message)
-        message.prevent_default()
+        message.prevent_default()  # (Screen's own handler has run, or is not to)
 
     def show_snapshot(self, snap: Snapshot | None) -> None:
         if not self.is_mounted:
