@@ -1,5 +1,8 @@
 """The ClassAd layer over classad2 (product.md §3; htcondor.md §3.1 "Values", §1.8 hook output)."""
 
+import subprocess
+import sys
+
 import classad2
 import pytest
 
@@ -42,8 +45,6 @@ def test_the_library_is_imported_on_first_use_with_htcondors_functions():
     """engine.classad imports classad2 and htcondor2 together on the first parse or evaluation
     (issue 27: a new process that evaluates nothing pays for neither); HTCondor's functions are
     there for the first parse (product.md §3), and the module's names are the library's."""
-    import subprocess  # noqa: PLC0415 - this test only
-    import sys  # noqa: PLC0415 - this test only
 
     code = """import sys
 import engine.classad as C
@@ -67,8 +68,6 @@ def test_a_classad2_value_is_recognised_before_this_module_imported_the_library(
     """A caller that imports classad2 itself and hands its Value.Error/Undefined here first: they
     are error and undefined, not the ints 1 and 2 (review of s15-at, finding 1). In a new process,
     so that no other test has loaded the library through engine.classad."""
-    import subprocess  # noqa: PLC0415 - this test only
-    import sys  # noqa: PLC0415 - this test only
 
     code = """import classad2
 import engine.classad as C
@@ -84,8 +83,6 @@ assert got == [False, None, "error", True, True, "undefined", None, False], got
 def test_a_library_that_cannot_be_imported_is_an_import_error_not_an_invalid_expression():
     """The first use imports classad2 and htcondor2: on a broken install that is an ImportError, not
     "cannot parse expression" nor an invalid or failing expression (review of s15-at, finding 2)."""
-    import subprocess  # noqa: PLC0415 - this test only
-    import sys  # noqa: PLC0415 - this test only
 
     code = """import sys
 sys.modules["htcondor2"] = None  # as when it is not installed

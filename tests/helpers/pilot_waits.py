@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from time import monotonic, process_time
 
+import pytest
 import textual._wait as textual_wait
 import textual.app as textual_app
 import textual.pilot as textual_pilot
@@ -60,3 +61,10 @@ def idle_in_short_steps(monkeypatch) -> None:
     ``monkeypatch`` fails the test if Textual no longer has these names (the app pins Textual 8.2.8)."""
     monkeypatch.setattr(textual_pilot, "wait_for_idle", wait_for_idle)
     monkeypatch.setattr(textual_app, "wait_for_idle", wait_for_idle)
+
+
+@pytest.fixture(autouse=True)
+def pilot_idle_in_short_steps(monkeypatch):
+    """Pilot's wait for an idle app in 5 ms steps, not 20 ms: autouse in the Pilot test folders'
+    conftests (tests/tui, tests/snapshots), which import it."""
+    idle_in_short_steps(monkeypatch)

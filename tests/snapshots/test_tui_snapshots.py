@@ -19,7 +19,7 @@ import pytest
 from tests.helpers.paths import REPO
 from tui.app import make_app
 
-from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, wait_until
+from tests.helpers.tui_fixtures import FakeRuntime, make_routes, make_snapshot, wait_prewarmed, wait_until
 from engine.contract.snapshot import Diagnostic
 
 ROOT = REPO
@@ -39,7 +39,7 @@ async def _prewarmed(pilot):
     """Ready, and every view a key reaches built off screen (tui.shell.prewarm): a test marked
     ``prewarm`` draws the prewarmed view; the others draw the one their key builds (tests/conftest.py)."""
     await _ready(pilot)
-    await wait_until(pilot, lambda: pilot.app.prewarmed, timeout=60)
+    await wait_prewarmed(pilot, pilot.app)
 
 
 class TestRoutesBoard:

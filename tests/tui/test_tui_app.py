@@ -346,7 +346,7 @@ async def test_startup_heap_is_frozen_after_the_first_snapshot(monkeypatch):
     frozen = gc.get_freeze_count()
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.snapshot is not None)
-        await wait_until(pilot, lambda: app.prewarmed, timeout=60)  # the freeze ends the prewarm (tui.shell.prewarm)
+        await wait_prewarmed(pilot, app)  # the freeze ends the prewarm (tui.shell.prewarm)
         assert app_module._FROZEN and gc.get_freeze_count() > frozen
 
 

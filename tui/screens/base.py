@@ -97,18 +97,11 @@ class DeckScreen(Screen):
         for footer in self.query(DeckFooter):
             footer.call_after_refresh(footer._recompose_if_changed)
         painted, self._painted_at_switch = self._painted_at_switch, False
-        if painted and not event.refresh_styles:
-            refresh = self.refresh
-            self.refresh = lambda *regions, **kw: refresh(*regions, **kw) if regions or kw else self
-            try:
-                Screen._on_screen_resume(self, event)
-            finally:
-                del self.refresh
-        elif not event.refresh_styles:
-            with keeping_lines(self):  # (the one bare refresh it ends with)
-                Screen._on_screen_resume(self, event)
-        else:
+        if event.refresh_styles:
             Screen._on_screen_resume(self, event)
+        else:
+            with keeping_lines(self, repaint=not painted):  # (the one bare refresh it ends with)
+                Screen._on_screen_resume(self, event)
         event.prevent_default()  # (Screen's own handler has run)
 
     def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
@@ -152,22 +145,20 @@ class DeckScreen(Screen):
     async def _on_update(self, message) -> None:
         """Textual's, except for a widget's repaint asked for before the switch painted the whole
         screen (``tui.shell.prewarm.painted_now``): it is on screen already."""
-        if message.time <= self._painted_time:
-            message.stop()
-            message.prevent_default()
-            return
-        await Screen._on_update(self, message)
-        message.prevent_default()  # (Screen's own handler has run)
+        await self._unless_painted(Screen._on_update, message)
 
     async def _on_layout(self, message) -> None:
         """Textual's, except for a layout asked for before the switch laid out and painted the
         whole screen (``tui.shell.prewarm``: the changes were handed over before that layout)."""
-        if message.time <= self._painted_time:
+        await self._unless_painted(Screen._on_layout, message)
+
+    async def _unless_painted(self, handler, message) -> None:
+        """Screen's ``handler`` for ``message``, unless it was sent before the switch's whole paint."""
+        if message.time > self._painted_time:
+            await handler(self, message)
+        else:
             message.stop()
-            message.prevent_default()
-            return
-        await Screen._on_layout(self, message)
-        message.prevent_default()
+        message.prevent_default()  # (Screen's own handler has run, or is not to)
 
     def show_snapshot(self, snap: Snapshot | None) -> None:
         if not self.is_mounted:

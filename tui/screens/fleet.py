@@ -24,6 +24,7 @@ from engine.fleet.board import route_view
 from engine.fleet.promapi import PromError
 from tui.screens.routes import BARS, PINNED, WIDE, board_columns, route_cells
 from tui.widgets.gauge import sparkline
+from tui.widgets.tables import DeckTable
 
 # 130 columns with DataTable's cell padding: whole on a 132-column terminal
 CE_COLUMNS = (
@@ -144,7 +145,7 @@ def _line_over_table(line_id: str, table_id: str, columns, **kw: Any) -> Compose
     """The fleet screens' layout: header, a line of text, a table of ``columns`` (title, key, width), footer."""
     yield Header()
     yield Static(id=line_id)
-    table = DataTable(id=table_id, cursor_type="row", zebra_stripes=True, **kw)
+    table = DeckTable(id=table_id, cursor_type="row", zebra_stripes=True, **kw)
     for title, key, w in columns:
         table.add_column(title, key=key, width=w)
     yield table
@@ -219,7 +220,7 @@ class FleetScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="fleet-status")
-        yield DataTable(id="fleet-ces", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        yield DeckTable(id="fleet-ces", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         yield Static(UNROUTED_LEGEND, id="fleet-legend")
         yield Footer()
 

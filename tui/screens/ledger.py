@@ -26,6 +26,7 @@ from tui.engine_api import ledger, unreached
 from tui.text.format import duration
 from tui.widgets.chrome import StatusHeader
 from tui.widgets.footer import DeckFooter
+from tui.widgets.tables import NewWidthForgetsRows
 
 VERDICT_STYLE = {"matched": "green", "no_match": "bold red", "route_full": "yellow", "throttled": "yellow",
                  "not_candidate": "dim"}
@@ -73,7 +74,7 @@ def summary(entries) -> Text:
     return t
 
 
-class LedgerTable(DataTable):
+class LedgerTable(NewWidthForgetsRows, DataTable):
     """Enter opens the why-not of the row's job (keymap.LEDGER_TABLE)."""
 
     BINDINGS = keymap.LEDGER_TABLE

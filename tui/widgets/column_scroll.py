@@ -21,6 +21,7 @@ from __future__ import annotations
 from textual.geometry import Size
 
 from tui.text.format import column_snap, column_step, farthest_scroll, fit_columns
+from tui.widgets.tables import NewWidthForgetsRows
 
 
 class ColumnScroll:
@@ -99,23 +100,13 @@ class ColumnScroll:
         self.columns_changed()
 
 
-class ColumnScrollTable(ColumnScroll):
+class ColumnScrollTable(NewWidthForgetsRows, ColumnScroll):
     """A ``DataTable`` with ``fixed_columns`` pinned: → / ← scroll a whole column, and with no
     column to go to the key goes on as DataTable's own (which skips to the app's binding when
     there is nothing to scroll: a paused replay steps)."""
 
     def scroll_widths(self) -> list[int]:
         return [c.get_render_width(self) for c in self.ordered_columns[self.fixed_columns:]]
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        """Textual's; a new width also forgets DataTable's rendered rows at once. A row's filler
-        past the last column is as wide as the table, and DataTable's row cache is not keyed by
-        the width: it forgets the rows on the ``Resize`` event (``_update_count``), which a paint
-        can come before. A hooks table resized while hidden drew its header row again with the old
-        filler when shown (13 cells in the table's background instead of the header's)."""
-        if size.width != self._size.width:
-            self._update_count += 1
-        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def pinned_width(self) -> int:
         return self._get_fixed_offset().left
