@@ -58,9 +58,7 @@ def parked_demo(queue: int, warm: float, durable: bool):
 def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool, grouped: bool = False) -> None:
     engine = parked_demo(queue, warm, durable)
     if grouped:  # issue 30: faster than real time, at most one fdatasync per GROUP_SYNC s of wall time
-        from engine.feeds.demo import GROUP_SYNC
-        engine.writer.monotonic = time.monotonic
-        engine.writer.set_grouping(GROUP_SYNC)
+        engine.sync_log("max", time.monotonic)  # as the runtime and the headless --max-speed run set it
     syncs = [0, 0.0]
     name = "_datasync" if hasattr(W, "_datasync") else "fsync"  # before issue 14: os.fsync
     owner = W if name == "_datasync" else os
