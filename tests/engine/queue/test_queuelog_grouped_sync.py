@@ -13,6 +13,8 @@ from engine.schedd.history import HistoryWriter
 from engine.router.hooks import HookManager
 from engine.execute.hooks import HookRunner
 import engine.execute.hooks as EH
+from engine.cli.demo import snapshots_fast
+from engine.feeds.demo import GROUP_SYNC, build_demo
 
 T0 = 1795219200
 
@@ -145,3 +147,27 @@ def test_router_hook_manager_calls_barrier_before_a_hook_runs(tmp_path, monkeypa
     mgr.background = False
     mgr.run("1.0", "translate", "/bin/true", "")
     assert order == ["barrier", "hook"]
+
+
+def test_headless_max_speed_groups_the_syncs_as_the_runtime_does(tmp_path, synced, monkeypatch):
+    """``routedeck demo --headless --max-speed`` (engine.cli.demo.snapshots_fast) is faster than
+    real time: its syncs are grouped as the runtime's (issue 30), not one per durable commit (it
+    synced each one: x125 instead of x800 for a virtual hour with a state directory), and what
+    is pending is synced before each snapshot."""
+    engine = build_demo(seed=1, state_dir=tmp_path / "state")  # durable, as with --state-dir
+    durable = []
+    real = W.QueueLogWriter.write_transaction
+
+    def counted(self, *a, **k):  # Transaction._commit passes durable= by name
+        durable.append(k.get("durable", True))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(W.QueueLogWriter, "write_transaction", counted)
+    wall = ManualMono()  # frozen: only the barriers (history lines, snapshots) sync
+    synced.clear()
+    for _snap in snapshots_fast(engine, engine.now + 1800, 600, wall=wall):
+        assert engine.writer.group_interval == GROUP_SYNC
+        assert not engine.writer.pending  # synced before the snapshot
+    engine.close()
+    assert sum(durable) > 100
+    assert len(synced) < sum(durable) / 4
