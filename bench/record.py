@@ -22,8 +22,12 @@ before the next). Prints:
 Catch-up runs in a process of its own (its peak RSS is the recorder's); ``--keep DIR`` builds the
 log and archive in DIR once and reuses them (30 days: 1.5 GB of log and minutes of catch-up).
 ``--catchup-only`` prints the catch-up line and stops (a fresh log and archive each run).
+``--budget`` prints where a catch-up's CPU goes instead (``_budget``): ``Recorder.poll`` in this
+process as it is, without the route counts, without inner state checkpoints, and the cutting
+into steps alone (``chunks.chunk_steps``), interleaved rounds, best of each.
 
     python bench/record.py [--days N] [--segment-mb M] [--memory] [--whole] [--keep DIR] [--moments K]
+    python bench/record.py --budget [--days N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
 from engine.record.checkpoint import SEGMENT_BYTES
-from engine.record.recorder import READ_CHUNK, Recorder
+from engine.record.chunks import chunk_steps
+from engine.record.recorder import READ_CHUNK, Recorder, Report
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.demo_days import write_long_log
 from tui.cli import main as replay_main
@@ -69,6 +74,8 @@ def main() -> None:
                     "(30 days are 1.5 GB of log and minutes of catch-up)")
     ap.add_argument("--moments", type=int, default=10, help="replay --at moments, spread over the whole range")
     ap.add_argument("--catchup-only", action="store_true", help="only the catch-up line (with a fresh archive)")
+    ap.add_argument("--budget", action="store_true", help="where the catch-up's CPU goes (parts switched off)")
+    ap.add_argument("--rounds", type=int, default=3, help="--budget: interleaved rounds (best of each part)")
     ap.add_argument("--build", metavar="DIR", help=argparse.SUPPRESS)  # internal: one catch-up, in its own process
     ap.add_argument("--replay-rss", nargs=2, metavar=("DIR", "AT"), help=argparse.SUPPRESS)  # internal
     a = ap.parse_args()
@@ -79,6 +86,9 @@ def main() -> None:
         return
     if a.replay_rss:
         _replay_rss(*a.replay_rss)
+        return
+    if a.budget:
+        _budget(copies, a.rounds)
         return
     with contextlib.ExitStack() as stack:
         d = Path(a.keep) if a.keep else Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -201,6 +211,73 @@ def _catchup_line(b: dict, a) -> None:
               f"CPU {b['cpu']:.2f} s = {n / b['cpu']:,.0f} /s of CPU; load average {b['load']:.2f}")
         print(f"recorder peak RSS {b['rss_mb']:.0f} MB (of which {b['rss_before_mb']:.0f} MB before catch-up: "
               f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
+
+
+def _anchor_cpu() -> float:
+    """The anchor loop (``ANCHOR``'s) in this process: its CPU seconds."""
+    c = time.process_time()
+    sum(i * i for i in range(3_000_000))
+    return time.process_time() - c
+
+
+def _cut_only(log: Path) -> None:
+    """The log cut into steps as ``Recorder._read_on`` reads it (``READ_CHUNK`` at a time), nothing applied."""
+    rep = Report()
+    offset = 0
+    with open(log, "rb") as fh:
+        while True:
+            fh.seek(offset)
+            data = fh.read(READ_CHUNK)
+            end = data.rfind(b"\n") + 1
+            last = 0
+            for _s, last, *_rest in chunk_steps(data, end, log, rep, offset):
+                pass
+            if last == 0 or len(data) < READ_CHUNK:
+                return
+            offset += last
+
+
+def _budget(copies: int, rounds: int) -> None:
+    """Where a catch-up's CPU goes: ``Recorder.poll`` over a fresh archive in this process (imports
+    not counted) as the command runs it, then with one part switched off (an upper bound of what
+    that part costs: the archive it writes differs), and the cutting into steps alone; rounds
+    interleaved (the machine's load drifts), best of each, beside the anchor loop run in each round."""
+    def poll(d: Path, no_counts: bool = False, **kw) -> None:
+        rec = Recorder(d / "job_queue.log", d / "arch", tz="UTC", **kw)
+        if no_counts:
+            rec.counts.enabled = False  # RouteCounts.before/after/due then do nothing
+        rec.poll(0, flush=True)
+
+    parts = {
+        "as the command": lambda d: poll(d),
+        "without route counts": lambda d: poll(d, no_counts=True),
+        "without inner checkpoints": lambda d: poll(d, checkpoint_bytes=None),
+        "cutting into steps only": lambda d: _cut_only(d / "job_queue.log"),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        write_long_log(d / "job_queue.log", copies)
+        best = dict.fromkeys(parts, float("inf"))
+        anchors, loads = [], []
+        n = 0
+        for _ in range(rounds):
+            anchors.append(_anchor_cpu())
+            loads.append(os.getloadavg()[0])
+            for name, run in parts.items():
+                shutil.rmtree(d / "arch", ignore_errors=True)
+                c = time.process_time()
+                run(d)
+                best[name] = min(best[name], time.process_time() - c)
+                if not n:  # the transactions the command archives: those of its first run
+                    n = Archive.open(d / "arch", readonly=True).meta.next_txn
+    anchor = min(anchors)
+    full = best["as the command"]
+    print(f"catch-up budget, {copies} x demo-3h ({n:,} transactions), CPU best of {rounds} interleaved rounds "
+          f"(in this process, imports not counted); anchor (summing 3,000,000 squares here) best {anchor:.3f} s; "
+          f"load average {statistics.mean(loads):.2f}")
+    for name, cpu in best.items():
+        print(f"  {name:28s} {cpu:6.2f} s = {cpu / anchor:5.1f}x the anchor = {cpu / full:6.1%} of the catch-up"
+              f" ({n / cpu:,.0f} transactions/s)")
 
 
 def _replay_rss(arch: str, at: str) -> None:
