@@ -26,6 +26,7 @@ from typing import Any, Self
 
 from engine.classad import AdMirror, is_true, quote
 from engine.contract.codes import JobStatus
+from engine.lang.user_policy import policy_ad_of
 from engine.router import events as ev
 from engine.router import hooks as hk
 from engine.router import schedd_ops as ops
@@ -236,6 +237,13 @@ class Lifecycle:
         if job.src_eval is None:
             job.src_eval = AdMirror()
         return job.src_eval.sync(job.src)
+
+    def _failure_ad(self, job: RoutedJob, route: Any) -> Any:
+        """The ad an old-syntax ``JobFailureTest`` reads: the attributes of the router's copy its
+        text reaches (``user_policy.policy_ad``: the value the whole copy gives), else ``src_ad``."""
+        text = None if route.syntax == "classad" and route.route_ad is not None else route.job_failure_test
+        ad = policy_ad_of(job.src, None, (text,)) if text else None  # (roots given: no system knobs)
+        return self.src_ad(job) if ad is None else ad
 
     def _keyword(self, job: RoutedJob) -> str | None:
         if job.keyword is None:
@@ -472,7 +480,7 @@ class Lifecycle:
             return
         job.is_done = True
         route = self.table.route(job.route_name)
-        failed = route is not None and _truth(route, "JobFailureTest", self.src_ad(job), now)
+        failed = route is not None and _truth(route, "JobFailureTest", self._failure_ad(job, route), now)
         job.is_success = not failed
         if failed:
             job.reason = "JobFailureTest is true"

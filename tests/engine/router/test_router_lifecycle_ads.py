@@ -79,3 +79,42 @@ def test_kept_ad_gives_the_answers_of_a_rebuilt_one(hold_at):
         assert set(done.values()) == {"failure"}  # JobFailureTest true on the mirrored ImageSize
         for k in keys:
             assert r.jobs[k].src["ImageSize"] == "200"
+
+
+# htcondor.md §1.5/§1.6: FinishFinalizeJob evaluates the route's JobFailureTest against the router's
+# copy of the source. RouteDeck evaluates an old-syntax test on an ad of just the attributes its text
+# reaches (user_policy.policy_ad); these texts reach attributes through other attributes, through
+# a scope, or in ways the analysis cannot follow (eval, a subscript: the whole copy's ad is used).
+FAILURE_TESTS = ["ExitCode != 0", "ExitCode =!= 0", "MY.ExitCode > Limit", "Bad", "Bad && ImageSize >= 200",
+                 "eval(\"Exit\" + \"Code\") != 0", "{1, 2}[0] == ExitCode", "Missing =?= undefined",
+                 "TARGET.ExitCode == 0", "ExitCode ==", "time() > 0 && CurrentTime > 0"]
+
+
+@pytest.mark.parametrize("text", FAILURE_TESTS)
+@pytest.mark.parametrize("exit_code", ["0", "3"])
+def test_failure_ad_answers_as_the_whole_copy(text, exit_code):
+    """§1.5: the reached-attributes ad gives JobFailureTest the answer the whole copy's ad gives."""
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test=text)])
+    r, src, dst = make_router(tbl)
+    keys = submit(src, 2, ImageSize="10", Limit="2", Bad="ExitCode > Limit || ImageSize > 150")
+    r.poll(T0 + 10)
+    rt = tbl.routes[0]
+    for k in keys:
+        job = r.jobs[k]
+        job.src.update({"ExitCode": exit_code, "ImageSize": "200"})
+        whole = L._truth(rt, "JobFailureTest", C.make_ad(dict(job.src)), T0)
+        assert L._truth(rt, "JobFailureTest", r._failure_ad(job, rt), T0) == whole
+
+
+def test_finalize_does_not_build_the_whole_copy(monkeypatch):
+    """§1.5: a JobFailureTest that reaches a few attributes is answered without the evaluation ad
+    of the whole copy (before: one AdMirror.sync of every attribute per finalized job)."""
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test="ExitCode != 0")])
+    r, src, dst = make_router(tbl)
+    keys = submit(src, 5, ImageSize="10")
+    synced = []
+    real = C.AdMirror.sync
+    monkeypatch.setattr(C.AdMirror, "sync", lambda self, attrs: synced.append(len(attrs)) or real(self, attrs))
+    _life(r, src, dst, keys)
+    assert set(outcomes(r.drain_events()).values()) == {"success"}
+    assert synced == []
