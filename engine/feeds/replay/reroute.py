@@ -173,6 +173,8 @@ class RecordingScan:
             else:
                 self.found.append((step, key, attrs))
         for key in touched:
+            if not tally.tracks(key):
+                continue  # not a routed copy in the queue: status() would ignore it
             job = state.get(key)
             if job is not None:
                 attrs = job.attrs
