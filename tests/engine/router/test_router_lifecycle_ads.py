@@ -15,6 +15,7 @@ import engine.classad as C
 import engine.router.lifecycle as L
 import engine.router.schedd_ops as ops
 import engine.router.src_policy as P
+from engine.lang.user_policy import SystemPolicy, policy_ad_of, policy_roots
 from tests.helpers.router_fixtures import T0, get, make_router, outcomes, route, schedd_set, submit, table
 
 
@@ -104,6 +105,30 @@ def test_failure_ad_answers_as_the_whole_copy(text, exit_code):
         job.src.update({"ExitCode": exit_code, "ImageSize": "200"})
         whole = L._truth(rt, "JobFailureTest", C.make_ad(dict(job.src)), T0)
         assert L._truth(rt, "JobFailureTest", r._failure_ad(job, rt), T0) == whole
+
+
+@pytest.mark.parametrize("hold_at", ["150", "1000"])
+def test_kept_lower_index_is_the_rebuilt_one(hold_at):
+    """§1.6: the router's copy keeps its lower-case name index across status pushes and policy
+    writes (one build, not one per push or policy evaluation); it always equals a rebuilt one,
+    and the policy ad made through it equals user_policy.policy_ad_of's."""
+    tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test="ImageSize >= 200")],
+                periodic_expr_interval=60)
+    r, src, dst = make_router(tbl)
+    keys = submit(src, 3, ImageSize="10", PeriodicHold=f"ImageSize > {hold_at}", imagesize_note="x")
+    _life(r, src, dst, keys)
+    roots = policy_roots(SystemPolicy.from_knobs(lambda n: None))
+    assert r.jobs
+    for job in r.jobs.values():
+        kept = job.src.lower
+        assert kept is not None and kept[0] == job.src.version  # kept by the last push, still valid
+        assert L._lower_index(job.src) is kept[1]
+        assert kept[1] == {k.lower(): k for k in job.src}
+        whole = policy_ad_of(dict(job.src), None, roots)
+        assert dict(P.reached_ad(job.src, roots).items()) == dict(whole.items())
+    job = next(iter(r.jobs.values()))
+    job.src["imagesize"] = "5"  # a second spelling: no index, the whole ad is read
+    assert L._lower_index(job.src) is None and P.reached_ad(job.src, roots) is None
 
 
 def test_finalize_does_not_build_the_whole_copy(monkeypatch):
