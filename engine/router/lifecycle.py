@@ -90,13 +90,15 @@ class SrcAttrs(_NotedDict):
     ``key`` to ``watch`` when set (the router's ``Settled.touched``: the pass looks at it again).
     Pickle and copy give a new unwatched copy at version 0."""
 
-    __slots__ = ("version", "watch", "key")
+    __slots__ = ("version", "watch", "key", "lower")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.version = 0
         self.watch: set[str] | None = None  # ``key`` is added to it at each change (Settled.touched)
         self.key = ""
+        # (version, {lower-case name: name}): :func:`_lower_index` of this copy at that version
+        self.lower: tuple[int, dict[str, str]] | None = None
 
     def _changed(self) -> None:
         self.version += 1
@@ -257,13 +259,15 @@ class Lifecycle:
             return False
         job.dirty = None
         src = job.src
+        lower = _lower_index(src)  # (asked before the change is counted: the one kept may still hold)
         src._changed()  # one change for the whole push (counted=True below)
-        lower = _lower_index(src)
         for name, value in allc.items():
             text = ops.text_of(value)
             if name == "JobStatus" and name not in written:
                 continue
             _set_local(src, name, text, lower, counted=True)
+        if lower is not None and type(src) is SrcAttrs:
+            src.lower = (src.version, lower)  # _set_local kept it up to date
         return True
 
     def _set_job_idle(self, job: RoutedJob, now: float) -> None:
@@ -472,7 +476,7 @@ class Lifecycle:
             return
         job.is_done = True
         route = self.table.route(job.route_name)
-        failed = route is not None and _truth(route, "JobFailureTest", self.src_ad(job), now)
+        failed = route is not None and _truth(route, "JobFailureTest", self._failure_ad(job, route), now)
         job.is_success = not failed
         if failed:
             job.reason = "JobFailureTest is true"
@@ -551,9 +555,17 @@ STEPS_FROM = {state: STEPS[i:] for i, (state, _step) in enumerate(STEPS)}
 
 
 def _lower_index(attrs: dict[str, str]) -> dict[str, str] | None:
-    """{lower-case name: name} of ``attrs``, or None when two names differ only by case."""
+    """{lower-case name: name} of ``attrs``, or None when two names differ only by case; kept by a
+    SrcAttrs until its next change (the same dict: only read it, or keep it exact as _set_local does)."""
+    kept = type(attrs) is SrcAttrs and attrs.lower
+    if kept and kept[0] == attrs.version:
+        return kept[1]
     lower = {k.lower(): k for k in attrs}
-    return lower if len(lower) == len(attrs) else None
+    if len(lower) != len(attrs):
+        return None
+    if type(attrs) is SrcAttrs:
+        attrs.lower = (attrs.version, lower)
+    return lower
 
 
 def _set_local(attrs: dict[str, str], name: str, text: str | None, lower: dict[str, str] | None = None,

@@ -9,10 +9,10 @@ from typing import Any
 from engine.contract.codes import HoldCode, JobStatus
 from engine.router import events as ev
 from engine.router import schedd_ops as ops
-from engine.router.lifecycle import State
+from engine.router.lifecycle import State, _lower_index
 from engine.router.settled import in_order
 from engine.router.schedd_ops import S, View
-from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad_of, policy_roots, time_deadline
+from engine.lang.user_policy import SystemPolicy, analyze_periodic, policy_ad, policy_roots, time_deadline
 from engine.lang.user_policy import Decision
 
 
@@ -150,8 +150,25 @@ class SourcePolicy:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
         the attributes its expressions reach), else the job's kept evaluation ad of the whole
         copy (``Lifecycle.src_ad``). A name spelled twice takes the later text in both."""
-        ad = policy_ad_of(job.src, system, roots)
+        ad = reached_ad(job.src, roots)
         return self.src_ad(job) if ad is None else ad
+
+    def _failure_ad(self, job: Any, route: Any) -> Any:
+        """The ad an old-syntax ``JobFailureTest`` reads (``Lifecycle.finish_finalize``), made as
+        the policy's is (:meth:`_policy_ad`) from the test's text."""
+        text = None if route.syntax == "classad" and route.route_ad is not None else route.job_failure_test
+        ad = reached_ad(job.src, (text,)) if text else None
+        return self.src_ad(job) if ad is None else ad
+
+
+def reached_ad(src: Any, roots: tuple[str, ...]) -> Any | None:
+    """``user_policy.policy_ad_of`` of the router's copy ``src`` (None: the whole ad is needed, as
+    when a name is spelled twice), looking names up through the copy's kept lower-case index
+    (``lifecycle._lower_index``) instead of lower-casing every name of the copy per evaluation."""
+    lower = _lower_index(src)
+    if lower is None:
+        return None
+    return policy_ad(lambda n: None if (k := lower.get(n.lower())) is None else src[k], roots)
 
 
 def _knob(config: Any, name: str) -> str | None:

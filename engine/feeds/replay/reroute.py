@@ -173,6 +173,8 @@ class RecordingScan:
             else:
                 self.found.append((step, key, attrs))
         for key in touched:
+            if not tally.tracks(key):
+                continue  # not a routed copy in the queue: status() would ignore it
             job = state.get(key)
             if job is not None:
                 attrs = job.attrs
@@ -259,37 +261,39 @@ def simulate(rec: Recording, config_files: list[str], *, sites_file: str | None 
     # (the queue's own spelling), reading them again gives what the tally holds
     read: set[Any] = set()
 
-    # the copies are tallied by job id (the event's own key; no "c.p" text per event)
-    def on_event(e: Any) -> None:
-        kind = type(e)
-        if kind is JobChanged:  # the common case first
-            jid = e.id
-            if not tally.tracks(jid):
-                return  # not a routed copy: nothing to tally
-            if jid in read:
-                names = e.names
-                if queue.spelling("JobStatus") not in names and queue.spelling("ExitCode") not in names:
-                    return
-            else:
-                read.add(jid)
-            job = queue.get(jid)
-            if job is not None:
-                tally.status(jid, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
-        elif kind is JobAdded:
-            job = queue.get(e.id)
-            route = literal_str(job.get("RouteName")) if job is not None else None
-            if route is not None:
-                tally.added(e.id, route, literal_int(job.get("JobStatus")))
-                src = literal_str(job.get("RoutedFromJobId"))
-                if src:
-                    routed_sources.add(src)
-            else:
-                sources.add("%d.%d" % e.id)
-        elif kind is JobRemoved:
-            tally.removed(e.id)
-            read.discard(e.id)
+    # the copies are tallied by job id (the event's own key; no "c.p" text per event), told once per
+    # committed batch (no call per event; nothing the other subscribers do changes the queue)
+    def on_events(events: list[Any]) -> None:
+        for e in events:
+            kind = type(e)
+            if kind is JobChanged:  # the common case first
+                jid = e.id
+                if not tally.tracks(jid):
+                    continue  # not a routed copy: nothing to tally
+                if jid in read:
+                    names = e.names
+                    if queue.spelling("JobStatus") not in names and queue.spelling("ExitCode") not in names:
+                        continue
+                else:
+                    read.add(jid)
+                job = queue.get(jid)
+                if job is not None:
+                    tally.status(jid, literal_int(job.get("JobStatus")), literal_int(job.get("ExitCode")))
+            elif kind is JobAdded:
+                job = queue.get(e.id)
+                route = literal_str(job.get("RouteName")) if job is not None else None
+                if route is not None:
+                    tally.added(e.id, route, literal_int(job.get("JobStatus")))
+                    src = literal_str(job.get("RoutedFromJobId"))
+                    if src:
+                        routed_sources.add(src)
+                else:
+                    sources.add("%d.%d" % e.id)
+            elif kind is JobRemoved:
+                tally.removed(e.id)
+                read.discard(e.id)
 
-    queue.subscribe(on_event)
+    queue.subscribe_batch(on_events)
     sites = SiteSet(specs, seed=seed)
     schedd = Schedd(QueueStore(queue), sites, None, system_policy(config))
     router = JobRouter(table, queue, now=rec.start, allow_hooks=allow_hooks)
