@@ -78,6 +78,7 @@ def help_screen(app, over=None) -> "HelpScreen":
 
 class HelpScreen(TintedBackdrop, WholePaint, ModalScreen[None]):
     BINDINGS = keymap.HELP
+    PAINTED_ON_PUSH = True  # (its opening, prepare_paint, is done before the push's paint)
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()

@@ -15,6 +15,10 @@ from textual.screen import Screen
 
 
 class WholePaint:
+    # A built one pushed (``Prewarm.push_screen``) is painted within the push too: the help. Not the
+    # editor nor a route's screen, which do their opening work in their ScreenResume (the editor
+    # reads the route's file there): painted before it, they would show the last open's lines first.
+    PAINTED_ON_PUSH = False
     _painted_at_switch = False  # painted whole by the switch to it (tui.shell.prewarm.painted_now)
     _painted_time = -1.0  # when (textual._time.get_time) the last switch to it painted it whole
     _switch_paint = False  # the next paint is the switch's whole paint (tui.shell.prewarm.pull_before_paint)

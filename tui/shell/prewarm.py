@@ -130,12 +130,13 @@ class Prewarm:
 
     def push_screen(self, screen, *args, **kwargs):
         """Textual's; the screen it covers keeps its own lines (:func:`keeping_lines`). A built
-        screen pushed (the kept help: ``tui.screens.help.help_screen``) is laid out and painted
-        whole within it, as :meth:`switch_mode` paints a built main view: Textual painted it from
-        its update timer once its ``ScreenResume`` had run (the first ``?`` of a run was the
-        slowest switch in a terminal, 78-86 ms; issue 30)."""
+        screen pushed that says so (``WholePaint.PAINTED_ON_PUSH``: the kept help,
+        ``tui.screens.help.help_screen``) is laid out and painted whole within it, as
+        :meth:`switch_mode` paints a built main view: Textual painted it from its update timer
+        once its ``ScreenResume`` had run (the first ``?`` of a run was the slowest switch in a
+        terminal, 78-86 ms; issue 30)."""
         stack = self.screen_stack
-        built = screen if isinstance(screen, WholePaint) and screen.is_mounted else None
+        built = screen if isinstance(screen, WholePaint) and screen.PAINTED_ON_PUSH and screen.is_mounted else None
         with keeping_lines(stack[-1] if stack else None, repaint=False):
             result = super().push_screen(screen, *args, **kwargs)
         if built is not None and built is self.screen:
