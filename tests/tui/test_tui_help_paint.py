@@ -1,7 +1,8 @@
 """The kept help is painted whole within its ``?`` (issue 30; tui.shell.prewarm.Prewarm.push_screen,
 tui.screens.whole_paint): Textual painted it from its update timer once its ScreenResume had run
-(the first ``?`` of a run was the slowest switch in a terminal, 78-86 ms at 132x40). The paint shows
-what the settled help shows, opened at the top and without toasts, and nothing is painted after it."""
+(the first ``?`` of a run was the slowest switch in a terminal, 78-86 ms at 132x40), and so is the
+board shown again by ``Esc`` (``pop_screen``). The paint shows what the settled screen shows (the
+help opened at the top and without toasts), and nothing is painted after it."""
 
 from __future__ import annotations
 
@@ -57,6 +58,28 @@ async def test_question_mark_paints_the_whole_help_within_the_key_and_nothing_af
 
 
 @pytest.mark.prewarm
+@pytest.mark.parametrize("size", [(132, 40), (80, 24)])
+async def test_escape_paints_the_whole_board_within_the_key_and_nothing_after(monkeypatch, size):
+    """The board shown again after ``Esc`` on the help (tui.shell.prewarm.Prewarm.pop_screen): Textual
+    painted it from its update timer too, and _replace_screen's refresh painted it whole again."""
+    app, painted = _painting_app(monkeypatch)
+    async with app.run_test(size=size) as pilot:
+        await wait_prewarmed(pilot, app)
+        board = app.screen
+        for n in range(3):
+            app.action_help()
+            await _settle(pilot)
+            painted.clear()
+            app.pop_screen()  # (what Esc on the help does: Screen.dismiss)
+            assert app.screen is board
+            assert [type(u).__name__ for s, u in painted if s is board] == ["LayoutUpdate"], n
+            await _settle(pilot)
+            shown = [u for s, u in painted if u is not None]
+            assert len(shown) == 1, n
+            assert [strip_cells(line) for line in shown[0].strips] == fresh_cells(board), n
+
+
+@pytest.mark.prewarm
 async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch):
     """Issue 29: the help opens at the top and clears the toasts that covered its keys; the push's
     paint shows it so (tui.screens.help.HelpScreen.prepare_paint runs before it)."""
@@ -84,9 +107,9 @@ async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch)
 
 async def test_textual_paints_a_pushed_screen_only_after_its_resume():
     """What Prewarm.push_screen and HelpScreen._on_screen_resume rely on in the pinned Textual
-    (8.2.8): ``push_screen`` of a mounted screen paints none of it, ``_screen_resized`` lays out
-    (and paints) only a screen resumed before, and the ScreenResume handler asks for a bare repaint
-    of the whole screen (the one a push that painted it whole skips)."""
+    (8.2.8): ``push_screen`` of a mounted screen and ``pop_screen`` paint none of it,
+    ``_screen_resized`` lays out (and paints) only a screen resumed before, and the ScreenResume
+    handler asks for a bare repaint of the whole screen (the one a push that painted it whole skips)."""
 
     class Dialog(ModalScreen):
         def compose(self):
@@ -114,3 +137,8 @@ async def test_textual_paints_a_pushed_screen_only_after_its_resume():
         assert not dialog._repaint_required
         dialog._on_screen_resume(type("Resume", (), {"refresh_styles": False})())
         assert dialog._repaint_required and not dialog._layout_required
+        await pilot.pause()
+        painted.clear()
+        under = app.screen_stack[-2]
+        app.pop_screen()
+        assert painted == [] and under.stack_updates  # (resumed before: _screen_resized paints it)

@@ -145,15 +145,33 @@ class Prewarm:
             painted_now(self, built)
         return result
 
+    def pop_screen(self):
+        """Textual's; the screen shown again (the board after ``Esc`` on the help), if built, is
+        painted whole within it, as :meth:`switch_mode` paints a built main view: Textual painted
+        it from its update timer once its ``ScreenResume`` had run (issue 30)."""
+        result = super().pop_screen()
+        shown = self.screen
+        if isinstance(shown, WholePaint) and shown.is_mounted and shown.stack_updates and not self._batch_count:
+            pull_before_paint(shown, self.size)
+            shown._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
+            painted_now(self, shown)
+            self._painted_on_pop = shown if shown._painted_at_switch else None
+        return result
+
+    _painted_on_pop: Screen | None = None  # painted whole by the last pop_screen, until _replace_screen
+
     async def _replace_screen(self, screen: Screen) -> Screen:
         """Textual's (after a ``pop_screen``: the popped screen suspended, removed unless kept); the
         screen shown again keeps its own lines through the refresh this starts with
-        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base). That refresh
-        is Textual's first statement, before its first ``await``: the window (``times=1``) is used
-        up synchronously (tests/tui/test_tui_switch_paint.py pins it), and a screen not mounted
+        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base), and is not
+        painted whole again if the pop painted it (:meth:`pop_screen`). That refresh is Textual's
+        first statement, before its first ``await``: the window (``times=1``) is used up
+        synchronously (tests/tui/test_tui_switch_paint.py pins it), and a screen not mounted
         gets none."""
         stack = self.screen_stack
-        with keeping_lines(stack[-1] if stack else None):
+        shown = stack[-1] if stack else None
+        painted, self._painted_on_pop = shown is not None and shown is self._painted_on_pop, None
+        with keeping_lines(shown, repaint=not painted):
             return await super()._replace_screen(screen)
 
     def delay_update(self, delay: float = 0.05) -> None:
