@@ -142,3 +142,26 @@ async def test_textual_paints_a_pushed_screen_only_after_its_resume():
         under = app.screen_stack[-2]
         app.pop_screen()
         assert painted == [] and under.stack_updates  # (resumed before: _screen_resized paints it)
+
+
+
+@pytest.mark.prewarm
+async def test_a_main_view_shown_again_after_a_whole_screen_keeps_textuals_paint(monkeypatch):
+    """Only a pop from a screen painted within its push paints the screen shown again: the jobs view
+    after its why-not (a whole screen, ``w`` then Esc) is painted by Textual's path, as before (a
+    paint within the pop there was followed by two whole paints more, where Textual's path paints
+    it whole twice in all)."""
+    app, painted = _painting_app(monkeypatch)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_prewarmed(pilot, app)
+        app.action_show_jobs()
+        await _settle(pilot)
+        jobs = app.screen
+        app.open_why_not(app.snapshot.jobs[0].job)
+        await _settle(pilot)
+        painted.clear()
+        app.pop_screen()
+        assert painted == []
+        await _settle(pilot)
+        whole = [u for s, u in painted if s is jobs and type(u).__name__ == "LayoutUpdate"]
+        assert whole and [strip_cells(line) for line in whole[-1].strips] == fresh_cells(jobs)

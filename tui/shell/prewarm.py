@@ -146,12 +146,17 @@ class Prewarm:
         return result
 
     def pop_screen(self):
-        """Textual's; the screen shown again (the board after ``Esc`` on the help), if built, is
-        painted whole within it, as :meth:`switch_mode` paints a built main view: Textual painted
-        it from its update timer once its ``ScreenResume`` had run (issue 30)."""
+        """Textual's; after a screen painted within its push (``WholePaint.PAINTED_ON_PUSH``: the
+        help), the screen shown again (the board after ``Esc`` on the help), if built, is painted
+        whole within the pop, as :meth:`switch_mode` paints a built main view: Textual painted it
+        from its update timer once its ``ScreenResume`` had run (issue 30). Not after other
+        screens: the jobs view after its why-not (a whole screen) was painted whole twice more
+        after such a paint (focus and footer), once more than by Textual's path."""
+        popped = self.screen_stack[-1] if self.screen_stack else None
         result = super().pop_screen()
         shown = self.screen
-        if isinstance(shown, WholePaint) and shown.is_mounted and shown.stack_updates and not self._batch_count:
+        if (getattr(popped, "PAINTED_ON_PUSH", False) and isinstance(shown, WholePaint) and shown.is_mounted
+                and shown.stack_updates and not self._batch_count):
             pull_before_paint(shown, self.size)
             shown._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
             painted_now(self, shown)
