@@ -10,10 +10,14 @@ off screen after the first paint (``RouteDeckApp._prewarm``; the wait is printed
 gives the first time, median and p95. Targets on the 2-core machine: a screen switch ≤ 50 ms,
 a keypress in any table ≤ 16 ms median.
 
+Part ``paint`` (issue 30, not in ``all``): the keys of ``bench/tui_tmux.py`` on the same live demo,
+timed from the key to the new screen's paint handed to the terminal (``App._display``), as a terminal
+sees it less the terminal: a paint left to a screen's update timer counts with its wait.
+
 Part ``jobs``: the jobs screen on the canned 100,000-job snapshot of ``tests/helpers/tui_fixtures.py``
 (120x36). Targets: first paint ≤ 0.5 s, a keypress answered ≤ 50 ms.
 
-Run: ``python bench/tui.py [--part screens|jobs|all] [--jobs N] [--repeat K]``.
+Run: ``python bench/tui.py [--part screens|jobs|paint|all] [--jobs N] [--repeat K]``.
 
 What is timed: a key event is handed to the app's driver, the event loop runs until the key's
 effect is visible in the app's state (cursor moved, filter applied, sort changed, jobs screen
@@ -362,9 +366,89 @@ async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: 
               + (f" ({', '.join(f'{x * 1000:.0f}' for x in over)} ms)" if over else ""))
 
 
+PAINTS: list[tuple[float, str]] = []  # (perf_counter, screen class) of each paint handed to the terminal
+
+
+async def painted_after(pilot, key: str, name: str, timeout: float = 10.0) -> tuple[float, float]:
+    """Seconds (wall, UI thread CPU) from handing ``key`` to the driver until the app hands the
+    terminal a paint of a ``name`` screen (``App._display``): what a terminal waits for, less the
+    terminal. Unlike :func:`respond`, nothing is painted by the bench: a paint Textual leaves to a
+    screen's update timer counts with its wait."""
+    app = pilot.app
+    event = events.Key(key, "?" if key == "question_mark" else (key if len(key) == 1 else None))
+    event.set_sender(app)
+    PAINTS.clear()
+    t, c = time.perf_counter(), time.thread_time()
+    app._driver.send_message(event)
+    while not any(shown == name for _, shown in PAINTS):
+        if time.perf_counter() - t > timeout:
+            raise TimeoutError(key)
+        await asyncio.sleep(0)
+    dt, cpu = next(at for at, shown in PAINTS if shown == name) - t, time.thread_time() - c
+    await pilot.pause(0.3)  # the screen settles, as a person reads it (bench/tui_tmux.py)
+    return dt, cpu
+
+
+async def run_paint(repeat: int, speed: float) -> None:
+    """Part ``paint``: each key of bench/tui_tmux.py (c, j, b, ?, Esc) on the live demo at 132x40,
+    timed from the key to the new screen's paint (:func:`painted_after`), first visit included;
+    with the UI thread's CPU time of the same, which the machine's other load leaves as it is.
+    The anchor, in the same run: a fixed piece of work on the UI thread, wall and CPU."""
+    from textual.app import App
+
+    from engine.clock import VirtualClock
+    from engine.feeds.demo import build_demo
+    from engine.runtime import Runtime
+    import os
+    import tempfile
+
+    engine = build_demo(None, seed=1, state_dir=tempfile.mkdtemp(prefix="routedeck-bench-tui-"), durable=False)
+    engine.run_until(engine.now + 3600)
+    app = make_app(Runtime(engine, VirtualClock(start=engine.now, speed=speed), snapshot_interval=0.25), blink=False)
+    display = App._display
+
+    def spy(self, screen, update):
+        if update is not None:
+            PAINTS.append((time.perf_counter(), type(screen).__name__))
+        return display(self, screen, update)
+
+    App._display = spy
+    keys = [("c", "CronScreen", "board → crondor (c)"), ("j", "JobsScreen", "crondor → jobs (j)"),
+            ("b", "RoutesScreen", "jobs → board (b)"), ("question_mark", "HelpScreen", "board → help (?)"),
+            ("escape", "RoutesScreen", "help → board (esc)")]
+    wall: dict[str, list[float]] = {k[2]: [] for k in keys}
+    cpu: dict[str, list[float]] = {k[2]: [] for k in keys}
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_until(pilot, lambda: app.snapshot is not None and app.snapshot.total_jobs > 0, timeout=30)
+        await wait_until(pilot, lambda: getattr(app, "prewarmed", True), timeout=60)
+        await pilot.pause(0.5)
+        print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+        for _ in range(repeat):
+            for key, name, label in keys:
+                dt, c = await painted_after(pilot, key, name)
+                wall[label].append(dt)
+                cpu[label].append(c)
+        anchor = []
+        for _ in range(repeat * 5):
+            t, c = time.perf_counter(), time.thread_time()
+            sum(range(100_000))  # a fixed piece of work on the UI thread
+            anchor.append((time.perf_counter() - t, time.thread_time() - c))
+            await asyncio.sleep(0.01)
+    App._display = display
+    print(f"| {'key → paint (ms)':24s} | {'first':>6s} | {'median':>6s} | {'max':>6s} | "
+          f"{'CPU first':>9s} | {'CPU median':>10s} | {'CPU max':>7s} |")
+    for label in wall:
+        w, c = [x * 1000 for x in wall[label]], [x * 1000 for x in cpu[label]]
+        print(f"| {label:24s} | {w[0]:6.1f} | {statistics.median(w):6.1f} | {max(w):6.1f} | "
+              f"{c[0]:9.1f} | {statistics.median(c):10.1f} | {max(c):7.1f} |")
+    print(f"anchor: sum(range(100_000)) on the UI thread, wall median {statistics.median(a for a, _ in anchor) * 1000:.2f} ms"
+          f" (CPU {statistics.median(c for _, c in anchor) * 1000:.2f} ms; the machine's load stretches wall over CPU);"
+          " load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("screens", "jobs", "all"), default="all")
+    ap.add_argument("--part", choices=("screens", "jobs", "paint", "all"), default="all")
     ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--speed", type=float, default=60.0, help="the live demo's speed in part screens")
@@ -374,6 +458,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.part in ("screens", "all"):
         asyncio.run(run_screens(max(3, args.repeat // 2), args.speed, args.hours, args.gc_freeze))
+    if args.part == "paint":
+        asyncio.run(run_paint(args.repeat, args.speed))
     if args.part in ("jobs", "all"):
         asyncio.run(run(args.jobs, args.repeat))
 

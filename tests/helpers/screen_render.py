@@ -4,6 +4,7 @@ first, as a freshly composed screen draws it)."""
 
 from __future__ import annotations
 
+from textual._context import visible_screen_stack
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -27,9 +28,14 @@ def screen_cells(screen: Screen) -> list[list[tuple]]:
 
 def fresh_cells(screen: Screen) -> list[list[tuple]]:
     """:func:`screen_cells` with every line cache of the screen (its own and its widgets') cleared
-    first: what the screen draws afresh. The caches hold the fresh lines afterwards."""
-    for node in screen.walk_children(with_self=True):
-        node._styles_cache.clear()
+    first: what the screen draws afresh. The caches hold the fresh lines afterwards. A dialog on
+    top of the app draws the screens under it as its backdrop (Textual's compositor hands them
+    over as it paints: ``visible_screen_stack``); their line caches are cleared too."""
+    under = screen.app._background_screens if screen is screen.app.screen else []
+    for shown in (*under, screen):
+        for node in shown.walk_children(with_self=True):
+            node._styles_cache.clear()
+    visible_screen_stack.set(list(under))
     return screen_cells(screen)
 
 

@@ -19,6 +19,7 @@ from tui.widgets.footer import DeckFooter
 from tui.widgets.repaint import write_cells
 
 from engine.contract.snapshot import Snapshot
+from tui.screens.whole_paint import WholePaint
 from tui.widgets.chrome import EngineBanner, StatusHeader
 
 
@@ -47,13 +48,10 @@ def skip_restyle(screen, event) -> None:
     screen._styled_for = key
 
 
-class DeckScreen(Screen):
+class DeckScreen(WholePaint, Screen):
     _draw_error: str | None = None
     _styled_for: tuple | None = None  # the app's CSS state at the last resume (_on_screen_resume)
     _drawn_before_paint: Snapshot | None = None  # drawn as the app switched to it (pull)
-    _painted_at_switch = False  # painted whole by the switch to it (tui.shell.prewarm.painted_now)
-    _painted_time = -1.0  # when (textual._time.get_time) the last switch to it painted it whole
-    _switch_paint = False  # the next paint is the switch's whole paint (tui.shell.prewarm.pull_before_paint)
     _keep_lines = 0  # how many bare refreshes still keep the screen's own lines (keeping_lines)
     _keep_repaint = True  # and whether they paint it whole again
     _keep_styles = -1  # the screen's styles (``styles._cache_key``) as the window opened
@@ -116,16 +114,9 @@ class DeckScreen(Screen):
             return repaint_keeping_lines(self) if self._keep_repaint else self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    def _compositor_refresh(self) -> None:
-        """Textual's; the switch's whole paint (``tui.shell.prewarm.pull_before_paint``) also takes
-        the widgets' repaints asked for before it (a scrollbar whose thumb the switch's layout
-        moved): painted now, they would have painted their lines once more after it, e.g. 34 of 40
-        lines after each ``j`` (issue 30)."""
-        if self._switch_paint and self is self.app.screen and not self.app._batch_count:
-            self._switch_paint = False
-            for widget in self._compositor.visible_widgets:  # (the layout's, scrollbars too)
-                widget._repaint_required = False  # (the whole screen is dirty: each is drawn now)
-        Screen._compositor_refresh(self)
+    def prepare_paint(self) -> None:
+        """The switch to this screen paints it next (tui.shell.prewarm.pull_before_paint)."""
+        self.pull(before_paint=True)
 
     def pull(self, before_paint: bool = False) -> None:
         """Show the app's latest snapshot. ``before_paint``: the app is switching to this screen
@@ -141,24 +132,6 @@ class DeckScreen(Screen):
             self.show_header(snap)
             return
         self.show_snapshot(snap)
-
-    async def _on_update(self, message) -> None:
-        """Textual's, except for a widget's repaint asked for before the switch painted the whole
-        screen (``tui.shell.prewarm.painted_now``): it is on screen already."""
-        await self._unless_painted(Screen._on_update, message)
-
-    async def _on_layout(self, message) -> None:
-        """Textual's, except for a layout asked for before the switch laid out and painted the
-        whole screen (``tui.shell.prewarm``: the changes were handed over before that layout)."""
-        await self._unless_painted(Screen._on_layout, message)
-
-    async def _unless_painted(self, handler, message) -> None:
-        """Screen's ``handler`` for ``message``, unless it was sent before the switch's whole paint."""
-        if message.time > self._painted_time:
-            await handler(self, message)
-        else:
-            message.stop()
-        message.prevent_default()  # (Screen's own handler has run, or is not to)
 
     def show_snapshot(self, snap: Snapshot | None) -> None:
         if not self.is_mounted:

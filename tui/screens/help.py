@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from tui.commands import keymap
@@ -18,6 +18,7 @@ from tui.commands.palette import COMMANDS
 from tui.screens.backdrop import TintedBackdrop
 from tui.screens.base import skip_restyle
 from tui.screens.kept import kept_screen
+from tui.screens.whole_paint import WholePaint
 from tui.widgets.chrome import titled
 
 
@@ -75,8 +76,9 @@ def help_screen(app, over=None) -> "HelpScreen":
     return kept_screen(app, kept, key, lambda: HelpScreen(sections), "help", KEEP_HELP)
 
 
-class HelpScreen(TintedBackdrop, ModalScreen[None]):
+class HelpScreen(TintedBackdrop, WholePaint, ModalScreen[None]):
     BINDINGS = keymap.HELP
+    PAINTED_ON_PUSH = True  # (its opening, prepare_paint, is done before the push's paint)
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()
@@ -86,11 +88,24 @@ class HelpScreen(TintedBackdrop, ModalScreen[None]):
         yield titled(VerticalScroll(Static(self.render_help(), id="help-text"), id="help-box", classes="dialog"),
                      "RouteDeck help", "Esc close")
 
-    def on_screen_resume(self, event) -> None:
+    def _on_screen_resume(self, event) -> None:
+        """Textual's handler, after the opening (:meth:`prepare_paint`) unless the push painted the
+        help whole with it (``tui.shell.prewarm.Prewarm.push_screen``); then also without the
+        repaint of the whole screen that Textual's handler ends with (its lines are on screen)."""
         skip_restyle(self, event)  # a kept help, as the main views (tui.screens.base)
-        # Toasts stack at the bottom right, above every screen: at 80×24 they covered the help's
-        # keys (issue 29). What they said is in the Events pane; help is what the user asked for.
-        # (On every open: a kept help screen is mounted once.)
+        painted, self._painted_at_switch = self._painted_at_switch, False
+        if not painted:
+            self.prepare_paint()
+        Screen._on_screen_resume(self, event)
+        if painted and not event.refresh_styles:
+            self._repaint_required = False
+        event.prevent_default()  # (Screen's own handler has run)
+
+    def prepare_paint(self) -> None:
+        """What an open of the help shows: its keys from the top, and no toasts. Toasts stack at
+        the bottom right, above every screen: at 80×24 they covered the help's keys (issue 29).
+        What they said is in the Events pane; help is what the user asked for. (On every open: a
+        kept help screen is mounted once.)"""
         self.app.clear_notifications()
         for box in self.query("#help-box"):
             box.scroll_home(animate=False, immediate=True)  # a kept one opens at the top, as a new one

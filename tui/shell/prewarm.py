@@ -13,6 +13,7 @@ from textual.geometry import Region
 from textual.screen import Screen
 
 from tui.screens.base import keeping_lines, styled_state
+from tui.screens.whole_paint import WholePaint
 
 _FROZEN = False
 
@@ -57,33 +58,35 @@ def draw_off_screen(screen: Screen, size) -> None:
 
 
 def pull_before_paint(screen: Screen, size) -> None:
-    """A built screen about to be shown (``switch_mode``) draws the latest snapshot first
-    (``DeckScreen.pull``), and what that changed is handed to the screen now, not when each
+    """A built screen about to be shown (``switch_mode``, ``push_screen``) does what it does as it
+    is shown first (``WholePaint.prepare_paint``: a main view draws the latest snapshot,
+    ``DeckScreen.pull``), and what that changed is handed to the screen now, not when each
     widget's message queue next runs empty (``Widget._check_refresh``): the containers of a widget
-    whose size may have changed forget their arrangement, so the layout ``switch_mode`` does next
-    has it right. The whole screen is marked to paint, so the paint that follows that layout draws
-    all of it (:func:`painted_now`)."""
-    pull = getattr(screen, "pull", None)
-    if pull is None:
+    whose size may have changed forget their arrangement, so the layout that follows has it
+    right. The whole screen is marked to paint, so the paint that follows that layout draws all
+    of it (:func:`painted_now`)."""
+    if not isinstance(screen, WholePaint):
         return
-    pull(before_paint=True)
+    screen.prepare_paint()
     for widget in screen.walk_children(with_self=False):
         if widget._layout_required or widget._repaint_required or widget._scroll_required:
             widget._check_refresh()
     screen._compositor._dirty_regions.add(size.region)
-    screen._switch_paint = True  # (that paint takes the widgets' repaints: DeckScreen._compositor_refresh)
+    screen._switch_paint = True  # (that paint takes the widgets' repaints: WholePaint._compositor_refresh)
 
 
 def painted_now(app, screen: Screen) -> None:
-    """After ``switch_mode`` to a built screen: the screen is painted whole, at once, with the
-    snapshot :func:`pull_before_paint` drew. Textual's ``switch_mode`` lays the new screen out and
-    paints only its changed regions (none, as a rule: an empty paint); the screen was drawn after
-    its ``ScreenResume``, once the screen's message queue and update timer had run, with a second
+    """After ``switch_mode`` to a built screen, or the push of one: the screen is painted whole, at
+    once, as :func:`pull_before_paint` prepared it. Textual's ``switch_mode`` lays the new screen
+    out and paints only its changed regions (none, as a rule: an empty paint), ``push_screen``
+    paints nothing; the screen was drawn after its ``ScreenResume``, once the screen's message
+    queue and update timer had run (up to 1/60 s and a turn of the loop later), with a second
     layout and a full repaint that drew every line of the screen's own background again (issue
     30). That repaint, and the widgets' repaints asked for before this paint, are skipped
-    (``DeckScreen._on_screen_resume``, ``_on_update``, ``_on_layout``)."""
+    (``DeckScreen._on_screen_resume``, ``HelpScreen._on_screen_resume``, ``WholePaint``)."""
     screen._switch_paint = False  # (painted, or Textual's path paints it)
-    if screen is not app.screen or app._batch_count or not screen.is_attached or not hasattr(screen, "pull"):
+    if (screen is not app.screen or app._batch_count or not screen.is_attached
+            or not isinstance(screen, WholePaint)):
         return  # not shown now (a batch holds paints): the resume repaints it, as Textual does
     if not screen.stack_updates:
         screen._refresh_layout(app.size)  # never resumed: switch_mode did not lay it out (nor paint)
@@ -125,21 +128,55 @@ class Prewarm:
         finally:
             self._switching_to_built = False
 
-    def push_screen(self, *args, **kwargs):
-        """Textual's; the screen it covers keeps its own lines (:func:`keeping_lines`)."""
+    def push_screen(self, screen, *args, **kwargs):
+        """Textual's; the screen it covers keeps its own lines (:func:`keeping_lines`). A built
+        screen pushed that says so (``WholePaint.PAINTED_ON_PUSH``: the kept help,
+        ``tui.screens.help.help_screen``) is laid out and painted whole within it, as
+        :meth:`switch_mode` paints a built main view: Textual painted it from its update timer
+        once its ``ScreenResume`` had run (the first ``?`` of a run was the slowest switch in a
+        terminal, 78-86 ms; issue 30)."""
         stack = self.screen_stack
+        built = screen if isinstance(screen, WholePaint) and screen.PAINTED_ON_PUSH and screen.is_mounted else None
         with keeping_lines(stack[-1] if stack else None, repaint=False):
-            return super().push_screen(*args, **kwargs)
+            result = super().push_screen(screen, *args, **kwargs)
+        if built is not None and built is self.screen:
+            pull_before_paint(built, self.size)
+            built._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
+            painted_now(self, built)
+        return result
+
+    def pop_screen(self):
+        """Textual's; after a screen painted within its push (``WholePaint.PAINTED_ON_PUSH``: the
+        help), the screen shown again (the board after ``Esc`` on the help), if built, is painted
+        whole within the pop, as :meth:`switch_mode` paints a built main view: Textual painted it
+        from its update timer once its ``ScreenResume`` had run (issue 30). Not after other
+        screens: the jobs view after its why-not (a whole screen) was painted whole twice more
+        after such a paint (focus and footer), once more than by Textual's path."""
+        popped = self.screen_stack[-1] if self.screen_stack else None
+        result = super().pop_screen()
+        shown = self.screen
+        if (getattr(popped, "PAINTED_ON_PUSH", False) and isinstance(shown, WholePaint) and shown.is_mounted
+                and shown.stack_updates and not self._batch_count):
+            pull_before_paint(shown, self.size)
+            shown._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
+            painted_now(self, shown)
+            self._painted_on_pop = shown if shown._painted_at_switch else None
+        return result
+
+    _painted_on_pop: Screen | None = None  # painted whole by the last pop_screen, until _replace_screen
 
     async def _replace_screen(self, screen: Screen) -> Screen:
         """Textual's (after a ``pop_screen``: the popped screen suspended, removed unless kept); the
         screen shown again keeps its own lines through the refresh this starts with
-        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base). That refresh
-        is Textual's first statement, before its first ``await``: the window (``times=1``) is used
-        up synchronously (tests/tui/test_tui_switch_paint.py pins it), and a screen not mounted
+        (:func:`keeping_lines`; its ``ScreenResume`` keeps them too, tui.screens.base), and is not
+        painted whole again if the pop painted it (:meth:`pop_screen`). That refresh is Textual's
+        first statement, before its first ``await``: the window (``times=1``) is used up
+        synchronously (tests/tui/test_tui_switch_paint.py pins it), and a screen not mounted
         gets none."""
         stack = self.screen_stack
-        with keeping_lines(stack[-1] if stack else None):
+        shown = stack[-1] if stack else None
+        painted, self._painted_on_pop = shown is not None and shown is self._painted_on_pop, None
+        with keeping_lines(shown, repaint=not painted):
             return await super()._replace_screen(screen)
 
     def delay_update(self, delay: float = 0.05) -> None:
