@@ -9,6 +9,7 @@ defined through other attributes, Managed set on one proc, undefined values.
 from __future__ import annotations
 
 import random
+import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from tests.helpers.router_fixtures import route, table
 from engine.classad import ClassAd, evaluate, is_true
 from engine.queue.jobqueue import JobQueue
 from engine.router.candidates import Scanner, umbrella_text
+from engine.router.lifecycle import RoutedJob
 from engine.gcpause import gc_paused
 
 ROUTES = [
@@ -246,3 +248,27 @@ def test_cluster_entries_kept_across_cycles():
                 name = rng.choice(list(values))
                 target = (job.id[0], -1) if rng.random() < 0.6 else job.id
                 t.set_attribute(target, name, rng.choice(values[name]))
+
+
+def test_a_new_routed_job_sets_its_copy_without_an_exception():
+    """RouteDeck implementation property (no HTCondor behaviour): ``RoutedJob(...)`` sets
+    ``src`` (``lifecycle._set_src``) without raising an AttributeError into a Python frame (a
+    traceback and a frame object per placed job, several per cent of a routing cycle:
+    bench/router.py part 1); a later assignment still counts as a change of the copy."""
+    raised = []
+
+    def trace(frame, event, arg):
+        if event == "exception":
+            raised.append((frame.f_code.co_name, arg[0]))
+        return trace
+
+    sys.settrace(trace)
+    try:
+        job = RoutedJob("1.0", "A", {"Owner": '"alice"'})
+    finally:
+        sys.settrace(None)
+    assert raised == [] and job.src.version == 0 and job.src == {"Owner": '"alice"'}
+    seen: set[str] = set()
+    job.src.watch, job.src.key = seen, "1.0"
+    job.src = {"Owner": '"bob"'}
+    assert job.src.version == 1 and seen == {"1.0"}
