@@ -59,7 +59,7 @@ from engine.router.routed_copy import build_routed_ad as default_build_routed_ad
 from engine.router.table import SubmitRejected
 from engine.gcpause import gc_paused
 from engine.router.candidates import Scanner
-from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, State, _truth
+from engine.router.lifecycle import STEPS, STEPS_FROM, Lifecycle, RoutedJob, SrcAttrs, State, _truth
 from engine.router.settled import Settled, Tracked
 from engine.router.recovery import Recovery
 from engine.router.src_policy import SourcePolicy, _knob
@@ -453,12 +453,15 @@ class JobRouter(Lifecycle, StatsMixin, Recovery, SourcePolicy):
 
     def _add_candidate(self, job: Any, route: Any, now: float, flags: tuple | None = None) -> RoutedJob:
         # the source ad copied as the queue holds it: cluster attributes overlaid by the proc's
-        # (Job.attrs, without its property call: this runs once per placed job of a cycle)
+        # (Job.attrs, without its property call: this runs once per placed job of a cycle), built
+        # as the SrcAttrs the job keeps (RoutedJob.src would wrap a plain dict in a second copy);
+        # dict.update, not SrcAttrs.update: the copy is new, not a change (version 0)
         if type(job) is Job:
             ads = job._q._ads
-            src = {**ads.get(job._ckey, _NONE), **ads.get(job.key, _NONE)}
+            src = SrcAttrs(ads.get(job._ckey, _NONE))
+            dict.update(src, ads.get(job.key, _NONE))
         else:
-            src = dict(job.attrs)
+            src = SrcAttrs(job.attrs)
         # per route, once: its target universe, grid resource and whether it has the two job
         # expressions evaluated when the candidate is created, against the source ad (htcondor.md
         # §1.4; building the job's evaluation ad is skipped when the route has neither)

@@ -9,16 +9,18 @@ defined through other attributes, Managed set on one proc, undefined values.
 from __future__ import annotations
 
 import random
+import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import gc
 
-from tests.helpers.router_fixtures import route, table
+from tests.helpers.router_fixtures import make_router, route, table
 
 from engine.classad import ClassAd, evaluate, is_true
 from engine.queue.jobqueue import JobQueue
 from engine.router.candidates import Scanner, umbrella_text
+from engine.router.lifecycle import RoutedJob, SrcAttrs
 from engine.gcpause import gc_paused
 
 ROUTES = [
@@ -246,3 +248,44 @@ def test_cluster_entries_kept_across_cycles():
                 name = rng.choice(list(values))
                 target = (job.id[0], -1) if rng.random() < 0.6 else job.id
                 t.set_attribute(target, name, rng.choice(values[name]))
+
+
+def test_a_placed_jobs_copy_is_the_source_ad_as_the_queue_holds_it():
+    """htcondor.md §1.4 (a candidate keeps the source ad it was chosen with, JobRouter.cpp
+    ``job->src_ad``): each job the cycle places holds, as ``RoutedJob.src``, the cluster ad
+    overlaid by the proc ad — same texts, same order as ``Job.attrs`` — as a new, unchanged
+    ``SrcAttrs`` (version 0) watched by the router; built in one copy (``_add_candidate``)."""
+    q = build_queue(seed=11)
+    r, _, _ = make_router(table(ROUTES), src=q)
+    r.update_route_stats(1000)
+    r.get_candidate_jobs(1000)
+    assert len(r.jobs) > 20
+    for key, rj in r.jobs.items():
+        job = q.get(key)
+        assert list(rj.src.items()) == list(job.attrs.items()), key
+        assert type(rj.src) is SrcAttrs and rj.src.version == 0
+        assert rj.src.watch is r._settled.touched and rj.src.key == key
+
+
+def test_a_new_routed_job_sets_its_copy_without_an_exception():
+    """RouteDeck implementation property (no HTCondor behaviour): ``RoutedJob(...)`` sets
+    ``src`` (``lifecycle._set_src``) without raising an AttributeError into a Python frame (a
+    traceback and a frame object per placed job, several per cent of a routing cycle:
+    bench/router.py part 1); a later assignment still counts as a change of the copy."""
+    raised = []
+
+    def trace(frame, event, arg):
+        if event == "exception":
+            raised.append((frame.f_code.co_name, arg[0]))
+        return trace
+
+    sys.settrace(trace)
+    try:
+        job = RoutedJob("1.0", "A", {"Owner": '"alice"'})
+    finally:
+        sys.settrace(None)
+    assert raised == [] and job.src.version == 0 and job.src == {"Owner": '"alice"'}
+    seen: set[str] = set()
+    job.src.watch, job.src.key = seen, "1.0"
+    job.src = {"Owner": '"bob"'}
+    assert job.src.version == 1 and seen == {"1.0"}
