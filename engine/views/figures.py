@@ -296,7 +296,7 @@ class LiveFigures:
         src = _source_id(proc, cluster)
         ads = self.ads
         source = ads.get(src) if src else None
-        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None  # type: ignore[union-attr]
+        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
         return (route, proc, cluster, source, src_cluster), src
 
     def refresh(self, destroyed: list[str]) -> None:
@@ -304,7 +304,7 @@ class LiveFigures:
         and of the copies routed from them, point to the ads the queue holds now. Needed when the
         queue forks (``JobQueue.fork`` is copy-on-write: an ad written after a fork is a new dict,
         so a reference taken before it would judge a copy on stale values)."""
-        copies, ads, sources = self.copies, self.ads, self.sources
+        copies, ads = self.copies, self.ads
         for key in destroyed:
             copy = copies.get(key)
             if copy is not None and not self._current(key, copy):
@@ -314,7 +314,7 @@ class LiveFigures:
                     copies[key] = (copy[0], proc, copy[2] if cluster is None else cluster,
                                    copy[3] if source is None else source,
                                    copy[4] if src_cluster is None else src_cluster)
-            dests = sources.get(key)
+            dests = self.sources.get(key)
             if dests:
                 src = ads.get(key)
                 if src is not None:
@@ -341,7 +341,7 @@ class LiveFigures:
             return True
         if source is not copy[3]:
             return False
-        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1")  # type: ignore[union-attr]
+        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1")
         return src_cluster is None or src_cluster is copy[4]
 
     def _untrack(self, key: str) -> tuple:
@@ -351,7 +351,7 @@ class LiveFigures:
         if dests is not None:
             dests.discard(key)
             if not dests:
-                del self.sources[src]  # type: ignore[arg-type]
+                del self.sources[src]
         return copy
 
     def commit(self, keys: set[str], counted: bool = True, time: float | None = None) -> None:
@@ -361,20 +361,7 @@ class LiveFigures:
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         copies, ads = self.copies, self.ads
         if not copies.keys().isdisjoint(keys):  # (most commits: no tracked copy)
-            for key in keys:
-                if key in copies and key not in ads:
-                    route, proc, cluster, source, src_cluster = self._untrack(key)
-                    s = self._route(route)
-                    self.live[route] -= 1
-                    result = outcome(proc, cluster, source, src_cluster, self._rule(route))
-                    if result == "succeeded":
-                        s.recent_succeeded += 1
-                    elif result == "failed":
-                        s.recent_failed += 1
-                        if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
-                            self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
-                    if time is not None and self.collect_events:
-                        self.events.append(retired_event(time, key, route, proc, cluster, result))
+            self._leave(keys, time)
         for key in keys:
             # a new copy: a proc key (is_proc_key, spelt out: cluster ads start with "0") not
             # tracked yet, in the queue (a key gone from it is no new copy), routed (_copy_of)
@@ -387,19 +374,39 @@ class LiveFigures:
             if not dot or not p or p[0] == "-":
                 continue
             found = self._copy_of(proc, ads.get("0" + c + ".-1"))
-            if found is None:
-                continue
-            copy, src = found
-            copies[key] = copy
-            if src:
-                self.sources.setdefault(src, set()).add(key)
-            route = copy[0]
-            s = self._route(route)
-            self.live[route] += 1
-            if counted:
-                s.recent_routed += 1
+            if found is not None:
+                self._track(key, found, counted, time)
+
+    def _track(self, key: str, found: tuple[tuple, str | None], counted: bool, time: float | None) -> None:
+        """``commit``'s new copy ``key`` (``_copy_and_source``'s ``found``): tracked, counted."""
+        copy, src = found
+        self.copies[key] = copy
+        if src:
+            self.sources.setdefault(src, set()).add(key)
+        s = self._route(copy[0])
+        self.live[copy[0]] += 1
+        if counted:
+            s.recent_routed += 1
+            if time is not None and self.collect_events:
+                self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
+
+    def _leave(self, keys: set[str], time: float | None) -> None:
+        """``commit``'s copies that left: judged and untracked."""
+        copies, ads = self.copies, self.ads
+        for key in keys:
+            if key in copies and key not in ads:
+                route, proc, cluster, source, src_cluster = self._untrack(key)
+                s = self._route(route)
+                self.live[route] -= 1
+                result = outcome(proc, cluster, source, src_cluster, self._rule(route))
+                if result == "succeeded":
+                    s.recent_succeeded += 1
+                elif result == "failed":
+                    s.recent_failed += 1
+                    if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
+                        self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
                 if time is not None and self.collect_events:
-                    self.events.append(routed_event(time, key, route, copy[1], copy[2]))
+                    self.events.append(retired_event(time, key, route, proc, cluster, result))
 
     def adopt(self) -> None:
         """After a bulk load: copies in the queue not seen in a transaction are tracked, not

@@ -10,14 +10,14 @@ only that the new path gives what the old one gave."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
 
 from engine.queue.records import is_proc_key
-from engine.router.events import throttle_events
 from engine.views import figures as fig
-from engine.views.figures import LiveFigures, RouteRule, completed, outcome, retired_event, routed_event
+from engine.views.figures import LiveFigures, RouteRule
 from engine.views.recorded import literal_str
 
 
@@ -26,24 +26,12 @@ def _old_source_id(proc, cluster):
 
 
 class OldLiveFigures(LiveFigures):
-    """LiveFigures' tracking as it was before the change (git 651c465, engine/views/figures.py)."""
-
-    def _rule(self, name):
-        return None if self.rules is None else self.rules.get(name, RouteRule())
-
-    def close_until(self, t, inclusive=True):
-        while self.next_close < t or (inclusive and self.next_close == t):
-            c = self.next_close
-            for name, s in self.stats.items():
-                s.num_jobs = self.live[name]
-                adj = s.adjust_failure_throttle(c, (self._rule(name) or RouteRule()).threshold)
-                if adj is not None:
-                    self.adjustments.append(adj)
-                    self.history[name] = (self.history[name] + [adj.rate])[-48:]
-                    if self.collect_events:
-                        self.events.extend(throttle_events(c, name, adj))
-            self.last_close = c
-            self.next_close = fig.next_close(self.start, self.period, c)
+    """LiveFigures' tracking as it was before the change (git 651c465, engine/views/figures.py):
+    its ``_copy_and_source`` and ``commit``'s scan for new copies, verbatim. What did not change
+    is inherited: the copies that left (``_leave``, moved out of ``commit``), the tracking of a new
+    one (``_track``, likewise), ``refresh``, ``_current`` and ``_untrack`` — but for the
+    ``_source_id`` they call, which ``old_calls`` puts back while this one runs. (``close_until``
+    now shares one default ``RouteRule``, a frozen dataclass, where it made one per route.)"""
 
     def _copy_and_source(self, key):
         ads = self.ads
@@ -62,90 +50,31 @@ class OldLiveFigures(LiveFigures):
         src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
         return (route, proc, cluster, source, src_cluster), src
 
-    def refresh(self, destroyed):
-        copies, ads = self.copies, self.ads
-        for key in destroyed:
-            copy = copies.get(key)
-            if copy is not None and not self._current(key, copy):
-                found = self._copy_and_source(key)
-                if found is not None:
-                    _route, proc, cluster, source, src_cluster = found[0]
-                    copies[key] = (copy[0], proc, copy[2] if cluster is None else cluster,
-                                   copy[3] if source is None else source,
-                                   copy[4] if src_cluster is None else src_cluster)
-            dests = self.sources.get(key)
-            if dests:
-                src = ads.get(key)
-                if src is not None:
-                    src_cluster = ads.get("0" + key.partition(".")[0] + ".-1")
-                    for dest in dests:
-                        c = copies.get(dest)
-                        if c is not None:
-                            copies[dest] = c[:3] + (src, c[4] if src_cluster is None else src_cluster)
-
-    def _current(self, key, copy):
-        ads = self.ads
-        proc = ads.get(key)
-        if proc is not copy[1]:
-            return proc is None
-        cluster = ads.get("0" + key.partition(".")[0] + ".-1")
-        if cluster is not None and cluster is not copy[2]:
-            return False
-        src = _old_source_id(proc, cluster)
-        source = ads.get(src) if src else None
-        if source is None:
-            return True
-        if source is not copy[3]:
-            return False
-        src_cluster = ads.get("0" + src.partition(".")[0] + ".-1")
-        return src_cluster is None or src_cluster is copy[4]
-
-    def _untrack(self, key):
-        copy = self.copies.pop(key)
-        src = _old_source_id(copy[1], copy[2])
-        dests = self.sources.get(src) if src else None
-        if dests is not None:
-            dests.discard(key)
-            if not dests:
-                del self.sources[src]
-        return copy
-
     def commit(self, keys, counted=True, time=None):
         copies, ads = self.copies, self.ads
         if not copies.keys().isdisjoint(keys):
-            for key in keys:
-                if key in copies and key not in ads:
-                    route, proc, cluster, source, src_cluster = self._untrack(key)
-                    s = self._route(route)
-                    self.live[route] -= 1
-                    result = outcome(proc, cluster, source, src_cluster, self._rule(route))
-                    if result == "succeeded":
-                        s.recent_succeeded += 1
-                    elif result == "failed":
-                        s.recent_failed += 1
-                        if self.rules is None and completed(proc, cluster):
-                            self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
-                    if time is not None and self.collect_events:
-                        self.events.append(retired_event(time, key, route, proc, cluster, result))
+            self._leave(keys, time)
         for key in keys:
             if key in copies or key not in ads or not is_proc_key(key):
                 continue
             found = self._copy_and_source(key)
             if found is None:
                 continue
-            copy, src = found
-            copies[key] = copy
-            if src:
-                self.sources.setdefault(src, set()).add(key)
-            s = self._route(copy[0])
-            self.live[copy[0]] += 1
-            if counted:
-                s.recent_routed += 1
-                if time is not None and self.collect_events:
-                    self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
+            self._track(key, found, counted, time)  # (the old loop's tail, moved as it was)
 
 
-ROUTES = ['"A"', '"B"', '"C"', '""', "A", '"C\\"x"', "undefined"]  # plain, empty, bad, escaped, undefined
+@contextlib.contextmanager
+def old_calls():
+    """The module's ``_source_id`` as it was, while the reference runs."""
+    new = fig._source_id
+    fig._source_id = _old_source_id
+    try:
+        yield
+    finally:
+        fig._source_id = new
+
+
+ROUTES = ['"A"', ' "B" ', '"B"', '"C"', '""', "A", '"C\\"x"', "undefined"]  # plain, spaced, empty, bad, escaped, undefined
 
 
 def state(f: LiveFigures) -> tuple:
@@ -163,8 +92,9 @@ def drive(seed: int, rules, counted_every: int) -> None:
     ads: dict[str, dict[str, str]] = {}
     new, old = LiveFigures(ads, rules, 10), OldLiveFigures(ads, rules, 10)
     t = 1000.0
-    for f in (new, old):
-        f.begin(t)
+    new.begin(t)
+    with old_calls():
+        old.begin(t)
     cluster = 0
 
     def procs() -> list[str]:
@@ -211,18 +141,26 @@ def drive(seed: int, rules, counted_every: int) -> None:
             destroy = [k for k in (key, c) if k in ads and (k == key or rng.random() < 0.7)]
             keys = set(destroy)
         inclusive, told = rng.random() < 0.5, rng.random() < 0.8
-        for f in (new, old):
+        counted = step % counted_every != 0
+
+        def before(f: LiveFigures) -> None:
             f.close_until(t, inclusive=inclusive)
             if destroy:
                 f.refresh(destroy)
+
+        def after(f: LiveFigures) -> None:
+            f.commit(keys, counted=counted, time=t if told else None)
+            if step % 50 == 0:
+                f.adopt()
+
+        before(new)
+        with old_calls():
+            before(old)
         for k in destroy:
             del ads[k]
-        counted = step % counted_every != 0
-        for f in (new, old):
-            f.commit(keys, counted=counted, time=t if told else None)
-        if step % 50 == 0:
-            for f in (new, old):
-                f.adopt()
+        after(new)
+        with old_calls():
+            after(old)
         assert state(new) == state(old), f"seed {seed}, step {step}"
     assert new.copies and new.adjustments  # the sequences do track copies and close windows
 
