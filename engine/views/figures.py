@@ -146,9 +146,10 @@ _TEXTS_MAX = 1 << 14
 
 def _text_str(text: str) -> str | None:
     """``literal_str(text)``, remembered: a tracked copy's ``RouteName`` and ``RoutedFromJobId``
-    are read when it appears, at each ``refresh`` and when it leaves (issue 27: most of the
-    counts' cost in a catch-up). The memo forgets all when full (the texts of a long recording
-    are unbounded; the few route names come back at once)."""
+    are read when it appears, at each ``refresh`` and when it leaves (issue 27: the recorder's
+    counts in a catch-up). The memo forgets all when full (the texts of a long recording are
+    unbounded; the few route names come back at once). Shared by every LiveFigures, in any
+    thread: its values are pure functions of their keys, so a race only costs a recomputation."""
     v = _TEXTS.get(text, _TEXTS)
     if v is _TEXTS:
         if len(_TEXTS) >= _TEXTS_MAX:
