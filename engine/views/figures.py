@@ -136,7 +136,26 @@ _OUTCOME = {"succeeded": "success", "failed": "failure", "interrupted": "interru
 
 
 def _source_id(proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> str | None:
-    return literal_str(proc.get("RoutedFromJobId") or (cluster or {}).get("RoutedFromJobId"))
+    text = proc.get("RoutedFromJobId") or (cluster.get("RoutedFromJobId") if cluster is not None else None)
+    return None if text is None else _text_str(text)
+
+
+_TEXTS: dict[str, str | None] = {}  # value text -> literal_str of it (route names, source ids: read again and again)
+_TEXTS_MAX = 1 << 14
+
+
+def _text_str(text: str) -> str | None:
+    """``literal_str(text)``, remembered: a tracked copy's ``RouteName`` and ``RoutedFromJobId``
+    are read when it appears, at each ``refresh`` and when it leaves (issue 27: the recorder's
+    counts in a catch-up). The memo forgets all when full (the texts of a long recording are
+    unbounded; the few route names come back at once). Shared by every LiveFigures, in any
+    thread: its values are pure functions of their keys, so a race only costs a recomputation."""
+    v = _TEXTS.get(text, _TEXTS)
+    if v is _TEXTS:
+        if len(_TEXTS) >= _TEXTS_MAX:
+            _TEXTS.clear()
+        v = _TEXTS[text] = literal_str(text)
+    return v  # type: ignore[return-value]
 
 
 def routed_event(time: float, key: str, route: str, proc: Mapping[str, str],
@@ -187,6 +206,9 @@ def figures_of(stats: RouteStats, now: float, threshold: float, history: tuple[f
         totals=stats.totals)
 
 
+_NO_RULE = RouteRule()  # a route the table does not name, or no table: the defaults
+
+
 class LiveFigures:
     """The figures of a queue followed commit by commit (watch; module docstring for the rules).
 
@@ -217,7 +239,7 @@ class LiveFigures:
         self.collect_events = collect_events
 
     def _rule(self, name: str) -> RouteRule | None:
-        return None if self.rules is None else self.rules.get(name, RouteRule())
+        return None if self.rules is None else self.rules.get(name, _NO_RULE)
 
     def _route(self, name: str) -> RouteStats:
         s = self.stats.get(name)
@@ -244,7 +266,7 @@ class LiveFigures:
             c = self.next_close
             for name, s in self.stats.items():
                 s.num_jobs = self.live[name]
-                adj = s.adjust_failure_throttle(c, (self._rule(name) or RouteRule()).threshold)
+                adj = s.adjust_failure_throttle(c, (self._rule(name) or _NO_RULE).threshold)
                 if adj is not None:
                     self.adjustments.append(adj)
                     self.history[name] = (self.history[name] + [adj.rate])[-48:]
@@ -262,14 +284,18 @@ class LiveFigures:
         proc = ads.get(key)
         if proc is None:
             return None
-        cluster = ads.get("0" + key.partition(".")[0] + ".-1")
-        text = proc.get("RouteName") or (cluster or {}).get("RouteName")
+        return self._copy_of(proc, ads.get("0" + key.partition(".")[0] + ".-1"))
+
+    def _copy_of(self, proc: Mapping[str, str], cluster: Mapping[str, str] | None) -> tuple[tuple, str | None] | None:
+        """``_copy_and_source`` of the proc ad ``proc`` and its cluster ad."""
+        text = proc.get("RouteName") or (cluster.get("RouteName") if cluster is not None else None)
         if text is None:  # a job not routed (most keys a commit looks at)
             return None
-        route = literal_str(text)
+        route = _text_str(text)
         if route is None:
             return None
         src = _source_id(proc, cluster)
+        ads = self.ads
         source = ads.get(src) if src else None
         src_cluster = ads.get("0" + src.partition(".")[0] + ".-1") if source is not None else None
         return (route, proc, cluster, source, src_cluster), src
@@ -336,37 +362,52 @@ class LiveFigures:
         ``job-routed`` for a new copy, ``job-retired`` with the outcome for one that left."""
         copies, ads = self.copies, self.ads
         if not copies.keys().isdisjoint(keys):  # (most commits: no tracked copy)
-            for key in keys:
-                if key in copies and key not in ads:
-                    route, proc, cluster, source, src_cluster = self._untrack(key)
-                    s = self._route(route)
-                    self.live[route] -= 1
-                    result = outcome(proc, cluster, source, src_cluster, self._rule(route))
-                    if result == "succeeded":
-                        s.recent_succeeded += 1
-                    elif result == "failed":
-                        s.recent_failed += 1
-                        if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
-                            self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
-                    if time is not None and self.collect_events:
-                        self.events.append(retired_event(time, key, route, proc, cluster, result))
+            self._leave(keys, time)
         for key in keys:
-            # (a key gone from the queue is no new copy: _copy_and_source would say None, later)
-            if key in copies or key not in ads or not is_proc_key(key):
+            # a new copy: a proc key (is_proc_key, spelt out: cluster ads start with "0") not
+            # tracked yet, in the queue (a key gone from it is no new copy), routed (_copy_of)
+            if key[:1] == "0" or key in copies:
                 continue
-            found = self._copy_and_source(key)
-            if found is None:
+            proc = ads.get(key)
+            if proc is None:
                 continue
-            copy, src = found
-            copies[key] = copy
-            if src:
-                self.sources.setdefault(src, set()).add(key)
-            s = self._route(copy[0])
-            self.live[copy[0]] += 1
-            if counted:
-                s.recent_routed += 1
+            c, dot, p = key.partition(".")
+            if not dot or not p or p[0] == "-":
+                continue
+            found = self._copy_of(proc, ads.get("0" + c + ".-1"))
+            if found is not None:
+                self._track(key, found, counted, time)
+
+    def _track(self, key: str, found: tuple[tuple, str | None], counted: bool, time: float | None) -> None:
+        """``commit``'s new copy ``key`` (``_copy_and_source``'s ``found``): tracked, counted."""
+        copy, src = found
+        self.copies[key] = copy
+        if src:
+            self.sources.setdefault(src, set()).add(key)
+        s = self._route(copy[0])
+        self.live[copy[0]] += 1
+        if counted:
+            s.recent_routed += 1
+            if time is not None and self.collect_events:
+                self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
+
+    def _leave(self, keys: set[str], time: float | None) -> None:
+        """``commit``'s copies that left: judged and untracked."""
+        copies, ads = self.copies, self.ads
+        for key in keys:
+            if key in copies and key not in ads:
+                route, proc, cluster, source, src_cluster = self._untrack(key)
+                s = self._route(route)
+                self.live[route] -= 1
+                result = outcome(proc, cluster, source, src_cluster, self._rule(route))
+                if result == "succeeded":
+                    s.recent_succeeded += 1
+                elif result == "failed":
+                    s.recent_failed += 1
+                    if self.rules is None and completed(proc, cluster):  # outcome's with no JobFailureTest
+                        self.exit_failed[route] = self.exit_failed.get(route, 0) + 1
                 if time is not None and self.collect_events:
-                    self.events.append(routed_event(time, key, copy[0], copy[1], copy[2]))
+                    self.events.append(retired_event(time, key, route, proc, cluster, result))
 
     def adopt(self) -> None:
         """After a bulk load: copies in the queue not seen in a transaction are tracked, not
@@ -376,5 +417,5 @@ class LiveFigures:
     def figures(self, now: float) -> dict[str, Figures]:
         out = {}
         for name, s in self.stats.items():
-            out[name] = figures_of(s, now, (self._rule(name) or RouteRule()).threshold, tuple(self.history[name]))
+            out[name] = figures_of(s, now, (self._rule(name) or _NO_RULE).threshold, tuple(self.history[name]))
         return out
