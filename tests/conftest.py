@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import gc
 import os
 from pathlib import Path
 
@@ -60,12 +61,24 @@ def _prewarm_where_tested(request, monkeypatch):
     monkeypatch.setattr(RouteDeckApp, "prewarm_at_start", False)
 
 
+# The test process's young-generation threshold: CPython's 700 ran ~1,450 collections in
+# tests/tui/test_tui_readable.py, each scanning what a Pilot test keeps alive for a while (a frame
+# of the app, its DOM, Rich segments); at 20,000 there are ~325 and the collector's CPU in that file
+# is 0.23-0.29 s instead of 0.90-1.01 s (tests/engine/feeds/test_replay_stats.py: 0.12-0.14 ->
+# 0.07-0.10 s; gc.callbacks around each collection, load 10-14); those two files and
+# tests/tui/test_tui_controls.py in one process, paired with the parent commit: best of 3
+# 11.39 -> 10.95 s CPU, collector 1.11-1.42 -> 0.54-0.67 s (load 4-6). The same objects are freed: only
+# how often the cyclic collector looks. Apps and engines started as new processes keep CPython's.
+TEST_GC_THRESHOLD = (20_000, 20, 10)
+
+
 def pytest_configure(config):
     """Before any worker starts: compile engine/ and tui/ to bytecode once. The suite starts
     ``routedeck`` in a new interpreter at some 26 places; where PYTHONDONTWRITEBYTECODE is set (as
     on the machine this was measured on) each of them compiled ~200 modules from source, about
     0.4 s of CPU each (tests/engine/cli: 38.6-41.8 s without, 35.7 s with). Up-to-date files are
     skipped; ``__pycache__`` is git-ignored."""
+    gc.set_threshold(*TEST_GC_THRESHOLD)
     if hasattr(config, "workerinput"):  # an xdist worker: the controller compiled already
         return
     root = Path(__file__).resolve().parents[1]
