@@ -141,15 +141,17 @@ class Expr:
     stored: str | None = None
 
     @functools.cached_property
-    def refs(self) -> frozenset[str]:
+    def refs(self) -> frozenset[str] | None:
         """The attribute names the expression references, lower-cased (asked for by few callers,
-        so worked out on the first ask, not at every parse)."""
+        so worked out on the first ask, not at every parse); None when they are unknown
+        (:func:`_refs_of`): the expression may read any attribute."""
         return _refs_of(self.tree)
 
     @functools.cached_property
-    def names(self) -> frozenset[str]:
+    def names(self) -> frozenset[str] | None:
         """Every part of every attribute reference, lower-cased (``a.b`` gives ``a`` and ``b``):
-        a superset of the attributes of MY the expression can read by name."""
+        a superset of the attributes of MY the expression can read by name; None when they are
+        unknown (:func:`_refs_of`): the expression may read any attribute."""
         return _refs_of(self.tree, parts=True)
 
     def __str__(self) -> str:
@@ -203,31 +205,44 @@ def parse_expr(text: str, new: bool = False) -> Expr:
                                f"{_clip(src, 40)}", text) from exc
         raise ClassAdError(f"cannot parse expression: {_clip(src, 200)}", text) from exc
     # a reference to CurrentTime is spelled in the text: the references are listed only then
-    uses_time = "CurrentTime" in rewritten or ("currenttime" in src.lower() and "currenttime" in _refs_of(tree))
+    # (unknown references: it may)
+    uses_time = "CurrentTime" in rewritten or ("currenttime" in src.lower()
+                                               and ((refs := _refs_of(tree)) is None or "currenttime" in refs))
     return Expr(src, tree, uses_time, plain if rewritten != plain else None)
 
 
 _EMPTY_AD = None
 
 
-def _refs_of(tree: Any, parts: bool = False) -> frozenset[str]:
+# a reference classad2 lists as one plain chain of attribute names (``A``, ``MY.A``, ``A.B``; a
+# name it quotes, as the scope in ``'parent'.A``, is one too)
+_REF_CHAIN = re.compile(r"'?[A-Za-z_][A-Za-z0-9_]*'?(?:\.'?[A-Za-z_][A-Za-z0-9_]*'?)*")
+
+
+def _refs_of(tree: Any, parts: bool = False) -> frozenset[str] | None:
     """The referenced names (``Expr.refs``: the last part of a dotted one; ``parts``: every part,
-    ``Expr.names``)."""
+    ``Expr.names``), or None when classad2 cannot tell them: its ``externalRefs`` raises when an
+    attribute selection's base is a defined non-ad value in the empty ad (``CurrentTime.x``,
+    ``{1}.x``), and it lists a selection on anything but a name as one reference holding the
+    whole text (``ifThenElse(A, 1, 0).x``: the names inside are not listed). A caller then
+    takes it that the expression may read any attribute."""
     global _EMPTY_AD
     if _EMPTY_AD is None:
         _EMPTY_AD = _lib().ClassAd()
     try:
         names = set(_EMPTY_AD.externalRefs(tree)) | set(_EMPTY_AD.internalRefs(tree))
-    except Exception:
-        return frozenset()
+    except Exception:  # classad2 raises its own exception type
+        return None
     out = set()
     for name in names:
         if not name:
             continue
+        if _REF_CHAIN.fullmatch(name) is None:
+            return None
         if parts:
-            out.update(p.lower() for p in name.split(".") if p)
+            out.update(p.strip("'").lower() for p in name.split("."))
         else:
-            out.add((name.split(".")[-1] if "." in name else name).lower())
+            out.add((name.split(".")[-1] if "." in name else name).strip("'").lower())
     return frozenset(out)
 
 

@@ -271,8 +271,11 @@ def _system(ad: Any, system: SystemPolicy, base: str, now: float | None) -> Deci
 # name in turn. An ad of just the attributes so reached (:func:`policy_ad`) gives every one of
 # those expressions the value the whole job ad gives, unless a text reaches an attribute another
 # way: ``eval()`` of a string, a scope used as a value (``MY``, ``SELF``, ``TARGET``, ``PARENT``,
-# ``TOPLEVEL``, ``ROOT`` not followed by ``.``), a nested ad or a subscript (``[``). Then the whole
-# ad is needed. ``CurrentTime`` (a special name that externalRefs leaves out) is always looked up.
+# ``TOPLEVEL``, ``ROOT`` not followed by ``.``), a nested ad or a subscript (``[``), or when the
+# names it reads are unknown (``Expr.names`` is None: ``CurrentTime.x``, ``ifThenElse(A, 1, 0).x``).
+# Then the whole ad is needed: HTCondor evaluates them on the whole job ad (htcondor.md §1.4 for
+# JobFailureTest, §1.6 and §7 for the periodic policy: user_job_policy.cpp). ``CurrentTime`` (a
+# special name that externalRefs leaves out) is always looked up.
 
 _POLICY_ATTRS = tuple(base + part for base in ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "OnExitHold",
                                                 "OnExitRemove") for part in ("", "Reason", "SubCode"))

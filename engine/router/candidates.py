@@ -224,13 +224,14 @@ class Scanner:
         self.router_name = router_name
         self._quoted_name = '"' + router_name.replace('"', '\\"') + '"'
         self._sanity_expr = parse_expr(sanity_text(router_name))
-        refs: set[str] = set()
-        if self.source_constraint:
-            refs |= self._refs(self.source_constraint)
+        found = [self._refs(self.source_constraint or "")]
         for r in self.routes:
-            refs |= self._refs(getattr(r, "requirements", None) or "")
-            refs |= self._refs(getattr(r, "classad_requirements", None) or "")
-        self.sig_attrs = tuple(sorted(refs))
+            found.append(self._refs(getattr(r, "requirements", None) or ""))
+            found.append(self._refs(getattr(r, "classad_requirements", None) or ""))
+        # a text whose references are unknown may read any attribute: every job is evaluated
+        # on its own (``signature``), and none is decided from literal texts only (``last_fast``)
+        self._opaque = None in found
+        self.sig_attrs = tuple(sorted(set().union(*(f for f in found if f is not None))))
         self._sig_set = frozenset(self.sig_attrs)
         self._needed = frozenset(self.sig_attrs) | frozenset(_SANITY_LOWER)
         self._lower: dict[str, str] = {}
@@ -243,7 +244,7 @@ class Scanner:
         self._shapes: dict[tuple[str, ...], tuple[str | None, str | None] | bool] = {}
         self._proc_in_sig = "procid" in self._sig_set
         self._status_in_sig = "jobstatus" in self._sig_set
-        self._refs_cache: dict[str, frozenset[str]] = {}
+        self._refs_cache: dict[str, frozenset[str] | None] = {}
         self.umbrella: str | None = None
         self._umbrella = umbrella(None, ())
         # why no job passes this cycle's umbrella whatever it holds (Umbrella.problem), else None
@@ -268,7 +269,8 @@ class Scanner:
         self._known: dict[Any, Classification] | None = None
 
     @staticmethod
-    def _refs(text: str) -> frozenset[str]:
+    def _refs(text: str) -> frozenset[str] | None:
+        """The names ``text`` reads (``Expr.refs``; None: unknown, it may read any)."""
         if not text.strip():
             return frozenset()
         try:
@@ -320,13 +322,17 @@ class Scanner:
     def signature(self, job: Any, vals: dict[str, str]) -> Any:
         get = vals.get
         sig = tuple(get(a) for a in self.sig_attrs)
+        if self._opaque:
+            return (_EXTRA, sig, object())  # a key of its own: the job is evaluated (no cache hit)
         extra: dict[str, str | None] | None = None
         pending = [v for v in sig if v is not None and _lit(v) == "other"]
         while pending:  # follow job attributes that are expressions, transitively
             text = pending.pop()
-            refs = self._refs_cache.get(text)
-            if refs is None:
+            refs = self._refs_cache.get(text, _EXTRA)
+            if refs is _EXTRA:
                 refs = self._refs_cache[text] = self._refs(text)
+            if refs is None:  # it may read any attribute: a key of its own, as above
+                return (_EXTRA, sig, object())
             for a in refs:
                 if a in self._sig_set or (extra is not None and a in extra):
                     continue
@@ -428,7 +434,7 @@ class Scanner:
     def _slow(self, job: Any) -> Classification | None:
         vals = self.values(job)
         out = self.classify(job, vals) if self.sanity(job, vals) else None
-        self.last_fast = all(_constant(v) for v in vals.values())
+        self.last_fast = not self._opaque and all(_constant(v) for v in vals.values())
         return out
 
     def _cluster_entry(self, job: Any, cid: int) -> tuple[dict[str, str], bool | None, Any, bool]:

@@ -122,6 +122,7 @@ def _split_top(t: str) -> list[str]:
 
 
 _PARENS = re.compile(r"[()]")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _strip_parens(t: str) -> str:
@@ -147,10 +148,12 @@ def _show(value: Any) -> str:
 def clause_values(job: Any, text: str) -> str:
     """``Name = text`` of the job attributes ``text`` references (the job's spelling)."""
     try:
-        refs = sorted(parse_expr(text).refs)
+        found = parse_expr(text).refs
     except ClassAdError:
         return ""
     names = {k.lower(): k for k in job.attrs}
+    # references classad2 cannot list (Expr.refs None): the job's attributes named in the text
+    refs = sorted(found if found is not None else {w.lower() for w in _WORD.findall(text)} & names.keys())
 
     def spelled(a: str) -> str:
         if a in names:

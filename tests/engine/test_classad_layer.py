@@ -266,3 +266,25 @@ def test_make_ad_is_the_ad_built_one_attribute_at_a_time():
             assert C.format_value(C.evaluate(name, got, now=1000)) == C.format_value(C.evaluate(name, want, now=1000))
     with pytest.raises(C.ClassAdError):
         C.make_ad({"A": "1", "Bad": "(("}, strict=True)
+
+
+@pytest.mark.parametrize("text", ["ExitCode != 0 || CurrentTime.x =?= 1", "ExitCode != 0 || (time() > 5).x =?= 1",
+                                  "{1}.x", "unparse(A).x", '"s".x', "isUndefined(A).x",
+                                  "isError(ifThenElse(ExitCode != 0, 1, 0).x)", "'odd name' > 1"])
+def test_references_classad2_cannot_list_are_unknown(text):
+    # classad2's externalRefs raises on a selection whose base is a defined non-ad value in the
+    # empty ad, and lists a selection on a call as one string; the names are then unknown (None),
+    # never "none" (the whole ad is read: htcondor.md §1.4/§1.6, user_job_policy.cpp evaluate on the job ad)
+    e = C.parse_expr(text)
+    assert e.names is None and e.refs is None
+
+
+@pytest.mark.parametrize(("text", "names", "refs"), [
+    ("ExitCode =!= 0", {"exitcode"}, {"exitcode"}),
+    ("MY.RequestMemory > 2 && TARGET.Foo.Bar", {"requestmemory", "target", "foo", "bar"}, {"requestmemory", "bar"}),
+    ("PARENT.Foo =?= undefined", {"parent", "foo"}, {"foo"}),
+    ("time() - QDate > 10 && Lst[0]", {"qdate", "lst"}, {"qdate", "lst"}),
+])
+def test_plain_references_are_listed(text, names, refs):
+    e = C.parse_expr(text)
+    assert e.names == names and e.refs == refs

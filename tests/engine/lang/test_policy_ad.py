@@ -91,3 +91,17 @@ def test_a_text_reaching_attributes_otherwise_needs_the_whole_ad(text):
     assert policy_ad(any_case(job), policy_roots(SystemPolicy(hold="Chain"))) is None  # through an attribute
     # a scope before a name is a name
     assert policy_ad(any_case(job), policy_roots(SystemPolicy(hold="MY.Limit > 1"))) is not None
+
+
+@pytest.mark.parametrize("text", ["ImageSize > 100 || CurrentTime.x =?= 1", "ImageSize > 100 || {1}.x =?= 1",
+                                  "isUndefined(ifThenElse(ImageSize > 100, 1, 0).x)"])
+@pytest.mark.parametrize("through", [False, True])
+def test_unknown_references_need_the_whole_ad(text, through):
+    """A text whose references classad2 cannot list (``Expr.names`` None) may read anything: the
+    whole ad is used, as the schedd evaluates PeriodicHold on the whole job ad (htcondor.md §1.6, §7:
+    user_job_policy.cpp). ImageSize 50 does not hold."""
+    job = {"JobStatus": "2", "ImageSize": "50", "Odd": text, "PeriodicHold": "Odd" if through else text}
+    ad = policy_ad(any_case(job), policy_roots(SystemPolicy()))
+    whole = analyze_periodic(make_ad(job), job, 2, SystemPolicy(), NOW)
+    assert whole.action == "none"
+    assert analyze_periodic(make_ad(job) if ad is None else ad, job, 2, SystemPolicy(), NOW) == whole

@@ -88,7 +88,12 @@ def test_kept_ad_gives_the_answers_of_a_rebuilt_one(hold_at):
 # a scope, or in ways the analysis cannot follow (eval, a subscript: the whole copy's ad is used).
 FAILURE_TESTS = ["ExitCode != 0", "ExitCode =!= 0", "MY.ExitCode > Limit", "Bad", "Bad && ImageSize >= 200",
                  "eval(\"Exit\" + \"Code\") != 0", "{1, 2}[0] == ExitCode", "Missing =?= undefined",
-                 "TARGET.ExitCode == 0", "ExitCode ==", "time() > 0 && CurrentTime > 0"]
+                 "TARGET.ExitCode == 0", "ExitCode ==", "time() > 0 && CurrentTime > 0",
+                 # references classad2 cannot list (Expr.names is None): the whole copy's ad is used
+                 "ExitCode != 0 || CurrentTime.x =?= 1", "ExitCode != 0 || (time() > 5).x =?= 1",
+                 "ExitCode != 0 || {1}.x =?= 1", "ExitCode != 0 || unparse(Limit).x =?= 1",
+                 "ExitCode != 0 || \"s\".x =?= 1", "ExitCode != 0 || isUndefined(Limit).x =?= 1",
+                 "isError(ifThenElse(ExitCode != 0, 1, 0).x)", "Odd", "Odd2 && Limit > 1"]
 
 
 @pytest.mark.parametrize("text", FAILURE_TESTS)
@@ -97,7 +102,8 @@ def test_failure_ad_answers_as_the_whole_copy(text, exit_code):
     """§1.5: the reached-attributes ad gives JobFailureTest the answer the whole copy's ad gives."""
     tbl = table([route("A", max_jobs=100, max_idle_jobs=100, job_failure_test=text)])
     r, src, dst = make_router(tbl)
-    keys = submit(src, 2, ImageSize="10", Limit="2", Bad="ExitCode > Limit || ImageSize > 150")
+    keys = submit(src, 2, ImageSize="10", Limit="2", Bad="ExitCode > Limit || ImageSize > 150",
+                  Odd="ExitCode != 0 || CurrentTime.x =?= 1", Odd2="isError(ifThenElse(ExitCode != 0, 1, 0).x)")
     r.poll(T0 + 10)
     rt = tbl.routes[0]
     for k in keys:

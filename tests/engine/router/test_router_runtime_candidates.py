@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import gc
@@ -289,3 +290,40 @@ def test_a_new_routed_job_sets_its_copy_without_an_exception():
     job.src.watch, job.src.key = seen, "1.0"
     job.src = {"Owner": '"bob"'}
     assert job.src.version == 1 and seen == {"1.0"}
+
+
+_PICK = "ifThenElse(RequestCpus > 1, [a = 20], [a = 5]).a"  # a selection on a call: Expr.refs is None
+
+
+@pytest.mark.parametrize(("routes", "weight"), [
+    (ROUTES, _PICK),  # a job attribute the table reaches reads names classad2 cannot list
+    (ROUTES + [route("Odd", _PICK + " > 10 || CurrentTime.x =?= 1")], "5"),  # so does a route's text
+])
+def test_scan_with_unknown_references_equals_classad2(routes, weight):
+    # Source: htcondor.md §1.4 (the umbrella candidate query), cross-checked with classad2: a
+    # text whose references are unknown may read any attribute, so jobs are not grouped by the
+    # attributes the table lists (the RequestCpus the pick reads is in no listed text)
+    q = JobQueue()
+    with q.transaction(now=0) as t:
+        for cpus in ("1", "2", "1", "2"):
+            cl = t.new_cluster()
+            for k, v in {"Owner": '"alice"', "VO": '"cms"', "RequestMemory": "1024", "RequestCpus": cpus,
+                         "Weight": weight}.items():
+                t.set_attribute((cl, -1), k, v)
+            for p in range(2):
+                _, pp = t.new_proc(cl)
+                t.set_attribute((cl, pp), "ProcId", str(pp))
+                t.set_attribute((cl, pp), "JobStatus", "1")
+    sc = Scanner(routes, SC, "jobrouter")
+    seen = set()
+    for _cycle in range(2):
+        sc.begin_cycle([True] * len(routes), now=1000)
+        for job in q:
+            ad = job.classad()
+            got = sc.scan(job)
+            assert got is not None and got.umbrella
+            want = tuple(i for i, r in enumerate(routes) if is_true(evaluate(r.requirements, ad, now=1000)))
+            assert got.matches == want, job.attrs
+            assert not sc.last_fast
+            seen.add(want)
+    assert len(seen) == 2  # the pick decides: both answers are checked

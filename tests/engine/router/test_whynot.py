@@ -92,3 +92,13 @@ def test_my_prefix_is_the_empty_ad_in_the_umbrella():
     assert failed(e)[0].check.startswith("umbrella: one accepting route's requirements")
     r.poll(T0 + 10)
     assert key not in r.jobs
+
+
+def test_clause_values_of_a_text_whose_references_classad2_cannot_list():
+    """§1.4: a failing clause shows the job attributes it reads; for a selection on a call (Expr.refs
+    unknown) those are the job's attributes the text names."""
+    tbl = table([route("Pick", "ifThenElse(RequestCpus > 1, [a = 20], [a = 5]).a > 10")])
+    r, src, dst = make_router(tbl)
+    (key,) = submit(src, RequestCpus="1")
+    (bad,) = [s for s in failed(r.why_not(key, T0)) if s.route == "Pick"]
+    assert bad.check.startswith("REQUIREMENTS") and bad.detail == "false (RequestCpus = 1)"
