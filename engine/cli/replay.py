@@ -215,7 +215,7 @@ def _run_headless(args: argparse.Namespace) -> int:
         print(problem.where(args.log), file=sys.stderr)
     if len(problems) > MAX_PROBLEMS_SHOWN:
         print(f"{args.log}: … {len(problems) - MAX_PROBLEMS_SHOWN} more problems", file=sys.stderr)
-    status = 0 if archive is not None else log_status(args.log)
+    status = 0 if archive is not None else log_status(args.log, index=index)
     if args.reroute:
         from engine.feeds.replay.reroute import run_reroute  # noqa: PLC0415
 
@@ -297,11 +297,29 @@ def _run_headless(args: argparse.Namespace) -> int:
     return status
 
 
-def log_status(path: str, command: str = "replay") -> int:
+def log_status(path: str, command: str = "replay", index=None) -> int:
     """The schedd's verdict on the log (engine.cli.args.refused_log_status), said on stderr when it
-    is not 0. The log is read again with the schedd's rules: the index reads some lines more
-    leniently without a word (an empty line, a 105 without its blank), so its problems cannot
-    tell. Values are not parsed (``validate=False``): one that does not parse is never fatal."""
+    is not 0. The verdict is the schedd's reading's: the index reads some lines more leniently
+    without a word (an empty line, a 105 without its blank), so its problems cannot tell. Values
+    are not parsed (``validate=False``): one that does not parse is never fatal.
+
+    ``index``: the ``LogIndex`` the command built of ``path`` (``build_index``). Its bytes are the
+    file's whole lines (up to a NUL byte, ``LogIndex.nul``), and the verdict is 0 when every one
+    of them is a line the schedd's reader takes (``engine.queue.steps.first_corrupt``, the check
+    ``record`` makes of what it read): only a corrupt record can be fatal (htcondor.md §3.3), and
+    a file with a record is a log. Then the log is not read again (issue 30: the second read and
+    parse cost ~3 % of ``replay --reroute``). Anything else — a line the schedd's reader refuses,
+    a NUL byte, no whole line, not a regular file — is decided by reading the log again with the
+    schedd's rules (``load_log``), the verdict and its message as without ``index``."""
+    if index is not None and index.nul < 0 and index.data:
+        import os  # noqa: PLC0415
+        import stat  # noqa: PLC0415
+
+        from engine.queue.steps import first_corrupt  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
+
+        with contextlib.suppress(OSError):  # load_log says why it cannot read the file
+            if stat.S_ISREG(os.stat(path).st_mode) and first_corrupt(index.data, 0, len(index.data)) is None:
+                return argcheck.OK
     from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     return argcheck.refused_log_status(load_log(path, validate=False), command)

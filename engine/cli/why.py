@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if empty is not None and index.records:
         print(f"routedeck why: {empty}", file=sys.stderr)
-    status_of_log = 0 if archive is not None else log_status(args.log, "why")
+    status_of_log = 0 if archive is not None else log_status(args.log, "why", index=index)
     cfg, table = loaded.config, loaded.table
     now = player.time()
     entries = replay_ledger(player, table, cfg.get, [args.job] if args.job else None)

@@ -88,6 +88,10 @@ class LogIndex:
     creation_timestamp: float | None = None
     sequence: int | None = None
     has_comments: bool = False
+    # byte offset of the file's first NUL byte (``data`` stops before its line), -1 when it has none: with
+    # ``data`` (its whole lines otherwise) it tells what the schedd's reading of the file sees
+    # (engine.cli.replay.log_status reads the verdict from them, not from the file again)
+    nul: int = -1
     # checkpoints built so far, by step (built on the first seek that needs them); never
     # written after being stored: each seek forks one
     built: dict = field(default_factory=lambda: {-1: JobQueue()})
@@ -278,7 +282,7 @@ def build_index(path: str | os.PathLike, every: int = DEFAULT_EVERY, tz: str | N
     index = LogIndex(path=path, data=data, starts=starts, ends=ends, lines=lines, times=times,
                      sources=sources, plan=plan, problems=problems, records=counter[1],
                      creation_timestamp=creation, sequence=sequence, has_comments=timing.comments > 0,
-                     step_records=kept)
+                     nul=nul, step_records=kept)
     if begin:
         index.head = start
         index.built[0] = start
