@@ -9,6 +9,9 @@ reached (virtual seconds per wall second, i.e. the ×N the demo could sustain), 
 
     python bench/demo_speed.py [--queue 10000 100000] [--virtual 1800] [--no-fsync] [--profile]
 
+Each run prints its CPU as a multiple of ``bench/anchor.py``'s loop measured in the same run, so a figure
+from one machine can be set against another's (issue 30: every figure beside its anchor).
+
 Targets (issue 14 item 1): ×3600 with 10,000 jobs, ×600 with 100,000, durable commits. The commits
 are HTCondor's own transactions (one per router claim / submit / status push / finalize / yield,
 one per schedd phase of a step), each fdatasync'ed: the time in fdatasync is printed apart, with
@@ -32,6 +35,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from anchor import anchor_cpu  # bench/ is on sys.path as the script's directory
 
 import engine.queue.writer as W
 from engine.feeds.demo import build_demo
@@ -103,6 +108,9 @@ def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool, g
           f"(x{virtual / max(wall - syncs[1], 1e-9):,.0f} without them); {engine.ticks} polls so far; "
           f"{getattr(engine.schedd, 'policy_evaluations', 0):,} periodic-policy evaluations in all; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    anchor = anchor_cpu(best_of=3)
+    print(f"  anchor (summing 3,000,000 squares in this process, best of 3) CPU {anchor:.3f} s: the {virtual:.0f} virtual s "
+          f"took {cpu / anchor:.2f}x the anchor's CPU (x3,600 = {virtual / 3600 / anchor:.2f}x the anchor on this machine)")
     if prof:
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(18)

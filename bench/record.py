@@ -51,6 +51,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from anchor import ANCHOR, anchor_cpu  # bench/ is on sys.path as the script's directory
+
 from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
 from engine.record.checkpoint import SEGMENT_BYTES
@@ -139,7 +141,6 @@ def _built(d: Path, copies: int, segment: int) -> dict | None:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-ANCHOR = [sys.executable, "-c", "sum(i * i for i in range(3_000_000))"]  # a new process running a fixed loop
 
 
 def _compiled() -> None:
@@ -213,13 +214,6 @@ def _catchup_line(b: dict, a) -> None:
               f"imports and writing the log); the log is {b['log'] / 1e6:.0f} MB")
 
 
-def _anchor_cpu() -> float:
-    """The anchor loop (``ANCHOR``'s) in this process: its CPU seconds."""
-    c = time.process_time()
-    sum(i * i for i in range(3_000_000))
-    return time.process_time() - c
-
-
 def _cut_only(log: Path) -> None:
     """The log cut into steps as ``Recorder._read_on`` reads it (``READ_CHUNK`` at a time), nothing applied."""
     rep = Report()
@@ -261,7 +255,7 @@ def _budget(copies: int, rounds: int) -> None:
         anchors, loads = [], []
         n = 0
         for _ in range(rounds):
-            anchors.append(_anchor_cpu())
+            anchors.append(anchor_cpu())
             loads.append(os.getloadavg()[0])
             for name, run in parts.items():
                 shutil.rmtree(d / "arch", ignore_errors=True)
