@@ -155,3 +155,22 @@ def pytest_collection_modifyitems(items):
             continue
         if any(defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values() if defs):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.fixture
+def shipped_index():
+    """``shipped_index(tz=None)``: the shipped recording's index, one per process and time zone
+    (tests/helpers/shipped_index.py), for tests that only read it. After the test, what
+    ``build_index`` wrote and every checkpoint built before the test are as they were (a test
+    that wrote to the shared index fails here); the checkpoints it built are checked after the
+    next tests."""
+    from tests.helpers import shipped_index as shipped  # noqa: PLC0415 - imports the engine's replay index
+
+    seen = {id(ix): shipped.digest(ix) for ix in shipped.shipped_indexes()}
+    yield shipped.shipped_index
+    for ix in shipped.shipped_indexes():
+        text, built = shipped.digest(ix)
+        if id(ix) in seen:
+            before_text, before_built = seen[id(ix)]
+            assert text == before_text, "a test wrote to the shared index of the shipped recording"
+            assert {s: built.get(s) for s in before_built} == before_built, "a test wrote to a shared checkpoint"

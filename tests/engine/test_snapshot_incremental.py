@@ -21,7 +21,6 @@ import pytest
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
 from engine.feeds.demo import build_demo
-from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 from engine.feeds.watch.follow import WatchEngine, queue_ads
 from engine.feeds.watch.setup import WatchSetup
@@ -90,11 +89,11 @@ def _tallied(rows, ads):
     return counts, [k for k, _ in t.cron_jobs(ads)], len(t.procs)
 
 
-def test_recorded_tally_equals_a_scan_through_replay_moves():
+def test_recorded_tally_equals_a_scan_through_replay_moves(shipped_index):
     """sample_configs/recordings/demo-3h.job_queue.log (a demo recording): forward steps, jumps
     back and forth (checkpoint restores) — the tally kept from the moves equals a scan; route
     counts are the router's view (htcondor.md §1.5, §1.6)."""
-    player = Player(build_index(RECORDING), ManualClock(0))
+    player = Player(shipped_index(), ManualClock(0))  # build_index(RECORDING), shared
     rng = random.Random(7)
     nonempty = 0
     for _ in range(30):

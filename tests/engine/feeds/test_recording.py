@@ -7,7 +7,6 @@ import pytest
 from tests.helpers.paths import REPO
 from engine.clock import ManualClock
 from engine.queue.reader import load_log
-from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 
 LOG = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
@@ -20,8 +19,8 @@ def test_shipped_recording_loads_without_problems():
 
 
 @pytest.mark.slow
-def test_shipped_recording_replays_three_hours_with_routed_copies():
-    index = build_index(LOG)
+def test_shipped_recording_replays_three_hours_with_routed_copies(shipped_index):
+    index = shipped_index()  # build_index(LOG), shared (tests/helpers/shipped_index.py)
     assert index.has_comments  # times come from `106 #` comments, not inference
     player = Player(index, ManualClock(0))
     assert 3 * 3600 - 60 <= player.end - player.start <= 3 * 3600

@@ -14,7 +14,6 @@ import dataclasses
 import pytest
 
 from engine.clock import ManualClock
-from engine.feeds.replay.index import build_index
 from engine.feeds.replay.player import Player
 from tests.helpers.paths import REPO
 from tests.helpers.pure_snapshot import two_equal_snapshots
@@ -31,8 +30,8 @@ def _state(player: Player) -> tuple:
 
 
 @pytest.mark.slow
-def test_two_snapshots_in_a_row_are_equal_and_change_nothing():
-    index = build_index(RECORDING)
+def test_two_snapshots_in_a_row_are_equal_and_change_nothing(shipped_index):
+    index = shipped_index()  # build_index(RECORDING), shared (tests/helpers/shipped_index.py)
     player = Player(index, ManualClock(0))
     for move in (lambda: player.seek(time=player.start + 3600), lambda: player.step(25),
                  lambda: player.seek(time=player.start + 600)):  # forward, forward, back (a restore)

@@ -236,13 +236,12 @@ def test_feed_emits_throttle_events_it_plays_through(tmp_path):
     assert throttled[0].time == pytest.approx(T0 + 1 + 605, abs=1)  # the first poll after 600 s
 
 
-def _history(log: Path):
-    ix = build_index(log, tz="UTC")
+def _history(ix):
     return RouteHistory(ix, None, 10.0, "UTC").build()
 
 
 @pytest.mark.slow
-def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path):
+def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch, tmp_path, shipped_index):
     """The replay's crondor history (engine.schedd.cron.CronObserver, htcondor.md §2.4
     ``needsCronTab``) observes only jobs that are cron jobs or have a cron attribute
     (``engine.schedd.cron.jobs_to_observe``); the oracle observes every touched job, as before the sieve. Same
@@ -265,14 +264,15 @@ def test_cron_sieve_gives_the_history_of_observing_every_touched_job(monkeypatch
             "103 2.0 JobStatus 1")
     log.txn(T0 + 400, "103 2.0 JobStatus 5", "103 2.0 HoldReasonCode 1")
     log.txn(T0 + 500, '103 01.-1 CronDayOfWeek "1"', "103 1.0 JobStatus 1")
-    logs = [ROOT / "sample_configs/recordings/demo-3h.job_queue.log"]
     (tmp_path / "job_queue.log").write_text("\n".join(log.lines) + "\n")
-    logs.append(tmp_path / "job_queue.log")
-    for path in logs:
-        sieved = _history(path)
+    # the demo recording's index (build_index(…, tz="UTC"), shared: tests/helpers/shipped_index.py),
+    # then the constructed log's; each read by both histories (the index does not depend on the sieve)
+    for path, ix in ((shipped_index("UTC").path, shipped_index("UTC")),
+                     (tmp_path / "job_queue.log", build_index(tmp_path / "job_queue.log", tz="UTC"))):
+        sieved = _history(ix)
         with monkeypatch.context() as m:
             m.setattr(ST, "jobs_to_observe", every_touched_job)
-            every = _history(path)
+            every = _history(ix)
         assert sieved.cron_values and sieved.cron_values == every.cron_values, path
         assert {k: list(v) for k, v in sieved.cron_times.items()} == {k: list(v) for k, v in every.cron_times.items()}
         assert sieved.changes == every.changes

@@ -17,7 +17,6 @@ from collections import Counter
 import pytest
 
 from engine.feeds.replay.archive import open_archive
-from engine.feeds.replay.index import build_index
 from engine.record.recorder import Recorder
 from tests.helpers.compaction import ScheddLog, steps_of
 from tests.helpers.paths import REPO
@@ -63,9 +62,9 @@ _NO_AD: dict = {}
 
 
 @pytest.mark.slow
-def test_the_demo_recording_compacted_recorded_and_replayed(tmp_path):
+def test_the_demo_recording_compacted_recorded_and_replayed(tmp_path, shipped_index):
     data = DEMO.read_bytes()
-    ref = build_index(str(DEMO), tz="UTC")
+    ref = shipped_index("UTC")  # build_index(DEMO, tz="UTC"), shared (tests/helpers/shipped_index.py)
     header, steps = steps_of(data)
     assert len(steps) == ref.steps
     log = ScheddLog(tmp_path / "job_queue.log", data)
