@@ -4,6 +4,8 @@ first, as a freshly composed screen draws it)."""
 
 from __future__ import annotations
 
+from rich.console import Console
+from rich.segment import ControlType
 from textual._context import visible_screen_stack
 from textual.screen import Screen
 from textual.strip import Strip
@@ -44,3 +46,28 @@ def stale_lines(shown: list[list[tuple]], screen: Screen) -> list[int]:
     fresh = fresh_cells(screen)
     return [y for y in range(max(len(shown), len(fresh)))
             if y >= len(shown) or y >= len(fresh) or shown[y] != fresh[y]]
+
+
+class Terminal:
+    """The cells a terminal shows, from every paint the app sends it (``App._display``'s updates:
+    a whole ``LayoutUpdate`` or a ``ChopsUpdate`` of the lines that changed), applied in order."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.console = Console(width=width, height=height, legacy_windows=False)
+        self.cells = [[(" ", None)] * width for _ in range(height)]
+
+    def paint(self, update) -> None:
+        x = y = 0
+        height, width = len(self.cells), len(self.cells[0])
+        for seg in update.__rich_console__(self.console, self.console.options):
+            if seg.control:
+                for control in seg.control:
+                    if control[0] == ControlType.CURSOR_MOVE_TO:
+                        x, y = control[1], control[2]
+                continue
+            if seg.text == "\n":
+                continue
+            for ch in seg.text:
+                if 0 <= y < height and 0 <= x < width:
+                    self.cells[y][x] = (ch, seg.style)
+                x += 1

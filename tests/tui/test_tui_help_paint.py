@@ -12,17 +12,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tests.helpers.screen_render import fresh_cells, strip_cells
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_prewarmed
+from tests.helpers.tui_fixtures import FakeRuntime, jobs, make_snapshot, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 
 pytestmark = pytest.mark.anyio
 
 
-def _painting_app(monkeypatch) -> tuple:
-    """The app over a fake runtime of 50 jobs (no snapshot after the first: nothing changes under
-    the help), and the list every paint is added to (screen, update)."""
-    app = make_app(FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
+def _painting_app(monkeypatch, runtime: FakeRuntime | None = None) -> tuple:
+    """The app over a fake runtime of 50 jobs (no snapshot after the first unless the test sends
+    one through ``runtime``: nothing changes under the help), and the list every paint is added to
+    (screen, update)."""
+    app = make_app(runtime or FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     painted: list = []
     display = App._display
     monkeypatch.setattr(App, "_display", lambda self, screen, update: (
@@ -103,6 +104,58 @@ async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch)
         text = ["".join(strip.text for strip in line) for line in whole[0].strips]
         assert any("RouteDeck help" in line for line in text) and any("(this screen)" in line for line in text)
         assert not any("covered the help" in line for line in text)
+
+
+async def _snapshot(pilot, app, rt: FakeRuntime, **changes) -> None:
+    """A new snapshot from ``rt``, drawn by the app."""
+    seq = rt.update(time=rt.latest().time + 60, **changes).seq
+    await wait_until(pilot, lambda: app.snapshot.seq == seq)
+    await _settle(pilot)
+
+
+@pytest.mark.prewarm
+@pytest.mark.parametrize("change", ["snapshot", "paused", "cursor", "resize"])
+async def test_question_mark_paints_the_board_as_it_is_now_behind_the_help(monkeypatch, change):
+    """The help's tinted backdrop (tui.screens.backdrop) is the board as it is at ``?``: the kept
+    help's lines were drawn again only when its own dirty regions were not empty, and a repaint
+    while it was open (a snapshot under it, a resize) emptied them, so the next ``?`` painted the
+    board as it was then ("engine running" over a paused board, the old clock, counts, cursor row
+    and footer; review of s16-switch, F1). The board changes while the help is hidden."""
+    rt = FakeRuntime(make_snapshot(50))
+    app, painted = _painting_app(monkeypatch, rt)
+    async with app.run_test(size=(132, 40)) as pilot:
+        await wait_prewarmed(pilot, app)
+        await _settle(pilot)
+        app.action_help()
+        await _settle(pilot)
+        if change == "resize":  # the open help is laid out and painted again at the new size
+            await pilot.resize_terminal(80, 24)
+        else:  # a snapshot under the open help repaints it
+            await _snapshot(pilot, app, rt)
+        await _settle(pilot)
+        await pilot.press("escape")
+        await _settle(pilot)
+        board = app.screen
+        before = fresh_cells(board)
+        if change == "snapshot":
+            await _snapshot(pilot, app, rt, jobs=jobs(20))
+        elif change == "paused":
+            await pilot.press("space")  # (the fake runtime sends the paused snapshot)
+            await wait_until(pilot, lambda: app.snapshot.paused)
+            await _settle(pilot)
+        elif change == "cursor":
+            await pilot.press("down", "down")
+            await _settle(pilot)
+        assert fresh_cells(board) != before or change == "resize"  # (the resize changed it under the help)
+        painted.clear()
+        await pilot.press("question_mark")
+        helper = app.screen
+        assert isinstance(helper, HelpScreen)
+        whole = [u for s, u in painted if s is helper]
+        assert [type(u).__name__ for u in whole] == ["LayoutUpdate"]
+        assert [strip_cells(line) for line in whole[0].strips] == fresh_cells(helper)
+        await _settle(pilot)
+        assert len([u for s, u in painted if u is not None]) == 1  # (and nothing painted after it)
 
 
 async def test_textual_paints_a_pushed_screen_only_after_its_resume():

@@ -18,6 +18,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from textual._context import visible_screen_stack
 from textual.renderables.background_screen import BackgroundScreen
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import _RenderCache
 
@@ -35,6 +36,27 @@ class TintedBackdrop:
             return
         self._render_cache = _RenderCache(self.size, lines)  # type: ignore[attr-defined]
         self._dirty_regions.clear()  # type: ignore[attr-defined]
+
+    def redraw_backdrop(self) -> None:
+        """Have the next paint draw the screen under this one as it is now: the lines whose tinted
+        line changed since this screen last drew its content are drawn again, the others are kept
+        (what ``_set_dirty()`` would do, without drawing every line of the screen again: 4 ms of
+        the UI thread's CPU on each ``?`` at 132x40)."""
+        old = self._render_cache  # type: ignore[attr-defined]
+        lines = None
+        if self._backdrop is not None and old is not None:
+            token = visible_screen_stack.set(list(self.app._background_screens))  # type: ignore[attr-defined]
+            try:  # (as the compositor hands them over as it paints)
+                lines = self._backdrop_lines()
+            finally:
+                visible_screen_stack.reset(token)
+        if lines is None or old.size != self.size:  # type: ignore[attr-defined]
+            self._set_dirty()  # type: ignore[attr-defined]
+            return
+        self._render_cache = _RenderCache(self.size, lines)  # type: ignore[attr-defined]
+        width = self.size.width  # type: ignore[attr-defined]
+        self._styles_cache.set_dirty(*(Region(0, y, width, 1) for y, (was, now) in  # type: ignore[attr-defined]
+                                       enumerate(zip(old.lines, lines)) if was is not now))
 
     def _backdrop_lines(self) -> list[Strip] | None:
         """The tinted lines of the screen under this one, or None where Textual's path must run."""

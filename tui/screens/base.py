@@ -114,6 +114,17 @@ class DeckScreen(WholePaint, Screen):
             return repaint_keeping_lines(self) if self._keep_repaint else self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def _on_timer_update(self) -> None:
+        """Textual's; under a dialog, the widgets that asked for a repaint are painted too. Each
+        compositor refresh of a screen under a dialog marks the regions it painted on the screen
+        itself and sets ``_repaint_required``; Textual's next update then paints only those marked
+        regions and drops the widgets' own. After a scrollbar's repaint under the job's ad (``j``,
+        Enter, Esc, Enter) that was the scrollbar's strip, and no snapshot repainted the header
+        and rows behind the dialog (review of s16-switch, side note)."""
+        if self._repaint_required and self._dirty_widgets and self.app.screen is not self:
+            self._compositor.update_widgets(self._dirty_widgets)  # (their regions, exchanged now)
+        Screen._on_timer_update(self)
+
     def prepare_paint(self) -> None:
         """The switch to this screen paints it next (tui.shell.prewarm.pull_before_paint)."""
         self.pull(before_paint=True)

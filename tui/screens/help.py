@@ -105,7 +105,12 @@ class HelpScreen(TintedBackdrop, WholePaint, ModalScreen[None]):
         """What an open of the help shows: its keys from the top, and no toasts. Toasts stack at
         the bottom right, above every screen: at 80×24 they covered the help's keys (issue 29).
         What they said is in the Events pane; help is what the user asked for. (On every open: a
-        kept help screen is mounted once.)"""
+        kept help screen is mounted once.) The tinted board behind it is drawn as it is now
+        (``TintedBackdrop.redraw_backdrop``): it is the help's own content, kept in its render
+        cache, which Textual draws again only while the help's dirty regions are not empty; a
+        repaint while it was open (a snapshot under it, a resize) emptied them, and the board
+        changed after the help was closed was painted as it was (review of s16-switch, F1)."""
+        self.redraw_backdrop()
         self.app.clear_notifications()
         for box in self.query("#help-box"):
             box.scroll_home(animate=False, immediate=True)  # a kept one opens at the top, as a new one
