@@ -57,7 +57,8 @@ from engine.feeds.replay.archive import open_archive, state_near, summarize
 from engine.record.archive import Archive
 from engine.record.checkpoint import SEGMENT_BYTES
 from engine.record.chunks import chunk_steps
-from engine.record.recorder import READ_CHUNK, Recorder, Report
+from engine.record.recorder import READ_CHUNK, Recorder
+from engine.record.report import Report
 from tests.helpers.compaction import ScheddLog
 from tests.helpers.demo_days import write_long_log
 from tui.cli import main as replay_main

@@ -54,7 +54,8 @@ from engine.cli.jsonout import emit
 from engine.record.files import ArchiveError  # not engine.record.archive (zstandard, hashlib): off every start-up
 
 if TYPE_CHECKING:  # annotations only; the recorder is imported when one runs (not by every parser)
-    from engine.record.recorder import Recorder, Report
+    from engine.record.recorder import Recorder
+    from engine.record.report import Report
 
 RETRY = 30.0  # seconds between attempts after a failed write (a full disk)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

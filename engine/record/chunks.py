@@ -9,12 +9,9 @@ fast path (``PLAIN_TXN``/``PLAIN_FIELDS``) and the schedd-reader verdict (``firs
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.queue.steps import PLAIN_FIELDS, PLAIN_TXN, first_corrupt, plain_end_ok, scan_steps
-
-if TYPE_CHECKING:
-    from engine.record.recorder import Report
+from engine.record.report import Report
 
 
 class _Sink:

@@ -58,7 +58,6 @@ rewritten). Design decisions and invariants:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
@@ -72,29 +71,12 @@ from engine.record.archive import Archive, Files
 from engine.record.chunks import chunk_steps, scan_part
 from engine.record.checkpoint import CHECKPOINT_BYTES, SEGMENT_BYTES, Inner, LogPosition, Txn, txn_hash
 from engine.record.counts import RouteCounts
+from engine.record.report import Report
 from engine.record.state import Head, diff_records, dump_of, dump_records, head_of, load_state, state_dump
 
 READ_CHUNK = 1 << 20  # bytes of log read (and their parsed steps held) at a time: bounds memory (bench/record.py)
 PENDING_FRAMES = 4  # frames of transactions a catch-up holds before writing them
 MAX_GENERATIONS_BACK = 64  # rotated copies looked for between two generations (bounded)
-
-
-@dataclass
-class Report:
-    """What one ``poll`` did."""
-
-    archived: int = 0
-    gaps: list = field(default_factory=list)
-    generations: list = field(default_factory=list)  # sequences of the new generations read
-    problems: list = field(default_factory=list)  # "file:line: message"
-    missing: str | None = None  # the log cannot be read: why
-    # file read → the offset of the first line in what was read that the schedd's reader finds
-    # corrupt (steps.first_corrupt): ``record --once`` asks load_log for its verdict only then
-    corrupt: dict = field(default_factory=dict)
-
-    def saw_corrupt(self, path: Path, offset: int) -> None:
-        if offset < self.corrupt.get(path, offset + 1):
-            self.corrupt[path] = offset
 
 
 def _open(path: Path):

@@ -11,7 +11,8 @@ from engine.queue.steps import scan_steps
 from engine.queue.records import plain_record
 from engine.queue.timeline import _STAMP_LINE, parse_comment_time, stamp_time
 from engine.record.chunks import _Sink
-from engine.record.recorder import Recorder, Report
+from engine.record.recorder import Recorder
+from engine.record.report import Report
 from tests.helpers.paths import REPO
 
 DEMO = REPO / "sample_configs" / "recordings" / "demo-3h.job_queue.log"
