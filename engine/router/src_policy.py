@@ -157,8 +157,7 @@ class SourcePolicy:
         """The ad an old-syntax ``JobFailureTest`` reads (``Lifecycle.finish_finalize``), made as
         the policy's is (:meth:`_policy_ad`) from the test's text."""
         text = None if route.syntax == "classad" and route.route_ad is not None else route.job_failure_test
-        ad = reached_ad(job.src, (text,)) if text else None
-        return self.src_ad(job) if ad is None else ad
+        return self._policy_ad(job, (text,)) if text else self.src_ad(job)
 
 
 def reached_ad(src: Any, roots: tuple[str, ...]) -> Any | None:
