@@ -267,7 +267,7 @@ class Lifecycle:
             if name == "JobStatus" and name not in written:
                 continue
             _set_local(src, name, text, lower, counted=True)
-        if lower is not None and type(src) is SrcAttrs:
+        if lower is not None:
             src.lower = (src.version, lower)  # _set_local kept it up to date
         return True
 

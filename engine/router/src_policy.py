@@ -76,7 +76,7 @@ class SourcePolicy:
             if status is None:
                 continue
             self.periodic_evaluations += 1
-            decision = _timer_remove(local, now) or analyze_periodic(self._policy_ad(job, system, roots), job.src, status,
+            decision = _timer_remove(local, now) or analyze_periodic(self._policy_ad(job, roots), job.src, status,
                                                                      system, now)
             if decision.action == "none":
                 due = time_deadline(local.get, job.src.values(), system, now, status)
@@ -146,7 +146,7 @@ class SourcePolicy:
                 queued.pop(key, None)
         return in_order(tracked[k] for k in keys if k in tracked), ads
 
-    def _policy_ad(self, job: Any, system: SystemPolicy, roots: tuple[str, ...]) -> Any:
+    def _policy_ad(self, job: Any, roots: tuple[str, ...]) -> Any:
         """The ad the policy reads of the router's copy of the source (``user_policy.policy_ad``:
         the attributes its expressions reach), else the job's kept evaluation ad of the whole
         copy (``Lifecycle.src_ad``). A name spelled twice takes the later text in both."""
@@ -157,8 +157,7 @@ class SourcePolicy:
         """The ad an old-syntax ``JobFailureTest`` reads (``Lifecycle.finish_finalize``), made as
         the policy's is (:meth:`_policy_ad`) from the test's text."""
         text = None if route.syntax == "classad" and route.route_ad is not None else route.job_failure_test
-        ad = reached_ad(job.src, (text,)) if text else None
-        return self.src_ad(job) if ad is None else ad
+        return self._policy_ad(job, (text,)) if text else self.src_ad(job)
 
 
 def reached_ad(src: Any, roots: tuple[str, ...]) -> Any | None:
