@@ -215,7 +215,7 @@ class TableLoader:
             return None, lambda line: where
         if not self.allow_cmd:
             self.diag("warning", f"JOB_ROUTER_ENTRIES_CMD ({value}) was not run: running commands from a config "
-                      "needs --allow-cmd (demo mode allows it); its routes are missing from this table", where)
+                      "needs --allow-cmd (check, route and convert take it); its routes are missing from this table", where)
             return None, lambda line: where
         try:
             status, output = self.cmd_runner(value)
