@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.screen_render import Terminal, fresh_cells, on_paint
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, settle, wait_prewarmed, wait_until
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, newer_snapshot, settle, wait_prewarmed
 from tui.app import make_app
 from tui.screens.ad import AdScreen
 
@@ -46,8 +46,7 @@ async def test_a_snapshot_repaints_the_jobs_view_behind_the_ad(monkeypatch, open
         before = fresh_cells(ad)
         assert term.cells == before
         for k in range(1, 3):
-            seq = rt.update(time=rt.latest().time + 3600 * k).seq
-            await wait_until(pilot, lambda: app.snapshot.seq == seq)
+            await newer_snapshot(pilot, app, rt, time=rt.latest().time + 3600 * k)
             await settle(pilot)
             assert app.screen is ad
             now = fresh_cells(ad)

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tests.helpers.screen_render import fresh_cells, on_paint, strip_cells
-from tests.helpers.tui_fixtures import FakeRuntime, jobs, make_snapshot, settle, wait_prewarmed, wait_until
+from tests.helpers.tui_fixtures import FakeRuntime, jobs, make_snapshot, newer_snapshot, settle, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 
@@ -101,8 +101,7 @@ async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch)
 
 async def _snapshot(pilot, app, rt: FakeRuntime, **changes) -> None:
     """A new snapshot from ``rt``, drawn by the app."""
-    seq = rt.update(time=rt.latest().time + 60, **changes).seq
-    await wait_until(pilot, lambda: app.snapshot.seq == seq)
+    await newer_snapshot(pilot, app, rt, time=rt.latest().time + 60, **changes)
     await settle(pilot)
 
 

@@ -14,7 +14,7 @@ from textual.strip import Strip
 
 from engine.contract.codes import JobStatus
 from tests.helpers.screen_render import fresh_cells, on_paint, screen_cells, screen_text, stale_lines, strip_cells
-from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, settle, wait_prewarmed, wait_until
+from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, newer_snapshot, settle, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.base import keeping_lines
 from tui.widgets.chrome import EngineBanner, StatusHeader
@@ -43,13 +43,6 @@ async def _prewarmed_and_visited(pilot, app, *actions) -> None:
         await pilot.pause()
 
 
-async def _newer(pilot, app, runtime, **changes) -> None:
-    """A newer snapshot, until the app has it."""
-    runtime.update(**changes)
-    seq = runtime.latest().seq
-    await wait_until(pilot, lambda: app.snapshot.seq == seq)
-
-
 @pytest.mark.prewarm
 async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
     runtime, app, painted = _painting_app(monkeypatch)
@@ -57,7 +50,7 @@ async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(m
         await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs, app.action_show_routes)
         for mode, action, hours in (("cron", app.action_show_cron, 1), ("jobs", app.action_show_jobs, 2),
                                     ("routes", app.action_show_routes, 3)):
-            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
+            await newer_snapshot(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
             painted.clear()
             action()  # within the key: one whole paint of the new view
             screen = app.screen
@@ -88,9 +81,7 @@ async def test_a_snapshot_that_changes_nothing_on_crondor_repaints_none_of_it():
         for widget in (table, detail):
             refresh = widget.refresh
             widget.refresh = lambda *a, _w=widget, _r=refresh, **k: (repaints.append(_w), _r(*a, **k))[1]
-        runtime.update()  # a new snapshot, the same cron jobs at the same time
-        seq = runtime.latest().seq
-        await wait_until(pilot, lambda: app.snapshot.seq == seq)
+        await newer_snapshot(pilot, app, runtime)  # the same cron jobs at the same time
         await pilot.pause()
         assert repaints == []
 
@@ -115,7 +106,7 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
         board = app.screen
         drawn = _spy_own_lines(board)
         for hours, keys in ((1, ("c", "b")), (2, ("question_mark", "escape"))):
-            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
+            await newer_snapshot(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
             await pilot.pause()
             await pilot.pause()
             for key in keys:
@@ -150,7 +141,7 @@ async def test_the_jobs_view_shown_again_shows_what_it_draws_afresh(how):
             await pilot.resize_terminal(150, 45)
         elif how.startswith("theme"):
             app.theme = "textual-light" if app.theme != "textual-light" else "nord"
-        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(120).jobs, jobs_version=2)
+        await newer_snapshot(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(120).jobs, jobs_version=2)
         await settle(pilot)
         await pilot.press(back)
         await settle(pilot)
@@ -172,7 +163,7 @@ async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypa
     runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
         await _prewarmed_and_visited(pilot, app, app.action_show_jobs, app.action_show_routes)
-        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
+        await newer_snapshot(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
         painted.clear()
         app.action_show_jobs()
         screen = app.screen
