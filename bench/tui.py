@@ -73,12 +73,17 @@ async def timed(pilot, *keys: str) -> float:
     return time.perf_counter() - t
 
 
+def key_event(app, key: str) -> events.Key:
+    """The ``Key`` event a terminal's driver hands ``app`` for ``key`` (its character, if it has one)."""
+    event = events.Key(key, "?" if key == "question_mark" else (key if len(key) == 1 else None))
+    event.set_sender(app)
+    return event
+
+
 async def respond(pilot, key: str, done, timeout: float = 10.0) -> float:
     """Seconds from handing ``key`` to the driver until ``done()`` holds and the screen is rendered."""
     app = pilot.app
-    char = key if len(key) == 1 else None
-    event = events.Key(key, char)
-    event.set_sender(app)
+    event = key_event(app, key)
     t, c, g = time.perf_counter(), time.thread_time(), _gc_total[0]
     app._driver.send_message(event)
     while not done():
@@ -242,19 +247,24 @@ def _painted_flag() -> None:
     DeckScreen.show_snapshot = show_snapshot
 
 
-async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: bool = False) -> None:
+def live_demo_app(speed: float, hours: float = 1.0):
+    """The real app (``make_app``) on the live demo (seed 1) run ``hours`` virtual hours first, at
+    ×``speed``, a snapshot every 0.25 s."""
     from engine.clock import VirtualClock
     from engine.feeds.demo import build_demo
     from engine.runtime import Runtime
     import tempfile
 
-    _painted_flag()
-    t = time.perf_counter()
     engine = build_demo(None, seed=1, state_dir=tempfile.mkdtemp(prefix="routedeck-bench-tui-"), durable=False)
     engine.run_until(engine.now + hours * 3600)
+    return make_app(Runtime(engine, VirtualClock(start=engine.now, speed=speed), snapshot_interval=0.25), blink=False)
+
+
+async def run_screens(repeat: int, speed: float, hours: float = 1.0, gc_freeze: bool = False) -> None:
+    _painted_flag()
+    t = time.perf_counter()
+    app = live_demo_app(speed, hours)
     print(f"demo engine built and run {hours:g} virtual hour(s) in {time.perf_counter() - t:.1f} s (not part of the figures)")
-    runtime = Runtime(engine, VirtualClock(start=engine.now, speed=speed), snapshot_interval=0.25)
-    app = make_app(runtime, blink=False)
     rows: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
 
@@ -375,8 +385,7 @@ async def painted_after(pilot, key: str, name: str, timeout: float = 10.0) -> tu
     terminal. Unlike :func:`respond`, nothing is painted by the bench: a paint Textual leaves to a
     screen's update timer counts with its wait."""
     app = pilot.app
-    event = events.Key(key, "?" if key == "question_mark" else (key if len(key) == 1 else None))
-    event.set_sender(app)
+    event = key_event(app, key)
     PAINTS.clear()
     t, c = time.perf_counter(), time.thread_time()
     app._driver.send_message(event)
@@ -396,15 +405,9 @@ async def run_paint(repeat: int, speed: float) -> None:
     The anchor, in the same run: a fixed piece of work on the UI thread, wall and CPU."""
     from textual.app import App
 
-    from engine.clock import VirtualClock
-    from engine.feeds.demo import build_demo
-    from engine.runtime import Runtime
     import os
-    import tempfile
 
-    engine = build_demo(None, seed=1, state_dir=tempfile.mkdtemp(prefix="routedeck-bench-tui-"), durable=False)
-    engine.run_until(engine.now + 3600)
-    app = make_app(Runtime(engine, VirtualClock(start=engine.now, speed=speed), snapshot_interval=0.25), blink=False)
+    app = live_demo_app(speed)
     display = App._display
 
     def spy(self, screen, update):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.segment import ControlType
 from textual._context import visible_screen_stack
+from textual.app import App
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -46,6 +47,14 @@ def stale_lines(shown: list[list[tuple]], screen: Screen) -> list[int]:
     fresh = fresh_cells(screen)
     return [y for y in range(max(len(shown), len(fresh)))
             if y >= len(shown) or y >= len(fresh) or shown[y] != fresh[y]]
+
+
+def on_paint(monkeypatch, call) -> None:
+    """For one test: every paint an app hands the terminal (``App._display(screen, update)``) is
+    given to ``call(screen, update)`` first."""
+    display = App._display
+    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
+        call(screen, update), display(self, screen, update))[1])
 
 
 class Terminal:

@@ -268,6 +268,18 @@ async def wait_until(pilot, cond, timeout: float = 5.0) -> None:
     raise AssertionError(f"timed out waiting for {getattr(cond, '__name__', cond)}")
 
 
+async def newer_snapshot(pilot, app, runtime: FakeRuntime, **changes) -> None:
+    """A newer snapshot from ``runtime`` (``changes`` to the latest), until the app has it."""
+    seq = runtime.update(**changes).seq
+    await wait_until(pilot, lambda: app.snapshot.seq == seq)
+
+
+async def settle(pilot) -> None:
+    """Four of Pilot's pauses: the app's messages, the paints they ask for and what runs after those."""
+    for _ in range(4):
+        await pilot.pause()
+
+
 async def wait_prewarmed(pilot, app) -> None:
     """Until the app's background build of the other views (tui.shell.prewarm) has ended. It composes,
     lays out and draws five or six screens off screen, one at a time behind keys and snapshots: ~1 s

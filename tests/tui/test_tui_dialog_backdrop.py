@@ -9,19 +9,13 @@ when it has marked any, and a scrollbar's repaint after the first open had marke
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 
-from tests.helpers.screen_render import Terminal, fresh_cells
-from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, wait_prewarmed, wait_until
+from tests.helpers.screen_render import Terminal, fresh_cells, on_paint
+from tests.helpers.tui_fixtures import FakeRuntime, make_snapshot, newer_snapshot, settle, wait_prewarmed
 from tui.app import make_app
 from tui.screens.ad import AdScreen
 
 pytestmark = pytest.mark.anyio
-
-
-async def _settle(pilot) -> None:
-    for _ in range(4):
-        await pilot.pause()
 
 
 async def _open_ad(pilot, app) -> AdScreen:
@@ -29,7 +23,7 @@ async def _open_ad(pilot, app) -> AdScreen:
     ad = app.screen
     assert isinstance(ad, AdScreen)
     await ad.loader.wait()
-    await _settle(pilot)
+    await settle(pilot)
     return ad
 
 
@@ -39,24 +33,21 @@ async def test_a_snapshot_repaints_the_jobs_view_behind_the_ad(monkeypatch, open
     rt = FakeRuntime(make_snapshot(50))
     app = make_app(rt, blink=False, watch_files=False)
     term = Terminal(132, 40)
-    display = App._display
-    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
-        update is not None and term.paint(update), display(self, screen, update))[1])
+    on_paint(monkeypatch, lambda screen, update: update is not None and term.paint(update))
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_prewarmed(pilot, app)
         await pilot.press("j")
-        await _settle(pilot)
+        await settle(pilot)
         for _ in range(opens - 1):
             await _open_ad(pilot, app)
             await pilot.press("escape")
-            await _settle(pilot)
+            await settle(pilot)
         ad = await _open_ad(pilot, app)
         before = fresh_cells(ad)
         assert term.cells == before
         for k in range(1, 3):
-            seq = rt.update(time=rt.latest().time + 3600 * k).seq
-            await wait_until(pilot, lambda: app.snapshot.seq == seq)
-            await _settle(pilot)
+            await newer_snapshot(pilot, app, rt, time=rt.latest().time + 3600 * k)
+            await settle(pilot)
             assert app.screen is ad
             now = fresh_cells(ad)
             assert now[0] != before[0]  # (the header's clock, and the jobs' ages, changed behind the ad)

@@ -11,8 +11,8 @@ from textual.app import App
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tests.helpers.screen_render import fresh_cells, strip_cells
-from tests.helpers.tui_fixtures import FakeRuntime, jobs, make_snapshot, wait_prewarmed, wait_until
+from tests.helpers.screen_render import fresh_cells, on_paint, strip_cells
+from tests.helpers.tui_fixtures import FakeRuntime, jobs, make_snapshot, newer_snapshot, settle, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 
@@ -25,15 +25,8 @@ def _painting_app(monkeypatch, runtime: FakeRuntime | None = None) -> tuple:
     (screen, update)."""
     app = make_app(runtime or FakeRuntime(make_snapshot(50)), blink=False, watch_files=False)
     painted: list = []
-    display = App._display
-    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
-        painted.append((screen, update)), display(self, screen, update))[1])
+    on_paint(monkeypatch, lambda screen, update: painted.append((screen, update)))
     return app, painted
-
-
-async def _settle(pilot) -> None:
-    for _ in range(4):
-        await pilot.pause()
 
 
 @pytest.mark.prewarm
@@ -42,20 +35,20 @@ async def test_question_mark_paints_the_whole_help_within_the_key_and_nothing_af
     app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=size) as pilot:
         await wait_prewarmed(pilot, app)
-        await _settle(pilot)
+        await settle(pilot)
         for n in range(3):  # the prewarmed help's first open, then the kept one's
             painted.clear()
             app.action_help()  # within the key: one whole paint of the help
             helper = app.screen
             assert isinstance(helper, HelpScreen), n
             assert [type(u).__name__ for s, u in painted if s is helper] == ["LayoutUpdate"], n
-            await _settle(pilot)
+            await settle(pilot)
             shown = [u for s, u in painted if u is not None]
             assert len(shown) == 1, n  # (Textual's resume repainted it whole after the paint)
             # what a whole render of the settled help with every line cache cleared shows, with styles
             assert [strip_cells(line) for line in shown[0].strips] == fresh_cells(helper), n
             app.pop_screen()
-            await _settle(pilot)
+            await settle(pilot)
 
 
 @pytest.mark.prewarm
@@ -69,12 +62,12 @@ async def test_escape_paints_the_whole_board_within_the_key_and_nothing_after(mo
         board = app.screen
         for n in range(3):
             app.action_help()
-            await _settle(pilot)
+            await settle(pilot)
             painted.clear()
             app.pop_screen()  # (what Esc on the help does: Screen.dismiss)
             assert app.screen is board
             assert [type(u).__name__ for s, u in painted if s is board] == ["LayoutUpdate"], n
-            await _settle(pilot)
+            await settle(pilot)
             shown = [u for s, u in painted if u is not None]
             assert len(shown) == 1, n
             assert [strip_cells(line) for line in shown[0].strips] == fresh_cells(board), n
@@ -88,15 +81,15 @@ async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_prewarmed(pilot, app)
         app.action_help()
-        await _settle(pilot)
+        await settle(pilot)
         box = app.screen.query_one("#help-box")
         box.scroll_end(animate=False, immediate=True)
-        await _settle(pilot)
+        await settle(pilot)
         assert box.scroll_y > 0
         app.pop_screen()
-        await _settle(pilot)
+        await settle(pilot)
         app.notify("a toast that covered the help's keys", timeout=30)
-        await _settle(pilot)
+        await settle(pilot)
         painted.clear()
         app.action_help()
         whole = [u for s, u in painted if s is app.screen]
@@ -108,9 +101,8 @@ async def test_a_kept_help_is_painted_at_its_top_and_without_toasts(monkeypatch)
 
 async def _snapshot(pilot, app, rt: FakeRuntime, **changes) -> None:
     """A new snapshot from ``rt``, drawn by the app."""
-    seq = rt.update(time=rt.latest().time + 60, **changes).seq
-    await wait_until(pilot, lambda: app.snapshot.seq == seq)
-    await _settle(pilot)
+    await newer_snapshot(pilot, app, rt, time=rt.latest().time + 60, **changes)
+    await settle(pilot)
 
 
 @pytest.mark.prewarm
@@ -125,16 +117,16 @@ async def test_question_mark_paints_the_board_as_it_is_now_behind_the_help(monke
     app, painted = _painting_app(monkeypatch, rt)
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_prewarmed(pilot, app)
-        await _settle(pilot)
+        await settle(pilot)
         app.action_help()
-        await _settle(pilot)
+        await settle(pilot)
         if change == "resize":  # the open help is laid out and painted again at the new size
             await pilot.resize_terminal(80, 24)
         else:  # a snapshot under the open help repaints it
             await _snapshot(pilot, app, rt)
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("escape")
-        await _settle(pilot)
+        await settle(pilot)
         board = app.screen
         before = fresh_cells(board)
         if change == "snapshot":
@@ -142,10 +134,10 @@ async def test_question_mark_paints_the_board_as_it_is_now_behind_the_help(monke
         elif change == "paused":
             await pilot.press("space")  # (the fake runtime sends the paused snapshot)
             await wait_until(pilot, lambda: app.snapshot.paused)
-            await _settle(pilot)
+            await settle(pilot)
         elif change == "cursor":
             await pilot.press("down", "down")
-            await _settle(pilot)
+            await settle(pilot)
         assert fresh_cells(board) != before or change == "resize"  # (the resize changed it under the help)
         painted.clear()
         await pilot.press("question_mark")
@@ -154,7 +146,7 @@ async def test_question_mark_paints_the_board_as_it_is_now_behind_the_help(monke
         whole = [u for s, u in painted if s is helper]
         assert [type(u).__name__ for u in whole] == ["LayoutUpdate"]
         assert [strip_cells(line) for line in whole[0].strips] == fresh_cells(helper)
-        await _settle(pilot)
+        await settle(pilot)
         assert len([u for s, u in painted if u is not None]) == 1  # (and nothing painted after it)
 
 
@@ -208,13 +200,13 @@ async def test_a_main_view_shown_again_after_a_whole_screen_keeps_textuals_paint
     async with app.run_test(size=(132, 40)) as pilot:
         await wait_prewarmed(pilot, app)
         app.action_show_jobs()
-        await _settle(pilot)
+        await settle(pilot)
         jobs = app.screen
         app.open_why_not(app.snapshot.jobs[0].job)
-        await _settle(pilot)
+        await settle(pilot)
         painted.clear()
         app.pop_screen()
         assert painted == []
-        await _settle(pilot)
+        await settle(pilot)
         whole = [u for s, u in painted if s is jobs and type(u).__name__ == "LayoutUpdate"]
         assert whole and [strip_cells(line) for line in whole[-1].strips] == fresh_cells(jobs)

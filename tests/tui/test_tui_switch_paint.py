@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 from rich.segment import Segment
 from rich.style import Style
-from textual.app import App
 from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.strip import Strip
 
 from engine.contract.codes import JobStatus
-from tests.helpers.screen_render import fresh_cells, screen_cells, screen_text, stale_lines, strip_cells
-from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, wait_prewarmed, wait_until
+from tests.helpers.screen_render import fresh_cells, on_paint, screen_cells, screen_text, stale_lines, strip_cells
+from tests.helpers.tui_fixtures import T0, FakeRuntime, make_snapshot, newer_snapshot, settle, wait_prewarmed, wait_until
 from tui.app import make_app
 from tui.screens.base import keeping_lines
 from tui.widgets.chrome import EngineBanner, StatusHeader
@@ -33,9 +32,7 @@ def _painting_app(monkeypatch) -> tuple:
     runtime = FakeRuntime(make_snapshot(50))
     app = make_app(runtime, blink=False, watch_files=False)
     painted: list = []
-    display = App._display
-    monkeypatch.setattr(App, "_display", lambda self, screen, update: (
-        painted.append((screen, update)), display(self, screen, update))[1])
+    on_paint(monkeypatch, lambda screen, update: painted.append((screen, update)))
     return runtime, app, painted
 
 
@@ -46,13 +43,6 @@ async def _prewarmed_and_visited(pilot, app, *actions) -> None:
         await pilot.pause()
 
 
-async def _newer(pilot, app, runtime, **changes) -> None:
-    """A newer snapshot, until the app has it."""
-    runtime.update(**changes)
-    seq = runtime.latest().seq
-    await wait_until(pilot, lambda: app.snapshot.seq == seq)
-
-
 @pytest.mark.prewarm
 async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(monkeypatch):
     runtime, app, painted = _painting_app(monkeypatch)
@@ -60,7 +50,7 @@ async def test_a_switch_paints_the_whole_view_with_the_latest_snapshot_at_once(m
         await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs, app.action_show_routes)
         for mode, action, hours in (("cron", app.action_show_cron, 1), ("jobs", app.action_show_jobs, 2),
                                     ("routes", app.action_show_routes, 3)):
-            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
+            await newer_snapshot(pilot, app, runtime, time=T0 + hours * 3600)  # the view (hidden) has an older one
             painted.clear()
             action()  # within the key: one whole paint of the new view
             screen = app.screen
@@ -91,9 +81,7 @@ async def test_a_snapshot_that_changes_nothing_on_crondor_repaints_none_of_it():
         for widget in (table, detail):
             refresh = widget.refresh
             widget.refresh = lambda *a, _w=widget, _r=refresh, **k: (repaints.append(_w), _r(*a, **k))[1]
-        runtime.update()  # a new snapshot, the same cron jobs at the same time
-        seq = runtime.latest().seq
-        await wait_until(pilot, lambda: app.snapshot.seq == seq)
+        await newer_snapshot(pilot, app, runtime)  # the same cron jobs at the same time
         await pilot.pause()
         assert repaints == []
 
@@ -118,7 +106,7 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
         board = app.screen
         drawn = _spy_own_lines(board)
         for hours, keys in ((1, ("c", "b")), (2, ("question_mark", "escape"))):
-            await _newer(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
+            await newer_snapshot(pilot, app, runtime, time=T0 + hours * 3600)  # drawn on the board first
             await pilot.pause()
             await pilot.pause()
             for key in keys:
@@ -133,11 +121,6 @@ async def test_a_main_view_shown_again_keeps_its_own_lines(monkeypatch):
             drawn.clear()  # (fresh_cells drew them)
 
 
-async def _settle(pilot) -> None:
-    for _ in range(4):
-        await pilot.pause()
-
-
 @pytest.mark.prewarm
 @pytest.mark.parametrize("how", ["hidden", "dialog", "resize-hidden", "theme-hidden", "theme-dialog"])
 async def test_the_jobs_view_shown_again_shows_what_it_draws_afresh(how):
@@ -150,18 +133,18 @@ async def test_the_jobs_view_shown_again_shows_what_it_draws_afresh(how):
     async with app.run_test(size=(132, 40)) as pilot:
         await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_jobs)
         jobs = app.screen
-        await _settle(pilot)
+        await settle(pilot)
         away, back = ("c", "j") if "hidden" in how else ("question_mark", "escape")
         await pilot.press(away)
-        await _settle(pilot)
+        await settle(pilot)
         if how.startswith("resize"):
             await pilot.resize_terminal(150, 45)
         elif how.startswith("theme"):
             app.theme = "textual-light" if app.theme != "textual-light" else "nord"
-        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(120).jobs, jobs_version=2)
-        await _settle(pilot)
+        await newer_snapshot(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(120).jobs, jobs_version=2)
+        await settle(pilot)
         await pilot.press(back)
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen is jobs
         assert stale_lines(screen_cells(jobs), jobs) == []
         # sanity: a stale line (the header's, as a kept cache would hold it) is seen
@@ -180,12 +163,11 @@ async def test_the_switch_paint_takes_the_repaints_its_layout_asked_for(monkeypa
     runtime, app, painted = _painting_app(monkeypatch)
     async with app.run_test(size=(132, 40)) as pilot:
         await _prewarmed_and_visited(pilot, app, app.action_show_jobs, app.action_show_routes)
-        await _newer(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
+        await newer_snapshot(pilot, app, runtime, time=T0 + 3600, jobs=make_snapshot(80).jobs, jobs_version=2)  # the thumb moves
         painted.clear()
         app.action_show_jobs()
         screen = app.screen
-        for _ in range(4):
-            await pilot.pause()
+        await settle(pilot)
         shown = [u for s, u in painted if s is screen and u is not None]
         assert [type(u).__name__ for u in shown] == ["LayoutUpdate"]  # (then a ChopsUpdate of 34 lines, before)
         # what a whole render with every line cache cleared shows, with styles (the repaints taken
@@ -398,12 +380,12 @@ async def test_the_hooks_view_resized_while_hidden_draws_its_header_row_afresh()
     async with app.run_test(size=(132, 40)) as pilot:
         await _prewarmed_and_visited(pilot, app, app.action_show_cron, app.action_show_hooks)
         hooks = app.screen
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("c")
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.resize_terminal(150, 45)
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("h")
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen is hooks
         assert stale_lines(screen_cells(hooks), hooks) == []

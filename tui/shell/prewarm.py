@@ -95,6 +95,15 @@ def painted_now(app, screen: Screen) -> None:
     screen._painted_time = get_time()  # what widgets asked for before this is on screen
 
 
+def paint_shown(app, screen: Screen) -> None:
+    """``screen``, shown by a push or a pop (``Prewarm.push_screen``, ``pop_screen``), prepared
+    (:func:`pull_before_paint`), laid out as ``switch_mode`` lays out a resumed screen (that paints
+    it) and marked painted whole (:func:`painted_now`)."""
+    pull_before_paint(screen, app.size)
+    screen._screen_resized(app.size)
+    painted_now(app, screen)
+
+
 def startup_heap_thawed() -> None:
     """The frozen heap was given back to the GC (an app's idle collector at its exit,
     tui.shell.idle_gc): the next app's start-up heap is frozen again."""
@@ -140,9 +149,7 @@ class Prewarm:
         with keeping_lines(stack[-1] if stack else None, repaint=False):
             result = super().push_screen(screen, *args, **kwargs)
         if built is not None and built is self.screen:
-            pull_before_paint(built, self.size)
-            built._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
-            painted_now(self, built)
+            paint_shown(self, built)
         return result
 
     def pop_screen(self):
@@ -157,9 +164,7 @@ class Prewarm:
         shown = self.screen
         if (getattr(popped, "PAINTED_ON_PUSH", False) and isinstance(shown, WholePaint) and shown.is_mounted
                 and shown.stack_updates and not self._batch_count):
-            pull_before_paint(shown, self.size)
-            shown._screen_resized(self.size)  # (as switch_mode lays out a resumed screen: it paints)
-            painted_now(self, shown)
+            paint_shown(self, shown)
             self._painted_on_pop = shown if shown._painted_at_switch else None
         return result
 
