@@ -40,6 +40,7 @@ from anchor import anchor_cpu  # bench/ is on sys.path as the script's directory
 
 import engine.queue.writer as W
 from engine.feeds.demo import build_demo
+from engine.runtime import MAX_SPEED
 
 PARKED = {"Owner": '"parked"', "VO": '"parked"', "JobUniverse": "5", "Cmd": '"/bin/sleep"',
           "RequestCpus": "1", "RequestMemory": "64000"}  # more memory than any sample route allows
@@ -63,7 +64,7 @@ def parked_demo(queue: int, warm: float, durable: bool):
 def run(queue: int, virtual: float, warm: float, durable: bool, profile: bool, grouped: bool = False) -> None:
     engine = parked_demo(queue, warm, durable)
     if grouped:  # issue 30: faster than real time, at most one fdatasync per GROUP_SYNC s of wall time
-        engine.sync_log("max", time.monotonic)  # as the runtime and the headless --max-speed run set it
+        engine.sync_log(MAX_SPEED, time.monotonic)  # as the runtime and the headless --max-speed run set it
     syncs = [0, 0.0]
     name = "_datasync" if hasattr(W, "_datasync") else "fsync"  # before issue 14: os.fsync
     owner = W if name == "_datasync" else os

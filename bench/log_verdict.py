@@ -18,23 +18,14 @@ import argparse
 import contextlib
 import io
 import os
-import time
 from pathlib import Path
 
+from anchor import best_cpu  # bench/ is on sys.path as the script's directory
 from engine.cli.replay import log_status
 from engine.feeds.replay.index import build_index
 from engine.queue.reader import load_log
 
 LOG = Path(__file__).resolve().parent.parent / "sample_configs/recordings/demo-3h.job_queue.log"
-
-
-def best(fn, runs: int) -> float:
-    out = float("inf")
-    for _ in range(runs):
-        t = time.process_time()
-        fn()
-        out = min(out, time.process_time() - t)
-    return out
 
 
 def main() -> None:
@@ -43,11 +34,11 @@ def main() -> None:
     runs = ap.parse_args().runs
     path = str(LOG)
     index = build_index(path)
-    anchor = best(lambda: build_index(path), runs)
+    anchor = best_cpu(lambda: build_index(path), runs)
     with contextlib.redirect_stderr(io.StringIO()):
         assert log_status(path, index=index) == 0
-        now = best(lambda: log_status(path, index=index), runs)
-    before = best(lambda: load_log(path, validate=False), runs)
+        now = best_cpu(lambda: log_status(path, index=index), runs)
+    before = best_cpu(lambda: load_log(path, validate=False), runs)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"anchor: the index's pass {anchor * 1e3:.1f} ms CPU   (load average {load})")
     print(f"verdict from the index: {now * 1e3:.1f} ms CPU = {now / anchor:.2f}x the anchor")

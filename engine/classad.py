@@ -16,7 +16,7 @@ Design decisions and invariants:
   they are about a sixth of a new process's start-up (issue 27). ``ClassAd``, ``ExprTree``,
   ``Value``, ``UNDEFINED`` and ``ERROR`` are this module's attributes as before, looked up then
   (:func:`__getattr__`); a value is tested for a ``classad2.Value`` without importing the library
-  (:func:`_value_class`: none exists before it is imported, by this module or by anyone).
+  (:func:`_is_value`: none exists before it is imported, by this module or by anyone).
 - Values are kept as *text* (old-ClassAd unparse syntax, exactly as job_queue.log stores them,
   htcondor.md §3.1 "Values") until something needs them evaluated. :func:`format_value` produces
   that text; :func:`make_ad` builds an evaluation ad from texts.
@@ -94,17 +94,13 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def _value_class() -> Any:
-    """``classad2.Value`` once anyone imported classad2 (not only :func:`_lib`: a caller may import
-    it first and hand its values here), else None: no value of it can exist yet."""
-    lib = sys.modules.get("classad2")
-    return None if lib is None else lib.Value
-
-
 def _is_value(value: Any) -> bool:
-    """``value`` is a ``classad2.Value`` (undefined or error); never one before classad2 is imported."""
-    cls = _value_class()
-    return cls is not None and isinstance(value, cls)
+    """``value`` is a ``classad2.Value`` (undefined or error). Its class is looked up once anyone
+    imported classad2 (not only :func:`_lib`: a caller may import it first and hand its values
+    here); before that no value of it can exist."""
+    lib = sys.modules.get("classad2")
+    return lib is not None and isinstance(value, lib.Value)
+
 
 # How deep one evaluation may nest: each operator, pair of brackets and attribute look-up is a
 # level, and one level more makes the evaluation call fail (EvalState::MAX_CLASSAD_RECURSION,

@@ -339,9 +339,9 @@ def loop(log: str, args: argparse.Namespace, clock=None, metrics=None, stop: thr
     finally:
         if watching:
             stop.set()  # ends the watcher thread
-        # a poll that Ctrl-C (or an error) left partway is a kill -9: nothing more is written, the
-        # next run resumes from recorder.json (engine.record.recorder's docstring)
-        if rec is not None and not rec.interrupted:
+        # (after a poll that Ctrl-C or an error left partway, a kill -9, this writes nothing: the
+        # next run resumes from recorder.json, Recorder.flush and engine.record.recorder's docstring)
+        if rec is not None:
             try:
                 rec.flush(clock.now(), reframe=True)
             except (ArchiveError, OSError) as exc:

@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import os
 import sys
 
 from engine.cli import args as argcheck
@@ -311,15 +312,12 @@ def log_status(path: str, command: str = "replay", index=None) -> int:
     parse cost ~3 % of ``replay --reroute``). Anything else — a line the schedd's reader refuses,
     a NUL byte, no whole line, not a regular file — is decided by reading the log again with the
     schedd's rules (``load_log``), the verdict and its message as without ``index``."""
-    if index is not None and index.nul < 0 and index.data:
-        import os  # noqa: PLC0415
-        import stat  # noqa: PLC0415
-
+    # (not a regular file, or one that cannot be looked at: load_log says why)
+    if index is not None and index.nul < 0 and index.data and os.path.isfile(path):
         from engine.queue.steps import first_corrupt  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
-        with contextlib.suppress(OSError):  # load_log says why it cannot read the file
-            if stat.S_ISREG(os.stat(path).st_mode) and first_corrupt(index.data, 0, len(index.data)) is None:
-                return argcheck.OK
+        if first_corrupt(index.data, 0, len(index.data)) is None:
+            return argcheck.OK
     from engine.queue.reader import load_log  # noqa: PLC0415 - kept off `routedeck --help`'s start-up
 
     return argcheck.refused_log_status(load_log(path, validate=False), command)
